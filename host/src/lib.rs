@@ -1,0 +1,22 @@
+//! Host side of the project: the embedded PTX, typed launchers for its kernels on a GPU
+//! (through cudarc) or on the CPU simulator, a CPU reference, and timing.
+//!
+//! Layers, as in cudarc: [`gpu::Gpu`] owns the context and module (checked raw launches);
+//! [`matmul`] has the typed per-kernel API on top, for the GPU and the simulator alike.
+
+pub mod data;
+pub mod error;
+pub mod gpu;
+pub mod kernels;
+pub mod matmul;
+pub mod ptx;
+pub mod reference;
+pub mod report;
+pub mod shape;
+pub mod sim;
+pub mod tile;
+
+pub use error::Error;
+pub use kernels::MatmulKernel;
+pub use shape::MatmulShape;
+pub use tile::TileWidth;

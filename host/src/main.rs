@@ -1,0 +1,235 @@
+//! `host`: runs the lecture's matmul kernels on the GPU (or the CPU simulator), checks every
+//! result against an f64 CPU reference, and prints a table or JSON lines.
+
+use clap::Parser;
+use host::data::Rng;
+use host::gpu::Gpu;
+use host::matmul::MatmulBackend;
+use host::reference::{self, Reference};
+use host::report::{self, Row};
+use host::sim::Simulator;
+use host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use std::process::ExitCode;
+
+/// The simulator's default problem: small enough to finish in seconds on a laptop, with
+/// k = 40 not a multiple of any tile width, so the zero padding is exercised.
+const SIM_DEFAULT: (usize, usize, usize) = (96, 40, 80);
+/// The lecture's problem: 5120×256 @ 256×5120.
+const GPU_DEFAULT: (usize, usize, usize) = (5120, 256, 5120);
+
+#[derive(Parser, Debug)]
+#[command(version, about, long_about = None)]
+struct Args {
+    /// Rows of a and of the output [default: 5120 on a GPU, 96 in the simulator].
+    #[arg(long)]
+    m: Option<usize>,
+    /// Columns of a, rows of b [default: 256 on a GPU, 40 in the simulator].
+    #[arg(long)]
+    k: Option<usize>,
+    /// Columns of b and of the output [default: 5120 on a GPU, 80 in the simulator].
+    #[arg(long)]
+    n: Option<usize>,
+    /// Kernel to run: all, naive, tiled-dynamic, tiled-static, tiled-dynamic-const.
+    #[arg(long, default_value = "all", value_parser = parse_kernel)]
+    kernel: KernelChoice,
+    /// Tile width: all, 8, 16 or 32.
+    #[arg(long, default_value = "all", value_parser = parse_tw)]
+    tw: TwChoice,
+    /// Timed runs per kernel (the median is reported).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    iters: u32,
+    /// Untimed runs before timing.
+    #[arg(long, default_value_t = 3)]
+    warmup: u32,
+    /// Seed of the random inputs (uniform in [0, 1)).
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Print one JSON object per result instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Run in the CPU simulator even if a GPU is present.
+    #[arg(long)]
+    simulate: bool,
+}
+
+#[derive(Clone, Debug)]
+enum KernelChoice {
+    All,
+    One(MatmulKernel),
+}
+
+#[derive(Clone, Debug)]
+enum TwChoice {
+    All,
+    One(TileWidth),
+}
+
+fn parse_kernel(s: &str) -> Result<KernelChoice, String> {
+    if s == "all" {
+        return Ok(KernelChoice::All);
+    }
+    MatmulKernel::from_name(s)
+        .map(KernelChoice::One)
+        .map_err(|e| e.to_string())
+}
+
+fn parse_tw(s: &str) -> Result<TwChoice, String> {
+    if s == "all" {
+        return Ok(TwChoice::All);
+    }
+    let tw: u32 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number; allowed: all, 8, 16, 32"))?;
+    TileWidth::try_from(tw)
+        .map(TwChoice::One)
+        .map_err(|e| e.to_string())
+}
+
+impl Args {
+    /// Every (kernel, tile width) the flags select; the naive kernel runs once.
+    fn runs(&self) -> Vec<(MatmulKernel, TileWidth)> {
+        let kernels = match self.kernel {
+            KernelChoice::All => MatmulKernel::ALL.to_vec(),
+            KernelChoice::One(k) => vec![k],
+        };
+        let mut runs = vec![];
+        for k in kernels {
+            let widths: Vec<TileWidth> = match (&self.tw, k.is_tiled()) {
+                (_, false) => vec![TileWidth::Tw16],
+                (TwChoice::All, true) => TileWidth::ALL.to_vec(),
+                (TwChoice::One(tw), true) => vec![*tw],
+            };
+            runs.extend(widths.into_iter().map(|tw| (k, tw)));
+        }
+        runs
+    }
+
+    fn shape(&self, default: (usize, usize, usize)) -> Result<MatmulShape, Error> {
+        MatmulShape::new(
+            self.m.unwrap_or(default.0),
+            self.k.unwrap_or(default.1),
+            self.n.unwrap_or(default.2),
+        )
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: some results are outside the f32 error bound (see the `ok` column)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Returns whether every result was within the error bound.
+fn run(args: &Args) -> Result<bool, Error> {
+    let gpu = if args.simulate {
+        None
+    } else {
+        Some(Gpu::new())
+    };
+    let rows = match gpu {
+        Some(Ok(gpu)) => run_gpu(args, &gpu)?,
+        Some(Err(e @ (Error::NoDriver(_) | Error::NoDevice))) => {
+            eprintln!("no GPU ({e}); running in the CPU simulator instead");
+            run_sim(args)?
+        }
+        Some(Err(e)) => return Err(e),
+        None => run_sim(args)?,
+    };
+    if args.json {
+        print!("{}", report::json_lines(&rows));
+    } else {
+        print!("{}", report::table(&rows));
+    }
+    Ok(rows.iter().all(|r| r.ok))
+}
+
+fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>, Reference) {
+    let mut rng = Rng::new(args.seed);
+    let (la, lb, _) = shape.lens();
+    let (a, b) = (rng.uniform(la), rng.uniform(lb));
+    let r = reference::matmul_f64(&a, &b, shape.m as usize, shape.k as usize, shape.n as usize);
+    (a, b, r)
+}
+
+fn checked_row(
+    kernel: MatmulKernel,
+    tw: TileWidth,
+    shape: MatmulShape,
+    out: &[f32],
+    r: &Reference,
+) -> Row {
+    let acc = reference::compare(out, r);
+    let mut row = Row::new(kernel, kernel.is_tiled().then_some(tw.get()), shape);
+    row.max_abs_err = acc.max_abs_err;
+    row.max_rel_err = acc.max_rel_err;
+    row.ok = acc.within_f32_bound(shape.k as usize);
+    row
+}
+
+fn run_sim(args: &Args) -> Result<Vec<Row>, Error> {
+    let shape = args.shape(SIM_DEFAULT)?;
+    eprintln!(
+        "CPU simulator (one host thread per GPU thread, checked barriers and shared memory): {shape}, seed {}",
+        args.seed
+    );
+    let (a, b, r) = inputs(args, shape);
+    let sim = Simulator::default();
+    args.runs()
+        .into_iter()
+        .map(|(kernel, tw)| {
+            Ok(checked_row(
+                kernel,
+                tw,
+                shape,
+                &sim.matmul(kernel, tw, &a, &b, shape)?,
+                &r,
+            ))
+        })
+        .collect()
+}
+
+fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
+    let shape = args.shape(GPU_DEFAULT)?;
+    let info = gpu.info()?;
+    eprintln!(
+        "{} (sm_{}{}, CUDA driver API {}.{}): {shape}, seed {}, median of {} runs after {} warm-up",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.driver_api_version / 1000,
+        info.driver_api_version % 1000 / 10,
+        args.seed,
+        args.iters,
+        args.warmup
+    );
+    let (a, b, r) = inputs(args, shape);
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    // NaN poison: an element a kernel fails to write shows up as non-finite.
+    let poison = vec![f32::NAN; shape.lens().2];
+    let mut rows = vec![];
+    for (kernel, tw) in args.runs() {
+        let mut out = gpu.upload(&poison)?;
+        gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
+        gpu.synchronize(kernel.entry(tw))?;
+        let mut row = checked_row(kernel, tw, shape, &gpu.download(&out)?, &r);
+        if !shape.is_trivial() {
+            let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, || {
+                gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)
+            })?;
+            let median = report::median(&mut ms);
+            row.ms_median = Some(median);
+            row.gflops = Some(shape.flops() / (median * 1e-3) / 1e9);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}

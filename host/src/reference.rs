@@ -1,0 +1,97 @@
+//! The CPU reference: the product in f64, and how far an f32 result may be from it.
+
+/// `a[m×k] · b[k×n]` in f64, with `Σ|a||b|` per element (the scale of rounding errors).
+pub struct Reference {
+    pub values: Vec<f64>,
+    pub magnitudes: Vec<f64>,
+}
+
+/// Computes the reference on all cores (rows are independent).
+pub fn matmul_f64(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Reference {
+    let mut values = vec![0.0f64; m * n];
+    let mut magnitudes = vec![0.0f64; m * n];
+    if m == 0 || n == 0 {
+        return Reference { values, magnitudes };
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(m);
+    let rows_per = m.div_ceil(threads);
+    std::thread::scope(|s| {
+        for (chunk, (vals, mags)) in values
+            .chunks_mut(rows_per * n)
+            .zip(magnitudes.chunks_mut(rows_per * n))
+            .enumerate()
+        {
+            s.spawn(move || {
+                for (local, (vrow, mrow)) in vals.chunks_mut(n).zip(mags.chunks_mut(n)).enumerate()
+                {
+                    let r = chunk * rows_per + local;
+                    // i-k-j order: streams rows of b, vectorises over j.
+                    for i in 0..k {
+                        let x = a[r * k + i] as f64;
+                        for ((v, g), &y) in vrow
+                            .iter_mut()
+                            .zip(mrow.iter_mut())
+                            .zip(&b[i * n..(i + 1) * n])
+                        {
+                            *v += x * y as f64;
+                            *g += (x * y as f64).abs();
+                        }
+                    }
+                }
+            });
+        }
+    });
+    Reference { values, magnitudes }
+}
+
+/// How an f32 result compares with the reference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Accuracy {
+    pub max_abs_err: f64,
+    /// Largest `|out - ref| / |ref|` (over elements with `ref != 0`).
+    pub max_rel_err: f64,
+    /// Largest `|out - ref| / Σ|a||b|`: the error in units of the worst-case rounding scale.
+    pub max_scaled_err: f64,
+    /// Non-finite outputs where the reference is finite.
+    pub non_finite: usize,
+}
+
+impl Accuracy {
+    /// Whether every element is within the f32 dot-product error bound: `k` roundings of at
+    /// most 2⁻²⁴ relative to `Σ|a||b|` (with FMA the bound is about half of that).
+    pub fn within_f32_bound(&self, k: usize) -> bool {
+        let bound = (k.max(1) as f64) * f32::EPSILON as f64;
+        self.non_finite == 0 && self.max_scaled_err <= bound
+    }
+}
+
+/// Compares `out` with `reference`, element by element.
+pub fn compare(out: &[f32], reference: &Reference) -> Accuracy {
+    let mut acc = Accuracy::default();
+    for ((&o, &r), &g) in out.iter().zip(&reference.values).zip(&reference.magnitudes) {
+        let o = o as f64;
+        if !o.is_finite() {
+            acc.non_finite += 1;
+            continue;
+        }
+        let err = (o - r).abs();
+        acc.max_abs_err = acc.max_abs_err.max(err);
+        if r != 0.0 {
+            acc.max_rel_err = acc.max_rel_err.max(err / r.abs());
+        }
+        let scaled = if g > 0.0 {
+            err / g
+        } else if err > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+        acc.max_scaled_err = acc.max_scaled_err.max(scaled);
+    }
+    if out.len() != reference.values.len() {
+        acc.non_finite += out.len().abs_diff(reference.values.len());
+    }
+    acc
+}

@@ -1,0 +1,80 @@
+//! Result rows and how they are printed: an aligned table or JSON lines.
+
+use crate::kernels::MatmulKernel;
+use crate::shape::MatmulShape;
+
+/// One kernel × tile width × shape measurement.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Row {
+    pub kernel: String,
+    /// `None` for kernels without a tile width.
+    pub tw: Option<u32>,
+    pub m: u32,
+    pub k: u32,
+    pub n: u32,
+    /// Median kernel time; `None` where nothing was timed (the simulator).
+    pub ms_median: Option<f64>,
+    pub gflops: Option<f64>,
+    pub max_abs_err: f64,
+    pub max_rel_err: f64,
+    /// Whether every element is within the f32 error bound of the f64 reference.
+    pub ok: bool,
+}
+
+impl Row {
+    pub fn new(kernel: MatmulKernel, tw: Option<u32>, shape: MatmulShape) -> Self {
+        Self {
+            kernel: kernel.name().to_owned(),
+            tw,
+            m: shape.m,
+            k: shape.k,
+            n: shape.n,
+            ms_median: None,
+            gflops: None,
+            max_abs_err: 0.0,
+            max_rel_err: 0.0,
+            ok: false,
+        }
+    }
+}
+
+/// An aligned text table of `rows`.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = format!(
+        "{:<20} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>5}\n",
+        "kernel", "tw", "m×k×n", "ms", "GFLOP/s", "max_abs", "max_rel", "ok"
+    );
+    for r in rows {
+        let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
+        s += &format!(
+            "{:<20} {:>4} {:>16} {:>10} {:>10} {:>11.3e} {:>11.3e} {:>5}\n",
+            r.kernel,
+            r.tw.map_or("-".to_owned(), |t| t.to_string()),
+            format!("{}×{}×{}", r.m, r.k, r.n),
+            opt(r.ms_median, 3),
+            opt(r.gflops, 0),
+            r.max_abs_err,
+            r.max_rel_err,
+            if r.ok { "yes" } else { "NO" }
+        );
+    }
+    s
+}
+
+/// One JSON object per line.
+pub fn json_lines(rows: &[Row]) -> String {
+    rows.iter()
+        .map(|r| serde_json::to_string(r).expect("rows serialise") + "\n")
+        .collect()
+}
+
+/// The median of `samples` (which must not be empty).
+pub fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let mid = samples.len() / 2;
+    if samples.len() % 2 == 0 {
+        (samples[mid - 1] + samples[mid]) / 2.0
+    } else {
+        samples[mid]
+    }
+}

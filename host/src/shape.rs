@@ -1,0 +1,98 @@
+//! Validated matmul shapes: `out[m×n] = a[m×k] · b[k×n]`.
+
+use crate::error::{Error, Result};
+
+/// A matmul shape whose every matrix fits the kernels' 32-bit index arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MatmulShape {
+    pub m: u32,
+    pub k: u32,
+    pub n: u32,
+}
+
+impl MatmulShape {
+    /// From the operands' dimensions: `a` is `a_rows × a_cols`, `b` is `b_rows × b_cols`.
+    pub fn from_operands(
+        a_rows: usize,
+        a_cols: usize,
+        b_rows: usize,
+        b_cols: usize,
+    ) -> Result<Self> {
+        if a_cols != b_rows {
+            return Err(Error::InnerDimMismatch {
+                m: a_rows,
+                k: a_cols,
+                k2: b_rows,
+                n: b_cols,
+            });
+        }
+        Self::new(a_rows, a_cols, b_cols)
+    }
+
+    /// `m × k` times `k × n`. Zero dimensions are valid (an empty or all-zero product).
+    pub fn new(m: usize, k: usize, n: usize) -> Result<Self> {
+        for (operand, rows, cols) in [("a", m, k), ("b", k, n), ("out", m, n)] {
+            let elements = rows as u128 * cols as u128;
+            // Indices up to rows*cols - 1 and row/column counters must fit in u32; the tiled
+            // kernels' row counter runs up to a tile (≤ 32) past the last row.
+            if elements > u32::MAX as u128
+                || rows > (u32::MAX - 64) as usize
+                || cols > (u32::MAX - 64) as usize
+            {
+                return Err(Error::IndexOverflow {
+                    operand,
+                    rows,
+                    cols,
+                    elements,
+                });
+            }
+        }
+        Ok(Self {
+            m: m as u32,
+            k: k as u32,
+            n: n as u32,
+        })
+    }
+
+    /// Multiply-adds times two.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.k as f64 * self.n as f64
+    }
+
+    /// Element counts of `a`, `b` and `out`.
+    pub fn lens(&self) -> (usize, usize, usize) {
+        let (m, k, n) = (self.m as usize, self.k as usize, self.n as usize);
+        (m * k, k * n, m * n)
+    }
+
+    /// Checks that host operands have the shape's lengths.
+    pub fn check_inputs(&self, a: usize, b: usize) -> Result<()> {
+        let (la, lb, _) = self.lens();
+        for (operand, rows, cols, expected, actual) in
+            [("a", self.m, self.k, la, a), ("b", self.k, self.n, lb, b)]
+        {
+            if expected != actual {
+                return Err(Error::InputLength {
+                    operand,
+                    rows: rows as usize,
+                    cols: cols as usize,
+                    expected,
+                    actual,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the product has no elements to compute (`m` or `n` is 0), or is all zeros
+    /// (`k` is 0): launching a kernel would be invalid or pointless.
+    pub fn is_trivial(&self) -> bool {
+        self.m == 0 || self.n == 0 || self.k == 0
+    }
+}
+
+impl std::fmt::Display for MatmulShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}×{}×{}", self.m, self.k, self.n)
+    }
+}

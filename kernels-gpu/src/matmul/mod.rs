@@ -1,0 +1,29 @@
+//! Matrix multiplication `out[h×w] = m[h×k] · n[k×w]`, row-major f32, as in CUDA MODE
+//! lecture 5. The names follow the lecture: `h`, `w`, `k`, `tw` (tile width), `ph` (phase),
+//! `tr`/`tc` (thread row/column in the tile), `ms`/`ns` (the shared tiles).
+//!
+//! | kernel | shared memory | tile width |
+//! |---|---|---|
+//! | [`naive::matmul_naive`] | none | — (16×16 blocks) |
+//! | [`tiled_dynamic::matmul_tiled_dynamic`] | dynamic | run time (`tw` argument) |
+//! | [`tiled_static::matmul_tiled_static`] | static arrays | `const TW` |
+//! | [`tiled_dynamic_const::matmul_tiled_dynamic_const`] | dynamic | `const TW` (the lecture's template fix) |
+//!
+//! All launch a 2D grid of `tw × tw` blocks (`ceil(w/tw) × ceil(h/tw)`) and pad partial
+//! tiles with zeros, so any shape is correct, `k` not a multiple of `tw` included.
+//!
+//! Every kernel takes raw pointers: each thread writes its own element of `out`. The caller
+//! guarantees `m`, `n` and `out` point to `h*k`, `k*w` and `h*w` valid f32s and that those
+//! products fit in `u32` (the index arithmetic is 32-bit, as in the lecture's `int`s).
+
+pub mod naive;
+pub mod tiled;
+pub mod tiled_dynamic;
+pub mod tiled_dynamic_const;
+pub mod tiled_static;
+
+/// `ceil(a / b)`, the lecture's `cdiv`.
+#[inline(always)]
+pub const fn cdiv(a: u32, b: u32) -> u32 {
+    a.div_ceil(b)
+}
