@@ -22,6 +22,21 @@ pub mod tiled_dynamic;
 pub mod tiled_dynamic_const;
 pub mod tiled_static;
 
+/// The offset of `[row, col]` in a row-major matrix with `cols` columns: `row * cols + col`.
+///
+/// No-wrap 32-bit arithmetic: it lets LLVM widen `row * cols + (i + 1)` to a 64-bit address
+/// plus a constant, as nvcc does with C's `int` (whose overflow is undefined). With a
+/// wrapping `u32` every unrolled access needs its own `mul.wide`, which made the naive
+/// kernel 7% slower than nvcc's.
+///
+/// # Safety
+/// `row * cols + col` must not overflow `u32`; the host checks every matrix fits.
+#[inline(always)]
+pub unsafe fn at(row: u32, cols: u32, col: u32) -> usize {
+    // SAFETY: the caller guarantees the offset fits in u32.
+    unsafe { row.unchecked_mul(cols).unchecked_add(col) as usize }
+}
+
 /// `ceil(a / b)`, the lecture's `cdiv`.
 #[inline(always)]
 pub const fn cdiv(a: u32, b: u32) -> u32 {

@@ -1,5 +1,6 @@
 //! One thread per output element, straight from global memory: the lecture's `matmul_k`.
 
+use super::at;
 use crate::intrinsics::fma;
 use crate::thread;
 
@@ -16,14 +17,19 @@ pub unsafe fn matmul_naive(m: *const f32, n: *const f32, out: *mut f32, h: u32, 
     if r >= h || c >= w {
         return;
     }
+    // SAFETY (pointer arithmetic): r < h and c < w, so both start inside their matrix.
+    let (row, mut col) = unsafe { (m.add(at(r, k, 0)), n.add(c as usize)) };
     let mut o = 0.0f32;
     for i in 0..k {
-        // SAFETY: r < h, c < w and i < k keep both indices inside the inputs.
-        let (a, b) = unsafe { (*m.add((r * k + i) as usize), *n.add((i * w + c) as usize)) };
-        o = fma(a, b, o);
+        // SAFETY: i < k, so row[i] is m[r, i] and col points at n[i, c].
+        o = fma(unsafe { *row.add(i as usize) }, unsafe { *col }, o);
+        // Walking the column by pointer is the strength reduction nvcc applies to
+        // `n[i*w+c]`; recomputing a 32-bit index each step costs a `mul.wide` per load.
+        // `wrapping_add`: after the last row it points past `n`, where `add` is not allowed.
+        col = col.wrapping_add(w as usize);
     }
     // SAFETY: r < h and c < w; this thread is the only writer of out[r, c].
-    unsafe { *out.add((r * w + c) as usize) = o };
+    unsafe { *out.add(at(r, w, c)) = o };
 }
 
 crate::entry_points! {

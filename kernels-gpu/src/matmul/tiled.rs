@@ -8,7 +8,7 @@ use crate::intrinsics::fma;
 use crate::shared::SharedSlice;
 use crate::thread::{self, sync_threads};
 
-use super::cdiv;
+use super::{at, cdiv};
 
 /// Runs all phases for this thread's output element and writes it.
 ///
@@ -74,6 +74,6 @@ pub unsafe fn tiled_phases(
 
     if r < h && c < w {
         // SAFETY: r < h and c < w; this thread is the only writer of out[r, c].
-        unsafe { *out.add((r * w + c) as usize) = p };
+        unsafe { *out.add(at(r, w, c)) = p };
     }
 }
