@@ -25,8 +25,11 @@ extern crate std;
 
 pub mod intrinsics;
 pub mod matmul;
+pub mod reduce;
 pub mod shared;
+pub mod sliding;
 pub mod thread;
+pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;

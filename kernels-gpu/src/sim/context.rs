@@ -3,6 +3,7 @@
 use super::barrier::{BlockBarrier, Misuse};
 use super::error::{SimError, SourceLocation, ThreadCoord};
 use super::shared_mem::SharedArena;
+use super::warp::WarpExchange;
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +17,7 @@ pub(crate) struct BlockState {
     pub block_idx: Dim3,
     pub block_dim: Dim3,
     pub barrier: BlockBarrier,
+    pub warps: std::boxed::Box<[WarpExchange]>,
     pub shared: SharedArena,
     error: Mutex<Option<SimError>>,
     aborted: AtomicBool,
@@ -27,6 +29,12 @@ impl BlockState {
             block_idx,
             block_dim,
             barrier: BlockBarrier::new(block_dim.volume() as u32),
+            warps: {
+                let threads = block_dim.volume() as u32;
+                (0..threads.div_ceil(32))
+                    .map(|w| WarpExchange::new((threads - 32 * w).min(32)))
+                    .collect()
+            },
             shared,
             error: Mutex::new(None),
             aborted: AtomicBool::new(false),
@@ -47,6 +55,9 @@ impl BlockState {
         drop(slot);
         self.aborted.store(true, Ordering::Release);
         self.barrier.wake_all();
+        for w in self.warps.iter() {
+            w.wake_all();
+        }
     }
 
     pub fn take_error(&self) -> Option<SimError> {

@@ -147,6 +147,12 @@ pub enum SimError {
     },
     /// Kernel code panicked (an arithmetic overflow, say).
     KernelPanicked { at: ThreadCoord, message: String },
+    /// A warp shuffle that cannot complete or is used inconsistently.
+    WarpShuffle {
+        at: ThreadCoord,
+        reason: String,
+        location: SourceLocation,
+    },
     /// The host could not start one OS thread per thread of the block.
     HostThreads { threads: u32, message: String },
 }
@@ -229,6 +235,11 @@ impl fmt::Display for SimError {
                 "barrier not reached by every thread of block {block}: thread {waiting} waits at {location} but thread {exited} returned"
             ),
             Self::KernelPanicked { at, message } => write!(f, "{at}: kernel panicked: {message}"),
+            Self::WarpShuffle {
+                at,
+                reason,
+                location,
+            } => write!(f, "{at}: warp shuffle at {location}: {reason}"),
             Self::HostThreads { threads, message } => {
                 write!(
                     f,

@@ -35,6 +35,11 @@ impl Default for Limits {
     }
 }
 
+/// How long a lane waits at a warp shuffle for the rest of its mask before the simulator
+/// calls it a deadlock (lanes stuck at a block barrier, say). Barriers need no timeout:
+/// their misuse is detected exactly.
+pub(crate) const DEADLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
 // Kernel code is small; many threads with small stacks keep a 1024-thread block cheap.
 const STACK_BYTES: usize = 512 * 1024;
 
@@ -186,6 +191,18 @@ fn run_thread<F: Fn()>(cfg: &LaunchConfig, linear: u32, block: &Arc<BlockState>,
                 message,
             });
         }
+    }
+    if let Some((mask, location)) = block.warps[(linear / 32) as usize].exit(linear % 32) {
+        block.record(SimError::WarpShuffle {
+            at: ThreadCoord {
+                block: block.block_idx,
+                thread: thread_idx,
+            },
+            reason: std::format!(
+                "returned while lanes of mask {mask:#010x} wait for it at a shuffle"
+            ),
+            location,
+        });
     }
     if let Some((waiting, location)) = block.barrier.exit(linear) {
         block.record(SimError::BarrierNotReached {

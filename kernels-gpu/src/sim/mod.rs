@@ -26,6 +26,7 @@ pub(crate) mod context;
 mod error;
 mod launch;
 pub(crate) mod shared_mem;
+pub(crate) mod warp;
 
 pub use error::{RaceKind, SharedArrayId, SimError, SourceLocation, ThreadCoord};
 pub use launch::{LaunchConfig, Limits, launch};

@@ -1,0 +1,69 @@
+//! Sum reduction, the minitorch slides' binary tree: each block sums a grid-strided share of
+//! the input and writes one partial sum; a second launch of the same kernel with one block
+//! sums the partials.
+//!
+//! | kernel | combine within the block |
+//! |---|---|
+//! | [`block_tree::reduce_sum_tree`] | shared-memory tree, a barrier per level |
+//! | [`warp_shuffle::reduce_sum_warp`] | warp shuffles, then one shared word per warp |
+//!
+//! Both read the input as 16-byte vectors where they can (four floats per load, several loads
+//! in flight per thread): a reduction is a pass over memory, and its speed is the speed of
+//! that pass.
+
+pub mod block_tree;
+pub mod warp_shuffle;
+
+/// Threads per block of both reduction kernels (a multiple of the warp size).
+pub const BLOCK: u32 = 256;
+
+/// Independent 16-byte loads each thread keeps in flight per loop trip.
+pub const UNROLL: u32 = 4;
+
+/// Four floats read with one 16-byte load.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct F32x4([f32; 4]);
+
+/// This thread's grid-strided share of `input[0..n]`, summed in f32.
+///
+/// Thread `t` of the grid sums vectors `t, t + T, t + 2T, ...` (`T` = threads in the grid)
+/// in [`UNROLL`] independent accumulators, then the scalar tail.
+///
+/// # Safety
+/// `input` points to `n` floats and is 16-byte aligned.
+#[inline(always)]
+unsafe fn thread_partial(input: *const f32, n: u32) -> f32 {
+    use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+    let threads = block_dim_x() * grid_dim_x();
+    let t = block_idx_x() * block_dim_x() + thread_idx_x();
+    let vectors = input as *const F32x4;
+    let n4 = n / 4;
+    let mut acc = [0.0f32; UNROLL as usize];
+    let mut i = t;
+    // Whole trips: UNROLL loads issued before any is used.
+    while i + (UNROLL - 1) * threads < n4 {
+        let mut v = [F32x4([0.0; 4]); UNROLL as usize];
+        for (u, slot) in v.iter_mut().enumerate() {
+            // SAFETY: i + u*threads < n4 vectors, inside the input.
+            *slot = unsafe { *vectors.add((i + u as u32 * threads) as usize) };
+        }
+        for (a, x) in acc.iter_mut().zip(v) {
+            *a += (x.0[0] + x.0[1]) + (x.0[2] + x.0[3]);
+        }
+        i += UNROLL * threads;
+    }
+    while i < n4 {
+        // SAFETY: i < n4.
+        let x = unsafe { *vectors.add(i as usize) };
+        acc[0] += (x.0[0] + x.0[1]) + (x.0[2] + x.0[3]);
+        i += threads;
+    }
+    // The last n % 4 floats, one per thread.
+    let tail = n4 * 4 + t;
+    if tail < n {
+        // SAFETY: tail < n.
+        acc[0] += unsafe { *input.add(tail as usize) };
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
