@@ -12,14 +12,34 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 
 /// The odd shapes (m, k, n): tiny, none a multiple of a tile, k = 1, and larger.
-const SHAPES: [(usize, usize, usize); 5] = [(1, 1, 1), (17, 33, 65), (5, 300, 7), (64, 1, 64), (257, 129, 511)];
+const SHAPES: [(usize, usize, usize); 5] = [
+    (1, 1, 1),
+    (17, 33, 65),
+    (5, 300, 7),
+    (64, 1, 64),
+    (257, 129, 511),
+];
 
-fn check(gpu: &Gpu, kernel: MatmulKernel, tw: TileWidth, (m, k, n): (usize, usize, usize), seed: u64) -> Result<(), Failed> {
+fn check(
+    gpu: &Gpu,
+    kernel: MatmulKernel,
+    tw: TileWidth,
+    (m, k, n): (usize, usize, usize),
+    seed: u64,
+) -> Result<(), Failed> {
     let shape = MatmulShape::new(m, k, n)?;
     let mut rng = Rng::new(seed);
     // Signed inputs, so cancellation is exercised too.
-    let a: Vec<f32> = rng.uniform(m * k).into_iter().map(|x| 2.0 * x - 1.0).collect();
-    let b: Vec<f32> = rng.uniform(k * n).into_iter().map(|x| 2.0 * x - 1.0).collect();
+    let a: Vec<f32> = rng
+        .uniform(m * k)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect();
+    let b: Vec<f32> = rng
+        .uniform(k * n)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect();
     let out = gpu.matmul(kernel, tw, &a, &b, shape)?;
     let acc = reference::compare(&out, &reference::matmul_f64(&a, &b, m, k, n));
     if out.len() != m * n || !acc.within_f32_bound(k) {
@@ -34,7 +54,10 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         let g = gpu.clone();
         let ignored = g.is_none();
         trials.push(
-            Trial::test(name, move || f(g.as_deref().expect("ignored without a GPU"))).with_ignored_flag(ignored),
+            Trial::test(name, move || {
+                f(g.as_deref().expect("ignored without a GPU"))
+            })
+            .with_ignored_flag(ignored),
         );
     };
     for kernel in MatmulKernel::ALL {
@@ -52,8 +75,20 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         "gpu::zero_sized_dimensions".into(),
         Box::new(|g| {
             for kernel in MatmulKernel::ALL {
-                let empty = g.matmul(kernel, TileWidth::Tw16, &[], &[0.0; 15], MatmulShape::new(0, 5, 3)?)?;
-                let zeros = g.matmul(kernel, TileWidth::Tw16, &[], &[], MatmulShape::new(4, 0, 3)?)?;
+                let empty = g.matmul(
+                    kernel,
+                    TileWidth::Tw16,
+                    &[],
+                    &[0.0; 15],
+                    MatmulShape::new(0, 5, 3)?,
+                )?;
+                let zeros = g.matmul(
+                    kernel,
+                    TileWidth::Tw16,
+                    &[],
+                    &[],
+                    MatmulShape::new(4, 0, 3)?,
+                )?;
                 if !empty.is_empty() || zeros != vec![0.0; 12] {
                     return Err(format!("{kernel}: {empty:?} {zeros:?}").into());
                 }
@@ -80,8 +115,19 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         "gpu::shape_errors_are_typed".into(),
         Box::new(|g| {
             let shape = MatmulShape::new(4, 4, 4)?;
-            match g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &[0.0; 15], &[0.0; 16], shape) {
-                Err(Error::InputLength { operand: "a", expected: 16, actual: 15, .. }) => Ok(()),
+            match g.matmul(
+                MatmulKernel::Naive,
+                TileWidth::Tw16,
+                &[0.0; 15],
+                &[0.0; 16],
+                shape,
+            ) {
+                Err(Error::InputLength {
+                    operand: "a",
+                    expected: 16,
+                    actual: 15,
+                    ..
+                }) => Ok(()),
                 other => Err(format!("expected InputLength, got {other:?}").into()),
             }
         }),
@@ -92,7 +138,11 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             // Twice the card's memory: refused with the sizes, before any allocation.
             let total = g.info()?.total_memory_bytes;
             match g.zeros(total / 2) {
-                Err(Error::OutOfDeviceMemory { requested, .. }) if requested == 2 * total as u64 => Ok(()),
+                Err(Error::OutOfDeviceMemory { requested, .. })
+                    if requested == 2 * total as u64 =>
+                {
+                    Ok(())
+                }
                 other => Err(format!("expected OutOfDeviceMemory, got {other:?}").into()),
             }
         }),

@@ -16,22 +16,34 @@ fn body(name: &str) -> &'static str {
 fn every_kernel_is_an_entry_point() {
     let entries = entry_names(KERNELS_PTX);
     for name in MatmulKernel::all_entries() {
-        assert!(entries.contains(&name), "missing .entry {name}; have {entries:?}");
+        assert!(
+            entries.contains(&name),
+            "missing .entry {name}; have {entries:?}"
+        );
     }
 }
 
 #[test]
 fn target_is_optimised_not_debug() {
-    let target = KERNELS_PTX.lines().find(|l| l.starts_with(".target")).expect(".target line");
+    let target = KERNELS_PTX
+        .lines()
+        .find(|l| l.starts_with(".target"))
+        .expect(".target line");
     assert!(target.starts_with(".target sm_"), "{target}");
-    assert!(!target.contains("debug"), "a debug target runs ~4× slower (prebuilt core?): {target}");
+    assert!(
+        !target.contains("debug"),
+        "a debug target runs ~4× slower (prebuilt core?): {target}"
+    );
 }
 
 #[test]
 fn static_kernels_declare_two_shared_tiles_of_tw_squared_floats() {
     for tw in [8, 16, 32] {
         let b = body(&format!("matmul_tiled_static_tw{tw}"));
-        let decls: Vec<_> = b.lines().filter(|l| l.trim_start().starts_with(".shared")).collect();
+        let decls: Vec<_> = b
+            .lines()
+            .filter(|l| l.trim_start().starts_with(".shared"))
+            .collect();
         assert_eq!(decls.len(), 2, "tw{tw}: {decls:?}");
         for d in decls {
             assert!(d.contains(&format!("[{}]", tw * tw * 4)), "tw{tw}: {d}");
@@ -49,18 +61,33 @@ fn dynamic_kernels_use_the_extern_shared_buffer() {
 
 #[test]
 fn shared_memory_is_accessed_with_shared_instructions_only() {
-    for name in MatmulKernel::all_entries().into_iter().filter(|n| n.contains("tiled")) {
+    for name in MatmulKernel::all_entries()
+        .into_iter()
+        .filter(|n| n.contains("tiled"))
+    {
         let b = body(name);
-        assert!(b.contains("ld.shared.b32") && b.contains("st.shared.b32"), "{name}");
+        assert!(
+            b.contains("ld.shared.b32") && b.contains("st.shared.b32"),
+            "{name}"
+        );
         // A generic load or store (no state space) or a conversion to a generic address
         // would mean shared data goes through `LD`/`ST`, measured 15–35% slower.
         for line in b.lines().map(str::trim) {
             let generic = (line.starts_with("ld.") || line.starts_with("st."))
-                && !["ld.param", "ld.global", "ld.shared", "st.global", "st.shared"]
-                    .iter()
-                    .any(|p| line.starts_with(p));
+                && ![
+                    "ld.param",
+                    "ld.global",
+                    "ld.shared",
+                    "st.global",
+                    "st.shared",
+                ]
+                .iter()
+                .any(|p| line.starts_with(p));
             assert!(!generic, "{name}: generic access `{line}`");
-            assert!(!line.contains("cvta.shared") && !line.contains("cvta.to.shared"), "{name}: `{line}`");
+            assert!(
+                !line.contains("cvta.shared") && !line.contains("cvta.to.shared"),
+                "{name}: `{line}`"
+            );
         }
     }
 }
@@ -70,6 +97,9 @@ fn products_use_fused_multiply_add() {
     for name in MatmulKernel::all_entries() {
         let b = body(name);
         assert!(b.contains("fma.rn.f32"), "{name} has no FMA");
-        assert!(!b.contains("mul.rn.f32") && !b.contains("mul.f32"), "{name} multiplies separately");
+        assert!(
+            !b.contains("mul.rn.f32") && !b.contains("mul.f32"),
+            "{name} multiplies separately"
+        );
     }
 }

@@ -1,7 +1,12 @@
 //! The one error type of the host library: every failure is typed and carries its sizes.
+//!
+//! Nothing here leaves the CUDA context unusable except [`Error::KernelFault`] with
+//! `context_usable: false` (and the driver errors that follow it). Input errors (shapes,
+//! lengths, tile widths, launch limits, memory) are found before anything is queued.
 
 use cudarc::driver::DriverError;
 use kernels_gpu::sim::SimError;
+use kernels_gpu::thread::Dim3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -11,17 +16,54 @@ pub enum Error {
     NoDriver(String),
     #[error("the CUDA driver reports no GPU")]
     NoDevice,
+    #[error("there is no GPU {ordinal}: the driver reports {count}")]
+    NoSuchDevice { ordinal: usize, count: usize },
     #[error("CUDA driver call `{call}` failed: {source}")]
     Driver {
         call: &'static str,
         #[source]
         source: DriverError,
     },
+    #[error("cuBLAS call `{call}` failed: {source}")]
+    Cublas {
+        call: &'static str,
+        #[source]
+        source: cudarc::cublas::result::CublasError,
+    },
+    /// The driver rejected the module: malformed PTX, a `.target` the GPU cannot run, or
+    /// a PTX ISA newer than the driver. The context is still usable.
     #[error("loading the PTX module failed: {0}")]
     PtxLoad(#[source] DriverError),
-    #[error("kernel `{kernel}` faulted: {source}; {}", if *.context_usable { "the context is still usable" } else { "the CUDA context is now unusable: create a new Gpu" })]
+    /// PTX text with a NUL byte: the driver reads the module as a C string and would
+    /// silently load only the part before it.
+    #[error(
+        "the PTX text has a NUL byte at offset {offset} of {len}; the driver would ignore everything after it"
+    )]
+    PtxNul { offset: usize, len: usize },
+    /// The loaded module has no `.entry` of that name.
+    #[error("the PTX module has no entry point `{entry}`")]
+    EntryNotFound { entry: String },
+    /// Arguments of a raw launch that do not match the entry's `.param` list; launching
+    /// would make the driver read past the argument array.
+    #[error(
+        "entry `{entry}` takes {} parameters of {expected_bytes:?} bytes, but {} arguments of {actual_bytes:?} bytes were given",
+        expected_bytes.len(),
+        actual_bytes.len()
+    )]
+    KernelArgMismatch {
+        entry: String,
+        expected_bytes: Vec<usize>,
+        actual_bytes: Vec<usize>,
+    },
+    /// A launch or a kernel failed. With `context_usable: false` the fault is *sticky*
+    /// (an illegal or misaligned address, an illegal instruction, a trap or assert, a
+    /// watchdog timeout): CUDA has poisoned the context, every later call on it fails,
+    /// and since the primary context is shared, so does every other [`crate::gpu::Gpu`]
+    /// of this process; only a new process can use the GPU again. With
+    /// `context_usable: true` (e.g. too many resources requested) only this launch failed.
+    #[error("kernel `{kernel}` failed: {source}; {}", if *.context_usable { "the context is still usable" } else { "the CUDA context is now unusable for the rest of this process (CUDA requires a restart)" })]
     KernelFault {
-        kernel: &'static str,
+        kernel: String,
         #[source]
         source: DriverError,
         context_usable: bool,
@@ -55,6 +97,18 @@ pub enum Error {
         "the launch needs {blocks} blocks in grid dimension {dim}, more than the device limit of {limit}"
     )]
     GridTooLarge { dim: char, blocks: u64, limit: u64 },
+    /// A block shape or shared-memory size beyond what the device (or, on a GPU, the
+    /// compiled kernel: its register use caps its threads per block) allows. `what` names
+    /// the limit, e.g. "threads per block".
+    #[error("the launch needs {requested} {what}, more than the limit of {limit}")]
+    LaunchExceedsDevice {
+        what: &'static str,
+        requested: u64,
+        limit: u64,
+    },
+    /// A grid or block with a zero extent: CUDA rejects it, and it would compute nothing.
+    #[error("launch with an empty grid {grid} or block {block}")]
+    EmptyLaunch { grid: Dim3, block: Dim3 },
     #[error("{requested} bytes of device memory needed, only {free} free of {total}")]
     OutOfDeviceMemory {
         requested: u64,
@@ -68,11 +122,50 @@ pub enum Error {
     },
     #[error("unknown kernel `{requested}`; known: {known}")]
     UnknownKernel { requested: String, known: String },
+    #[error("{requested} bytes of shared memory per block needed, more than the device's {limit}")]
+    SharedMemoryTooLarge { requested: u64, limit: u64 },
+    #[error(
+        "a sliding window must hold at least one element (window {window}, input length {len})"
+    )]
+    InvalidWindow { window: usize, len: usize },
     #[error("simulated kernel failed: {0}")]
     Simulator(#[from] SimError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Whether the CUDA context can still be used after this error. Only a sticky fault
+    /// poisons it: [`Error::KernelFault`] with `context_usable: false`, or the same driver
+    /// codes reported by a later call ([`Error::Driver`]). Every other error — bad input,
+    /// launch limits, out of memory, a rejected module — is found before or without
+    /// touching the context's state.
+    pub fn leaves_context_usable(&self) -> bool {
+        match self {
+            Self::KernelFault { context_usable, .. } => *context_usable,
+            Self::Driver { source, .. } | Self::PtxLoad(source) => !is_sticky(*source),
+            _ => true,
+        }
+    }
+}
+
+/// Driver codes that leave the context unusable for the rest of the process ("the process
+/// must be terminated and relaunched", as CUDA's documentation of each says).
+pub(crate) fn is_sticky(e: DriverError) -> bool {
+    use cudarc::driver::sys::cudaError_enum as Code;
+    matches!(
+        e.0,
+        Code::CUDA_ERROR_ILLEGAL_ADDRESS
+            | Code::CUDA_ERROR_LAUNCH_FAILED
+            | Code::CUDA_ERROR_LAUNCH_TIMEOUT
+            | Code::CUDA_ERROR_MISALIGNED_ADDRESS
+            | Code::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | Code::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | Code::CUDA_ERROR_INVALID_PC
+            | Code::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | Code::CUDA_ERROR_ASSERT
+    )
+}
 
 /// Tags a driver error with the call that produced it.
 pub(crate) trait DriverContext<T> {

@@ -27,8 +27,101 @@ pub struct Launch {
     pub dynamic_shared_bytes: u32,
 }
 
-/// CUDA's grid limits (x, y); z is not used.
-pub const MAX_GRID: (u64, u64) = ((1 << 31) - 1, 65535);
+/// What a device allows one launch. On a GPU, [`crate::gpu::Gpu`] queries the real values
+/// once; [`DeviceLimits::CUDA`] are those every GPU since Volta has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    pub max_threads_per_block: u32,
+    pub max_block_dim: Dim3,
+    pub max_grid_dim: Dim3,
+    /// Static plus dynamic shared memory of one block, without the per-kernel opt-in to
+    /// more (which these kernels never make).
+    pub max_shared_bytes_per_block: u32,
+}
+
+impl DeviceLimits {
+    /// Compute capability 7.0 and later: 1024 threads, blocks up to 1024×1024×64, grids up
+    /// to (2³¹−1)×65535×65535, 48 KiB of shared memory per block.
+    pub const CUDA: Self = Self {
+        max_threads_per_block: 1024,
+        max_block_dim: Dim3::xyz(1024, 1024, 64),
+        max_grid_dim: Dim3::xyz((1 << 31) - 1, 65535, 65535),
+        max_shared_bytes_per_block: 48 * 1024,
+    };
+
+    /// Checks `launch`, whose kernel declares `static_shared_bytes` of static shared
+    /// memory, against these limits: the error names the limit and both sizes.
+    pub fn check(&self, launch: &Launch, static_shared_bytes: u32) -> Result<()> {
+        let (grid, block) = (launch.grid, launch.block);
+        if grid.volume() == 0 || block.volume() == 0 {
+            return Err(Error::EmptyLaunch { grid, block });
+        }
+        let m = self.max_block_dim;
+        for (what, requested, limit) in [
+            ("threads in block dimension x", block.x, m.x),
+            ("threads in block dimension y", block.y, m.y),
+            ("threads in block dimension z", block.z, m.z),
+        ] {
+            exceeds(what, requested as u64, limit as u64)?;
+        }
+        exceeds(
+            "threads per block",
+            block.volume(),
+            self.max_threads_per_block as u64,
+        )?;
+        self.check_grid(grid)?;
+        exceeds(
+            "bytes of shared memory per block",
+            static_shared_bytes as u64 + launch.dynamic_shared_bytes as u64,
+            self.max_shared_bytes_per_block as u64,
+        )
+    }
+
+    /// Checks the grid alone: [`Error::GridTooLarge`] names the dimension.
+    pub fn check_grid(&self, grid: Dim3) -> Result<()> {
+        let g = self.max_grid_dim;
+        for (dim, blocks, limit) in [('x', grid.x, g.x), ('y', grid.y, g.y), ('z', grid.z, g.z)] {
+            if blocks > limit {
+                return Err(Error::GridTooLarge {
+                    dim,
+                    blocks: blocks as u64,
+                    limit: limit as u64,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for DeviceLimits {
+    fn default() -> Self {
+        Self::CUDA
+    }
+}
+
+/// The simulator's limits, with CUDA's grid limits (the simulator has none of its own).
+impl From<kernels_gpu::sim::Limits> for DeviceLimits {
+    fn from(l: kernels_gpu::sim::Limits) -> Self {
+        Self {
+            max_threads_per_block: l.max_threads_per_block,
+            max_block_dim: l.max_block_dim,
+            max_grid_dim: Self::CUDA.max_grid_dim,
+            max_shared_bytes_per_block: l.max_shared_bytes_per_block,
+        }
+    }
+}
+
+/// [`Error::LaunchExceedsDevice`] if `requested > limit`.
+pub(crate) fn exceeds(what: &'static str, requested: u64, limit: u64) -> Result<()> {
+    if requested > limit {
+        return Err(Error::LaunchExceedsDevice {
+            what,
+            requested,
+            limit,
+        });
+    }
+    Ok(())
+}
 
 impl MatmulKernel {
     pub const ALL: [MatmulKernel; 4] = [
@@ -98,28 +191,48 @@ impl MatmulKernel {
         names
     }
 
-    /// The launch shape for `shape` (which must not be [trivial](MatmulShape::is_trivial)).
+    /// Bytes of static shared memory the kernel declares at tile width `tw`: the two
+    /// `TW × TW` f32 tiles of the static kernel. (On a GPU the loaded function's own
+    /// attribute is checked too; a GPU test checks that both agree.)
+    pub fn static_shared_bytes(self, tw: TileWidth) -> u32 {
+        match self {
+            Self::TiledStatic => 2 * tw.get() * tw.get() * 4,
+            Self::Naive | Self::TiledDynamic | Self::TiledDynamicConst => 0,
+        }
+    }
+
+    /// The launch shape for `shape` (which must not be [trivial](MatmulShape::is_trivial)),
+    /// checked against [`DeviceLimits::CUDA`].
     pub fn launch(self, tw: TileWidth, shape: &MatmulShape) -> Result<Launch> {
+        self.launch_within(tw, shape, &DeviceLimits::CUDA)
+    }
+
+    /// The launch shape for `shape`, checked against `limits`: a grid too large for a huge
+    /// `m` or `n` is [`Error::GridTooLarge`], a block or shared memory beyond the device's
+    /// is [`Error::LaunchExceedsDevice`].
+    pub fn launch_within(
+        self,
+        tw: TileWidth,
+        shape: &MatmulShape,
+        limits: &DeviceLimits,
+    ) -> Result<Launch> {
         let edge = if self.is_tiled() {
             tw.get()
         } else {
             kernels_gpu::matmul::naive::BLOCK
         };
-        let (gx, gy) = (shape.n.div_ceil(edge) as u64, shape.m.div_ceil(edge) as u64);
-        for (dim, blocks, limit) in [('x', gx, MAX_GRID.0), ('y', gy, MAX_GRID.1)] {
-            if blocks > limit {
-                return Err(Error::GridTooLarge { dim, blocks, limit });
-            }
-        }
         let dynamic_shared_bytes = match self {
             Self::TiledDynamic | Self::TiledDynamicConst => 2 * edge * edge * 4,
             Self::Naive | Self::TiledStatic => 0,
         };
-        Ok(Launch {
-            grid: Dim3::xy(gx as u32, gy as u32),
+        // n and m are below u32::MAX (MatmulShape), so the block counts fit u32.
+        let launch = Launch {
+            grid: Dim3::xy(shape.n.div_ceil(edge), shape.m.div_ceil(edge)),
             block: Dim3::xy(edge, edge),
             dynamic_shared_bytes,
-        })
+        };
+        limits.check(&launch, self.static_shared_bytes(tw))?;
+        Ok(launch)
     }
 }
 

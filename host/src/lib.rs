@@ -4,16 +4,19 @@
 //! Layers, as in cudarc: [`gpu::Gpu`] owns the context and module (checked raw launches);
 //! [`matmul`] has the typed per-kernel API on top, for the GPU and the simulator alike.
 
+pub mod bench_report;
 pub mod data;
 pub mod error;
 pub mod gpu;
 pub mod kernels;
 pub mod matmul;
 pub mod ptx;
+pub mod reduce;
 pub mod reference;
 pub mod report;
 pub mod shape;
 pub mod sim;
+pub mod sliding;
 pub mod tile;
 
 pub use error::Error;

@@ -11,6 +11,9 @@ use host::sim::Simulator;
 use host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use std::process::ExitCode;
 
+#[path = "cli/vector.rs"]
+mod vector;
+
 /// The simulator's default problem: small enough to finish in seconds on a laptop, with
 /// k = 40 not a multiple of any tile width, so the zero padding is exercised.
 const SIM_DEFAULT: (usize, usize, usize) = (96, 40, 80);
@@ -50,7 +53,28 @@ struct Args {
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
+    /// What to run: matmul (the lecture), sum (reductions) or sliding (sliding averages).
+    #[arg(long, value_enum, default_value_t = Op::Matmul)]
+    op: Op,
+    /// Input length for sum and sliding [default: 2^28 on a GPU, 100003 in the simulator].
+    #[arg(long)]
+    len: Option<usize>,
+    /// Window of the sliding average (the slides' `sub_size`; their example uses 2).
+    #[arg(long, default_value_t = 2)]
+    window: usize,
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Op {
+    Matmul,
+    Sum,
+    Sliding,
+}
+
+/// Default input lengths of the vector operations: 1 GiB of f32 on a GPU, far past any
+/// cache; a size the simulator handles in seconds.
+const GPU_DEFAULT_LEN: usize = 1 << 28;
+const SIM_DEFAULT_LEN: usize = 100_003;
 
 #[derive(Clone, Debug)]
 enum KernelChoice {
@@ -135,6 +159,9 @@ fn run(args: &Args) -> Result<bool, Error> {
     } else {
         Some(Gpu::new())
     };
+    if args.op != Op::Matmul {
+        return vector::run(args, gpu);
+    }
     let rows = match gpu {
         Some(Ok(gpu)) => run_gpu(args, &gpu)?,
         Some(Err(e @ (Error::NoDriver(_) | Error::NoDevice))) => {

@@ -78,3 +78,45 @@ pub fn median(samples: &mut [f64]) -> f64 {
         samples[mid]
     }
 }
+
+/// One reduction or sliding-average measurement.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct VectorRow {
+    pub kernel: String,
+    pub n: u64,
+    /// The window of a sliding average.
+    pub window: Option<u64>,
+    pub ms_median: Option<f64>,
+    /// Bytes the kernel must move (inputs read, outputs written) per second.
+    pub gbps: Option<f64>,
+    /// A device-to-device copy of the input measured in the same run (read + written).
+    pub copy_gbps: Option<f64>,
+    /// `gbps / copy_gbps`.
+    pub pct_of_copy: Option<f64>,
+    pub max_abs_err: f64,
+    pub ok: bool,
+}
+
+/// An aligned text table of `rows`.
+pub fn vector_table(rows: &[VectorRow]) -> String {
+    let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
+    let mut s = format!(
+        "{:<16} {:>11} {:>7} {:>9} {:>8} {:>9} {:>8} {:>11} {:>5}\n",
+        "kernel", "n", "window", "ms", "GB/s", "copy GB/s", "% copy", "max_abs", "ok"
+    );
+    for r in rows {
+        s += &format!(
+            "{:<16} {:>11} {:>7} {:>9} {:>8} {:>9} {:>8} {:>11.3e} {:>5}\n",
+            r.kernel,
+            r.n,
+            r.window.map_or("-".to_owned(), |w| w.to_string()),
+            opt(r.ms_median, 4),
+            opt(r.gbps, 0),
+            opt(r.copy_gbps, 0),
+            opt(r.pct_of_copy.map(|p| 100.0 * p), 1),
+            r.max_abs_err,
+            if r.ok { "yes" } else { "NO" }
+        );
+    }
+    s
+}

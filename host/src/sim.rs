@@ -1,7 +1,7 @@
 //! Launching the kernels on the CPU simulator: the same launch shape as on the GPU.
 
 use crate::error::{Error, Result};
-use crate::kernels::{Launch, MatmulKernel};
+use crate::kernels::{DeviceLimits, Launch, MatmulKernel};
 use crate::matmul::MatmulBackend;
 use crate::shape::MatmulShape;
 use crate::tile::TileWidth;
@@ -29,9 +29,29 @@ impl<T> SharedPtr<T> {
     }
 }
 
+/// 16-byte-aligned storage for kernels that load four floats at once, as device
+/// allocations (256-byte aligned) allow.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+pub struct Aligned(pub [f32; 4]);
+
+/// `x` copied into 16-byte-aligned storage (zero-padded to a multiple of 4).
+pub fn aligned_copy(x: &[f32]) -> Vec<Aligned> {
+    let mut v = vec![Aligned::default(); x.len().div_ceil(4)];
+    for (chunk, dst) in x.chunks(4).zip(v.iter_mut()) {
+        dst.0[..chunk.len()].copy_from_slice(chunk);
+    }
+    v
+}
+
 impl Simulator {
     /// Runs `kernel` for every thread of `launch`: grid, block, dynamic shared bytes.
+    ///
+    /// The simulator checks blocks and shared memory against [`Simulator::limits`] itself
+    /// ([`Error::Simulator`]); it has no grid limit, so the grid is checked here against
+    /// CUDA's, as a GPU would ([`Error::GridTooLarge`]).
     pub fn launch(&self, launch: &Launch, kernel: impl Fn() + Sync) -> Result<()> {
+        DeviceLimits::CUDA.check_grid(launch.grid)?;
         let cfg = LaunchConfig {
             grid: launch.grid,
             block: launch.block,

@@ -191,6 +191,38 @@ mod backend {
             }
         }
 
+        /// Writes elements `i..i + 4` with one `st.shared.v4.b32`: a warp storing 16 bytes
+        /// per lane is conflict-free, where four scalar stores at a stride of 4 words
+        /// would each conflict 4 ways.
+        ///
+        /// # Safety
+        /// `i + 4 <= self.len()` and `i` is a multiple of 4 (16-byte alignment).
+        #[inline(always)]
+        pub unsafe fn set4_unchecked(&self, i: u32, v: [T; 4]) {
+            // SAFETY: the caller guarantees bounds and alignment.
+            unsafe {
+                asm!("st.shared.v4.b32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) self.addr + i * 4,
+                     x = in(reg32) v[0].to_bits(), y = in(reg32) v[1].to_bits(), z = in(reg32) v[2].to_bits(),
+                     w = in(reg32) v[3].to_bits(), options(nostack, preserves_flags));
+            }
+        }
+
+        /// Reads elements `i..i + 4` with one `ld.shared.v4.b32`.
+        ///
+        /// # Safety
+        /// `i + 4 <= self.len()` and `i` is a multiple of 4 (16-byte alignment).
+        #[inline(always)]
+        pub unsafe fn get4_unchecked(&self, i: u32) -> [T; 4] {
+            let (x, y, z, w): (u32, u32, u32, u32);
+            // SAFETY: the caller guarantees bounds and alignment.
+            unsafe {
+                asm!("ld.shared.v4.b32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) self.addr + i * 4,
+                     x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                     options(pure, readonly, nostack, preserves_flags));
+            }
+            [T::from_bits(x), T::from_bits(y), T::from_bits(z), T::from_bits(w)]
+        }
+
         #[inline(always)]
         pub(super) fn out_of_bounds(&self, _index: u32) -> ! {
             core::intrinsics::abort()
@@ -249,6 +281,37 @@ mod backend {
                 self.out_of_bounds(i);
             }
             shared_mem::store(self.region, self.offset + i, value.to_bits())
+        }
+
+        /// Writes elements `i..i + 4` (one 16-byte store on the GPU).
+        ///
+        /// # Safety
+        /// `i + 4 <= self.len()` and `i` is a multiple of 4; the simulator checks both.
+        #[track_caller]
+        pub unsafe fn set4_unchecked(&self, i: u32, v: [T; 4]) {
+            self.check_vector(i);
+            for (j, x) in v.into_iter().enumerate() {
+                // SAFETY: checked above; the simulator checks every element anyway.
+                unsafe { self.set_unchecked(i + j as u32, x) };
+            }
+        }
+
+        /// Reads elements `i..i + 4` (one 16-byte load on the GPU).
+        ///
+        /// # Safety
+        /// `i + 4 <= self.len()` and `i` is a multiple of 4; the simulator checks both.
+        #[track_caller]
+        pub unsafe fn get4_unchecked(&self, i: u32) -> [T; 4] {
+            self.check_vector(i);
+            // SAFETY: checked above.
+            core::array::from_fn(|j| unsafe { self.get_unchecked(i + j as u32) })
+        }
+
+        #[track_caller]
+        fn check_vector(&self, i: u32) {
+            if i % 4 != 0 || (self.offset + i) % 4 != 0 || i.saturating_add(4) > self.len {
+                self.out_of_bounds(i.saturating_add(3));
+            }
         }
 
         #[track_caller]

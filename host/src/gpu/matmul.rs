@@ -1,16 +1,20 @@
 //! Launching the matmul kernels on the GPU.
 
-use super::{Gpu, fault};
+use super::{Gpu, KernelArg, fault};
 use crate::error::{Error, Result};
 use crate::kernels::MatmulKernel;
 use crate::matmul::MatmulBackend;
 use crate::shape::MatmulShape;
 use crate::tile::TileWidth;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::CudaSlice;
 
 impl Gpu {
     /// Runs `kernel` on device buffers: `out = a · b`. Asynchronous: it returns once the
     /// launch is queued; [`Gpu::synchronize`] or a download waits for it.
+    ///
+    /// Wrong buffer lengths are [`Error::InputLength`]; a grid, block or shared memory
+    /// beyond this device's limits is [`Error::GridTooLarge`] or
+    /// [`Error::LaunchExceedsDevice`], before anything is queued.
     pub fn matmul_device(
         &self,
         kernel: MatmulKernel,
@@ -38,25 +42,25 @@ impl Gpu {
                 .memset_zeros(out)
                 .map_err(|e| fault(kernel.entry(tw), e));
         }
-        let launch = kernel.launch(tw, &shape)?;
-        let entry = kernel.entry(tw);
-        let function = self.function(entry)?;
-        let cfg = LaunchConfig {
-            grid_dim: (launch.grid.x, launch.grid.y, launch.grid.z),
-            block_dim: (launch.block.x, launch.block.y, launch.block.z),
-            shared_mem_bytes: launch.dynamic_shared_bytes,
-        };
-        let (h, w, k, tw_arg) = (shape.m, shape.n, shape.k, tw.get());
-        let mut args = self.stream.launch_builder(&function);
-        args.arg(a).arg(b).arg(out).arg(&h).arg(&w).arg(&k);
+        // The device's own grid, block and shared-memory limits, not CUDA's defaults.
+        let launch = kernel.launch_within(tw, &shape, &self.limits)?;
+        let mut args = vec![
+            KernelArg::buffer(a),
+            KernelArg::buffer(b),
+            KernelArg::buffer(out),
+            KernelArg::U32(shape.m),
+            KernelArg::U32(shape.n),
+            KernelArg::U32(shape.k),
+        ];
         if kernel == MatmulKernel::TiledDynamic {
-            args.arg(&tw_arg);
+            args.push(KernelArg::U32(tw.get()));
         }
-        // SAFETY: the argument list matches the entry point's signature, the buffers have
-        // the lengths the shape implies (checked above) and the shape fits u32 indices.
-        unsafe { args.launch(cfg) }
-            .map(drop)
-            .map_err(|e| fault(entry, e))
+        // SAFETY: (m, n, out, h, w, k[, tw]) as every matmul entry declares them (and
+        // launch_raw checks the sizes against the PTX); the buffers have the lengths the
+        // shape implies (checked above), the shape fits u32 indices (MatmulShape), and
+        // `out` is borrowed mutably, so nothing else uses it while the launch is queued on
+        // this stream.
+        unsafe { self.launch_raw(kernel.entry(tw), &launch, &args) }
     }
 }
 

@@ -1,19 +1,44 @@
 //! The GPU: a CUDA context with the kernels' PTX module loaded, and checked launches.
 
+mod cublas;
 mod matmul;
+mod raw;
 mod timing;
+mod vector;
 
-use crate::error::{DriverContext, Error, Result};
+pub use vector::ReduceScratch;
+
+pub use cublas::{Cublas, CublasMath};
+pub use raw::{EntryInfo, KernelArg, param_sizes};
+
+use crate::error::{DriverContext, Error, Result, is_sticky};
+use crate::kernels::DeviceLimits;
 use crate::ptx::KERNELS_PTX;
-use cudarc::driver::sys::{self, CUresult, cudaError_enum as Code};
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
-use std::sync::Arc;
+use kernels_gpu::thread::Dim3;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-/// One GPU with the `kernels-gpu` module loaded, and one stream everything runs on.
+/// One GPU with a PTX module loaded (the `kernels-gpu` one unless [`Gpu::with_ptx`]), and
+/// one stream everything runs on.
+///
+/// Every launch is checked against the device's limits, queried once here, and the
+/// launched function's own (threads per block for its register use, shared memory), so a
+/// bad launch is a typed error rather than a driver code. Which errors leave the context
+/// usable: all but [`Error::KernelFault`] with `context_usable: false` (see
+/// [`Error::leaves_context_usable`]).
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    /// The module's text: raw launches check their arguments against its `.param` lists.
+    ptx: Cow<'static, str>,
+    limits: DeviceLimits,
+    /// Entry points looked up so far, with their attributes: one driver query per entry
+    /// instead of four per launch.
+    entries: Mutex<HashMap<String, Arc<raw::EntryInfo>>>,
 }
 
 /// What describes the device in a report.
@@ -33,13 +58,32 @@ impl Gpu {
     }
 
     /// GPU `ordinal`. Fails with [`Error::NoDriver`] or [`Error::NoDevice`] where there is
-    /// no GPU, and with [`Error::PtxLoad`] if the driver rejects the module.
+    /// no GPU, [`Error::NoSuchDevice`] for an ordinal past the last GPU, and
+    /// [`Error::PtxLoad`] if the driver rejects the module.
     pub fn with_ordinal(ordinal: usize) -> Result<Self> {
+        Self::load(ordinal, Cow::Borrowed(KERNELS_PTX))
+    }
+
+    /// GPU `ordinal` with the PTX module `ptx` instead of the embedded one, e.g. one built
+    /// for another target. Malformed PTX is [`Error::PtxLoad`] (the context stays usable);
+    /// a NUL byte is [`Error::PtxNul`], found before the driver is touched.
+    pub fn with_ptx(ordinal: usize, ptx: &str) -> Result<Self> {
+        Self::load(ordinal, Cow::Owned(ptx.to_owned()))
+    }
+
+    fn load(ordinal: usize, ptx: Cow<'static, str>) -> Result<Self> {
+        // cudarc turns the text into a C string and would panic on a NUL.
+        if let Some(offset) = ptx.find('\0') {
+            return Err(Error::PtxNul {
+                offset,
+                len: ptx.len(),
+            });
+        }
         // SAFETY: only tries to open the library.
         if !unsafe { sys::is_culib_present() } {
             return Err(Error::NoDriver("libcuda.so could not be loaded".into()));
         }
-        match CudaContext::device_count() {
+        let count = match CudaContext::device_count() {
             Ok(0) | Err(DriverError(Code::CUDA_ERROR_NO_DEVICE)) => return Err(Error::NoDevice),
             Err(source) => {
                 return Err(Error::Driver {
@@ -47,7 +91,10 @@ impl Gpu {
                     source,
                 });
             }
-            Ok(_) => {}
+            Ok(n) => n as usize,
+        };
+        if ordinal >= count {
+            return Err(Error::NoSuchDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal).call("cuCtxCreate")?;
         // One stream and no cross-stream sharing: per-buffer event tracking would only add
@@ -55,13 +102,17 @@ impl Gpu {
         // SAFETY: this context's buffers are used on `stream` only.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
+        let limits = query_limits(&ctx)?;
         let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(KERNELS_PTX))
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.as_ref()))
             .map_err(Error::PtxLoad)?;
         Ok(Self {
             ctx,
             stream,
             module,
+            ptx,
+            limits,
+            entries: Mutex::new(HashMap::new()),
         })
     }
 
@@ -71,6 +122,16 @@ impl Gpu {
 
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The device's launch limits, as queried when this `Gpu` was created.
+    pub fn limits(&self) -> DeviceLimits {
+        self.limits
+    }
+
+    /// The PTX text of the loaded module.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
     }
 
     /// Name, compute capability, driver version and memory of the device.
@@ -87,14 +148,21 @@ impl Gpu {
         })
     }
 
-    /// The kernel entry point `name` of the embedded module.
+    /// The kernel entry point `name` of the loaded module ([`Error::EntryNotFound`] if it
+    /// has none).
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
-        self.module.load_function(name).map_err(Error::PtxLoad)
+        Ok(self.entry_info(name)?.function().clone())
     }
 
     /// Fails with [`Error::OutOfDeviceMemory`] unless `bytes` are free now.
     pub fn reserve(&self, bytes: u64) -> Result<()> {
-        let (free, total) = self.ctx.mem_get_info().call("cuMemGetInfo")?;
+        let (mut free, mut total) = self.ctx.mem_get_info().call("cuMemGetInfo")?;
+        if bytes > free as u64 {
+            // Buffers freed with cuMemFreeAsync return to the driver only when the stream
+            // synchronises: count them before refusing.
+            self.stream.synchronize().call("cuStreamSynchronize")?;
+            (free, total) = self.ctx.mem_get_info().call("cuMemGetInfo")?;
+        }
         if bytes > free as u64 {
             return Err(Error::OutOfDeviceMemory {
                 requested: bytes,
@@ -127,8 +195,9 @@ impl Gpu {
         self.stream.clone_dtoh(dev).call("cuMemcpyDtoH")
     }
 
-    /// Waits for the stream; a kernel fault surfaces here.
-    pub fn synchronize(&self, kernel: &'static str) -> Result<()> {
+    /// Waits for the stream; a fault in `kernel` (the last one queued) surfaces here as
+    /// [`Error::KernelFault`].
+    pub fn synchronize(&self, kernel: &str) -> Result<()> {
         self.stream.synchronize().map_err(|e| fault(kernel, e))
     }
 
@@ -150,23 +219,35 @@ impl Gpu {
     }
 }
 
+/// The device's launch limits.
+fn query_limits(ctx: &CudaContext) -> Result<DeviceLimits> {
+    let get = |attr| -> Result<u32> {
+        let v = ctx.attribute(attr).call("cuDeviceGetAttribute")?;
+        // The driver reports these as positive ints.
+        Ok(v.max(0) as u32)
+    };
+    Ok(DeviceLimits {
+        max_threads_per_block: get(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_block_dim: Dim3::xyz(
+            get(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+            get(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+            get(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+        ),
+        max_grid_dim: Dim3::xyz(
+            get(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+            get(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+            get(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+        ),
+        max_shared_bytes_per_block: get(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+    })
+}
+
 /// Classifies an error from a launch or the synchronisation after it. Faults inside a
 /// kernel (bad address, trap) are sticky: the context cannot be used again.
-pub(crate) fn fault(kernel: &'static str, source: DriverError) -> Error {
-    let context_usable = !matches!(
-        source.0,
-        Code::CUDA_ERROR_ILLEGAL_ADDRESS
-            | Code::CUDA_ERROR_LAUNCH_FAILED
-            | Code::CUDA_ERROR_MISALIGNED_ADDRESS
-            | Code::CUDA_ERROR_ILLEGAL_INSTRUCTION
-            | Code::CUDA_ERROR_INVALID_ADDRESS_SPACE
-            | Code::CUDA_ERROR_INVALID_PC
-            | Code::CUDA_ERROR_HARDWARE_STACK_ERROR
-            | Code::CUDA_ERROR_ASSERT
-    );
+pub(crate) fn fault(kernel: &str, source: DriverError) -> Error {
     Error::KernelFault {
-        kernel,
+        kernel: kernel.to_owned(),
         source,
-        context_usable,
+        context_usable: !is_sticky(source),
     }
 }

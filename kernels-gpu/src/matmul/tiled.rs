@@ -10,28 +10,32 @@ use crate::thread::{self, sync_threads};
 
 use super::{at, cdiv};
 
-/// Runs all phases for this thread's output element and writes it.
+/// Runs all phases and returns this thread's output coordinates `(r, c)` and its dot
+/// product `Σ_i m[r, i] · n[i, c]`, without writing anything: the building block for kernels
+/// that do more with the product than store it (a bias and an activation, say).
+///
+/// `r`, `c` may lie outside the matrices (partial edge tiles): check `r < h && c < w`
+/// before using the product. Every thread of the block must call it (it has barriers).
 ///
 /// `tw` is a plain argument: when the caller passes a constant (a const generic), inlining
 /// makes the inner loop's trip count and the shared indices compile-time constants — the
 /// difference between the lecture's dynamic kernel and its template version.
 ///
 /// # Safety
-/// The [matmul contract](crate::matmul), a `tw × tw` block, and `ms`, `ns` of at least
-/// `tw * tw` elements each.
+/// The [matmul contract](crate::matmul) for `m` and `n`, a `tw × tw` block, and `ms`, `ns`
+/// of at least `tw * tw` elements each.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn tiled_phases(
+pub unsafe fn tiled_dot(
     ms: SharedSlice<f32>,
     ns: SharedSlice<f32>,
     tw: u32,
     m: *const f32,
     n: *const f32,
-    out: *mut f32,
     h: u32,
     w: u32,
     k: u32,
-) {
+) -> (u32, u32, f32) {
     let tc = thread::thread_idx_x();
     let tr = thread::thread_idx_y();
     let r = thread::block_idx_y() * tw + tr;
@@ -45,33 +49,42 @@ pub unsafe fn tiled_phases(
         unsafe {
             ms.set_unchecked(
                 tr * tw + tc,
-                if r < h && idx + tc < k {
-                    *m.add((tc + idx + r * k) as usize)
-                } else {
-                    0.0
-                },
+                if r < h && idx + tc < k { *m.add(at(r, k, idx + tc)) } else { 0.0 },
             );
             ns.set_unchecked(
                 tr * tw + tc,
-                if c < w && idx + tr < k {
-                    *n.add(((tr + idx) * w + c) as usize)
-                } else {
-                    0.0
-                },
+                if c < w && idx + tr < k { *n.add(at(idx + tr, w, c)) } else { 0.0 },
             );
         }
         sync_threads();
         for i in 0..tw {
             // SAFETY: see above.
-            p = fma(
-                unsafe { ms.get_unchecked(tr * tw + i) },
-                unsafe { ns.get_unchecked(tw * i + tc) },
-                p,
-            );
+            p = fma(unsafe { ms.get_unchecked(tr * tw + i) }, unsafe { ns.get_unchecked(tw * i + tc) }, p);
         }
         sync_threads();
     }
+    (r, c, p)
+}
 
+/// Runs all phases for this thread's output element and writes it to `out`.
+///
+/// # Safety
+/// As [`tiled_dot`], and `out` points to `h * w` floats.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn tiled_phases(
+    ms: SharedSlice<f32>,
+    ns: SharedSlice<f32>,
+    tw: u32,
+    m: *const f32,
+    n: *const f32,
+    out: *mut f32,
+    h: u32,
+    w: u32,
+    k: u32,
+) {
+    // SAFETY: forwarded contract.
+    let (r, c, p) = unsafe { tiled_dot(ms, ns, tw, m, n, h, w, k) };
     if r < h && c < w {
         // SAFETY: r < h and c < w; this thread is the only writer of out[r, c].
         unsafe { *out.add(at(r, w, c)) = p };

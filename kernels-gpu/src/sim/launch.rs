@@ -2,7 +2,7 @@
 
 use super::context::{self, Abort, BlockState, ThreadCtx};
 use super::error::{SimError, ThreadCoord};
-use super::shared_mem::SharedArena;
+use super::shared_mem::{self, SharedArena};
 use crate::thread::Dim3;
 use core::cell::Cell;
 use std::string::{String, ToString};
@@ -20,6 +20,8 @@ pub struct LaunchConfig {
 /// without opting in to larger shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// At most 2047 are simulated, whatever this says: the race checker names a thread of
+    /// the block in 11 bits.
     pub max_threads_per_block: u32,
     pub max_block_dim: Dim3,
     pub max_shared_bytes_per_block: u32,
@@ -136,11 +138,15 @@ fn check_shape(cfg: &LaunchConfig, limits: &Limits) -> Result<(), SimError> {
     if block.x > m.x || block.y > m.y || block.z > m.z {
         return Err(SimError::BlockDimTooLarge { block, limit: m });
     }
-    if block.volume() > limits.max_threads_per_block as u64 {
+    // Custom limits may allow more threads than the race checker can tell apart.
+    let max_threads = limits
+        .max_threads_per_block
+        .min(shared_mem::MAX_BLOCK_THREADS);
+    if block.volume() > max_threads as u64 {
         return Err(SimError::TooManyThreads {
             block,
             threads: block.volume(),
-            limit: limits.max_threads_per_block,
+            limit: max_threads,
         });
     }
     if cfg.dynamic_shared_bytes > limits.max_shared_bytes_per_block {

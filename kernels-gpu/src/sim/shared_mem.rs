@@ -70,6 +70,11 @@ const READER1_SHIFT: u64 = 32;
 const READER2_SHIFT: u64 = 43;
 const SLOT: u64 = 0x7ff;
 
+/// The most threads a block may have for the shadow to name each of them (thread + 1 must
+/// fit a slot, 0 meaning none). A larger thread number would spill into the next field and
+/// make the race checker blame the wrong thread, or miss the race.
+pub(crate) const MAX_BLOCK_THREADS: u32 = SLOT as u32;
+
 #[derive(Clone, Copy)]
 struct Shadow(u64);
 

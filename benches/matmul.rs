@@ -1,0 +1,444 @@
+//! `cargo bench -p host --bench matmul`: the lecture's matmul kernels against cuBLAS.
+//!
+//! With a GPU, every kernel at every tile width and cuBLAS (FP32 and TF32) run on the
+//! lecture's 5120×256×5120 and on 1024³, 2048³ and 4096³, timed with CUDA events:
+//!
+//! - criterion benchmarks (`<target>/criterion/report/index.html`), named
+//!   `<m>x<k>x<n>/<kernel>[/tw<width>]` and `<m>x<k>x<n>/cublas/<fp32|tf32>`; criterion's
+//!   throughput in `elem/s` is FLOP/s (one element per FLOP, 2·m·k·n per product);
+//! - a summary at a glance (`<target>/criterion/summary/summary.md` and `summary.svg`):
+//!   GFLOP/s per kernel and percent of cuBLAS, from its own event-timed medians, with every
+//!   result spot-checked against an f64 dot product. `MATMUL_BENCH_SUMMARY=0` skips it.
+//!
+//! Without a GPU it says so and benchmarks the CPU side instead: the simulator running the
+//! kernels, and the f64 reference.
+//!
+//! Run the executable directly with `--bench` (without it criterion only tests that each
+//! benchmark runs once); `--test` is that quick mode, `--list` lists, a filter selects.
+
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, PlottingBackend, SamplingMode, Throughput,
+    measurement::WallTime,
+};
+use cudarc::driver::CudaSlice;
+use cudarc::driver::sys::CUevent_flags;
+use host::bench_report::{self, Check, Contender, Measurement, Summary};
+use host::data::Rng;
+use host::error::Result;
+use host::gpu::{Cublas, CublasMath, Gpu};
+use host::matmul::MatmulBackend;
+use host::report::median;
+use host::sim::Simulator;
+use host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use std::hint::black_box;
+use std::time::Duration;
+
+/// The lecture's problem, then square ones.
+const GPU_SHAPES: [(usize, usize, usize); 4] = [
+    (5120, 256, 5120),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+];
+/// The summary's runs per contender and shape: untimed, then timed (the median is reported).
+const SUMMARY_WARMUP: usize = 3;
+const SUMMARY_RUNS: usize = 20;
+/// Output elements the summary checks per result.
+const CHECK_SAMPLES: usize = 64;
+const SEED: u64 = 42;
+
+/// What the command line asks of criterion, as far as this file needs to know.
+#[derive(Clone, Copy, Debug)]
+struct RunKind {
+    /// `--list`: name the benchmarks, run nothing.
+    list: bool,
+    /// `--test`, or no `--bench` (`cargo test --benches`): run each benchmark once.
+    test: bool,
+    /// `--profile-time`: iterate for a profiler, no analysis.
+    profile: bool,
+}
+
+impl RunKind {
+    fn from_args() -> Self {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let has = |flag: &str| {
+            args.iter()
+                .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+        };
+        Self {
+            list: has("--list"),
+            test: has("--test") || !has("--bench"),
+            profile: has("--profile-time"),
+        }
+    }
+
+    /// Whether to measure and write the summary.
+    fn summary(self) -> bool {
+        let off = std::env::var("MATMUL_BENCH_SUMMARY")
+            .is_ok_and(|v| matches!(v.as_str(), "0" | "off" | "false" | "no"));
+        !self.list && !self.profile && !off
+    }
+}
+
+fn main() {
+    let kind = RunKind::from_args();
+    let home = bench_report::criterion_home();
+    let mut c = Criterion::default()
+        .plotting_backend(PlottingBackend::Plotters)
+        .output_directory(&home)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    let mut all_correct = true;
+    match Gpu::new() {
+        Ok(gpu) => match gpu_benches(&mut c, &gpu, kind, &home) {
+            Ok(correct) => all_correct = correct,
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
+        },
+        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
+            let reason = match &e {
+                Error::NoDriver(why) => format!("no CUDA driver ({why})"),
+                other => other.to_string(),
+            };
+            println!("GPU benchmarks skipped: {reason}");
+            println!(
+                "Benchmarking the CPU side instead: the simulator running the kernels, and the f64 \
+                 reference (criterion's `elem/s` is FLOP/s: 2·m·k·n per product)."
+            );
+            cpu_benches(&mut c);
+        }
+        Err(e) => {
+            eprintln!("error: a GPU is present but could not be set up: {e}");
+            std::process::exit(1);
+        }
+    }
+    c.final_summary();
+    if !kind.list && !kind.test {
+        println!(
+            "Criterion's HTML report: {}",
+            home.join("report/index.html").display()
+        );
+    }
+    if !all_correct {
+        eprintln!("error: some results failed the spot check (WRONG in the summary)");
+        std::process::exit(1);
+    }
+}
+
+/// Times `iters` back-to-back calls of `launch` with one pair of CUDA events around them.
+fn event_time(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> Result<Duration> {
+    let driver = |call| move |source| Error::Driver { call, source };
+    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let start = gpu
+        .stream()
+        .record_event(flags)
+        .map_err(driver("cuEventRecord"))?;
+    for _ in 0..iters {
+        launch()?;
+    }
+    let end = gpu
+        .stream()
+        .record_event(flags)
+        .map_err(driver("cuEventRecord"))?;
+    // Waits for `end`: a fault in a launch surfaces here.
+    let ms = start
+        .elapsed_ms(&end)
+        .map_err(driver("cuEventElapsedTime"))?;
+    Ok(Duration::from_secs_f64(f64::from(ms) * 1e-3))
+}
+
+/// The GPU, its inputs for one shape, and cuBLAS: runs any contender into `out`.
+struct Runner<'a> {
+    gpu: &'a Gpu,
+    cublas: Option<&'a [Cublas; 2]>,
+    shape: MatmulShape,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+}
+
+impl Runner<'_> {
+    fn run(&self, contender: Contender, out: &mut CudaSlice<f32>) -> Result<()> {
+        match contender {
+            Contender::Kernel { kernel, tw } => self.gpu.matmul_device(
+                kernel,
+                tw.unwrap_or(TileWidth::Tw16),
+                &self.a,
+                &self.b,
+                out,
+                self.shape,
+            ),
+            Contender::Cublas(math) => {
+                let handles = self.cublas.expect("cuBLAS contenders only run with cuBLAS");
+                let handle = handles
+                    .iter()
+                    .find(|h| h.math() == math)
+                    .expect("one handle per math mode");
+                handle.sgemm(&self.a, &self.b, out, self.shape)
+            }
+        }
+    }
+}
+
+fn gpu_benches(
+    c: &mut Criterion,
+    gpu: &Gpu,
+    kind: RunKind,
+    home: &std::path::Path,
+) -> Result<bool> {
+    let info = gpu.info()?;
+    let device = format!(
+        "{} (sm_{}{}, {:.1} GiB)",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.total_memory_bytes as f64 / (1u64 << 30) as f64
+    );
+    let mut driver = format!(
+        "CUDA driver API {}.{}",
+        info.driver_api_version / 1000,
+        info.driver_api_version % 1000 / 10
+    );
+    let mut notes = vec![];
+
+    let cublas = if Cublas::is_available() {
+        match setup_cublas(gpu, &mut driver, &mut notes) {
+            Ok(handles) => Some(handles),
+            Err(e) => {
+                println!("cuBLAS could not be set up ({e}): benchmarking the kernels only.");
+                notes.push(format!(
+                    "cuBLAS could not be set up ({e}): no cuBLAS baseline."
+                ));
+                None
+            }
+        }
+    } else {
+        println!("cuBLAS (libcublas.so) not found: benchmarking the lecture kernels only.");
+        notes.push("cuBLAS (libcublas.so) not found: no cuBLAS baseline.".to_owned());
+        None
+    };
+    for var in ["NVIDIA_TF32_OVERRIDE", "CUBLAS_EMULATE_SINGLE_PRECISION"] {
+        if let Ok(v) = std::env::var(var) {
+            notes.push(format!(
+                "{var}={v} is set: it can change what cuBLAS FP32/TF32 compute."
+            ));
+        }
+    }
+    let contenders: Vec<Contender> = Contender::all()
+        .into_iter()
+        .filter(|c| cublas.is_some() || !matches!(c, Contender::Cublas(_)))
+        .collect();
+    let (warmup, runs) = if kind.test {
+        (1, 2)
+    } else {
+        (SUMMARY_WARMUP, SUMMARY_RUNS)
+    };
+
+    println!("GPU: {device}; {driver}");
+    println!(
+        "Criterion's throughput `elem/s` is FLOP/s here: one element per FLOP, \
+         2·m·k·n per product."
+    );
+    let mut measurements = vec![];
+    for (m, k, n) in GPU_SHAPES {
+        let shape = MatmulShape::new(m, k, n)?;
+        let (la, lb, lo) = shape.lens();
+        let mut rng = Rng::new(SEED);
+        let (a, b) = (rng.uniform(la), rng.uniform(lb));
+        let runner = Runner {
+            gpu,
+            cublas: cublas.as_ref(),
+            shape,
+            a: gpu.upload(&a)?,
+            b: gpu.upload(&b)?,
+        };
+        let mut out = gpu.zeros(lo)?;
+
+        if kind.summary() {
+            for &contender in &contenders {
+                // Check the result first: zeros are never right for inputs in [0, 1).
+                gpu.stream()
+                    .memset_zeros(&mut out)
+                    .map_err(|source| Error::Driver {
+                        call: "cuMemsetD8Async",
+                        source,
+                    })?;
+                runner.run(contender, &mut out)?;
+                let host_out = gpu.download(&out)?;
+                let bound = bench_report::bound_for(contender, shape.k);
+                let check =
+                    bench_report::spot_check(&a, &b, &host_out, shape, CHECK_SAMPLES, bound);
+                let mut ms = gpu.time_ms(warmup, runs, || runner.run(contender, &mut out))?;
+                let measurement = Measurement {
+                    contender,
+                    shape,
+                    ms_median: median(&mut ms),
+                    ms_min: ms.iter().copied().fold(f64::INFINITY, f64::min),
+                    runs,
+                    check: Some(check),
+                };
+                print_measurement(&measurement, &check);
+                measurements.push(measurement);
+            }
+        }
+
+        let mut group = c.benchmark_group(format!("{m}x{k}x{n}"));
+        group
+            .sampling_mode(SamplingMode::Flat)
+            .throughput(Throughput::Elements(shape.flops() as u64));
+        for &contender in &contenders {
+            bench_gpu(&mut group, &runner, contender, &mut out);
+        }
+        group.finish();
+    }
+
+    if !kind.summary() {
+        return Ok(true);
+    }
+    let all_correct = measurements.iter().all(|m| m.check.is_none_or(|c| c.ok()));
+    let summary = Summary {
+        device,
+        driver,
+        date: bench_report::utc_now(),
+        method: format!(
+            "median of {runs} runs per implementation and shape, each bracketed by its own pair \
+             of CUDA events, after {warmup} untimed runs; inputs uniform in [0, 1) (seed {SEED}); \
+             GFLOP/s = 2·m·k·n / median time{}",
+            if kind.test {
+                " (quick test mode: not a measurement)"
+            } else {
+                ""
+            }
+        ),
+        notes,
+        measurements,
+    };
+    // Quick test runs write beside, not over, a real summary.
+    let dir = home.join(if kind.test { "summary-test" } else { "summary" });
+    println!("\n{}", summary.overview());
+    match summary.write(&dir) {
+        Ok(files) => {
+            println!("Summary: {}", files.markdown.display());
+            println!("Chart:   {}", files.svg.display());
+        }
+        Err(e) => {
+            eprintln!("error: writing the summary to {}: {e}", dir.display());
+            std::process::exit(1);
+        }
+    }
+    Ok(all_correct)
+}
+
+/// One cuBLAS handle per math mode (so no mode switches between timed calls); adds the
+/// cuBLAS version to `driver` and the math modes cuBLAS reports to `notes`.
+fn setup_cublas(gpu: &Gpu, driver: &mut String, notes: &mut Vec<String>) -> Result<[Cublas; 2]> {
+    let handles = CublasMath::ALL.map(|math| Cublas::new(gpu, math));
+    let handles = match handles {
+        [Ok(fp32), Ok(tf32)] => [fp32, tf32],
+        [Err(e), _] | [_, Err(e)] => return Err(e),
+    };
+    let v = handles[0].version()?;
+    *driver += &format!(", cuBLAS {}.{}.{}", v / 10_000, v % 10_000 / 100, v % 100);
+    let mut modes = vec![];
+    for h in &handles {
+        let reported = h.reported_mode()?;
+        if reported != h.math().mode() {
+            notes.push(format!(
+                "{} asked for {:?}, but cuBLAS reports {reported:?}.",
+                h.math(),
+                h.math().mode()
+            ));
+        }
+        modes.push(format!("{} = {reported:?}", h.math()));
+    }
+    notes.push(format!(
+        "cuBLAS math modes, as cublasGetMathMode reports them: {}.",
+        modes.join(", ")
+    ));
+    Ok(handles)
+}
+
+fn print_measurement(m: &Measurement, check: &Check) {
+    println!(
+        "summary {:>14} {:<26} {:>10.3} ms {:>10.0} GFLOP/s  check {}",
+        m.shape.to_string(),
+        m.contender.label(),
+        m.ms_median,
+        m.gflops(),
+        if check.ok() {
+            "ok".to_owned()
+        } else {
+            format!(
+                "WRONG (error {:.1e} > bound {:.1e})",
+                check.max_scaled_err, check.bound
+            )
+        }
+    );
+}
+
+/// One criterion benchmark of `contender`, timed with CUDA events.
+fn bench_gpu(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    runner: &Runner<'_>,
+    contender: Contender,
+    out: &mut CudaSlice<f32>,
+) {
+    let mut routine = |b: &mut criterion::Bencher<'_, WallTime>| {
+        b.iter_custom(|iters| {
+            event_time(runner.gpu, iters, || runner.run(contender, out))
+                .unwrap_or_else(|e| panic!("{contender} on {}: {e}", runner.shape))
+        })
+    };
+    match contender.variant() {
+        Some(variant) => {
+            group.bench_function(BenchmarkId::new(contender.family(), variant), &mut routine);
+        }
+        None => {
+            group.bench_function(contender.family(), &mut routine);
+        }
+    }
+}
+
+/// Without a GPU: the simulator on a small shape, and the f64 reference.
+fn cpu_benches(c: &mut Criterion) {
+    let sim = Simulator::default();
+    let shape = MatmulShape::new(32, 32, 32).expect("a small shape");
+    let mut rng = Rng::new(SEED);
+    let (a, b) = (rng.uniform(32 * 32), rng.uniform(32 * 32));
+    let mut group = c.benchmark_group("simulator-32x32x32");
+    group.throughput(Throughput::Elements(shape.flops() as u64));
+    for (kernel, tw) in [
+        (MatmulKernel::Naive, TileWidth::Tw16),
+        (MatmulKernel::TiledStatic, TileWidth::Tw16),
+    ] {
+        let contender = Contender::kernel(kernel, tw);
+        let mut routine = |bch: &mut criterion::Bencher<'_, WallTime>| {
+            bch.iter(|| {
+                sim.matmul(kernel, tw, black_box(&a), black_box(&b), shape)
+                    .unwrap_or_else(|e| panic!("{contender} in the simulator: {e}"))
+            })
+        };
+        match contender.variant() {
+            Some(variant) => {
+                group.bench_function(BenchmarkId::new(contender.family(), variant), &mut routine);
+            }
+            None => {
+                group.bench_function(contender.family(), &mut routine);
+            }
+        }
+    }
+    group.finish();
+
+    let (m, k, n) = (256, 256, 256);
+    let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
+    let mut group = c.benchmark_group("cpu-reference-f64");
+    group.throughput(Throughput::Elements(2 * (m * k * n) as u64));
+    group.bench_function(
+        BenchmarkId::new("matmul_f64", format!("{m}x{k}x{n}")),
+        |bch| bch.iter(|| host::reference::matmul_f64(black_box(&a), black_box(&b), m, k, n)),
+    );
+    group.finish();
+}

@@ -1,0 +1,194 @@
+//! cuBLAS SGEMM on the [`Gpu`]'s stream: the baseline the lecture kernels are measured against.
+//!
+//! cuBLAS is column-major and the kernels are row-major. A row-major `r × c` buffer read
+//! column-major is the `c × r` transpose, so `out = a · b` (row-major) is computed as the
+//! column-major `outᵀ = bᵀ · aᵀ`: `gemm(N, N, m' = n, n' = m, k, A = b (lda = n),
+//! B = a (ldb = k), C = out (ldc = n))`. No copies, no transposes.
+
+use super::Gpu;
+use crate::error::{Error, Result};
+use crate::shape::MatmulShape;
+use cudarc::cublas::result::CublasError;
+use cudarc::cublas::sys::{self, cublasMath_t, cublasOperation_t, cublasStatus_t};
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::driver::{CudaSlice, CudaStream};
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// How cuBLAS may compute an FP32 product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CublasMath {
+    /// Plain FP32 on the CUDA cores: `CUBLAS_DEFAULT_MATH`, which keeps at least the precision
+    /// asked for, so `cublasSgemm` uses no TF32 tensor cores (those need
+    /// `CUBLAS_TF32_TENSOR_OP_MATH`). The like-for-like baseline for the lecture's kernels.
+    Fp32,
+    /// TF32 tensor cores (`CUBLAS_TF32_TENSOR_OP_MATH`): inputs rounded to a 10-bit mantissa,
+    /// FP32 accumulation. What the hardware can do when FP32 inputs may lose precision.
+    Tf32,
+}
+
+impl CublasMath {
+    pub const ALL: [CublasMath; 2] = [Self::Fp32, Self::Tf32];
+
+    /// Short name: `fp32` or `tf32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fp32 => "fp32",
+            Self::Tf32 => "tf32",
+        }
+    }
+
+    /// How reports name it: `cuBLAS FP32` or `cuBLAS TF32`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Fp32 => "cuBLAS FP32",
+            Self::Tf32 => "cuBLAS TF32",
+        }
+    }
+
+    /// The cuBLAS math mode the handle is set to.
+    pub fn mode(self) -> cublasMath_t {
+        match self {
+            Self::Fp32 => cublasMath_t::CUBLAS_DEFAULT_MATH,
+            Self::Tf32 => cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH,
+        }
+    }
+}
+
+impl std::fmt::Display for CublasMath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// A cuBLAS handle bound to a [`Gpu`]'s stream, so its GEMMs queue behind (and are timed
+/// like) the kernels' launches.
+pub struct Cublas {
+    blas: CudaBlas,
+    stream: Arc<CudaStream>,
+    math: CublasMath,
+}
+
+/// Tags a cuBLAS error with the call that produced it.
+fn call<T>(call: &'static str, r: std::result::Result<T, CublasError>) -> Result<T> {
+    r.map_err(|source| Error::Cublas { call, source })
+}
+
+impl Cublas {
+    /// Whether the cuBLAS library (`libcublas.so`) can be loaded. cudarc loads it on first
+    /// use and panics if it is missing; [`Cublas::new`] checks this first.
+    pub fn is_available() -> bool {
+        // SAFETY: only tries to open the library.
+        unsafe { sys::is_culib_present() }
+    }
+
+    /// A handle on `gpu`'s stream with math mode `math`. Fails with [`Error::Cublas`] if
+    /// the library cannot be loaded (`call` names the library, the status is
+    /// `CUBLAS_STATUS_NOT_INITIALIZED`, what cuBLAS itself reports when it cannot start).
+    pub fn new(gpu: &Gpu, math: CublasMath) -> Result<Self> {
+        if !Self::is_available() {
+            return Err(Error::Cublas {
+                call: "loading libcublas.so (not found)",
+                source: CublasError(cublasStatus_t::CUBLAS_STATUS_NOT_INITIALIZED),
+            });
+        }
+        let stream = gpu.stream().clone();
+        let blas = call("cublasCreate", CudaBlas::new(stream.clone()))?;
+        let mut this = Self { blas, stream, math };
+        this.set_math(math)?;
+        Ok(this)
+    }
+
+    /// The math mode GEMMs run with.
+    pub fn math(&self) -> CublasMath {
+        self.math
+    }
+
+    /// Changes the math mode of later GEMMs.
+    pub fn set_math(&mut self, math: CublasMath) -> Result<()> {
+        // SAFETY: the handle is live (owned by `self.blas`); the mode is a valid enum value.
+        let status = unsafe { sys::cublasSetMathMode(*self.blas.handle(), math.mode()) };
+        call("cublasSetMathMode", status.result())?;
+        self.math = math;
+        Ok(())
+    }
+
+    /// The math mode as cuBLAS reports it (`cublasGetMathMode`): to check what
+    /// [`set_math`](Self::set_math) did.
+    pub fn reported_mode(&self) -> Result<cublasMath_t> {
+        let mut mode = cublasMath_t::CUBLAS_DEFAULT_MATH;
+        // SAFETY: the handle is live; writes one enum value.
+        let status = unsafe { sys::cublasGetMathMode(*self.blas.handle(), &mut mode) };
+        call("cublasGetMathMode", status.result())?;
+        Ok(mode)
+    }
+
+    /// The cuBLAS library version, e.g. 130100 for 13.1.0.
+    pub fn version(&self) -> Result<i32> {
+        let mut version: c_int = 0;
+        // SAFETY: the handle is live; writes one int.
+        let status = unsafe { sys::cublasGetVersion_v2(*self.blas.handle(), &mut version) };
+        call("cublasGetVersion", status.result())?;
+        Ok(version)
+    }
+
+    /// Row-major `out[m×n] = a[m×k] · b[k×n]` on device buffers, with the handle's math mode.
+    /// Asynchronous, like [`Gpu::matmul_device`]: it returns once the GEMM is queued.
+    pub fn sgemm(
+        &self,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        shape.check_inputs(a.len(), b.len())?;
+        let out_len = shape.lens().2;
+        if out.len() != out_len {
+            return Err(Error::InputLength {
+                operand: "out",
+                rows: shape.m as usize,
+                cols: shape.n as usize,
+                expected: out_len,
+                actual: out.len(),
+            });
+        }
+        if shape.is_trivial() {
+            // cuBLAS would accept m, n or k = 0, but with k = 0 and beta = 0 whether `out`
+            // is written at all is not something to rely on: zero it, as the kernels' path does.
+            return self
+                .stream
+                .memset_zeros(out)
+                .map_err(|source| Error::Driver {
+                    call: "cuMemsetD8Async",
+                    source,
+                });
+        }
+        // cuBLAS takes `int` dimensions; MatmulShape allows up to u32::MAX - 64.
+        let dim = |d: u32| {
+            c_int::try_from(d).map_err(|_| Error::Cublas {
+                call: "cublasSgemm_v2 (a dimension exceeds i32::MAX)",
+                source: CublasError(cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE),
+            })
+        };
+        let (m, k, n) = (dim(shape.m)?, dim(shape.k)?, dim(shape.n)?);
+        let cfg = GemmConfig {
+            transa: cublasOperation_t::CUBLAS_OP_N,
+            transb: cublasOperation_t::CUBLAS_OP_N,
+            // Column-major outᵀ (n × m) = bᵀ (n × k) · aᵀ (k × m).
+            m: n,
+            n: m,
+            k,
+            alpha: 1.0f32,
+            lda: n,
+            ldb: k,
+            beta: 0.0f32,
+            ldc: n,
+        };
+        // SAFETY: `b` holds k·n elements (column-major n × k, lda = n), `a` holds m·k
+        // (column-major k × m, ldb = k) and `out` m·n (column-major n × m, ldc = n), all
+        // checked above; every leading dimension is at least its matrix's row count and ≥ 1.
+        let status = unsafe { self.blas.gemm(cfg, b, a, out) };
+        call("cublasSgemm_v2", status)
+    }
+}

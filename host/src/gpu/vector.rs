@@ -1,0 +1,142 @@
+//! Launching the reductions and sliding averages on the GPU.
+
+use super::{Gpu, fault};
+use crate::error::{Error, Result};
+use crate::kernels::Launch;
+use crate::reduce::{self, ReduceKernel};
+use crate::sliding::{SlidingKernel, SlidingShape};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use kernels_gpu::reduce::BLOCK;
+use kernels_gpu::thread::Dim3;
+
+/// Device buffers a sum needs besides its input: one partial per first-pass block, and the
+/// result. Allocate once, reuse across sums.
+pub struct ReduceScratch {
+    partials: CudaSlice<f32>,
+    /// The last sum, on the device.
+    pub result: CudaSlice<f32>,
+}
+
+fn config(launch: &Launch) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (launch.grid.x, launch.grid.y, launch.grid.z),
+        block_dim: (launch.block.x, launch.block.y, launch.block.z),
+        shared_mem_bytes: launch.dynamic_shared_bytes,
+    }
+}
+
+impl Gpu {
+    /// Fails unless a block may have `bytes` of dynamic shared memory on this device
+    /// without opting in to more.
+    fn check_dynamic_shared(&self, bytes: u64) -> Result<()> {
+        use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK as MAX;
+        let limit = self.ctx.attribute(MAX).map_err(|source| Error::Driver {
+            call: "cuDeviceGetAttribute",
+            source,
+        })? as u64;
+        if bytes > limit {
+            return Err(Error::SharedMemoryTooLarge { requested: bytes, limit });
+        }
+        Ok(())
+    }
+
+    pub fn reduce_scratch(&self) -> Result<ReduceScratch> {
+        Ok(ReduceScratch {
+            partials: self.zeros(reduce::MAX_BLOCKS as usize)?,
+            result: self.zeros(1)?,
+        })
+    }
+
+    fn reduce_pass(
+        &self,
+        kernel: ReduceKernel,
+        input: &CudaSlice<f32>,
+        n: u32,
+        blocks: u32,
+        out: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let f = self.function(kernel.entry())?;
+        let launch = Launch {
+            grid: Dim3::x(blocks),
+            block: Dim3::x(BLOCK),
+            dynamic_shared_bytes: 0,
+        };
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(input).arg(&n).arg(out);
+        // SAFETY: (input, n, partials) as the entry expects; device buffers are 256-byte
+        // aligned; `out` holds at least `blocks` floats.
+        unsafe { args.launch(config(&launch)) }.map(drop).map_err(|e| fault(kernel.entry(), e))
+    }
+
+    /// Queues the sum of `input` into `scratch.result`: two launches (one if a single block
+    /// suffices). The empty sum is 0.
+    pub fn sum_device(&self, kernel: ReduceKernel, input: &CudaSlice<f32>, scratch: &mut ReduceScratch) -> Result<()> {
+        let n = reduce::check_len(input.len())?;
+        if n == 0 {
+            return self.stream.memset_zeros(&mut scratch.result).map_err(|e| fault(kernel.entry(), e));
+        }
+        let blocks = reduce::first_pass_blocks(n);
+        if blocks == 1 {
+            return self.reduce_pass(kernel, input, n, 1, &mut scratch.result);
+        }
+        self.reduce_pass(kernel, input, n, blocks, &mut scratch.partials)?;
+        self.reduce_pass(kernel, &scratch.partials, blocks, 1, &mut scratch.result)
+    }
+
+    /// The sum of a host slice.
+    pub fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
+        reduce::check_len(input.len())?;
+        let data = self.upload(input)?;
+        let mut scratch = self.reduce_scratch()?;
+        self.sum_device(kernel, &data, &mut scratch)?;
+        self.synchronize(kernel.entry())?;
+        Ok(self.download(&scratch.result)?[0])
+    }
+
+    /// Queues the sliding average of `a` over windows of `window` into `out`, which must
+    /// hold [`SlidingShape::outputs`] floats.
+    pub fn sliding_average_device(
+        &self,
+        kernel: SlidingKernel,
+        a: &CudaSlice<f32>,
+        window: usize,
+        out: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let shape = SlidingShape::new(a.len(), window)?;
+        let outputs = shape.outputs() as usize;
+        if out.len() != outputs {
+            return Err(Error::InputLength {
+                operand: "out",
+                rows: 1,
+                cols: outputs,
+                expected: outputs,
+                actual: out.len(),
+            });
+        }
+        if outputs == 0 {
+            return Ok(());
+        }
+        let launch = kernel.launch(shape.outputs(), shape.window);
+        self.check_dynamic_shared(launch.dynamic_shared_bytes as u64)?;
+        let f = self.function(kernel.entry())?;
+        let (n, w) = (shape.n, shape.window);
+        let mut args = self.stream.launch_builder(&f);
+        args.arg(a).arg(&n).arg(&w).arg(out);
+        // SAFETY: (a, n, window, out) as the entry expects, with 1 <= window <= n and `out`
+        // of n - window + 1 floats.
+        unsafe { args.launch(config(&launch)) }.map(drop).map_err(|e| fault(kernel.entry(), e))
+    }
+
+    /// The sliding average of a host slice.
+    pub fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
+        let shape = SlidingShape::new(a.len(), window)?;
+        if shape.outputs() == 0 {
+            return Ok(vec![]);
+        }
+        let da = self.upload(a)?;
+        let mut out = self.zeros(shape.outputs() as usize)?;
+        self.sliding_average_device(kernel, &da, window, &mut out)?;
+        self.synchronize(kernel.entry())?;
+        self.download(&out)
+    }
+}

@@ -1,0 +1,135 @@
+//! Sum reductions: kernel catalogue, launch shape, error bound, and the simulator launcher.
+
+use crate::error::{Error, Result};
+use crate::sim::{SharedPtr, Simulator, aligned_copy};
+use kernels_gpu::reduce::{BLOCK, UNROLL, block_tree, warp_shuffle};
+use kernels_gpu::thread::Dim3;
+
+/// The block-combining strategy of the sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReduceKernel {
+    /// Shared-memory binary tree.
+    Tree,
+    /// Warp shuffles.
+    Warp,
+}
+
+/// Most blocks of the first pass: one wave on current GPUs, and few enough partials for a
+/// single block to finish them.
+pub const MAX_BLOCKS: u32 = 1024;
+
+impl ReduceKernel {
+    pub const ALL: [ReduceKernel; 2] = [Self::Tree, Self::Warp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tree => "sum-tree",
+            Self::Warp => "sum-warp",
+        }
+    }
+
+    pub fn entry(self) -> &'static str {
+        match self {
+            Self::Tree => "reduce_sum_tree",
+            Self::Warp => "reduce_sum_warp",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| Error::UnknownKernel {
+            requested: name.to_owned(),
+            known: Self::ALL.map(|k| k.name()).join(", "),
+        })
+    }
+}
+
+/// Blocks of the first pass for `n` inputs: enough for each thread to have a few vectors.
+pub fn first_pass_blocks(n: u32) -> u32 {
+    n.div_ceil(BLOCK * 4 * UNROLL).clamp(1, MAX_BLOCKS)
+}
+
+/// Checks that `len` inputs fit the kernels' 32-bit indices.
+pub fn check_len(len: usize) -> Result<u32> {
+    u32::try_from(len)
+        .ok()
+        .filter(|&n| n <= u32::MAX - BLOCK * 4 * UNROLL)
+        .ok_or(Error::IndexOverflow {
+            operand: "input",
+            rows: 1,
+            cols: len,
+            elements: len as u128,
+        })
+}
+
+/// The largest number of roundings any input goes through on its way to the sum — the
+/// depth of the summation tree the two passes form — so that
+/// `|sum - exact| <= depth * 2⁻²⁴ * Σ|x|` (the pairwise-summation bound for this tree).
+pub fn error_depth(n: u32) -> u32 {
+    let depth_of = |n: u32, blocks: u32| {
+        let threads = blocks * BLOCK;
+        let per_accumulator = n.div_ceil(4).div_ceil(threads * UNROLL);
+        // accumulator chain + 2 within a vector + 2 across accumulators + tail + block tree
+        per_accumulator + 2 + 2 + 1 + BLOCK.ilog2()
+    };
+    let blocks = first_pass_blocks(n);
+    let mut depth = depth_of(n, blocks);
+    if blocks > 1 {
+        depth += depth_of(blocks, 1);
+    }
+    depth
+}
+
+/// The f64 sum and `Σ|x|` of `x`.
+pub fn reference(x: &[f32]) -> (f64, f64) {
+    x.iter().fold((0.0, 0.0), |(s, a), &v| (s + v as f64, a + (v as f64).abs()))
+}
+
+/// Whether `sum` is within the bound of [`error_depth`] from the f64 reference.
+pub fn within_bound(sum: f32, x: &[f32]) -> bool {
+    let (exact, magnitude) = reference(x);
+    let n = x.len() as u32;
+    let bound = error_depth(n) as f64 * (f32::EPSILON as f64 / 2.0) * magnitude;
+    if exact.is_finite() {
+        (sum as f64 - exact).abs() <= bound
+    } else {
+        (sum as f64).is_nan() == exact.is_nan()
+    }
+}
+
+impl Simulator {
+    /// One pass: `blocks` blocks of `kernel` over `input[..n]`, one partial per block.
+    fn reduce_pass(&self, kernel: ReduceKernel, input: *const f32, n: u32, blocks: u32) -> Result<Vec<f32>> {
+        let mut partials = vec![0.0f32; blocks as usize];
+        let (i, p) = (SharedPtr(input as *mut f32), SharedPtr(partials.as_mut_ptr()));
+        let launch = crate::kernels::Launch {
+            grid: Dim3::x(blocks),
+            block: Dim3::x(BLOCK),
+            dynamic_shared_bytes: 0,
+        };
+        // SAFETY: `input` holds n floats in 16-byte-aligned storage, `partials` one per block.
+        self.launch(&launch, move || unsafe {
+            match kernel {
+                ReduceKernel::Tree => block_tree::entry::reduce_sum_tree(i.get(), n, p.get()),
+                ReduceKernel::Warp => warp_shuffle::entry::reduce_sum_warp(i.get(), n, p.get()),
+            }
+        })?;
+        Ok(partials)
+    }
+
+    /// The sum of `input`, by two launches of `kernel` as on the GPU.
+    pub fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
+        let n = check_len(input.len())?;
+        if n == 0 {
+            return Ok(0.0);
+        }
+        let data = aligned_copy(input);
+        let blocks = first_pass_blocks(n);
+        let partials = self.reduce_pass(kernel, data.as_ptr() as *const f32, n, blocks)?;
+        if blocks == 1 {
+            return Ok(partials[0]);
+        }
+        let partials = aligned_copy(&partials);
+        Ok(self.reduce_pass(kernel, partials.as_ptr() as *const f32, blocks, 1)?[0])
+    }
+}

@@ -1,0 +1,139 @@
+//! Sliding averages: kernel catalogue, launch shape, validation, CPU reference and the
+//! simulator launcher.
+
+use crate::error::{Error, Result};
+use crate::kernels::Launch;
+use crate::sim::{SharedPtr, Simulator};
+use kernels_gpu::sliding::shared::TILE;
+use kernels_gpu::sliding::{BLOCK, naive, shared};
+use kernels_gpu::thread::Dim3;
+
+/// Where the windows are read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlidingKernel {
+    /// Global memory, `window` reads per output.
+    Naive,
+    /// A shared tile plus halo per block.
+    Shared,
+}
+
+impl SlidingKernel {
+    pub const ALL: [SlidingKernel; 2] = [Self::Naive, Self::Shared];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Naive => "sliding-naive",
+            Self::Shared => "sliding-shared",
+        }
+    }
+
+    pub fn entry(self) -> &'static str {
+        match self {
+            Self::Naive => "sliding_naive",
+            Self::Shared => "sliding_shared",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| Error::UnknownKernel {
+            requested: name.to_owned(),
+            known: Self::ALL.map(|k| k.name()).join(", "),
+        })
+    }
+
+    /// The launch for `outputs` windows of `window` (which must be at least 1).
+    pub fn launch(self, outputs: u32, window: u32) -> Launch {
+        let (per_block, dynamic_shared_bytes) = match self {
+            Self::Naive => (BLOCK, 0),
+            Self::Shared => (TILE, (TILE + window - 1) * 4),
+        };
+        Launch {
+            grid: Dim3::x(outputs.div_ceil(per_block)),
+            block: Dim3::x(BLOCK),
+            dynamic_shared_bytes,
+        }
+    }
+}
+
+/// A validated sliding-average problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingShape {
+    pub n: u32,
+    pub window: u32,
+}
+
+impl SlidingShape {
+    /// `n` inputs, windows of `window`. A window of 0 is an error (a mean of nothing); a
+    /// window longer than the input is valid and has no outputs, like `n = 0`.
+    pub fn new(n: usize, window: usize) -> Result<Self> {
+        if window == 0 {
+            return Err(Error::InvalidWindow { window, len: n });
+        }
+        let limit = (u32::MAX - 2 * BLOCK) as usize;
+        if n > limit || window > limit || n + window > limit {
+            return Err(Error::IndexOverflow {
+                operand: "input",
+                rows: 1,
+                cols: n.max(window),
+                elements: n as u128 + window as u128,
+            });
+        }
+        Ok(Self {
+            n: n as u32,
+            window: window as u32,
+        })
+    }
+
+    /// Number of windows that fit: `n - window + 1`, or 0.
+    pub fn outputs(&self) -> u32 {
+        (self.n + 1).saturating_sub(self.window)
+    }
+
+}
+
+/// The CPU reference in f64: the exact mean of every window.
+pub fn reference(a: &[f32], window: usize) -> Vec<f64> {
+    if window == 0 || window > a.len() {
+        return vec![];
+    }
+    (0..=a.len() - window)
+        .map(|i| a[i..i + window].iter().map(|&x| x as f64).sum::<f64>() / window as f64)
+        .collect()
+}
+
+/// Whether `out` is within the bound of a left-to-right f32 sum of `window` terms (plus the
+/// division) of the reference, element by element.
+pub fn within_bound(out: &[f32], a: &[f32], window: usize) -> bool {
+    let r = reference(a, window);
+    out.len() == r.len()
+        && out.iter().enumerate().all(|(i, &o)| {
+            let magnitude: f64 = a[i..i + window].iter().map(|&x| (x as f64).abs()).sum::<f64>() / window as f64;
+            let bound = (window as f64 + 1.0) * (f32::EPSILON as f64 / 2.0) * magnitude;
+            ((o as f64) - r[i]).abs() <= bound || (o.is_nan() && r[i].is_nan())
+        })
+}
+
+impl Simulator {
+    /// The sliding average of `a` over windows of `window`, by `kernel`.
+    pub fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
+        let shape = SlidingShape::new(a.len(), window)?;
+        let mut out = vec![0.0f32; shape.outputs() as usize];
+        if out.is_empty() {
+            return Ok(out);
+        }
+        let launch = kernel.launch(shape.outputs(), shape.window);
+        // The shared kernel loads 16 bytes at a time, as device allocations allow.
+        let aligned = crate::sim::aligned_copy(a);
+        let (pa, po) = (SharedPtr(aligned.as_ptr() as *mut f32), SharedPtr(out.as_mut_ptr()));
+        let SlidingShape { n, window } = shape;
+        // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1; 1 <= window <= n.
+        self.launch(&launch, move || unsafe {
+            match kernel {
+                SlidingKernel::Naive => naive::entry::sliding_naive(pa.get(), n, window, po.get()),
+                SlidingKernel::Shared => shared::entry::sliding_shared(pa.get(), n, window, po.get()),
+            }
+        })?;
+        Ok(out)
+    }
+}

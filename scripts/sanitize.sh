@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Runs every kernel × tile width of the prebuilt `host` binary on odd shapes under each of
+# compute-sanitizer's four tools, on a machine with an NVIDIA GPU and the CUDA toolkit:
+#
+#   memcheck   out-of-bounds and misaligned global/shared accesses, bad API arguments
+#   racecheck  shared-memory data races (a missing or misplaced sync_threads)
+#   synccheck  barriers not reached by every thread of a block
+#   initcheck  reads of device memory nothing has written
+#
+# Usage: scripts/sanitize.sh [HOST_BINARY]        (default ./host; e.g. target/release/host)
+#
+# Environment: COMPUTE_SANITIZER (path of the tool; default: on PATH or in $CUDA_HOME/bin),
+# SANITIZE_LOG_DIR (where the logs go; default a new temporary directory),
+# SANITIZE_LEAK_CHECK=1 (memcheck also reports device allocations never freed).
+#
+# Prints one line per run and a summary line per tool; exits 0 if every run is clean, 1 if
+# any tool reports an error (or a run fails, falls back to the CPU simulator, or has a
+# result outside the error bound), 2 if the tool or the binary is missing.
+#
+# The shapes are not multiples of any tile width, and one has k = 1 (a single partial
+# phase). The host binary fills each output with NaN before a kernel writes it and copies
+# everything with cudaMemcpy, so initcheck sees only memory the program initialised.
+
+set -uo pipefail
+
+host=${1:-./host}
+if [[ ! -x $host ]]; then
+    echo "sanitize.sh: host binary '$host' not found or not executable" >&2
+    echo "  build it with 'cargo build --release -p host' and pass target/release/host" >&2
+    exit 2
+fi
+
+sanitizer=${COMPUTE_SANITIZER:-}
+if [[ -z $sanitizer ]]; then
+    if command -v compute-sanitizer >/dev/null 2>&1; then
+        sanitizer=compute-sanitizer
+    elif [[ -x ${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer ]]; then
+        sanitizer=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
+    else
+        echo "sanitize.sh: compute-sanitizer not found: put it on PATH or set COMPUTE_SANITIZER" >&2
+        exit 2
+    fi
+fi
+
+logs=${SANITIZE_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/sanitize.XXXXXX")}
+mkdir -p "$logs"
+
+# Distinct from the host's own exit codes (1: a result outside the bound or an error,
+# 2: usage), so a sanitizer finding is never mistaken for one of them.
+readonly SANITIZER_EXIT=86
+readonly TOOLS=(memcheck racecheck synccheck initcheck)
+
+# name|arguments. `--kernel all --tw all` (the defaults) runs every kernel × tile width.
+runs=(
+    "matmul-67x45x93|--m 67 --k 45 --n 93"
+    "matmul-33x1x17|--m 33 --k 1 --n 17"
+    "matmul-1x1x1|--m 1 --k 1 --n 1"
+)
+# The reductions and sliding averages, where the binary has them.
+if "$host" --help 2>/dev/null | grep -q -- '--op'; then
+    runs+=(
+        "sum-100003|--op sum --len 100003"
+        "sliding-100003w16|--op sliding --len 100003 --window 16"
+    )
+fi
+readonly COMMON_ARGS=(--iters 1 --warmup 0 --json)
+
+tool_args() {
+    case $1 in
+        memcheck)
+            echo --tool memcheck
+            if [[ ${SANITIZE_LEAK_CHECK:-0} == 1 ]]; then echo --leak-check full; fi
+            ;;
+        # `all`: every hazard and the per-race analysis (identical output when clean).
+        racecheck) echo --tool racecheck --racecheck-report all ;;
+        synccheck) echo --tool synccheck ;;
+        initcheck) echo --tool initcheck ;;
+    esac
+}
+
+echo "sanitize.sh: $("$sanitizer" --version 2>/dev/null | grep -m1 -i version || echo "$sanitizer")"
+echo "sanitize.sh: $host, logs in $logs"
+
+declare -A tool_failures tool_runs
+failed=0
+
+for tool in "${TOOLS[@]}"; do
+    tool_failures[$tool]=""
+    tool_runs[$tool]=0
+    for run in "${runs[@]}"; do
+        name=${run%%|*}
+        read -r -a args <<<"${run#*|}"
+        base=$logs/$tool-$name
+        # shellcheck disable=SC2046 # tool_args prints separate words on purpose
+        "$sanitizer" $(tool_args "$tool") --error-exitcode "$SANITIZER_EXIT" --print-limit 20 \
+            --log-file "$base.log" "$host" "${args[@]}" "${COMMON_ARGS[@]}" \
+            >"$base.out" 2>"$base.err"
+        rc=$?
+        tool_runs[$tool]=$((tool_runs[$tool] + 1))
+
+        # "ERROR SUMMARY: N errors", or for racecheck
+        # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)".
+        summary=$(grep -Eo '(ERROR|RACECHECK) SUMMARY: .*' "$base.log" 2>/dev/null | tail -n 1)
+        found=$(sed -E 's/.*SUMMARY: ([0-9]+).*/\1/' <<<"$summary")
+        results=$(grep -c '^{' "$base.out")
+        not_ok=$(grep '^{' "$base.out" | grep -vc '"ok":true')
+
+        problem=""
+        if [[ $rc == "$SANITIZER_EXIT" || (-n $found && $found != 0) ]]; then
+            problem="${found:-?} sanitizer findings"
+        elif [[ -z $summary ]]; then
+            problem="no summary from $tool (did it run? see the log)"
+        elif grep -q 'CPU simulator' "$base.err"; then
+            problem="ran in the CPU simulator, not on the GPU: $(head -n 1 "$base.err")"
+        elif [[ $rc != 0 ]]; then
+            problem="host exited with $rc: $(grep -m1 'error' "$base.err" || tail -n 1 "$base.err")"
+        elif [[ $results == 0 || $not_ok != 0 ]]; then
+            problem="$not_ok of $results results outside the error bound"
+        fi
+
+        if [[ -n $problem ]]; then
+            status=FAIL
+            tool_failures[$tool]+=" $name"
+            failed=1
+        else
+            status=ok
+        fi
+        printf '  %-10s %-20s %-4s %s%s\n' "$tool" "$name" "$status" "$summary" \
+            "${problem:+ — $problem (log: $base.log)}"
+    done
+done
+
+echo
+for tool in "${TOOLS[@]}"; do
+    if [[ -z ${tool_failures[$tool]} ]]; then
+        printf '%-10s clean: %d runs, 0 errors\n' "$tool" "${tool_runs[$tool]}"
+    else
+        printf '%-10s ERRORS in:%s\n' "$tool" "${tool_failures[$tool]}"
+    fi
+done
+exit "$failed"

@@ -1,0 +1,104 @@
+//! The `host` binary's command line: a bad flag or value is a usage message and exit code
+//! 2, a bad problem size is a typed error and exit code 1, never a panic. Runs the built
+//! binary with `--simulate` (or with flags rejected before any device is touched), so no
+//! GPU is needed.
+
+use std::process::{Command, Output};
+
+fn host(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_host"))
+        .args(args)
+        .output()
+        .expect("the host binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A usage error: exit code 2, clap's message pointing to the usage, no panic or backtrace.
+fn assert_usage_error(args: &[&str], needles: &[&str]) {
+    let out = host(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    // clap prints the usage line for unknown flags, and a pointer to it for bad values.
+    assert!(
+        err.contains("Usage:") || err.contains("try '--help'"),
+        "{args:?}: no usage in: {err}"
+    );
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(!err.contains("stack backtrace"), "{args:?}: {err}");
+    for needle in needles {
+        assert!(
+            err.contains(needle),
+            "{args:?}: `{needle}` missing from: {err}"
+        );
+    }
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?}: printed results on a usage error"
+    );
+}
+
+#[test]
+fn unsupported_tile_width_lists_the_allowed_ones() {
+    assert_usage_error(&["--tw", "12"], &["12", "8, 16, 32"]);
+}
+
+#[test]
+fn unknown_kernel_is_a_usage_error() {
+    assert_usage_error(&["--kernel", "nope"], &["nope", "naive", "tiled-static"]);
+}
+
+#[test]
+fn zero_iterations_is_a_usage_error() {
+    assert_usage_error(&["--iters", "0"], &["--iters"]);
+}
+
+#[test]
+fn non_numeric_size_is_a_usage_error() {
+    assert_usage_error(&["--m", "abc"], &["abc", "--m"]);
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    assert_usage_error(&["--bogus"], &["--bogus", "Usage:"]);
+}
+
+#[test]
+fn shape_overflow_is_a_typed_error_naming_the_sizes() {
+    let out = host(&[
+        "--m",
+        "100000",
+        "--k",
+        "100000",
+        "--n",
+        "100000",
+        "--simulate",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error:"), "{err}");
+    assert!(err.contains("100000×100000"), "sizes missing from: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
+    let out = host(&["--simulate", "--m", "5", "--k", "7", "--n", "3", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let rows: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    // naive once, and three tiled kernels at three tile widths.
+    assert_eq!(rows.len(), 10, "{stdout}");
+    for row in &rows {
+        assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
+        assert_eq!(
+            (&row["m"], &row["k"], &row["n"]),
+            (&5.into(), &7.into(), &3.into())
+        );
+    }
+}

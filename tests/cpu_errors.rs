@@ -1,0 +1,508 @@
+//! Every error the host library can produce without a GPU comes back typed, with its sizes
+//! in the message; NaN and ∞ propagate as IEEE 754 says; results are deterministic. All on
+//! the CPU (the simulator where a kernel must run).
+
+#[path = "common/ieee.rs"]
+mod ieee;
+
+use cudarc::driver::DriverError;
+use cudarc::driver::sys::cudaError_enum as Code;
+use host::gpu::{Gpu, param_sizes};
+use host::kernels::{DeviceLimits, Launch};
+use host::matmul::MatmulBackend;
+use host::ptx::KERNELS_PTX;
+use host::sim::Simulator;
+use host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu::sim::{Limits, SimError};
+use kernels_gpu::thread::Dim3;
+
+fn sim_with(limits: Limits) -> Simulator {
+    Simulator { limits }
+}
+
+#[test]
+fn shape_overflow_names_the_operand_and_its_sizes() {
+    for ((m, k, n), operand, rows, cols) in [
+        ((100_000, 100_000, 1), "a", 100_000, 100_000),
+        ((1, 100_000, 100_000), "b", 100_000, 100_000),
+        ((100_000, 1, 100_000), "out", 100_000, 100_000),
+    ] {
+        let err = MatmulShape::new(m, k, n).unwrap_err();
+        match &err {
+            Error::IndexOverflow {
+                operand: o,
+                rows: r,
+                cols: c,
+                elements,
+            } => {
+                assert_eq!((*o, *r, *c), (operand, rows, cols), "{err}");
+                assert_eq!(*elements, 10_000_000_000, "{err}");
+            }
+            other => panic!("expected IndexOverflow for {m}×{k}×{n}, got {other:?}"),
+        }
+        let text = err.to_string();
+        for needle in ["100000×100000", "10000000000", &u32::MAX.to_string()] {
+            assert!(text.contains(needle), "`{needle}` missing from: {text}");
+        }
+    }
+}
+
+#[test]
+fn shape_limit_is_exactly_u32_indices() {
+    // 65536 × 65535 = 2³² − 65536 elements: fits. 65536 × 65536 = 2³²: does not.
+    MatmulShape::new(65_536, 65_535, 1).unwrap();
+    assert!(matches!(
+        MatmulShape::new(65_536, 65_536, 1),
+        Err(Error::IndexOverflow {
+            operand: "a",
+            elements: 4_294_967_296,
+            ..
+        })
+    ));
+    // A dimension near u32::MAX overflows the tiled kernels' row counter even with no
+    // elements at all; usize::MAX does not wrap the check.
+    for (m, k, n) in [
+        (u32::MAX as usize - 10, 0, 1),
+        (usize::MAX, 1, 1),
+        (1, 1, usize::MAX),
+    ] {
+        assert!(
+            matches!(MatmulShape::new(m, k, n), Err(Error::IndexOverflow { .. })),
+            "{m}×{k}×{n}"
+        );
+    }
+}
+
+#[test]
+fn inner_dimension_mismatch_names_both_shapes() {
+    let err = MatmulShape::from_operands(3, 4, 5, 6).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InnerDimMismatch {
+                m: 3,
+                k: 4,
+                k2: 5,
+                n: 6
+            }
+        ),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("3×4") && text.contains("5×6"), "{text}");
+    assert_eq!(
+        MatmulShape::from_operands(3, 4, 4, 6).unwrap(),
+        MatmulShape::new(3, 4, 6).unwrap()
+    );
+}
+
+#[test]
+fn input_lengths_are_checked_before_any_launch() {
+    let shape = MatmulShape::new(4, 5, 6).unwrap();
+    let sim = Simulator::default();
+    for kernel in MatmulKernel::ALL {
+        let err = sim
+            .matmul(kernel, TileWidth::Tw8, &[0.0; 19], &[0.0; 30], shape)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InputLength {
+                    operand: "a",
+                    rows: 4,
+                    cols: 5,
+                    expected: 20,
+                    actual: 19
+                }
+            ),
+            "{kernel}: {err:?}"
+        );
+        let err = sim
+            .matmul(kernel, TileWidth::Tw8, &[0.0; 20], &[0.0; 31], shape)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InputLength {
+                    operand: "b",
+                    expected: 30,
+                    actual: 31,
+                    ..
+                }
+            ),
+            "{kernel}: {err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("31") && text.contains("5×6") && text.contains("30"));
+    }
+}
+
+#[test]
+fn tile_width_12_lists_the_allowed_ones() {
+    let err = TileWidth::try_from(12).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UnsupportedTileWidth {
+                requested: 12,
+                allowed: [8, 16, 32]
+            }
+        ),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("12") && text.contains("8, 16, 32"), "{text}");
+}
+
+#[test]
+fn unknown_kernel_lists_the_known_ones() {
+    let err = MatmulKernel::from_name("nope").unwrap_err();
+    let Error::UnknownKernel { requested, known } = &err else {
+        panic!("expected UnknownKernel, got {err:?}");
+    };
+    assert_eq!(requested, "nope");
+    for kernel in MatmulKernel::ALL {
+        assert!(known.contains(kernel.name()), "{known}");
+        assert_eq!(MatmulKernel::from_name(kernel.name()).unwrap(), kernel);
+    }
+    assert!(err.to_string().contains("nope"));
+}
+
+/// m = 600,000 at tile width 8 needs 75,000 blocks in y; CUDA allows 65,535. Refused
+/// before anything runs, on the simulator as on a GPU.
+#[test]
+fn grid_too_large_for_a_huge_m() {
+    let shape = MatmulShape::new(600_000, 1, 1).unwrap();
+    let grid_y = Error::GridTooLarge {
+        dim: 'y',
+        blocks: 75_000,
+        limit: 65_535,
+    };
+    for kernel in [MatmulKernel::TiledStatic, MatmulKernel::TiledDynamic] {
+        let err = kernel.launch(TileWidth::Tw8, &shape).unwrap_err();
+        assert_eq!(err.to_string(), grid_y.to_string());
+        assert!(matches!(
+            err,
+            Error::GridTooLarge {
+                dim: 'y',
+                blocks: 75_000,
+                limit: 65_535
+            }
+        ));
+        let err = Simulator::default()
+            .matmul(kernel, TileWidth::Tw8, &vec![1.0; 600_000], &[1.0], shape)
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::GridTooLarge { dim: 'y', .. }),
+            "{err:?}"
+        );
+    }
+    let text = grid_y.to_string();
+    assert!(text.contains("75000") && text.contains("65535"), "{text}");
+    // 16-wide blocks need 37,500: within the limit.
+    MatmulKernel::TiledStatic
+        .launch(TileWidth::Tw16, &shape)
+        .unwrap();
+    // The naive kernel's 16×16 blocks: 65,535 × 16 rows fit, one more row does not.
+    let fits = MatmulShape::new(65_535 * 16, 1, 1).unwrap();
+    let over = MatmulShape::new(65_535 * 16 + 1, 1, 1).unwrap();
+    MatmulKernel::Naive.launch(TileWidth::Tw16, &fits).unwrap();
+    assert!(matches!(
+        MatmulKernel::Naive.launch(TileWidth::Tw16, &over),
+        Err(Error::GridTooLarge {
+            dim: 'y',
+            blocks: 65_536,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn launches_are_checked_against_given_device_limits() {
+    let shape = MatmulShape::new(40, 40, 40).unwrap();
+    let small = DeviceLimits {
+        max_threads_per_block: 256,
+        max_block_dim: Dim3::xyz(1024, 1024, 64),
+        max_grid_dim: Dim3::xyz(4, 4, 1),
+        max_shared_bytes_per_block: 4096,
+    };
+    let err = MatmulKernel::TiledStatic
+        .launch_within(TileWidth::Tw32, &shape, &small)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::LaunchExceedsDevice {
+                what: "threads per block",
+                requested: 1024,
+                limit: 256
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("1024") && err.to_string().contains("256"));
+    // 8×8 blocks: 5 blocks per dimension, more than the grid limit of 4.
+    let err = MatmulKernel::Naive
+        .launch_within(TileWidth::Tw8, &MatmulShape::new(65, 1, 1).unwrap(), &small)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::GridTooLarge {
+                dim: 'y',
+                blocks: 5,
+                limit: 4
+            }
+        ),
+        "{err:?}"
+    );
+    // 16×16 tiles: two of 1 KiB each, static or dynamic, fit in 4 KiB...
+    for kernel in MatmulKernel::ALL {
+        kernel
+            .launch_within(TileWidth::Tw16, &shape, &small)
+            .unwrap();
+    }
+    // ...but not in 1 KiB; static shared memory counts as dynamic does.
+    let tiny = DeviceLimits {
+        max_shared_bytes_per_block: 1024,
+        ..small
+    };
+    for kernel in [
+        MatmulKernel::TiledStatic,
+        MatmulKernel::TiledDynamic,
+        MatmulKernel::TiledDynamicConst,
+    ] {
+        let err = kernel
+            .launch_within(TileWidth::Tw16, &shape, &tiny)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::LaunchExceedsDevice {
+                    what: "bytes of shared memory per block",
+                    requested: 2048,
+                    limit: 1024
+                }
+            ),
+            "{kernel}: {err:?}"
+        );
+    }
+    // Per-dimension block limits.
+    let flat = DeviceLimits {
+        max_block_dim: Dim3::xyz(1024, 8, 64),
+        ..DeviceLimits::CUDA
+    };
+    assert!(matches!(
+        MatmulKernel::TiledDynamic.launch_within(TileWidth::Tw16, &shape, &flat),
+        Err(Error::LaunchExceedsDevice {
+            what: "threads in block dimension y",
+            requested: 16,
+            limit: 8
+        })
+    ));
+}
+
+#[test]
+fn empty_launches_are_refused() {
+    for (grid, block) in [
+        (Dim3::xy(0, 1), Dim3::xy(16, 16)),
+        (Dim3::xy(1, 1), Dim3::xyz(16, 16, 0)),
+    ] {
+        let launch = Launch {
+            grid,
+            block,
+            dynamic_shared_bytes: 0,
+        };
+        let err = DeviceLimits::CUDA.check(&launch, 0).unwrap_err();
+        assert!(matches!(err, Error::EmptyLaunch { .. }), "{err:?}");
+        let err = Simulator::default().launch(&launch, || {}).unwrap_err();
+        assert!(
+            matches!(err, Error::Simulator(SimError::EmptyLaunch { .. })),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
+fn simulator_enforces_its_limits() {
+    let shape = MatmulShape::new(4, 4, 4).unwrap();
+    let (a, b) = (vec![1.0; 16], vec![1.0; 16]);
+    // Dynamic shared memory beyond the limit: 2 × 32 × 32 × 4 = 8 KiB > 4 KiB.
+    let sim = sim_with(Limits {
+        max_shared_bytes_per_block: 4096,
+        ..Limits::default()
+    });
+    let err = sim
+        .matmul(
+            MatmulKernel::TiledDynamicConst,
+            TileWidth::Tw32,
+            &a,
+            &b,
+            shape,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Simulator(SimError::SharedMemoryExceeded {
+                requested: 8192,
+                limit: 4096,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    // Static arrays beyond it: the second 4 KiB tile does not fit.
+    let err = sim
+        .matmul(MatmulKernel::TiledStatic, TileWidth::Tw32, &a, &b, shape)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Simulator(SimError::SharedMemoryExceeded { limit: 4096, .. })
+        ),
+        "{err:?}"
+    );
+    // A block dimension beyond the limit.
+    let sim = sim_with(Limits {
+        max_block_dim: Dim3::xyz(16, 16, 64),
+        ..Limits::default()
+    });
+    let err = sim
+        .matmul(MatmulKernel::TiledDynamic, TileWidth::Tw32, &a, &b, shape)
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Simulator(SimError::BlockDimTooLarge { .. })),
+        "{err:?}"
+    );
+    // Within the limits, the same simulator runs.
+    assert_eq!(
+        sim.matmul(MatmulKernel::TiledDynamic, TileWidth::Tw16, &a, &b, shape)
+            .unwrap(),
+        vec![4.0; 16]
+    );
+}
+
+#[test]
+fn simulator_checks_the_grid_like_a_gpu() {
+    let launch = Launch {
+        grid: Dim3::xy(1, 70_000),
+        block: Dim3::x(1),
+        dynamic_shared_bytes: 0,
+    };
+    let ran = std::sync::atomic::AtomicBool::new(false);
+    let err = Simulator::default()
+        .launch(&launch, || {
+            ran.store(true, std::sync::atomic::Ordering::Relaxed)
+        })
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::GridTooLarge {
+                dim: 'y',
+                blocks: 70_000,
+                limit: 65_535
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!ran.into_inner(), "the kernel ran despite the error");
+}
+
+#[test]
+fn ptx_with_a_nul_is_refused_before_the_driver_is_touched() {
+    match Gpu::with_ptx(0, "abc\0def") {
+        Err(Error::PtxNul { offset: 3, len: 7 }) => {}
+        Err(other) => panic!("expected PtxNul, got {other:?}"),
+        Ok(_) => panic!("PTX with a NUL loaded"),
+    }
+}
+
+#[test]
+fn missing_gpu_or_ordinal_is_a_typed_error() {
+    // No GPU here: NoDriver or NoDevice. On a GPU machine: no GPU number usize::MAX.
+    match Gpu::with_ordinal(usize::MAX) {
+        Err(Error::NoDriver(_) | Error::NoDevice) => {}
+        Err(Error::NoSuchDevice { ordinal, count }) => {
+            assert_eq!(ordinal, usize::MAX);
+            assert!(count >= 1);
+        }
+        Err(other) => panic!("unexpected error {other:?}"),
+        Ok(_) => panic!("GPU usize::MAX exists"),
+    }
+}
+
+#[test]
+fn raw_launch_arguments_are_read_from_the_ptx() {
+    assert_eq!(
+        param_sizes(KERNELS_PTX, "matmul_naive"),
+        Some(vec![8, 8, 8, 4, 4, 4])
+    );
+    assert_eq!(
+        param_sizes(KERNELS_PTX, "matmul_tiled_dynamic"),
+        Some(vec![8, 8, 8, 4, 4, 4, 4])
+    );
+    for entry in MatmulKernel::all_entries() {
+        let sizes = param_sizes(KERNELS_PTX, entry).unwrap_or_else(|| panic!("{entry}"));
+        assert_eq!(&sizes[..6], &[8, 8, 8, 4, 4, 4], "{entry}");
+    }
+    assert_eq!(param_sizes(KERNELS_PTX, "nope"), None);
+    let ptx = ".visible .entry f(\n\t.param .align 8 .b8 f_param_0[24],\n\t.param .f64 f_param_1\n)\n{\n}\n.visible .entry g()\n{\n}\n";
+    assert_eq!(param_sizes(ptx, "f"), Some(vec![24, 8]));
+    assert_eq!(param_sizes(ptx, "g"), Some(vec![]));
+}
+
+#[test]
+fn only_sticky_faults_make_the_context_unusable() {
+    let fault = |code, context_usable| Error::KernelFault {
+        kernel: "matmul_naive".into(),
+        source: DriverError(code),
+        context_usable,
+    };
+    // (Only the classification: formatting a DriverError asks the driver for its text.)
+    assert!(!fault(Code::CUDA_ERROR_ILLEGAL_ADDRESS, false).leaves_context_usable());
+    assert!(fault(Code::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, true).leaves_context_usable());
+    let later = Error::Driver {
+        call: "cuMemcpyDtoH",
+        source: DriverError(Code::CUDA_ERROR_ILLEGAL_ADDRESS),
+    };
+    assert!(!later.leaves_context_usable());
+    for usable in [
+        MatmulShape::new(100_000, 100_000, 1).unwrap_err(),
+        TileWidth::try_from(12).unwrap_err(),
+        Error::OutOfDeviceMemory {
+            requested: 2,
+            free: 1,
+            total: 1,
+        },
+        Error::PtxLoad(DriverError(Code::CUDA_ERROR_INVALID_PTX)),
+        Error::LaunchExceedsDevice {
+            what: "threads per block",
+            requested: 2048,
+            limit: 1024,
+        },
+    ] {
+        assert!(usable.leaves_context_usable(), "{usable:?}");
+    }
+}
+
+#[test]
+fn nan_and_inf_propagate_as_ieee_754_says_on_the_simulator() {
+    let sim = Simulator::default();
+    let failures: Vec<String> = ieee::kernel_widths()
+        .into_iter()
+        .filter_map(|(kernel, tw)| ieee::check_special_values(&sim, kernel, tw).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn same_input_gives_bit_identical_output_on_the_simulator() {
+    let sim = Simulator::default();
+    let failures: Vec<String> = ieee::kernel_widths()
+        .into_iter()
+        .filter_map(|(kernel, tw)| ieee::check_deterministic(&sim, kernel, tw, (37, 45, 29)).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,480 @@
+//! GPU reliability tests: launches beyond the device's real limits, device memory
+//! exhaustion, a rejected PTX module and a faulting kernel all come back as typed errors;
+//! NaN and ∞ propagate as IEEE 754 says; results are bit-for-bit deterministic.
+//!
+//! A libtest-compatible harness: without a GPU every test is reported as *ignored* with
+//! the reason printed, never as passed. The kernel-fault test runs in a child process
+//! (this binary, re-run with [`FAULT_CHILD`] set): a sticky fault poisons the CUDA context
+//! of the whole process, which would fail every other test.
+
+#[path = "common/ieee.rs"]
+mod ieee;
+
+use cudarc::driver::CudaContext;
+use host::gpu::{Gpu, KernelArg};
+use host::kernels::Launch;
+use host::matmul::MatmulBackend;
+use host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu::thread::Dim3;
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::sync::{Arc, RwLock};
+
+/// Set in the environment of the child process that provokes a kernel fault.
+const FAULT_CHILD: &str = "HOST_GPU_RELIABILITY_FAULT_CHILD";
+/// What the child prints when the fault came back as it should.
+const FAULT_CHILD_OK: &str = "fault child: KernelFault with context_usable = false";
+
+/// Tests that fill the device's memory or start a process that faults take this lock
+/// exclusively; the others share it.
+static DEVICE: RwLock<()> = RwLock::new(());
+
+type Test = Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>;
+
+fn expect<T: std::fmt::Debug>(
+    what: &str,
+    got: Result<T, Error>,
+    ok: impl FnOnce(&Error) -> bool,
+) -> Result<(), Failed> {
+    match got {
+        Err(e) if ok(&e) => {
+            if !e.leaves_context_usable() {
+                return Err(format!("{what}: {e} should leave the context usable").into());
+            }
+            Ok(())
+        }
+        other => Err(format!("{what}: unexpected {other:?}").into()),
+    }
+}
+
+/// A 1×1 launch of one thread.
+fn one_thread() -> Launch {
+    Launch {
+        grid: Dim3::x(1),
+        block: Dim3::x(1),
+        dynamic_shared_bytes: 0,
+    }
+}
+
+/// Valid arguments of `matmul_naive` for a 1×1×1 product.
+fn naive_args(g: &Gpu) -> Result<(Vec<KernelArg>, Vec<cudarc::driver::CudaSlice<f32>>), Failed> {
+    let bufs = vec![g.upload(&[2.0])?, g.upload(&[3.0])?, g.zeros(1)?];
+    let mut args: Vec<KernelArg> = bufs.iter().map(KernelArg::buffer).collect();
+    args.extend([KernelArg::U32(1); 3]);
+    Ok((args, bufs))
+}
+
+fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
+    add(
+        "limits::queried_from_the_device",
+        false,
+        Box::new(|g| {
+            let l = g.limits();
+            let cuda = host::kernels::DeviceLimits::CUDA;
+            if l.max_threads_per_block < 1024
+                || l.max_block_dim != cuda.max_block_dim
+                || l.max_grid_dim != cuda.max_grid_dim
+                || l.max_shared_bytes_per_block < 48 * 1024
+            {
+                return Err(format!("implausible device limits {l:?}").into());
+            }
+            Ok(())
+        }),
+    );
+    add(
+        "limits::entry_attributes_match_the_host",
+        false,
+        Box::new(|g| {
+            let shape = MatmulShape::new(64, 64, 64)?;
+            for (kernel, tw) in ieee::kernel_widths() {
+                let info = g.entry_info(kernel.entry(tw))?;
+                let launch = kernel.launch_within(tw, &shape, &g.limits())?;
+                if info.static_shared_bytes != kernel.static_shared_bytes(tw)
+                    || (info.max_threads_per_block as u64) < launch.block.volume()
+                    || info.param_bytes.is_none()
+                {
+                    return Err(format!("{kernel} tw{tw}: {info:?} vs {launch:?}").into());
+                }
+            }
+            Ok(())
+        }),
+    );
+    add(
+        "limits::too_many_threads_per_block",
+        false,
+        Box::new(|g| {
+            let (args, _bufs) = naive_args(g)?;
+            let max = g.limits().max_threads_per_block as u64;
+            let launch = Launch {
+                block: Dim3::xy(64, (max / 64 + 1) as u32),
+                ..one_thread()
+            };
+            // SAFETY: valid buffers for a 1×1×1 product; the launch is refused anyway.
+            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            expect("2× the threads", got, |e| {
+                matches!(e, Error::LaunchExceedsDevice { what: "threads per block", requested, limit }
+                    if *requested == launch.block.volume() && *limit == max)
+            })
+        }),
+    );
+    add(
+        "limits::block_dimension_z",
+        false,
+        Box::new(|g| {
+            let (args, _bufs) = naive_args(g)?;
+            let z = g.limits().max_block_dim.z;
+            let launch = Launch {
+                block: Dim3::xyz(1, 1, z + 1),
+                ..one_thread()
+            };
+            // SAFETY: as above.
+            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            expect("block z", got, |e| {
+                matches!(e, Error::LaunchExceedsDevice { what: "threads in block dimension z", requested, limit }
+                    if *requested == z as u64 + 1 && *limit == z as u64)
+            })
+        }),
+    );
+    add(
+        "limits::shared_memory_per_block",
+        false,
+        Box::new(|g| {
+            let (args, _bufs) = naive_args(g)?;
+            let max = g.limits().max_shared_bytes_per_block;
+            let launch = Launch {
+                dynamic_shared_bytes: max + 4,
+                ..one_thread()
+            };
+            // SAFETY: as above.
+            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            expect("shared memory", got, |e| {
+                matches!(e, Error::LaunchExceedsDevice { what: "bytes of shared memory per block", requested, .. }
+                    if *requested == max as u64 + 4)
+            })?;
+            // Static shared memory counts too: the tw32 static kernel has 8 KiB of it.
+            let (a, b) = (g.upload(&[1.0; 1024])?, g.upload(&[1.0; 1024])?);
+            let mut out = g.zeros(1024)?;
+            let mut static_args: Vec<KernelArg> =
+                [&a, &b, &out].into_iter().map(KernelArg::buffer).collect();
+            static_args.extend([KernelArg::U32(32); 3]);
+            let launch = Launch {
+                grid: Dim3::xy(1, 1),
+                block: Dim3::xy(32, 32),
+                dynamic_shared_bytes: max - 8192 + 4,
+            };
+            // SAFETY: 32×32 buffers for a 32×32×32 product; the launch is refused anyway.
+            let got = unsafe { g.launch_raw("matmul_tiled_static_tw32", &launch, &static_args) };
+            expect(
+                "static + dynamic",
+                got,
+                |e| matches!(e, Error::LaunchExceedsDevice { requested, .. } if *requested == max as u64 + 4),
+            )?;
+            // The same buffers with a valid launch work: nothing was poisoned.
+            let shape = MatmulShape::new(32, 32, 32)?;
+            g.matmul_device(
+                MatmulKernel::TiledStatic,
+                TileWidth::Tw32,
+                &a,
+                &b,
+                &mut out,
+                shape,
+            )?;
+            g.synchronize("matmul_tiled_static_tw32")?;
+            if g.download(&out)? != vec![32.0; 1024] {
+                return Err("wrong product after refused launches".into());
+            }
+            Ok(())
+        }),
+    );
+    add(
+        "limits::grid_too_large_through_matmul",
+        false,
+        Box::new(|g| {
+            // 600,000 rows at tile width 8: 75,000 blocks in y.
+            let shape = MatmulShape::new(600_000, 1, 1)?;
+            let limit = g.limits().max_grid_dim.y as u64;
+            let got = g.matmul(
+                MatmulKernel::TiledStatic,
+                TileWidth::Tw8,
+                &vec![1.0; 600_000],
+                &[1.0],
+                shape,
+            );
+            expect(
+                "grid y",
+                got,
+                |e| matches!(e, Error::GridTooLarge { dim: 'y', blocks: 75_000, limit: l } if *l == limit),
+            )
+        }),
+    );
+    add(
+        "limits::empty_launch",
+        false,
+        Box::new(|g| {
+            let (args, _bufs) = naive_args(g)?;
+            let launch = Launch {
+                grid: Dim3::xy(0, 1),
+                ..one_thread()
+            };
+            // SAFETY: as above.
+            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            expect("empty grid", got, |e| {
+                matches!(e, Error::EmptyLaunch { .. })
+            })
+        }),
+    );
+    add(
+        "raw::unknown_entry",
+        false,
+        Box::new(|g| {
+            expect(
+                "function",
+                g.function("nope"),
+                |e| matches!(e, Error::EntryNotFound { entry } if entry == "nope"),
+            )?;
+            // SAFETY: never launched.
+            let got = unsafe { g.launch_raw("no\0pe", &one_thread(), &[]) };
+            expect("NUL in name", got, |e| {
+                matches!(e, Error::EntryNotFound { .. })
+            })
+        }),
+    );
+    add(
+        "raw::argument_mismatch",
+        false,
+        Box::new(|g| {
+            let (mut args, _bufs) = naive_args(g)?;
+            args.pop();
+            // SAFETY: refused before launching: one argument short.
+            let got = unsafe { g.launch_raw("matmul_naive", &one_thread(), &args) };
+            expect("too few", got, |e| {
+                matches!(e, Error::KernelArgMismatch { expected_bytes, actual_bytes, .. }
+                    if *expected_bytes == [8, 8, 8, 4, 4, 4] && *actual_bytes == [8, 8, 8, 4, 4])
+            })?;
+            args.push(KernelArg::U64(1));
+            // SAFETY: refused before launching: a u64 where the entry takes a u32.
+            let got = unsafe { g.launch_raw("matmul_naive", &one_thread(), &args) };
+            expect("wrong size", got, |e| {
+                matches!(e, Error::KernelArgMismatch { .. })
+            })
+        }),
+    );
+    add(
+        "raw::valid_launch_computes",
+        false,
+        Box::new(|g| {
+            let (args, bufs) = naive_args(g)?;
+            // SAFETY: valid buffers for a 1×1×1 product.
+            unsafe { g.launch_raw("matmul_naive", &one_thread(), &args)? };
+            g.synchronize("matmul_naive")?;
+            match g.download(&bufs[2])?.as_slice() {
+                [6.0] => Ok(()),
+                other => Err(format!("2 × 3 = {other:?}").into()),
+            }
+        }),
+    );
+}
+
+fn module_and_memory_tests(add: &mut impl FnMut(&str, bool, Test)) {
+    add(
+        "ptx::invalid_module_is_ptx_load",
+        false,
+        Box::new(|g| {
+            let broken = ".version 7.8\n.target sm_80\n.address_size 64\n\n\
+                .visible .entry broken()\n{\n\tnot_an_instruction %r1;\n\tret;\n}\n";
+            for (what, ptx) in [("not PTX", "this is not PTX"), ("bad instruction", broken)] {
+                let got = Gpu::with_ptx(0, ptx).map(drop);
+                expect(what, got, |e| matches!(e, Error::PtxLoad(_)))?;
+            }
+            // The module and the context are still fine, and a good module loads.
+            let fresh = Gpu::with_ptx(0, g.ptx())?;
+            let shape = MatmulShape::new(3, 2, 1)?;
+            let out = fresh.matmul(
+                MatmulKernel::Naive,
+                TileWidth::Tw16,
+                &[1.0; 6],
+                &[1.0; 2],
+                shape,
+            )?;
+            if out != vec![2.0; 3] {
+                return Err(format!("after a rejected module: {out:?}").into());
+            }
+            Ok(())
+        }),
+    );
+    add(
+        "device::ordinal_past_the_last_gpu",
+        false,
+        Box::new(|_| {
+            let count = CudaContext::device_count()? as usize;
+            expect(
+                "ordinal",
+                Gpu::with_ordinal(count).map(drop),
+                |e| matches!(e, Error::NoSuchDevice { ordinal, count: c } if *ordinal == count && *c == count),
+            )
+        }),
+    );
+    add(
+        "memory::zeros_beyond_the_device",
+        false,
+        Box::new(|g| {
+            let total = g.info()?.total_memory_bytes as u64;
+            expect(
+                "2× memory",
+                g.zeros(total as usize / 2).map(drop),
+                |e| matches!(e, Error::OutOfDeviceMemory { requested, .. } if *requested == 2 * total),
+            )
+        }),
+    );
+    add(
+        "memory::matmul_when_the_device_is_full",
+        true,
+        Box::new(|g| {
+            // A valid shape never needs more than 3 × 16 GiB, less than these GPUs have: fill
+            // the memory but 256 MiB first, then ask for 3 × 256 MiB.
+            let (free, _) = g.context().mem_get_info()?;
+            let ballast = g.zeros(free.saturating_sub(256 << 20) / 4)?;
+            let side = 8192;
+            let shape = MatmulShape::new(side, side, side)?;
+            let a = vec![0.0f32; side * side];
+            let got = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &a, shape);
+            drop(ballast);
+            g.synchronize("(freeing the ballast)")?;
+            let needed = 3 * (side * side * 4) as u64;
+            expect("full device", got, |e| {
+                matches!(e, Error::OutOfDeviceMemory { requested, free, .. }
+                    if *requested == needed && *free < needed)
+            })
+        }),
+    );
+    add(
+        "fault::illegal_address_makes_the_context_unusable",
+        true,
+        Box::new(|_| {
+            let exe = std::env::current_exe()?;
+            let out = std::process::Command::new(exe)
+                .env(FAULT_CHILD, "1")
+                .output()?;
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if out.status.success() && stdout.contains(FAULT_CHILD_OK) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "child {}: {stdout}{}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                )
+                .into())
+            }
+        }),
+    );
+}
+
+/// In the child process: `matmul_naive` reading and writing through address 0x10.
+fn fault_child() -> Result<String, String> {
+    let gpu = Gpu::new().map_err(|e| format!("no GPU in the child: {e}"))?;
+    let bogus = KernelArg::Pointer(0x10);
+    let args = [
+        bogus,
+        bogus,
+        bogus,
+        KernelArg::U32(64),
+        KernelArg::U32(64),
+        KernelArg::U32(64),
+    ];
+    let launch = Launch {
+        grid: Dim3::xy(4, 4),
+        block: Dim3::xy(16, 16),
+        dynamic_shared_bytes: 0,
+    };
+    // SAFETY: the pointers are bogus on purpose: the kernel faults on the device, which
+    // is what this process exists to observe; no host memory is involved.
+    let launched = unsafe { gpu.launch_raw("matmul_naive", &launch, &args) };
+    let err = match launched.and_then(|()| gpu.synchronize("matmul_naive")) {
+        Ok(()) => return Err("the bogus launch succeeded".into()),
+        Err(e) => e,
+    };
+    match &err {
+        Error::KernelFault {
+            kernel,
+            context_usable: false,
+            ..
+        } if kernel == "matmul_naive" && !err.leaves_context_usable() => {}
+        other => return Err(format!("expected a sticky KernelFault, got {other:?}")),
+    }
+    // Sticky: the next call fails too.
+    match gpu
+        .zeros(1)
+        .and_then(|_| gpu.synchronize("(after the fault)"))
+    {
+        Err(e) => Ok(format!(
+            "{FAULT_CHILD_OK} ({err}); then {e} (context usable: {})",
+            e.leaves_context_usable()
+        )),
+        Ok(()) => Err(format!("the context still works after {err}")),
+    }
+}
+
+fn ieee_tests(add: &mut impl FnMut(&str, bool, Test)) {
+    for (kernel, tw) in ieee::kernel_widths() {
+        let name = format!("{}::tw{}", kernel.name(), tw.get());
+        add(
+            &format!("ieee::{name}"),
+            false,
+            Box::new(move |g| Ok(ieee::check_special_values(g, kernel, tw)?)),
+        );
+        add(
+            &format!("deterministic::{name}"),
+            false,
+            Box::new(move |g| Ok(ieee::check_deterministic(g, kernel, tw, (257, 129, 511))?)),
+        );
+    }
+}
+
+fn trials(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
+    let mut trials = vec![];
+    let mut add = |name: &str, exclusive: bool, f: Test| {
+        let g = gpu.clone();
+        let ignored = g.is_none();
+        trials.push(
+            Trial::test(format!("gpu::{name}"), move || {
+                let g = g.as_deref().expect("ignored without a GPU");
+                let _device = if exclusive {
+                    (
+                        None,
+                        Some(DEVICE.write().unwrap_or_else(|e| e.into_inner())),
+                    )
+                } else {
+                    (Some(DEVICE.read().unwrap_or_else(|e| e.into_inner())), None)
+                };
+                f(g)
+            })
+            .with_ignored_flag(ignored),
+        );
+    };
+    limit_tests(&mut add);
+    module_and_memory_tests(&mut add);
+    ieee_tests(&mut add);
+    trials
+}
+
+fn main() {
+    if std::env::var_os(FAULT_CHILD).is_some() {
+        match fault_child() {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                println!("fault child failed: {e}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
+    let args = Arguments::from_args();
+    let gpu = match Gpu::new() {
+        Ok(gpu) => Some(Arc::new(gpu)),
+        Err(e) => {
+            eprintln!("GPU tests SKIPPED (reported as ignored): {e}");
+            None
+        }
+    };
+    libtest_mimic::run(&args, trials(gpu)).exit();
+}
