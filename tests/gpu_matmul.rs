@@ -48,9 +48,12 @@ fn check(
     Ok(())
 }
 
+/// One GPU test body.
+type Test = Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>;
+
 fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
     let mut trials = vec![];
-    let mut add = |name: String, f: Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>| {
+    let mut add = |name: String, f: Test| {
         let g = gpu.clone();
         let ignored = g.is_none();
         trials.push(

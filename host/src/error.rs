@@ -122,8 +122,6 @@ pub enum Error {
     },
     #[error("unknown kernel `{requested}`; known: {known}")]
     UnknownKernel { requested: String, known: String },
-    #[error("{requested} bytes of shared memory per block needed, more than the device's {limit}")]
-    SharedMemoryTooLarge { requested: u64, limit: u64 },
     #[error(
         "a sliding window must hold at least one element (window {window}, input length {len})"
     )]

@@ -83,7 +83,7 @@ impl MatmulBackend for Simulator {
         );
         let MatmulShape { m: h, k, n: w } = shape;
         let tw_arg = tw.get();
-        // SAFETY (every call below): the buffers have the shape's lengths (checked above),
+        // SAFETY: (every call below) the buffers have the shape's lengths (checked above),
         // the shape fits u32 indices (MatmulShape), and `launch` is the kernel's launch shape.
         let run = move || unsafe {
             let (m, n, out) = (pm.get() as *const f32, pn.get() as *const f32, o.get());

@@ -309,7 +309,7 @@ mod backend {
 
         #[track_caller]
         fn check_vector(&self, i: u32) {
-            if i % 4 != 0 || (self.offset + i) % 4 != 0 || i.saturating_add(4) > self.len {
+            if !i.is_multiple_of(4) || !(self.offset + i).is_multiple_of(4) || i.saturating_add(4) > self.len {
                 self.out_of_bounds(i.saturating_add(3));
             }
         }

@@ -2,15 +2,12 @@
 //! rust-cuda's `cuda_builder` plays, but with rustc's own `nvptx64-nvidia-cuda` target.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     let ptx = ptx_builder::PtxBuilder::new("../my-kernels")
-//!         .arch("sm_80")
-//!         .build_in_out_dir()
-//!         .unwrap_or_else(|e| ptx_builder::fail(e));
-//!     // then: include_str!(concat!(env!("OUT_DIR"), "/my_kernels.ptx"))
-//!     let _ = ptx;
-//! }
+//! // build.rs: writes $OUT_DIR/my_kernels.ptx, for
+//! // include_str!(concat!(env!("OUT_DIR"), "/my_kernels.ptx")) in the crate.
+//! ptx_builder::PtxBuilder::new("../my-kernels")
+//!     .arch("sm_80")
+//!     .build_in_out_dir()
+//!     .unwrap_or_else(|e| ptx_builder::fail(e));
 //! ```
 //!
 //! What it does, and why each piece matters:

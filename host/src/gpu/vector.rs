@@ -26,20 +26,6 @@ fn config(launch: &Launch) -> LaunchConfig {
 }
 
 impl Gpu {
-    /// Fails unless a block may have `bytes` of dynamic shared memory on this device
-    /// without opting in to more.
-    fn check_dynamic_shared(&self, bytes: u64) -> Result<()> {
-        use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK as MAX;
-        let limit = self.ctx.attribute(MAX).map_err(|source| Error::Driver {
-            call: "cuDeviceGetAttribute",
-            source,
-        })? as u64;
-        if bytes > limit {
-            return Err(Error::SharedMemoryTooLarge { requested: bytes, limit });
-        }
-        Ok(())
-    }
-
     pub fn reduce_scratch(&self) -> Result<ReduceScratch> {
         Ok(ReduceScratch {
             partials: self.zeros(reduce::MAX_BLOCKS as usize)?,
@@ -61,6 +47,7 @@ impl Gpu {
             block: Dim3::x(BLOCK),
             dynamic_shared_bytes: 0,
         };
+        self.check_launch(kernel.entry(), &launch)?;
         let mut args = self.stream.launch_builder(&f);
         args.arg(input).arg(&n).arg(out);
         // SAFETY: (input, n, partials) as the entry expects; device buffers are 256-byte
@@ -117,7 +104,8 @@ impl Gpu {
             return Ok(());
         }
         let launch = kernel.launch(shape.outputs(), shape.window);
-        self.check_dynamic_shared(launch.dynamic_shared_bytes as u64)?;
+        // Large windows need more shared memory than a block may have: a typed error.
+        self.check_launch(kernel.entry(), &launch)?;
         let f = self.function(kernel.entry())?;
         let (n, w) = (shape.n, shape.window);
         let mut args = self.stream.launch_builder(&f);

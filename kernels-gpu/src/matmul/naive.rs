@@ -17,7 +17,7 @@ pub unsafe fn matmul_naive(m: *const f32, n: *const f32, out: *mut f32, h: u32, 
     if r >= h || c >= w {
         return;
     }
-    // SAFETY (pointer arithmetic): r < h and c < w, so both start inside their matrix.
+    // SAFETY: (pointer arithmetic) r < h and c < w, so both start inside their matrix.
     let (row, mut col) = unsafe { (m.add(at(r, k, 0)), n.add(c as usize)) };
     let mut o = 0.0f32;
     for i in 0..k {

@@ -44,7 +44,7 @@ pub unsafe fn tiled_dot(
     let mut p = 0.0f32;
     for ph in 0..cdiv(k, tw) {
         let idx = ph * tw;
-        // SAFETY (all four shared accesses): tr, tc, i < tw and both tiles hold tw*tw.
+        // SAFETY: (all four shared accesses) tr, tc, i < tw and both tiles hold tw*tw.
         // The global reads are guarded by the same bounds as the lecture's ternaries.
         unsafe {
             ms.set_unchecked(

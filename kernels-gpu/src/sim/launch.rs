@@ -182,8 +182,9 @@ fn run_thread<F: Fn()>(cfg: &LaunchConfig, linear: u32, block: &Arc<BlockState>,
     });
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(kernel));
     context::leave();
-    if let Err(payload) = outcome {
-        if !payload.is::<Abort>() {
+    if let Err(payload) = outcome
+        && !payload.is::<Abort>()
+    {
             let message = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
@@ -196,7 +197,6 @@ fn run_thread<F: Fn()>(cfg: &LaunchConfig, linear: u32, block: &Arc<BlockState>,
                 },
                 message,
             });
-        }
     }
     if let Some((mask, location)) = block.warps[(linear / 32) as usize].exit(linear % 32) {
         block.record(SimError::WarpShuffle {

@@ -11,7 +11,7 @@ use crate::thread::index_1d;
 #[inline(always)]
 pub unsafe fn sliding_naive(a: *const f32, n: u32, window: u32, out: *mut f32) {
     let i = index_1d();
-    if i >= n - window + 1 {
+    if i > n - window {
         return;
     }
     let mut sum = 0.0f32;
