@@ -10,12 +10,13 @@ use crate::thread::{self, sync_threads};
 
 use super::{at, cdiv};
 
-/// Runs all phases and returns this thread's output coordinates `(r, c)` and its dot
-/// product `Σ_i m[r, i] · n[i, c]`, without writing anything: the building block for kernels
-/// that do more with the product than store it (a bias and an activation, say).
+/// Runs all phases for this thread's output element `(r, c)` and, if it lies inside the
+/// output, hands `(r, c, Σ_i m[r, i] · n[i, c])` to `epilogue`: the building block for
+/// kernels that do more with the product than store it (a bias and an activation, say).
 ///
-/// `r`, `c` may lie outside the matrices (partial edge tiles): check `r < h && c < w`
-/// before using the product. Every thread of the block must call it (it has barriers).
+/// Every thread of the block must call it (it has barriers). The epilogue runs inside, after
+/// the loop, rather than on a returned value: the same code returned as a tuple compiled to
+/// a different branch structure that measured 4–8% slower at tile width 32.
 ///
 /// `tw` is a plain argument: when the caller passes a constant (a const generic), inlining
 /// makes the inner loop's trip count and the shared indices compile-time constants — the
@@ -35,7 +36,8 @@ pub unsafe fn tiled_dot(
     h: u32,
     w: u32,
     k: u32,
-) -> (u32, u32, f32) {
+    epilogue: impl FnOnce(u32, u32, f32),
+) {
     let tc = thread::thread_idx_x();
     let tr = thread::thread_idx_y();
     let r = thread::block_idx_y() * tw + tr;
@@ -46,14 +48,16 @@ pub unsafe fn tiled_dot(
         let idx = ph * tw;
         // SAFETY: (all four shared accesses) tr, tc, i < tw and both tiles hold tw*tw.
         // The global reads are guarded by the same bounds as the lecture's ternaries.
+        // Their indices stay wrapping u32 on purpose: with the no-wrap `at()` LLVM turned
+        // the guarded loads into branches instead of selects, 4–8% slower at tw 32.
         unsafe {
             ms.set_unchecked(
                 tr * tw + tc,
-                if r < h && idx + tc < k { *m.add(at(r, k, idx + tc)) } else { 0.0 },
+                if r < h && idx + tc < k { *m.add((tc + idx + r * k) as usize) } else { 0.0 },
             );
             ns.set_unchecked(
                 tr * tw + tc,
-                if c < w && idx + tr < k { *n.add(at(idx + tr, w, c)) } else { 0.0 },
+                if c < w && idx + tr < k { *n.add(((tr + idx) * w + c) as usize) } else { 0.0 },
             );
         }
         sync_threads();
@@ -63,7 +67,10 @@ pub unsafe fn tiled_dot(
         }
         sync_threads();
     }
-    (r, c, p)
+
+    if r < h && c < w {
+        epilogue(r, c, p);
+    }
 }
 
 /// Runs all phases for this thread's output element and writes it to `out`.
@@ -83,10 +90,7 @@ pub unsafe fn tiled_phases(
     w: u32,
     k: u32,
 ) {
-    // SAFETY: forwarded contract.
-    let (r, c, p) = unsafe { tiled_dot(ms, ns, tw, m, n, h, w, k) };
-    if r < h && c < w {
-        // SAFETY: r < h and c < w; this thread is the only writer of out[r, c].
-        unsafe { *out.add(at(r, w, c)) = p };
-    }
+    // SAFETY: forwarded contract; the epilogue gets r < h and c < w, and this thread is
+    // the only writer of out[r, c].
+    unsafe { tiled_dot(ms, ns, tw, m, n, h, w, k, |r, c, p| *out.add(at(r, w, c)) = p) }
 }
