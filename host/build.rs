@@ -6,9 +6,9 @@ fn main() {
     println!("cargo:rerun-if-env-changed=KERNELS_GPU_PTX");
     let arch = std::env::var("KERNELS_GPU_ARCH").unwrap_or_else(|_| "sm_80".into());
     let ptx = std::env::var("KERNELS_GPU_PTX").unwrap_or_else(|_| "ptx78".into());
-    ptx_builder::PtxBuilder::new("../kernels-gpu")
+    nvptx_builder::PtxBuilder::new("../kernels-gpu")
         .arch(&arch)
         .ptx_version(&ptx)
         .build_in_out_dir()
-        .unwrap_or_else(|e| ptx_builder::fail(e));
+        .unwrap_or_else(|e| nvptx_builder::fail(e));
 }

@@ -11,7 +11,8 @@ use crate::tile::TileWidth;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// One implementation in the comparison: a lecture kernel at a tile width, or cuBLAS.
+/// One implementation in the comparison: one of our kernels (at a tile width, for the
+/// lecture's tiled ones), or cuBLAS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Contender {
     /// `tw` is `None` for kernels without a tile width (the naive one).
@@ -291,7 +292,7 @@ impl Summary {
         Some(100.0 * m.gflops() / base.gflops())
     }
 
-    /// The fastest lecture kernel on `shape`.
+    /// The fastest of our kernels (lecture or SGEMM ladder) on `shape`.
     pub fn best_kernel(&self, shape: MatmulShape) -> Option<&Measurement> {
         self.measurements
             .iter()
@@ -329,7 +330,7 @@ impl Summary {
             let _ = writeln!(s, "- **Note:** {note}");
         }
 
-        let _ = writeln!(s, "\n## Best lecture kernel per shape\n");
+        let _ = writeln!(s, "\n## Best Rust kernel per shape\n");
         for &shape in &shapes {
             let Some(best) = self.best_kernel(shape) else {
                 continue;
@@ -614,6 +615,7 @@ fn color(c: Contender) -> plotters::style::RGBColor {
                 MatmulKernel::TiledDynamic => (31, 119, 180),
                 MatmulKernel::TiledStatic => (44, 160, 44),
                 MatmulKernel::TiledDynamicConst => (255, 127, 14),
+                MatmulKernel::Sgemm(k) => sgemm_color(k),
             },
             tw,
         ),
@@ -626,6 +628,22 @@ fn color(c: Contender) -> plotters::style::RGBColor {
     };
     let mix = |v: u8| (v as f64 + (255.0 - v as f64) * white).round() as u8;
     RGBColor(mix(base.0), mix(base.1), mix(base.2))
+}
+
+/// The SGEMM ladder's bars: cyan for rungs 1-5, olive for warp tiling, pink for double
+/// buffering, black for the autotuned choice.
+fn sgemm_color(k: crate::sgemm::SgemmKernel) -> (u8, u8, u8) {
+    use crate::sgemm::SgemmKernel::*;
+    match k {
+        Coalesced | SharedBlocking | Blocktiling1d | Blocktiling2d | Vectorized => (23, 190, 207),
+        Warptiling128x128x16W64x64 | Warptiling128x128x8W64x32 => (188, 189, 34),
+        DoubleBuffered128x128x8W64x32
+        | DoubleBuffered128x128x16W64x32
+        | DoubleBuffered128x128x8W32x64
+        | DoubleBuffered128x128x16W64x64
+        | DoubleBuffered64x128x16W32x64 => (227, 119, 194),
+        Autotuned => (0, 0, 0),
+    }
 }
 
 /// Now, as `YYYY-MM-DD HH:MM UTC`.
@@ -723,7 +741,8 @@ mod tests {
     #[test]
     fn contenders_cover_every_kernel_and_tile_width_and_cublas() {
         let all = Contender::all();
-        assert_eq!(all.len(), 1 + 3 * 3 + 2);
+        assert_eq!(all.len(), 1 + 3 * 3 + crate::SgemmKernel::ALL.len() + 2);
+        assert!(all.iter().any(|c| c.label() == "sgemm-autotuned"));
         assert_eq!(all[0].label(), "naive");
         assert!(all.iter().any(|c| c.label() == "tiled-dynamic-const tw32"));
         assert_eq!(all[all.len() - 2].label(), "cuBLAS FP32");
@@ -759,8 +778,9 @@ mod tests {
         assert!(md.contains("| naive | 500 (2.5%) | 500 (2.5%) |"), "{md}");
         // The failed check is flagged.
         assert!(md.contains("**WRONG**"));
-        // The best kernel is named.
-        assert!(md.contains("tiled-dynamic-const tw32 at 5,000 GFLOP/s, 25% of cuBLAS FP32"));
+        // The best kernel is named: the last one, the autotuned SGEMM, 500 GFLOP/s per place.
+        let best = 500 * (Contender::all().len() - 2);
+        assert!(md.contains(&format!("sgemm-autotuned at {} GFLOP/s", thousands(best as f64))), "{md}");
     }
 
     #[test]

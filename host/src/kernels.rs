@@ -1,13 +1,15 @@
 //! The catalogue of matmul kernels: names, PTX entry points and launch shapes.
 
 use crate::error::{Error, Result};
+use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::tile::TileWidth;
 use kernels_gpu::thread::Dim3;
 
-/// The lecture's matmul kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// The lecture's matmul kernels, and the SGEMM ladder beyond them.
+///
+/// Serialised as its [`name`](Self::name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MatmulKernel {
     /// One thread per output, global memory only.
     Naive,
@@ -17,6 +19,15 @@ pub enum MatmulKernel {
     TiledStatic,
     /// Tiled, dynamic shared memory, tile width a compile-time constant.
     TiledDynamicConst,
+    /// A rung of the SGEMM ladder (`kernels_gpu::sgemm`), one compile-time configuration
+    /// each; no tile width.
+    Sgemm(SgemmKernel),
+}
+
+impl serde::Serialize for MatmulKernel {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// Grid, block and dynamic shared memory of one launch.
@@ -124,12 +135,28 @@ pub(crate) fn exceeds(what: &'static str, requested: u64, limit: u64) -> Result<
 }
 
 impl MatmulKernel {
-    pub const ALL: [MatmulKernel; 4] = [
+    /// The lecture's kernels.
+    pub const LECTURE: [MatmulKernel; 4] = [
         Self::Naive,
         Self::TiledDynamic,
         Self::TiledStatic,
         Self::TiledDynamicConst,
     ];
+
+    /// The lecture's kernels, then every [`SgemmKernel`].
+    pub const ALL: [MatmulKernel; 4 + SgemmKernel::ALL.len()] = {
+        let mut all = [Self::Naive; 4 + SgemmKernel::ALL.len()];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = if i < 4 {
+                Self::LECTURE[i]
+            } else {
+                Self::Sgemm(SgemmKernel::ALL[i - 4])
+            };
+            i += 1;
+        }
+        all
+    };
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -138,6 +165,7 @@ impl MatmulKernel {
             Self::TiledDynamic => "tiled-dynamic",
             Self::TiledStatic => "tiled-static",
             Self::TiledDynamicConst => "tiled-dynamic-const",
+            Self::Sgemm(k) => k.name(),
         }
     }
 
@@ -152,9 +180,10 @@ impl MatmulKernel {
             })
     }
 
-    /// Whether the tile width changes this kernel (the naive one has none).
+    /// Whether the tile width changes this kernel (the naive one and the SGEMM ones have
+    /// none).
     pub fn is_tiled(self) -> bool {
-        self != Self::Naive
+        !matches!(self, Self::Naive | Self::Sgemm(_))
     }
 
     /// The tile widths worth running: all for tiled kernels, one for the naive one.
@@ -178,16 +207,18 @@ impl MatmulKernel {
             (Self::TiledDynamicConst, Tw8) => "matmul_tiled_dynamic_const_tw8",
             (Self::TiledDynamicConst, Tw16) => "matmul_tiled_dynamic_const_tw16",
             (Self::TiledDynamicConst, Tw32) => "matmul_tiled_dynamic_const_tw32",
+            (Self::Sgemm(k), _) => k.entry(),
         }
     }
 
-    /// Every entry point of every kernel.
+    /// Every entry point of every kernel, once each (the autotuned SGEMM has none of its own).
     pub fn all_entries() -> Vec<&'static str> {
         let mut names: Vec<_> = Self::ALL
             .iter()
             .flat_map(|k| TileWidth::ALL.iter().map(move |&tw| k.entry(tw)))
             .collect();
-        names.dedup();
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|name| seen.insert(*name));
         names
     }
 
@@ -198,6 +229,7 @@ impl MatmulKernel {
         match self {
             Self::TiledStatic => 2 * tw.get() * tw.get() * 4,
             Self::Naive | Self::TiledDynamic | Self::TiledDynamicConst => 0,
+            Self::Sgemm(k) => k.geometry().static_shared_bytes,
         }
     }
 
@@ -216,6 +248,9 @@ impl MatmulKernel {
         shape: &MatmulShape,
         limits: &DeviceLimits,
     ) -> Result<Launch> {
+        if let Self::Sgemm(k) = self {
+            return k.launch_within(shape, limits);
+        }
         let edge = if self.is_tiled() {
             tw.get()
         } else {
@@ -223,7 +258,7 @@ impl MatmulKernel {
         };
         let dynamic_shared_bytes = match self {
             Self::TiledDynamic | Self::TiledDynamicConst => 2 * edge * edge * 4,
-            Self::Naive | Self::TiledStatic => 0,
+            Self::Naive | Self::TiledStatic | Self::Sgemm(_) => 0,
         };
         // n and m are below u32::MAX (MatmulShape), so the block counts fit u32.
         let launch = Launch {

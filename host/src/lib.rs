@@ -4,6 +4,7 @@
 //! Layers, as in cudarc: [`gpu::Gpu`] owns the context and module (checked raw launches);
 //! [`matmul`] has the typed per-kernel API on top, for the GPU and the simulator alike.
 
+pub mod autotune;
 pub mod bench_report;
 pub mod data;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod ptx;
 pub mod reduce;
 pub mod reference;
 pub mod report;
+pub mod sgemm;
 pub mod shape;
 pub mod sim;
 pub mod sliding;
@@ -21,5 +23,6 @@ pub mod tile;
 
 pub use error::Error;
 pub use kernels::MatmulKernel;
+pub use sgemm::SgemmKernel;
 pub use shape::MatmulShape;
 pub use tile::TileWidth;

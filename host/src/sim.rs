@@ -111,6 +111,8 @@ impl MatmulBackend for Simulator {
                 (MatmulKernel::TiledDynamicConst, Tw32) => {
                     tiled_dynamic_const::entry::matmul_tiled_dynamic_const_tw32(m, n, out, h, w, k)
                 }
+                // (a, b, out, m, n, k), as the lecture's (m, n, out, h, w, k).
+                (MatmulKernel::Sgemm(sgemm), _) => sgemm.sim_entry()(m, n, out, h, w, k),
             }
         };
         self.launch(&launch, run)?;

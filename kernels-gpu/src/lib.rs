@@ -12,6 +12,58 @@
 //!
 //! The API is shaped like rust-cuda's `cuda_std` so kernels read like rust-cuda code:
 //! `thread::thread_idx_x()`, `thread::sync_threads()`, `shared_array!`, `shared::dynamic_shared()`.
+//!
+//! # What is here
+//!
+//! | module | what | CUDA C |
+//! |---|---|---|
+//! | [`thread`] | indices, dimensions, the block barrier | `threadIdx`, `blockIdx`, `__syncthreads()` |
+//! | [`shared`], [`shared_array!`] | block-shared memory, static and dynamic | `__shared__`, `extern __shared__` |
+//! | [`warp`] | lane index, register shuffles, warp sum | `__shfl_down_sync`, `__shfl_xor_sync` |
+//! | [`intrinsics`] | FMA, 16-byte loads | `fmaf`, `float4` loads |
+//! | [`matmul`] | the lecture's matmul kernels, and their phase loop [`matmul::tiled::tiled_dot`] as a building block | |
+//! | [`sgemm`] | SGEMM beyond the lecture: coalescing to warp tiling and double buffering, one rung per file | |
+//! | [`reduce`], [`sliding`] | minitorch 3.5's sum reduction and sliding average | |
+//! | [`entry_points!`] | exports kernels as PTX `.entry` functions | `extern "C" __global__` |
+//! | [`sim`] (host only) | the CPU simulator that runs all of the above | |
+//!
+//! # Use from another kernel crate
+//!
+//! A kernel crate of your own depends on this one and reuses the device API and the
+//! building blocks; its kernels and this crate's are linked into one PTX module by
+//! `nvptx-builder`. It needs the nightly toolchain this crate needs (`-Zbuild-std=core`, the
+//! `gpu-kernel` ABI), and on `nvptx64` the `abi_gpu_kernel` feature, because the functions
+//! [`entry_points!`] expands to are `extern "gpu-kernel"`:
+//!
+//! ```ignore
+//! #![no_std]
+//! #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
+//!
+//! use kernels_gpu::matmul::{at, tiled::tiled_dot};
+//! use kernels_gpu::shared_array;
+//!
+//! /// out = relu(x @ w + b), one 16 × 16 block per output tile.
+//! pub unsafe fn fused_linear(x: *const f32, w: *const f32, b: *const f32, out: *mut f32,
+//!                            m: u32, n: u32, k: u32) {
+//!     let (xs, ws) = (shared_array!(f32; 16 * 16), shared_array!(f32; 16 * 16));
+//!     unsafe {
+//!         tiled_dot(xs, ws, 16, x, w, m, n, k, |r, c, p| {
+//!             *out.add(at(r, n, c)) = (p + *b.add(c as usize)).max(0.0)
+//!         })
+//!     }
+//! }
+//!
+//! kernels_gpu::entry_points! {
+//!     fused_linear_tw16(x: *const f32, w: *const f32, b: *const f32, out: *mut f32,
+//!                       m: u32, n: u32, k: u32) => fused_linear;
+//! }
+//! ```
+//!
+//! It needs no `#[panic_handler]`: this crate provides the nvptx one (a second would be a
+//! duplicate lang item). `shared_array!` and the other macros carry the unstable features
+//! their expansions need. The module built from such a crate also contains this crate's own
+//! entry points, since a cdylib exports every `#[no_mangle]` function of its dependencies.
+//! The repository's `examples/fused-linear` is a complete example, host side included.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -26,6 +78,7 @@ extern crate std;
 pub mod intrinsics;
 pub mod matmul;
 pub mod reduce;
+pub mod sgemm;
 pub mod shared;
 pub mod sliding;
 pub mod thread;
@@ -43,7 +96,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 }
 
 /// Declares kernel entry points that call (possibly generic) Rust kernel functions, in a
-/// submodule `entry` of the calling module.
+/// submodule `entry` of the calling module: CUDA C's `extern "C" __global__`.
 ///
 /// On the GPU each line becomes an exported `extern "gpu-kernel"` function, i.e. a PTX
 /// `.entry` with exactly this name. On the host it becomes a plain `unsafe fn` of the same
@@ -80,7 +133,8 @@ macro_rules! entry_points {
             #[doc = concat!("Entry point `", stringify!($entry), "`: calls [`", stringify!($body), "`](super::", stringify!($body), ").")]
             ///
             /// # Safety
-            /// The same contract as the kernel function it calls; run it through [`crate::sim`].
+            /// The same contract as the kernel function it calls; run it in the simulator,
+            /// inside `kernels_gpu::sim::launch`.
             #[cfg(not(target_arch = "nvptx64"))]
             pub unsafe fn $entry($($arg: $ty),*) {
                 // SAFETY: forwarded unchanged; the caller upholds the kernel's contract.

@@ -7,8 +7,11 @@
 /// A 3-component extent or index, like CUDA's `dim3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Dim3 {
+    /// The fastest-varying component (`.x`).
     pub x: u32,
+    /// The middle component (`.y`).
     pub y: u32,
+    /// The slowest-varying component (`.z`).
     pub z: u32,
 }
 

@@ -4,6 +4,7 @@ use super::{Gpu, KernelArg, fault};
 use crate::error::{Error, Result};
 use crate::kernels::MatmulKernel;
 use crate::matmul::MatmulBackend;
+use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
@@ -42,6 +43,14 @@ impl Gpu {
                 .memset_zeros(out)
                 .map_err(|e| fault(kernel.entry(tw), e));
         }
+        // The autotuned SGEMM is whichever configuration is fastest here for this shape
+        // (timed on these buffers the first time this shape is seen: see crate::autotune).
+        let kernel = match kernel {
+            MatmulKernel::Sgemm(SgemmKernel::Autotuned) => {
+                MatmulKernel::Sgemm(crate::autotune::choose(self, a, b, out, shape)?)
+            }
+            other => other,
+        };
         // The device's own grid, block and shared-memory limits, not CUDA's defaults.
         let launch = kernel.launch_within(tw, &shape, &self.limits)?;
         let mut args = vec![
@@ -55,11 +64,11 @@ impl Gpu {
         if kernel == MatmulKernel::TiledDynamic {
             args.push(KernelArg::U32(tw.get()));
         }
-        // SAFETY: (m, n, out, h, w, k[, tw]) as every matmul entry declares them (and
-        // launch_raw checks the sizes against the PTX); the buffers have the lengths the
-        // shape implies (checked above), the shape fits u32 indices (MatmulShape), and
-        // `out` is borrowed mutably, so nothing else uses it while the launch is queued on
-        // this stream.
+        // SAFETY: (m, n, out, h, w, k[, tw]) as every matmul entry declares them (the SGEMM
+        // ones name them a, b, out, m, n, k; launch_raw checks the sizes against the PTX);
+        // the buffers have the lengths the shape implies (checked above), the shape fits
+        // u32 indices (MatmulShape), and `out` is borrowed mutably, so nothing else uses it
+        // while the launch is queued on this stream.
         unsafe { self.launch_raw(kernel.entry(tw), &launch, &args) }
     }
 }

@@ -154,6 +154,22 @@ impl Gpu {
         Ok(self.entry_info(name)?.function().clone())
     }
 
+    /// Loads another PTX module into this GPU's context, e.g. a downstream kernel crate's
+    /// built with `nvptx-builder`, whose functions are then launched with cudarc on
+    /// [`Gpu::stream`] (the checked launches of this type reach its own module only).
+    /// Malformed PTX is [`Error::PtxLoad`]; a NUL byte is [`Error::PtxNul`].
+    pub fn load_module(&self, ptx: &str) -> Result<Arc<CudaModule>> {
+        if let Some(offset) = ptx.find('\0') {
+            return Err(Error::PtxNul {
+                offset,
+                len: ptx.len(),
+            });
+        }
+        self.ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(Error::PtxLoad)
+    }
+
     /// Fails with [`Error::OutOfDeviceMemory`] unless `bytes` are free now.
     pub fn reserve(&self, bytes: u64) -> Result<()> {
         let (mut free, mut total) = self.ctx.mem_get_info().call("cuMemGetInfo")?;

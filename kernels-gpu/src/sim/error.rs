@@ -7,8 +7,11 @@ use std::string::String;
 /// A kernel source position (`file:line:column`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SourceLocation {
+    /// The source file, as `file!()` names it.
     pub file: &'static str,
+    /// 1-based line.
     pub line: u32,
+    /// 1-based column.
     pub column: u32,
 }
 
@@ -31,7 +34,9 @@ impl fmt::Display for SourceLocation {
 /// One thread of the grid: `blockIdx` and `threadIdx`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadCoord {
+    /// `blockIdx`.
     pub block: Dim3,
+    /// `threadIdx`.
     pub thread: Dim3,
 }
 
@@ -84,41 +89,71 @@ impl fmt::Display for RaceKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SimError {
     /// A grid or block extent is zero.
-    EmptyLaunch { grid: Dim3, block: Dim3 },
+    EmptyLaunch {
+        /// The launch's grid.
+        grid: Dim3,
+        /// The launch's block.
+        block: Dim3,
+    },
     /// More threads in a block than the device allows.
     TooManyThreads {
+        /// The launch's block.
         block: Dim3,
+        /// Threads in it.
         threads: u64,
+        /// The most allowed (the simulator's own cap included).
         limit: u32,
     },
     /// A block extent beyond the per-dimension limit.
-    BlockDimTooLarge { block: Dim3, limit: Dim3 },
+    BlockDimTooLarge {
+        /// The launch's block.
+        block: Dim3,
+        /// The per-dimension limit.
+        limit: Dim3,
+    },
     /// Static plus dynamic shared memory of one block beyond the limit.
     SharedMemoryExceeded {
+        /// `blockIdx` of the block that declared too much (`(0, 0, 0)` when the launch's
+        /// dynamic shared memory alone is too large).
         block: Dim3,
+        /// Bytes the block would need.
         requested: u64,
+        /// [`Limits::max_shared_bytes_per_block`](super::Limits::max_shared_bytes_per_block).
         limit: u32,
     },
     /// A shared-memory index past the end of its array.
     SharedOutOfBounds {
+        /// The thread that made the access.
         at: ThreadCoord,
+        /// The array it went to.
         array: SharedArrayId,
+        /// The index, in elements.
         index: u32,
+        /// The array's length, in elements.
         len: u32,
+        /// Where the access is in the kernel source.
         location: SourceLocation,
     },
     /// A read of a shared word that no thread of the block has written.
     UninitializedSharedRead {
+        /// The thread that read it.
         at: ThreadCoord,
+        /// The array it went to.
         array: SharedArrayId,
+        /// The index, in elements.
         index: u32,
+        /// Where the read is in the kernel source.
         location: SourceLocation,
     },
     /// Two threads accessed one shared word, at least one writing, with no barrier between.
     DataRace {
+        /// `blockIdx` of the block.
         block: Dim3,
+        /// The array the word belongs to.
         array: SharedArrayId,
+        /// The word's index in the array.
         index: u32,
+        /// Which accesses they were, in order.
         kind: RaceKind,
         /// The thread whose access came first.
         first: Dim3,
@@ -132,29 +167,51 @@ pub enum SimError {
     },
     /// Threads of one block waited at different `sync_threads()` calls.
     DivergentBarrier {
+        /// `blockIdx` of the block.
         block: Dim3,
+        /// `threadIdx` of a thread waiting at one barrier...
         first: Dim3,
+        /// ...which is here,
         first_location: SourceLocation,
+        /// ...and of a thread waiting at another...
         second: Dim3,
+        /// ...which is here.
         second_location: SourceLocation,
     },
     /// A thread returned while others of its block waited at a barrier.
     BarrierNotReached {
+        /// `blockIdx` of the block.
         block: Dim3,
+        /// `threadIdx` of a thread left waiting...
         waiting: Dim3,
+        /// ...at this barrier,
         location: SourceLocation,
+        /// ...and of the thread that returned without reaching it.
         exited: Dim3,
     },
     /// Kernel code panicked (an arithmetic overflow, say).
-    KernelPanicked { at: ThreadCoord, message: String },
+    KernelPanicked {
+        /// The thread that panicked.
+        at: ThreadCoord,
+        /// The panic message.
+        message: String,
+    },
     /// A warp shuffle that cannot complete or is used inconsistently.
     WarpShuffle {
+        /// The lane that found the problem.
         at: ThreadCoord,
+        /// What is wrong (a lane missing from the mask, a deadlock, ...).
         reason: String,
+        /// Where the shuffle is in the kernel source.
         location: SourceLocation,
     },
     /// The host could not start one OS thread per thread of the block.
-    HostThreads { threads: u32, message: String },
+    HostThreads {
+        /// Threads per block of the launch.
+        threads: u32,
+        /// The operating system's error.
+        message: String,
+    },
 }
 
 impl fmt::Display for SimError {

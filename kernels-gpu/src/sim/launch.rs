@@ -11,8 +11,12 @@ use std::sync::{Arc, Barrier, Condvar, Mutex};
 /// The launch shape, as in `kernel<<<grid, block, dynamic_shared_bytes>>>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
+    /// Blocks in the grid (`gridDim`).
     pub grid: Dim3,
+    /// Threads per block (`blockDim`); each runs on its own host thread.
     pub block: Dim3,
+    /// Bytes of dynamic shared memory per block, what
+    /// [`dynamic_shared`](crate::shared::dynamic_shared) returns.
     pub dynamic_shared_bytes: u32,
 }
 
@@ -23,7 +27,9 @@ pub struct Limits {
     /// At most 2047 are simulated, whatever this says: the race checker names a thread of
     /// the block in 11 bits.
     pub max_threads_per_block: u32,
+    /// The largest block extent in each dimension.
     pub max_block_dim: Dim3,
+    /// Static plus dynamic shared memory of one block, in bytes.
     pub max_shared_bytes_per_block: u32,
 }
 

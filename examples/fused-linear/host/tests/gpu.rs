@@ -1,0 +1,100 @@
+//! GPU tests: the fused kernel against the unfused sequence (the `Gpu`'s tiled matmul, the
+//! bias kernel, the relu kernel) and the CPU sequence, bit for bit, and against the f64
+//! reference.
+//!
+//! Uses a libtest-compatible harness so that, without a GPU, every test is reported as
+//! *ignored* with the reason printed — never as passed.
+
+use fused_linear::{FusedLinearGpu, Operands};
+use host::MatmulShape;
+use host::error::Error;
+use host::gpu::Gpu;
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::sync::Arc;
+
+/// Odd shapes (m, k, n): tiny, none a multiple of the tile, k = 1, k = 0, larger.
+const SHAPES: [(usize, usize, usize); 7] = [
+    (1, 1, 1),
+    (17, 33, 65),
+    (5, 300, 7),
+    (64, 1, 64),
+    (3, 0, 5),
+    (257, 129, 511),
+    (0, 4, 6),
+];
+
+fn check(gpu: &Gpu, (m, k, n): (usize, usize, usize), seed: u64) -> Result<(), Failed> {
+    let fl = FusedLinearGpu::new(gpu)?;
+    let ops = Operands::random(MatmulShape::new(m, k, n)?, seed);
+    let fused = fl.fused(&ops)?;
+    let unfused = fl.unfused(&ops)?;
+    let cpu = fused_linear::cpu_unfused(&ops.x, &ops.w, &ops.b, ops.shape);
+    for (name, other) in [("unfused (GPU)", &unfused), ("the CPU sequence", &cpu)] {
+        if let Some(i) = fused_linear::first_mismatch(&fused, other) {
+            return Err(format!(
+                "{m}×{k}×{n}: fused and {name} differ at {i} (max diff {:.2e})",
+                fused_linear::max_abs_diff(&fused, other)
+            )
+            .into());
+        }
+    }
+    let acc = fused_linear::accuracy(
+        &fused,
+        &fused_linear::reference_f64(&ops.x, &ops.w, &ops.b, ops.shape),
+    );
+    if !fused_linear::within_bound(&acc, ops.shape.k) {
+        return Err(format!("{m}×{k}×{n}: {acc:?}").into());
+    }
+    Ok(())
+}
+
+/// One GPU test's body.
+type GpuTest = Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>;
+
+fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
+    let mut trials = vec![];
+    let mut add = |name: String, f: GpuTest| {
+        let g = gpu.clone();
+        let ignored = g.is_none();
+        trials.push(
+            Trial::test(name, move || {
+                f(g.as_deref().expect("ignored without a GPU"))
+            })
+            .with_ignored_flag(ignored),
+        );
+    };
+    for (i, &shape) in SHAPES.iter().enumerate() {
+        let (m, k, n) = shape;
+        add(
+            format!("gpu::fused_vs_unfused::{m}x{k}x{n}"),
+            Box::new(move |g| check(g, shape, 3000 + i as u64)),
+        );
+    }
+    add(
+        "gpu::wrong_bias_length_is_a_typed_error".into(),
+        Box::new(|g| {
+            let fl = FusedLinearGpu::new(g)?;
+            let mut ops = Operands::random(MatmulShape::new(4, 3, 5)?, 1);
+            ops.b.pop();
+            match fl.fused(&ops) {
+                Err(Error::InputLength {
+                    operand: "bias", ..
+                }) => Ok(()),
+                other => Err(format!("expected InputLength for the bias, got {other:?}").into()),
+            }
+        }),
+    );
+    trials
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let gpu = match Gpu::new() {
+        Ok(gpu) => Some(Arc::new(gpu)),
+        Err(e) => {
+            eprintln!("GPU tests SKIPPED (reported as ignored): {e}");
+            None
+        }
+    };
+    libtest_mimic::run(&args, gpu_tests(gpu)).exit();
+}

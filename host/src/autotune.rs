@@ -1,0 +1,444 @@
+//! Autotuning the SGEMM ladder's top rungs: on the present GPU, time every configuration in
+//! [`SgemmKernel::TUNED`] on a shape, keep the fastest, and remember the choice.
+//!
+//! The best block, warp and thread tiles depend on the GPU (SM count, registers, shared
+//! memory) and on the shape (how many output tiles, how deep `k` is), and a few
+//! milliseconds of measurement answer better than a model. [`MatmulKernel::Sgemm`] with
+//! [`SgemmKernel::Autotuned`] asks [`choose`] for the configuration on each launch:
+//!
+//! 1. a process-wide memo, keyed by device name, compute capability and shape;
+//! 2. else the JSON cache file ([`TuneCache::default_path`]: `$XDG_CACHE_HOME` or
+//!    `~/.cache`, then `pure-rust-cuda-kernels/autotune.json`), under the same key;
+//! 3. else it times each candidate with CUDA events ([`Gpu::time_ms`], the median of
+//!    [`RUNS`] runs after [`WARMUP`]) on the launch's own buffers, and writes the choice to
+//!    both. That first launch of a shape therefore waits for the GPU.
+//!
+//! A missing, unreadable or corrupted cache file is ignored with a warning on stderr (and
+//! rewritten on the next choice), never an error; so is a cached kernel name this build does
+//! not know. Deleting the file re-tunes everything. The simulator does not tune:
+//! [`SgemmKernel::Autotuned`] runs [`SgemmKernel::DEFAULT`] there.
+
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernels::MatmulKernel;
+use crate::report::median;
+use crate::sgemm::SgemmKernel;
+use crate::shape::MatmulShape;
+use crate::tile::TileWidth;
+use cudarc::driver::CudaSlice;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Untimed runs of each candidate before it is timed.
+pub const WARMUP: usize = 2;
+/// Timed runs of each candidate; the median decides.
+pub const RUNS: usize = 5;
+/// The cache file's format version; a file with another one is ignored.
+pub const CACHE_VERSION: u32 = 1;
+
+/// One tuning result: the fastest kernel's name, its median time, and every candidate's.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Choice {
+    /// [`SgemmKernel::name`] of the fastest candidate.
+    pub kernel: String,
+    /// Its median milliseconds.
+    pub ms: f64,
+    /// Median milliseconds of every candidate that ran, by name.
+    pub candidates_ms: BTreeMap<String, f64>,
+}
+
+impl Choice {
+    /// The chosen kernel, if it is one of this build's [`SgemmKernel::TUNED`].
+    pub fn kernel(&self) -> Option<SgemmKernel> {
+        SgemmKernel::TUNED
+            .into_iter()
+            .find(|k| k.name() == self.kernel)
+    }
+}
+
+/// The cache key: device name, compute capability and shape, e.g.
+/// `NVIDIA H200 sm_90 4096x4096x4096` (`m×k×n`).
+pub fn key(device: &str, compute_capability: (i32, i32), shape: MatmulShape) -> String {
+    let (major, minor) = compute_capability;
+    format!(
+        "{device} sm_{major}{minor} {}x{}x{}",
+        shape.m, shape.k, shape.n
+    )
+}
+
+/// The file's contents.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct CacheFile {
+    version: u32,
+    entries: BTreeMap<String, Choice>,
+}
+
+/// The tuning results kept in a JSON file.
+#[derive(Debug)]
+pub struct TuneCache {
+    path: PathBuf,
+    entries: BTreeMap<String, Choice>,
+    /// Why the file's contents were ignored, if they were (also printed to stderr).
+    pub warning: Option<String>,
+}
+
+impl TuneCache {
+    /// `$XDG_CACHE_HOME/pure-rust-cuda-kernels/autotune.json` if `XDG_CACHE_HOME` is an
+    /// absolute path (as the XDG spec requires), else `$HOME/.cache/...`; `None` without
+    /// either.
+    pub fn default_path() -> Option<PathBuf> {
+        cache_path(
+            std::env::var_os("XDG_CACHE_HOME"),
+            std::env::var_os("HOME"),
+        )
+    }
+
+    /// The cache in `path`: empty if the file does not exist; empty, with a
+    /// [`warning`](Self::warning) printed to stderr, if it cannot be read or parsed or has
+    /// another [`CACHE_VERSION`].
+    pub fn load(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let (entries, warning) = match std::fs::read_to_string(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (BTreeMap::new(), None),
+            Err(e) => (BTreeMap::new(), Some(format!("cannot read it: {e}"))),
+            Ok(text) => match serde_json::from_str::<CacheFile>(&text) {
+                Err(e) => (BTreeMap::new(), Some(format!("not a valid cache: {e}"))),
+                Ok(file) if file.version != CACHE_VERSION => (
+                    BTreeMap::new(),
+                    Some(format!(
+                        "version {} where this build writes {CACHE_VERSION}",
+                        file.version
+                    )),
+                ),
+                Ok(file) => (file.entries, None),
+            },
+        };
+        let warning = warning.map(|why| {
+            let w = format!(
+                "ignoring the autotune cache {} ({why}); it will be rewritten",
+                path.display()
+            );
+            eprintln!("warning: {w}");
+            w
+        });
+        Self {
+            path,
+            entries,
+            warning,
+        }
+    }
+
+    /// Where the cache is read from and written to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The cached result for `key`.
+    pub fn get(&self, key: &str) -> Option<&Choice> {
+        self.entries.get(key)
+    }
+
+    /// The cached kernel for `key`, if this build has it.
+    pub fn kernel(&self, key: &str) -> Option<SgemmKernel> {
+        self.get(key).and_then(Choice::kernel)
+    }
+
+    /// Records `choice` for `key` (in memory; [`save`](Self::save) writes it).
+    pub fn insert(&mut self, key: String, choice: Choice) {
+        self.entries.insert(key, choice);
+    }
+
+    /// Writes the cache, creating its folder: to a temporary file first, then renamed over
+    /// the old one, so a reader never sees half a file. (Two processes tuning at once: the
+    /// last one to save wins, and the other's new entries are tuned again later.)
+    pub fn save(&self) -> std::io::Result<()> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = CacheFile {
+            version: CACHE_VERSION,
+            entries: self.entries.clone(),
+        };
+        let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+        let tmp = self
+            .path
+            .with_extension(format!("json.tmp.{}", std::process::id()));
+        std::fs::write(&tmp, text + "\n")?;
+        std::fs::rename(&tmp, &self.path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+    }
+}
+
+/// [`TuneCache::default_path`] for these values of `XDG_CACHE_HOME` and `HOME`.
+fn cache_path(xdg_cache_home: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
+    let xdg = xdg_cache_home
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let base = xdg.or_else(|| {
+        home.filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join(".cache"))
+    })?;
+    Some(base.join("pure-rust-cuda-kernels").join("autotune.json"))
+}
+
+/// Choices made in this process, by [`key`].
+static MEMO: Mutex<BTreeMap<String, SgemmKernel>> = Mutex::new(BTreeMap::new());
+
+/// The configuration to run for `shape` on `gpu`: memoised, else cached in the file, else
+/// timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
+///
+/// Fails only if the GPU does (a candidate the device refuses to launch is skipped).
+pub fn choose(
+    gpu: &Gpu,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    out: &mut CudaSlice<f32>,
+    shape: MatmulShape,
+) -> Result<SgemmKernel> {
+    let info = gpu.info()?;
+    let key = key(&info.name, info.compute_capability, shape);
+    let memo = |kernel| {
+        MEMO.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), kernel);
+        kernel
+    };
+    if let Some(&kernel) = MEMO.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(kernel);
+    }
+    let Some(path) = TuneCache::default_path() else {
+        return Ok(memo(tune(gpu, a, b, out, shape)?.0));
+    };
+    let cache = TuneCache::load(path);
+    if let Some(kernel) = cache.kernel(&key) {
+        return Ok(memo(kernel));
+    }
+    let (kernel, choice) = tune(gpu, a, b, out, shape)?;
+    // Re-read just before writing, to keep what other processes added meanwhile.
+    let mut fresh = TuneCache::load(cache.path().to_path_buf());
+    if fresh.warning.is_some() {
+        fresh = cache;
+    }
+    fresh.insert(key.clone(), choice);
+    if let Err(e) = fresh.save() {
+        eprintln!(
+            "warning: could not write the autotune cache {}: {e}",
+            fresh.path().display()
+        );
+    }
+    Ok(memo(kernel))
+}
+
+/// Times every [`SgemmKernel::TUNED`] configuration on `shape` with `a`, `b` and `out`, and
+/// returns the fastest by median time. A configuration this device cannot launch (too many
+/// registers or too much shared memory for it, a grid beyond its limits) is skipped.
+pub fn tune(
+    gpu: &Gpu,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    out: &mut CudaSlice<f32>,
+    shape: MatmulShape,
+) -> Result<(SgemmKernel, Choice)> {
+    let mut timings = vec![];
+    let mut refused = None;
+    for candidate in SgemmKernel::TUNED {
+        let kernel = MatmulKernel::Sgemm(candidate);
+        let run = || gpu.matmul_device(kernel, TileWidth::Tw16, a, b, out, shape);
+        match gpu.time_ms(WARMUP, RUNS, run) {
+            Ok(mut ms) => timings.push((candidate, median(&mut ms))),
+            Err(e) if is_refusal(&e) => refused = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    let Some(&(best, ms)) = timings.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
+        return Err(refused.expect("at least one candidate ran or was refused"));
+    };
+    let choice = Choice {
+        kernel: best.name().to_owned(),
+        ms,
+        candidates_ms: timings
+            .iter()
+            .map(|(k, ms)| (k.name().to_owned(), *ms))
+            .collect(),
+    };
+    Ok((best, choice))
+}
+
+/// Whether `e` is the device declining this launch shape, which leaves the context usable
+/// and just rules the candidate out.
+fn is_refusal(e: &Error) -> bool {
+    match e {
+        Error::LaunchExceedsDevice { .. } | Error::GridTooLarge { .. } => true,
+        Error::KernelFault { context_usable, .. } => *context_usable,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh folder under the system's temporary one, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!(
+                "pure-rust-cuda-kernels-autotune-{}-{name}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Self(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn choice(kernel: SgemmKernel) -> Choice {
+        Choice {
+            kernel: kernel.name().to_owned(),
+            ms: 2.5,
+            candidates_ms: SgemmKernel::TUNED
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.name().to_owned(), 2.5 + i as f64))
+                .collect(),
+        }
+    }
+
+    fn shape(m: usize, k: usize, n: usize) -> MatmulShape {
+        MatmulShape::new(m, k, n).unwrap()
+    }
+
+    #[test]
+    fn key_names_device_capability_and_shape() {
+        assert_eq!(
+            key("NVIDIA H200", (9, 0), shape(5120, 256, 4096)),
+            "NVIDIA H200 sm_90 5120x256x4096"
+        );
+        assert_ne!(
+            key("NVIDIA H200", (9, 0), shape(1, 2, 3)),
+            key("NVIDIA H100 80GB HBM3", (9, 0), shape(1, 2, 3))
+        );
+    }
+
+    #[test]
+    fn round_trip_through_the_file() {
+        let dir = TempDir::new("round-trip");
+        // The folder is created on save.
+        let path = dir.0.join("nested").join("autotune.json");
+        let mut cache = TuneCache::load(&path);
+        assert!(cache.warning.is_none() && cache.get("x").is_none());
+        let k1 = key("GPU", (9, 0), shape(4096, 4096, 4096));
+        let k2 = key("GPU", (9, 0), shape(5120, 256, 5120));
+        cache.insert(k1.clone(), choice(SgemmKernel::DoubleBuffered128x128x16W64x64));
+        cache.insert(k2.clone(), choice(SgemmKernel::DoubleBuffered64x128x16W32x64));
+        cache.save().unwrap();
+
+        let loaded = TuneCache::load(&path);
+        assert!(loaded.warning.is_none(), "{:?}", loaded.warning);
+        assert_eq!(loaded.get(&k1), Some(&choice(SgemmKernel::DoubleBuffered128x128x16W64x64)));
+        assert_eq!(loaded.kernel(&k1), Some(SgemmKernel::DoubleBuffered128x128x16W64x64));
+        assert_eq!(loaded.kernel(&k2), Some(SgemmKernel::DoubleBuffered64x128x16W32x64));
+        assert_eq!(loaded.kernel("other"), None);
+        // No temporary file is left behind.
+        let files: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+    }
+
+    #[test]
+    fn corrupted_file_is_ignored_with_a_warning_and_rewritten() {
+        let dir = TempDir::new("corrupted");
+        let path = dir.0.join("autotune.json");
+        for bad in [
+            "{ not json".as_bytes(),
+            b"",
+            b"[1, 2, 3]",
+            b"{\"version\": 1, \"entries\": {\"k\": {\"kernel\": 5}}}",
+            &[0xff, 0xfe, 0x00],
+        ] {
+            std::fs::write(&path, bad).unwrap();
+            let mut cache = TuneCache::load(&path);
+            let warning = cache.warning.clone().expect("a warning");
+            assert!(warning.contains("autotune.json"), "{warning}");
+            assert!(cache.get("k").is_none());
+            // Saving replaces the bad file with a good one.
+            cache.insert("k".into(), choice(SgemmKernel::DEFAULT));
+            cache.save().unwrap();
+            let reloaded = TuneCache::load(&path);
+            assert!(reloaded.warning.is_none());
+            assert_eq!(reloaded.kernel("k"), Some(SgemmKernel::DEFAULT));
+        }
+    }
+
+    #[test]
+    fn other_versions_and_unknown_kernels_are_not_used() {
+        let dir = TempDir::new("versions");
+        let path = dir.0.join("autotune.json");
+        let mut file = CacheFile {
+            version: CACHE_VERSION + 1,
+            entries: BTreeMap::new(),
+        };
+        file.entries.insert("k".into(), choice(SgemmKernel::DEFAULT));
+        std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+        let cache = TuneCache::load(&path);
+        assert!(cache.warning.as_deref().unwrap().contains("version"));
+        assert!(cache.get("k").is_none());
+
+        file.version = CACHE_VERSION;
+        file.entries.insert(
+            "gone".into(),
+            Choice {
+                kernel: "sgemm-from-another-build".into(),
+                ..choice(SgemmKernel::DEFAULT)
+            },
+        );
+        file.entries.insert(
+            "not-tuned".into(),
+            Choice {
+                kernel: SgemmKernel::Coalesced.name().into(),
+                ..choice(SgemmKernel::DEFAULT)
+            },
+        );
+        std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+        let cache = TuneCache::load(&path);
+        assert!(cache.warning.is_none());
+        assert_eq!(cache.kernel("k"), Some(SgemmKernel::DEFAULT));
+        // Only the tuned candidates are ever chosen from the file.
+        assert_eq!(cache.kernel("gone"), None);
+        assert_eq!(cache.kernel("not-tuned"), None);
+    }
+
+    #[test]
+    fn unreadable_path_is_a_warning_and_a_failed_save_an_error() {
+        let dir = TempDir::new("unreadable");
+        // A folder where the file should be: reading it fails, and so does writing it.
+        let path = dir.0.join("autotune.json");
+        std::fs::create_dir_all(&path).unwrap();
+        let cache = TuneCache::load(&path);
+        assert!(cache.warning.is_some());
+        assert!(cache.save().is_err());
+    }
+
+    #[test]
+    fn cache_path_follows_xdg_then_home() {
+        let file = |base: &str| Some(Path::new(base).join("pure-rust-cuda-kernels/autotune.json"));
+        assert_eq!(cache_path(Some("/xdg".into()), Some("/home/u".into())), file("/xdg"));
+        // A relative XDG_CACHE_HOME is invalid per the spec: fall back to HOME.
+        assert_eq!(
+            cache_path(Some("rel".into()), Some("/home/u".into())),
+            file("/home/u/.cache")
+        );
+        assert_eq!(cache_path(None, Some("/home/u".into())), file("/home/u/.cache"));
+        assert_eq!(cache_path(None, Some("".into())), None);
+        assert_eq!(cache_path(None, None), None);
+    }
+}

@@ -1,0 +1,136 @@
+//! CPU checks of the SGEMM ladder's PTX: what makes the upper rungs fast is visible in the
+//! module text, so a change that loses it fails here, without a GPU.
+//!
+//! * No local memory (`.local`, `__local_depot`): a register array indexed at run time, an
+//!   iterator adaptor over one, or a loop LLVM did not unroll puts the accumulators in local
+//!   memory, several times slower. (Spills by `ptxas` happen later and are not visible here;
+//!   the GPU reports registers per thread.)
+//! * The vectorized rungs load both operands with `ld.global.v4`, their fragments with
+//!   `ld.shared.v4`, and store `b` tiles and outputs with `st.shared.v4` / `st.global.v4`.
+//! * From rung 4 on, a shared tile's `BK` steps are fully unrolled FMAs on registers, once:
+//!   exactly `BK × outputs per thread` `fma.rn.f32` in the entry (the FMA block is not
+//!   duplicated on two sides of a branch either).
+//! * The `.shared` declarations add up to the catalogue's static shared bytes, which the
+//!   host checks launches against.
+
+use host::SgemmKernel;
+use host::ptx::{KERNELS_PTX, entry_names};
+
+/// The body of entry `name`, from its `.entry` line to the closing brace.
+fn body(name: &str) -> &'static str {
+    let start = KERNELS_PTX
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no entry {name}"));
+    let rest = &KERNELS_PTX[start..];
+    &rest[..rest.find("\n}\n").expect("entry has a closing brace")]
+}
+
+/// Every SGEMM kernel with an entry point of its own (all but the autotuned dispatch).
+fn entries() -> impl Iterator<Item = SgemmKernel> {
+    SgemmKernel::ALL
+        .into_iter()
+        .filter(|&k| k != SgemmKernel::Autotuned)
+}
+
+/// Lines of `body` that are instructions starting with `op`.
+fn count(body: &str, op: &str) -> usize {
+    body.lines().filter(|l| l.trim_start().starts_with(op)).count()
+}
+
+/// Rungs 5 to 7: the 16-byte fast path and the transposed `a` tile.
+fn is_vectorized(k: SgemmKernel) -> bool {
+    !matches!(
+        k,
+        SgemmKernel::Coalesced
+            | SgemmKernel::SharedBlocking
+            | SgemmKernel::Blocktiling1d
+            | SgemmKernel::Blocktiling2d
+    )
+}
+
+#[test]
+fn every_sgemm_kernel_is_an_entry_point() {
+    let names = entry_names(KERNELS_PTX);
+    for k in entries() {
+        assert!(names.contains(&k.entry()), "missing .entry {}", k.entry());
+    }
+}
+
+#[test]
+fn no_local_memory() {
+    for k in entries() {
+        let b = body(k.entry());
+        for line in b.lines().filter(|l| l.contains(".local") || l.contains("__local_depot")) {
+            panic!("{k}: local memory: `{}`", line.trim());
+        }
+    }
+}
+
+#[test]
+fn vectorized_rungs_use_16_byte_accesses() {
+    for k in entries().filter(|&k| is_vectorized(k)) {
+        let b = body(k.entry());
+        for op in ["ld.global.v4", "ld.shared.v4", "st.shared.v4", "st.global.v4"] {
+            assert!(count(b, op) > 0, "{k}: no {op}");
+        }
+        // Fragments come only from 16-byte shared loads.
+        assert_eq!(count(b, "ld.shared.b32"), 0, "{k}: scalar shared loads");
+    }
+}
+
+#[test]
+fn tile_loops_are_fully_unrolled_fmas() {
+    for k in entries().filter(|&k| !matches!(k, SgemmKernel::Coalesced | SgemmKernel::SharedBlocking)) {
+        let g = k.geometry();
+        let per_thread = g.bm * g.bn / g.threads;
+        let fmas = count(body(k.entry()), "fma.rn.f32");
+        assert_eq!(
+            fmas,
+            (g.bk * per_thread) as usize,
+            "{k}: {fmas} FMAs, expected BK = {} × {per_thread} outputs per thread",
+            g.bk
+        );
+    }
+}
+
+#[test]
+fn products_are_fused_and_shared_memory_is_shared_state_space() {
+    for k in entries() {
+        let b = body(k.entry());
+        assert!(b.contains("fma.rn.f32"), "{k}: no FMA");
+        assert!(!b.contains("mul.rn.f32") && !b.contains("mul.f32"), "{k}: separate multiply");
+        for line in b.lines().map(str::trim) {
+            let generic = (line.starts_with("ld.") || line.starts_with("st."))
+                && !["ld.param", "ld.global", "ld.shared", "st.global", "st.shared"]
+                    .iter()
+                    .any(|p| line.starts_with(p));
+            assert!(!generic, "{k}: generic access `{line}`");
+            assert!(!line.contains("cvta.shared") && !line.contains("cvta.to.shared"), "{k}: `{line}`");
+        }
+    }
+}
+
+#[test]
+fn shared_declarations_match_the_catalogue() {
+    for k in entries() {
+        let declared: u32 = body(k.entry())
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(".shared"))
+            .map(|l| {
+                let len = &l[l.rfind('[').expect("array") + 1..l.rfind(']').expect("array")];
+                len.parse::<u32>().unwrap_or_else(|_| panic!("{k}: `{l}`"))
+            })
+            .sum();
+        assert_eq!(declared, k.geometry().static_shared_bytes, "{k}");
+    }
+}
+
+/// The double-buffered rung waits once per tile: one barrier after the prologue, one in
+/// the loop.
+#[test]
+fn double_buffered_rung_has_one_barrier_per_tile() {
+    for k in entries().filter(|k| k.entry().contains("double_buffered")) {
+        assert_eq!(count(body(k.entry()), "bar.sync"), 2, "{k}");
+    }
+}

@@ -1,0 +1,235 @@
+//! The SGEMM ladder on the CPU simulator, against the f64 reference and bit for bit against
+//! FMAs in `k` order (what the lecture's kernels compute).
+//!
+//! Every rung × configuration runs the odd shapes (one element, nothing a multiple
+//! of anything, `k = 1`, several blocks with partial tiles everywhere), then shapes that
+//! reach the 16-byte fast path (interior blocks, `k` and `n` multiples of 4) next to
+//! checked edge blocks, operands that are not 16-byte aligned, and tall, skinny products.
+//! The simulator also checks every launch for shared-memory races, reads of shared words
+//! nothing wrote, out-of-bounds shared indices and misplaced barriers, and every 16-byte
+//! shared access for alignment.
+
+use host::data::Rng;
+use host::matmul::MatmulBackend;
+use host::reference::{compare, matmul_f64};
+use host::sim::{Aligned, Simulator, aligned_copy};
+use host::{MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+
+/// The shapes `(m, k, n)`: partial tiles in every dimension, `k = 1`, and several
+/// blocks and k-tiles (130×67×129: 2 × 2 blocks of 128 × 128 with 4-row, 1-column edges).
+const ODD: [(usize, usize, usize); 5] = [
+    (1, 1, 1),
+    (17, 33, 65),
+    (5, 300, 7),
+    (64, 1, 64),
+    (130, 67, 129),
+];
+
+/// Shapes where `k` and `n` are multiples of 4: interior 128 × 128 blocks take the vector
+/// path, edge blocks (4 rows or 4 columns) and the last, partial k-tile the checked one.
+const VECTOR: [(usize, usize, usize); 2] = [(132, 36, 136), (64, 4, 128)];
+
+/// Tall and skinny, and short and wide: one block column or row, `k` tiny.
+const SKINNY: [(usize, usize, usize); 2] = [(300, 3, 2), (2, 5, 260)];
+
+/// Signed random operands for `shape`, from a seed derived from the shape.
+fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut rng = Rng::new(0x5e_6e33 ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64));
+    let mut signed = |len| -> Vec<f32> {
+        rng.uniform(len)
+            .into_iter()
+            .map(|x| 2.0 * x - 1.0)
+            .collect()
+    };
+    (signed(m * k), signed(k * n))
+}
+
+/// What every kernel must produce bit for bit: `fma(a[r, i], b[i, c], acc)` for `i` in
+/// increasing order from `0.0`, as the lecture's kernels do (zero padding adds
+/// `fma(0, 0, acc) = acc`). `f32::mul_add` is the same correctly rounded FMA on the host.
+fn fma_in_k_order(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; m * n];
+    for r in 0..m {
+        for c in 0..n {
+            out[r * n + c] = (0..k).fold(0.0f32, |acc, i| a[r * k + i].mul_add(b[i * n + c], acc));
+        }
+    }
+    out
+}
+
+/// Runs `kernel` on `a`, `b` and checks it: within the f32 bound of the f64 product, and
+/// bit-identical to [`fma_in_k_order`].
+fn check_operands(kernel: SgemmKernel, a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize)) {
+    let shape = MatmulShape::new(m, k, n).unwrap();
+    let out = Simulator::default()
+        .matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, a, b, shape)
+        .unwrap_or_else(|e| panic!("{kernel} {shape}: {e}"));
+    assert_eq!(out.len(), m * n, "{kernel} {shape}: output length");
+    let accuracy = compare(&out, &matmul_f64(a, b, m, k, n));
+    assert!(
+        accuracy.within_f32_bound(k),
+        "{kernel} {shape}: {accuracy:?} is outside the f32 bound for k={k}"
+    );
+    let exact = fma_in_k_order(a, b, m, k, n);
+    if let Some(i) = out
+        .iter()
+        .zip(&exact)
+        .position(|(x, y)| x.to_bits() != y.to_bits())
+    {
+        panic!(
+            "{kernel} {shape}: element [{}][{}] = {} is not the k-order FMA sum {}",
+            i / n,
+            i % n,
+            out[i],
+            exact[i]
+        );
+    }
+}
+
+/// `x` copied `skip` floats into 16-byte-aligned storage: with `skip = 0` its start is
+/// aligned (the fast path may run), with `skip = 1` it is not (it must not).
+struct Placed {
+    storage: Vec<Aligned>,
+    skip: usize,
+    len: usize,
+}
+
+impl Placed {
+    fn new(x: &[f32], skip: usize) -> Self {
+        let padded: Vec<f32> = std::iter::repeat_n(0.0, skip).chain(x.iter().copied()).collect();
+        Self {
+            storage: aligned_copy(&padded),
+            skip,
+            len: x.len(),
+        }
+    }
+
+    fn get(&self) -> &[f32] {
+        // SAFETY: `Aligned` is `repr(C)` around `[f32; 4]`, so the storage is
+        // `4 * storage.len()` initialised floats, of which these are the copy of `x`.
+        let all = unsafe {
+            std::slice::from_raw_parts(self.storage.as_ptr().cast::<f32>(), 4 * self.storage.len())
+        };
+        &all[self.skip..self.skip + self.len]
+    }
+}
+
+fn check(kernel: SgemmKernel, (m, k, n): (usize, usize, usize)) {
+    let (a, b) = operands(m, k, n);
+    let (a, b) = (Placed::new(&a, 0), Placed::new(&b, 0));
+    check_operands(kernel, a.get(), b.get(), (m, k, n));
+}
+
+/// `a`, then `b`, one float past a 16-byte boundary: interior blocks must take the checked
+/// path for the misaligned operand, and still get every bit right.
+fn check_misaligned(kernel: SgemmKernel, (m, k, n): (usize, usize, usize)) {
+    let (a, b) = operands(m, k, n);
+    let (a0, b0, a1, b1) = (
+        Placed::new(&a, 0),
+        Placed::new(&b, 0),
+        Placed::new(&a, 1),
+        Placed::new(&b, 1),
+    );
+    check_operands(kernel, a1.get(), b0.get(), (m, k, n));
+    check_operands(kernel, a0.get(), b1.get(), (m, k, n));
+}
+
+fn check_all(kernel: SgemmKernel) {
+    for shape in ODD.into_iter().chain(SKINNY) {
+        check(kernel, shape);
+    }
+    // Rungs 1-4 have no 16-byte path; their 1024- and 512-thread blocks are also the
+    // simulator's slowest (a host thread per simulated thread at every barrier).
+    let vectorized = !matches!(
+        kernel,
+        SgemmKernel::Coalesced
+            | SgemmKernel::SharedBlocking
+            | SgemmKernel::Blocktiling1d
+            | SgemmKernel::Blocktiling2d
+    );
+    if vectorized {
+        for shape in VECTOR {
+            check(kernel, shape);
+        }
+        check_misaligned(kernel, VECTOR[0]);
+    }
+}
+
+// One test per kernel, so that a failure names it and the harness runs them in parallel.
+macro_rules! kernels {
+    ($($name:ident => $kernel:ident;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_all(SgemmKernel::$kernel);
+            }
+        )*
+
+        /// The list above is exactly `SgemmKernel::ALL`.
+        #[test]
+        fn every_sgemm_kernel_is_tested() {
+            let tested = [$(SgemmKernel::$kernel),*];
+            assert_eq!(tested, SgemmKernel::ALL);
+        }
+    };
+}
+
+kernels! {
+    coalesced => Coalesced;
+    shared_blocking => SharedBlocking;
+    blocktiling_1d => Blocktiling1d;
+    blocktiling_2d => Blocktiling2d;
+    vectorized => Vectorized;
+    warptiling_128x128x16_w64x64 => Warptiling128x128x16W64x64;
+    warptiling_128x128x8_w64x32 => Warptiling128x128x8W64x32;
+    double_buffered_128x128x8_w64x32 => DoubleBuffered128x128x8W64x32;
+    double_buffered_128x128x16_w64x32 => DoubleBuffered128x128x16W64x32;
+    double_buffered_128x128x8_w32x64 => DoubleBuffered128x128x8W32x64;
+    double_buffered_128x128x16_w64x64 => DoubleBuffered128x128x16W64x64;
+    double_buffered_64x128x16_w32x64 => DoubleBuffered64x128x16W32x64;
+    autotuned => Autotuned;
+}
+
+/// Names, entries and geometries: each name is its entry with dashes, every entry is
+/// distinct, and the launch fits CUDA's defaults (≤ 1024 threads, ≤ 48 KiB static shared).
+#[test]
+fn catalogue_is_consistent() {
+    let mut entries = std::collections::HashSet::new();
+    for kernel in SgemmKernel::ALL {
+        let g = kernel.geometry();
+        assert!(g.threads <= 1024 && g.static_shared_bytes <= 48 * 1024, "{kernel}: {g:?}");
+        assert_eq!(MatmulKernel::Sgemm(kernel).name(), kernel.name());
+        assert!(!MatmulKernel::Sgemm(kernel).is_tiled());
+        if kernel == SgemmKernel::Autotuned {
+            assert_eq!(g, SgemmKernel::DEFAULT.geometry());
+            continue;
+        }
+        assert_eq!(kernel.name(), g.entry.replace('_', "-"), "{kernel}");
+        assert!(entries.insert(g.entry), "{kernel}: duplicate entry {}", g.entry);
+        assert_eq!(MatmulKernel::from_name(kernel.name()).unwrap(), MatmulKernel::Sgemm(kernel));
+    }
+    assert!(SgemmKernel::TUNED.iter().all(|k| SgemmKernel::ALL.contains(k)));
+    assert!(SgemmKernel::TUNED.contains(&SgemmKernel::DEFAULT));
+    assert_eq!(&MatmulKernel::ALL[..4], &MatmulKernel::LECTURE);
+    for (i, kernel) in SgemmKernel::ALL.into_iter().enumerate() {
+        assert_eq!(MatmulKernel::ALL[4 + i], MatmulKernel::Sgemm(kernel));
+    }
+}
+
+/// The launch: a 1D block per `bm × bn` tile of `out`, grid `cdiv(n, bn) × cdiv(m, bm)`,
+/// no dynamic shared memory.
+#[test]
+fn launch_shape_covers_the_output() {
+    let shape = MatmulShape::new(130, 67, 129).unwrap();
+    for kernel in SgemmKernel::ALL {
+        let g = kernel.geometry();
+        let launch = MatmulKernel::Sgemm(kernel)
+            .launch(TileWidth::Tw8, &shape)
+            .unwrap();
+        assert_eq!(launch.block.x, g.threads);
+        assert_eq!((launch.block.y, launch.block.z), (1, 1));
+        assert_eq!(launch.grid.x, 129u32.div_ceil(g.bn));
+        assert_eq!(launch.grid.y, 130u32.div_ceil(g.bm));
+        assert_eq!(launch.dynamic_shared_bytes, 0);
+    }
+}
