@@ -26,23 +26,37 @@ const WINDOWS: [usize; 3] = [2, 8, 16];
 fn event_time(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> Result<Duration> {
     let driver = |call| move |source| Error::Driver { call, source };
     let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let start = gpu.stream().record_event(flags).map_err(driver("cuEventRecord"))?;
+    let start = gpu
+        .stream()
+        .record_event(flags)
+        .map_err(driver("cuEventRecord"))?;
     for _ in 0..iters {
         launch()?;
     }
-    let end = gpu.stream().record_event(flags).map_err(driver("cuEventRecord"))?;
-    let ms = start.elapsed_ms(&end).map_err(driver("cuEventElapsedTime"))?;
+    let end = gpu
+        .stream()
+        .record_event(flags)
+        .map_err(driver("cuEventRecord"))?;
+    let ms = start
+        .elapsed_ms(&end)
+        .map_err(driver("cuEventElapsedTime"))?;
     Ok(Duration::from_secs_f64(f64::from(ms) * 1e-3))
 }
 
 fn input(len: usize) -> Vec<f32> {
-    Rng::new(42).uniform(len).into_iter().map(|x| 2.0 * x - 1.0).collect()
+    Rng::new(42)
+        .uniform(len)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect()
 }
 
 fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
     let x = gpu.upload(&input(GPU_LEN))?;
     let bytes = 4 * GPU_LEN as u64;
-    let timed = |f: &mut dyn FnMut() -> Result<()>, iters| event_time(gpu, iters, f).unwrap_or_else(|e| panic!("{e}"));
+    let timed = |f: &mut dyn FnMut() -> Result<()>, iters| {
+        event_time(gpu, iters, f).unwrap_or_else(|e| panic!("{e}"))
+    };
 
     let mut group = c.benchmark_group(format!("sum-{GPU_LEN}"));
     group.throughput(Throughput::Bytes(bytes));
@@ -54,7 +68,10 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
                 &mut || {
                     gpu.stream()
                         .memcpy_dtod(&x, &mut copy)
-                        .map_err(|source| Error::Driver { call: "cuMemcpyDtoD", source })
+                        .map_err(|source| Error::Driver {
+                            call: "cuMemcpyDtoD",
+                            source,
+                        })
                 },
                 iters,
             )
@@ -62,7 +79,9 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
     });
     let mut scratch = gpu.reduce_scratch()?;
     for k in ReduceKernel::ALL {
-        group.bench_function(k.name(), |b| b.iter_custom(|iters| timed(&mut || gpu.sum_device(k, &x, &mut scratch), iters)));
+        group.bench_function(k.name(), |b| {
+            b.iter_custom(|iters| timed(&mut || gpu.sum_device(k, &x, &mut scratch), iters))
+        });
     }
     group.finish();
     drop(copy);
@@ -74,7 +93,12 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
         group.throughput(Throughput::Bytes(bytes + 4 * outputs as u64));
         for k in SlidingKernel::ALL {
             group.bench_function(BenchmarkId::new(k.name(), format!("w{window}")), |b| {
-                b.iter_custom(|iters| timed(&mut || gpu.sliding_average_device(k, &x, window, &mut out), iters))
+                b.iter_custom(|iters| {
+                    timed(
+                        &mut || gpu.sliding_average_device(k, &x, window, &mut out),
+                        iters,
+                    )
+                })
             });
         }
         group.finish();
@@ -86,13 +110,22 @@ fn cpu_benches(c: &mut Criterion) {
     let sim = Simulator::default();
     let x = input(SIM_LEN);
     let mut group = c.benchmark_group(format!("simulator-{SIM_LEN}"));
-    group.throughput(Throughput::Bytes(4 * SIM_LEN as u64)).sample_size(10);
+    group
+        .throughput(Throughput::Bytes(4 * SIM_LEN as u64))
+        .sample_size(10);
     for k in ReduceKernel::ALL {
-        group.bench_function(k.name(), |b| b.iter(|| black_box(sim.sum(k, black_box(&x)).expect("simulated sum"))));
+        group.bench_function(k.name(), |b| {
+            b.iter(|| black_box(sim.sum(k, black_box(&x)).expect("simulated sum")))
+        });
     }
     for k in SlidingKernel::ALL {
         group.bench_function(BenchmarkId::new(k.name(), "w8"), |b| {
-            b.iter(|| black_box(sim.sliding_average(k, black_box(&x), 8).expect("simulated sliding average")))
+            b.iter(|| {
+                black_box(
+                    sim.sliding_average(k, black_box(&x), 8)
+                        .expect("simulated sliding average"),
+                )
+            })
         });
     }
     group.finish();

@@ -92,8 +92,8 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
-    // naive once, and three tiled kernels at three tile widths.
-    assert_eq!(rows.len(), 10, "{stdout}");
+    // naive once, three tiled kernels at three tile widths, and each SGEMM kernel once.
+    assert_eq!(rows.len(), 10 + host::SgemmKernel::ALL.len(), "{stdout}");
     for row in &rows {
         assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
         assert_eq!(

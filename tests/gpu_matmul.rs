@@ -7,7 +7,7 @@ use host::data::Rng;
 use host::gpu::Gpu;
 use host::matmul::MatmulBackend;
 use host::reference;
-use host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 
@@ -95,6 +95,71 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 if !empty.is_empty() || zeros != vec![0.0; 12] {
                     return Err(format!("{kernel}: {empty:?} {zeros:?}").into());
                 }
+            }
+            Ok(())
+        }),
+    );
+    add(
+        "gpu::sgemm_kernels_agree_bitwise_with_naive".into(),
+        Box::new(|g| {
+            // Interior 128 × 128 blocks on the 16-byte path beside checked edge blocks: every
+            // SGEMM kernel accumulates fma in k order from zero, as the naive kernel does.
+            let shape = MatmulShape::new(260, 132, 264)?;
+            let mut rng = Rng::new(11);
+            let (a, b) = (rng.uniform(260 * 132), rng.uniform(132 * 264));
+            let naive = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &b, shape)?;
+            for kernel in SgemmKernel::ALL {
+                let out = g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
+                if let Some(i) = out
+                    .iter()
+                    .zip(&naive)
+                    .position(|(x, y)| x.to_bits() != y.to_bits())
+                {
+                    return Err(format!(
+                        "{kernel}: element {i} = {} vs naive {}",
+                        out[i], naive[i]
+                    )
+                    .into());
+                }
+            }
+            Ok(())
+        }),
+    );
+    add(
+        "gpu::autotune_times_every_candidate".into(),
+        Box::new(|g| {
+            let shape = MatmulShape::new(512, 256, 384)?;
+            let mut rng = Rng::new(12);
+            let (da, db) = (
+                g.upload(&rng.uniform(512 * 256))?,
+                g.upload(&rng.uniform(256 * 384))?,
+            );
+            let mut out = g.zeros(512 * 384)?;
+            let (best, choice) = host::autotune::tune(g, &da, &db, &mut out, shape)?;
+            let all_ran = SgemmKernel::TUNED.iter().all(|k| {
+                choice
+                    .candidates_ms
+                    .get(k.name())
+                    .is_some_and(|&ms| ms > 0.0)
+            });
+            let fastest = choice.candidates_ms.values().all(|&ms| ms >= choice.ms);
+            if !all_ran || !fastest || choice.kernel() != Some(best) {
+                return Err(format!("{best}: {choice:?}").into());
+            }
+            // The autotuned dispatch runs a tuned kernel and gets its bits.
+            let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
+            g.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
+            let tuned = g.download(&out)?;
+            g.matmul_device(
+                MatmulKernel::Sgemm(best),
+                TileWidth::Tw16,
+                &da,
+                &db,
+                &mut out,
+                shape,
+            )?;
+            if tuned != g.download(&out)? {
+                return Err("autotuned output differs from the tuned kernel's".into());
             }
             Ok(())
         }),

@@ -11,7 +11,11 @@ use std::sync::Arc;
 type Test = Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>;
 
 fn signed(seed: u64, n: usize) -> Vec<f32> {
-    Rng::new(seed).uniform(n).into_iter().map(|x| 2.0 * x - 1.0).collect()
+    Rng::new(seed)
+        .uniform(n)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect()
 }
 
 fn tests() -> Vec<(String, Test)> {
@@ -24,7 +28,9 @@ fn tests() -> Vec<(String, Test)> {
                     let x = signed(n as u64, n);
                     let s = g.sum(k, &x)?;
                     if !reduce::within_bound(s, &x) {
-                        return Err(format!("sum {s}, reference {:?}", reduce::reference(&x)).into());
+                        return Err(
+                            format!("sum {s}, reference {:?}", reduce::reference(&x)).into()
+                        );
                     }
                     Ok(())
                 }),
@@ -32,7 +38,15 @@ fn tests() -> Vec<(String, Test)> {
         }
     }
     for k in SlidingKernel::ALL {
-        for (n, w) in [(0usize, 3usize), (2, 3), (1, 1), (6, 2), (1001, 17), (100_003, 300), (5000, 5000)] {
+        for (n, w) in [
+            (0usize, 3usize),
+            (2, 3),
+            (1, 1),
+            (6, 2),
+            (1001, 17),
+            (100_003, 300),
+            (5000, 5000),
+        ] {
             t.push((
                 format!("gpu::{}::n{n}_w{w}", k.name()),
                 Box::new(move |g| {
@@ -77,7 +91,10 @@ fn main() {
         .map(|(name, f)| {
             let g = gpu.clone();
             let ignored = g.is_none();
-            Trial::test(name, move || f(g.as_deref().expect("ignored without a GPU"))).with_ignored_flag(ignored)
+            Trial::test(name, move || {
+                f(g.as_deref().expect("ignored without a GPU"))
+            })
+            .with_ignored_flag(ignored)
         })
         .collect();
     libtest_mimic::run(&args, trials).exit();

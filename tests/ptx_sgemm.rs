@@ -34,7 +34,9 @@ fn entries() -> impl Iterator<Item = SgemmKernel> {
 
 /// Lines of `body` that are instructions starting with `op`.
 fn count(body: &str, op: &str) -> usize {
-    body.lines().filter(|l| l.trim_start().starts_with(op)).count()
+    body.lines()
+        .filter(|l| l.trim_start().starts_with(op))
+        .count()
 }
 
 /// Rungs 5 to 7: the 16-byte fast path and the transposed `a` tile.
@@ -60,7 +62,10 @@ fn every_sgemm_kernel_is_an_entry_point() {
 fn no_local_memory() {
     for k in entries() {
         let b = body(k.entry());
-        for line in b.lines().filter(|l| l.contains(".local") || l.contains("__local_depot")) {
+        if let Some(line) = b
+            .lines()
+            .find(|l| l.contains(".local") || l.contains("__local_depot"))
+        {
             panic!("{k}: local memory: `{}`", line.trim());
         }
     }
@@ -70,7 +75,12 @@ fn no_local_memory() {
 fn vectorized_rungs_use_16_byte_accesses() {
     for k in entries().filter(|&k| is_vectorized(k)) {
         let b = body(k.entry());
-        for op in ["ld.global.v4", "ld.shared.v4", "st.shared.v4", "st.global.v4"] {
+        for op in [
+            "ld.global.v4",
+            "ld.shared.v4",
+            "st.shared.v4",
+            "st.global.v4",
+        ] {
             assert!(count(b, op) > 0, "{k}: no {op}");
         }
         // Fragments come only from 16-byte shared loads.
@@ -80,7 +90,9 @@ fn vectorized_rungs_use_16_byte_accesses() {
 
 #[test]
 fn tile_loops_are_fully_unrolled_fmas() {
-    for k in entries().filter(|&k| !matches!(k, SgemmKernel::Coalesced | SgemmKernel::SharedBlocking)) {
+    for k in
+        entries().filter(|&k| !matches!(k, SgemmKernel::Coalesced | SgemmKernel::SharedBlocking))
+    {
         let g = k.geometry();
         let per_thread = g.bm * g.bn / g.threads;
         let fmas = count(body(k.entry()), "fma.rn.f32");
@@ -98,14 +110,26 @@ fn products_are_fused_and_shared_memory_is_shared_state_space() {
     for k in entries() {
         let b = body(k.entry());
         assert!(b.contains("fma.rn.f32"), "{k}: no FMA");
-        assert!(!b.contains("mul.rn.f32") && !b.contains("mul.f32"), "{k}: separate multiply");
+        assert!(
+            !b.contains("mul.rn.f32") && !b.contains("mul.f32"),
+            "{k}: separate multiply"
+        );
         for line in b.lines().map(str::trim) {
             let generic = (line.starts_with("ld.") || line.starts_with("st."))
-                && !["ld.param", "ld.global", "ld.shared", "st.global", "st.shared"]
-                    .iter()
-                    .any(|p| line.starts_with(p));
+                && ![
+                    "ld.param",
+                    "ld.global",
+                    "ld.shared",
+                    "st.global",
+                    "st.shared",
+                ]
+                .iter()
+                .any(|p| line.starts_with(p));
             assert!(!generic, "{k}: generic access `{line}`");
-            assert!(!line.contains("cvta.shared") && !line.contains("cvta.to.shared"), "{k}: `{line}`");
+            assert!(
+                !line.contains("cvta.shared") && !line.contains("cvta.to.shared"),
+                "{k}: `{line}`"
+            );
         }
     }
 }

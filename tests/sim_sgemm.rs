@@ -26,8 +26,9 @@ const ODD: [(usize, usize, usize); 5] = [
 ];
 
 /// Shapes where `k` and `n` are multiples of 4: interior 128 × 128 blocks take the vector
-/// path, edge blocks (4 rows or 4 columns) and the last, partial k-tile the checked one.
-const VECTOR: [(usize, usize, usize); 2] = [(132, 36, 136), (64, 4, 128)];
+/// path, edge blocks (4 rows or 4 columns) and the last, partial k-tile the checked one;
+/// tall and skinny 520×8×4 loads `a` 16 bytes at a time and its 4-column `b` checked.
+const VECTOR: [(usize, usize, usize); 3] = [(132, 36, 136), (64, 4, 128), (520, 8, 4)];
 
 /// Tall and skinny, and short and wide: one block column or row, `k` tiny.
 const SKINNY: [(usize, usize, usize); 2] = [(300, 3, 2), (2, 5, 260)];
@@ -96,7 +97,9 @@ struct Placed {
 
 impl Placed {
     fn new(x: &[f32], skip: usize) -> Self {
-        let padded: Vec<f32> = std::iter::repeat_n(0.0, skip).chain(x.iter().copied()).collect();
+        let padded: Vec<f32> = std::iter::repeat_n(0.0, skip)
+            .chain(x.iter().copied())
+            .collect();
         Self {
             storage: aligned_copy(&padded),
             skip,
@@ -197,7 +200,10 @@ fn catalogue_is_consistent() {
     let mut entries = std::collections::HashSet::new();
     for kernel in SgemmKernel::ALL {
         let g = kernel.geometry();
-        assert!(g.threads <= 1024 && g.static_shared_bytes <= 48 * 1024, "{kernel}: {g:?}");
+        assert!(
+            g.threads <= 1024 && g.static_shared_bytes <= 48 * 1024,
+            "{kernel}: {g:?}"
+        );
         assert_eq!(MatmulKernel::Sgemm(kernel).name(), kernel.name());
         assert!(!MatmulKernel::Sgemm(kernel).is_tiled());
         if kernel == SgemmKernel::Autotuned {
@@ -205,10 +211,21 @@ fn catalogue_is_consistent() {
             continue;
         }
         assert_eq!(kernel.name(), g.entry.replace('_', "-"), "{kernel}");
-        assert!(entries.insert(g.entry), "{kernel}: duplicate entry {}", g.entry);
-        assert_eq!(MatmulKernel::from_name(kernel.name()).unwrap(), MatmulKernel::Sgemm(kernel));
+        assert!(
+            entries.insert(g.entry),
+            "{kernel}: duplicate entry {}",
+            g.entry
+        );
+        assert_eq!(
+            MatmulKernel::from_name(kernel.name()).unwrap(),
+            MatmulKernel::Sgemm(kernel)
+        );
     }
-    assert!(SgemmKernel::TUNED.iter().all(|k| SgemmKernel::ALL.contains(k)));
+    assert!(
+        SgemmKernel::TUNED
+            .iter()
+            .all(|k| SgemmKernel::ALL.contains(k))
+    );
     assert!(SgemmKernel::TUNED.contains(&SgemmKernel::DEFAULT));
     assert_eq!(&MatmulKernel::ALL[..4], &MatmulKernel::LECTURE);
     for (i, kernel) in SgemmKernel::ALL.into_iter().enumerate() {
@@ -232,4 +249,70 @@ fn launch_shape_covers_the_output() {
         assert_eq!(launch.grid.y, 130u32.div_ceil(g.bm));
         assert_eq!(launch.dynamic_shared_bytes, 0);
     }
+}
+
+/// Launches beyond a device's limits are refused with the limit named, before anything
+/// runs: 1024-thread blocks where 256 are allowed, 32 KiB of shared tiles where 16 are.
+#[test]
+fn launches_are_checked_against_device_limits() {
+    use host::Error;
+    use host::kernels::DeviceLimits;
+    let shape = MatmulShape::new(256, 64, 256).unwrap();
+    let limits = DeviceLimits {
+        max_threads_per_block: 256,
+        max_shared_bytes_per_block: 16 * 1024,
+        ..DeviceLimits::CUDA
+    };
+    for kernel in SgemmKernel::ALL {
+        let g = kernel.geometry();
+        let result = MatmulKernel::Sgemm(kernel).launch_within(TileWidth::Tw16, &shape, &limits);
+        match result {
+            Err(Error::LaunchExceedsDevice {
+                what,
+                requested,
+                limit,
+            }) => {
+                let (expected_what, expected) = if g.threads > 256 {
+                    ("threads per block", g.threads)
+                } else {
+                    ("bytes of shared memory per block", g.static_shared_bytes)
+                };
+                assert_eq!(
+                    (what, requested, limit),
+                    (
+                        expected_what,
+                        expected as u64,
+                        if g.threads > 256 { 256 } else { 16 * 1024 }
+                    ),
+                    "{kernel}"
+                );
+            }
+            Ok(_) => assert!(
+                g.threads <= 256 && g.static_shared_bytes <= 16 * 1024,
+                "{kernel}: {g:?}"
+            ),
+            Err(e) => panic!("{kernel}: {e:?}"),
+        }
+    }
+    // The simulator refuses the same launch the same way.
+    let sim = Simulator {
+        limits: kernels_gpu::sim::Limits {
+            max_threads_per_block: 256,
+            ..Default::default()
+        },
+    };
+    let (a, b) = operands(256, 64, 256);
+    let err = sim
+        .matmul(
+            MatmulKernel::Sgemm(SgemmKernel::Coalesced),
+            TileWidth::Tw16,
+            &a,
+            &b,
+            shape,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Simulator(_) | Error::LaunchExceedsDevice { .. }),
+        "{err:?}"
+    );
 }

@@ -1,10 +1,10 @@
 //! Reductions and sliding averages on the CPU simulator.
 
+use host::Error;
 use host::data::Rng;
 use host::reduce::{self, ReduceKernel};
 use host::sim::Simulator;
 use host::sliding::{self, SlidingKernel, SlidingShape};
-use host::Error;
 
 fn signed(rng: &mut Rng, n: usize) -> Vec<f32> {
     rng.uniform(n).into_iter().map(|x| 2.0 * x - 1.0).collect()
@@ -19,7 +19,11 @@ fn sums_match_the_f64_reference_within_the_tree_bound() {
         let x = signed(&mut rng, n);
         for k in ReduceKernel::ALL {
             let s = sim.sum(k, &x).unwrap();
-            assert!(reduce::within_bound(s, &x), "{k:?} n={n}: {s} vs {:?}", reduce::reference(&x));
+            assert!(
+                reduce::within_bound(s, &x),
+                "{k:?} n={n}: {s} vs {:?}",
+                reduce::reference(&x)
+            );
         }
     }
 }
@@ -47,14 +51,21 @@ fn sums_of_integers_are_exact() {
 fn the_bound_grows_with_the_per_thread_chain() {
     assert!(reduce::error_depth(1) >= 8);
     assert!(reduce::error_depth(1 << 28) > reduce::error_depth(1 << 20));
-    assert!(reduce::error_depth(1 << 28) < 200, "{}", reduce::error_depth(1 << 28));
+    assert!(
+        reduce::error_depth(1 << 28) < 200,
+        "{}",
+        reduce::error_depth(1 << 28)
+    );
 }
 
 #[test]
 fn sliding_average_of_the_slides_example() {
     let a = [4.0, 2.0, 5.0, 6.0, 2.0, 4.0];
     for k in SlidingKernel::ALL {
-        assert_eq!(Simulator::default().sliding_average(k, &a, 2).unwrap(), vec![3.0, 3.5, 5.5, 4.0, 3.0]);
+        assert_eq!(
+            Simulator::default().sliding_average(k, &a, 2).unwrap(),
+            vec![3.0, 3.5, 5.5, 4.0, 3.0]
+        );
     }
 }
 
@@ -63,11 +74,27 @@ fn sliding_kernels_agree_with_the_reference_on_odd_lengths() {
     let sim = Simulator::default();
     let mut rng = Rng::new(9);
     // n >= 1024 takes the shared kernel's 16-byte tile loads; below, its scalar path.
-    for (n, window) in [(1, 1), (7, 3), (300, 1), (513, 17), (1000, 300), (257, 257), (2048, 1), (5003, 9)] {
+    for (n, window) in [
+        (1, 1),
+        (7, 3),
+        (300, 1),
+        (513, 17),
+        (1000, 300),
+        (257, 257),
+        (2048, 1),
+        (5003, 9),
+    ] {
         let a = signed(&mut rng, n);
-        let naive = sim.sliding_average(SlidingKernel::Naive, &a, window).unwrap();
-        let shared = sim.sliding_average(SlidingKernel::Shared, &a, window).unwrap();
-        assert!(sliding::within_bound(&naive, &a, window), "naive n={n} w={window}");
+        let naive = sim
+            .sliding_average(SlidingKernel::Naive, &a, window)
+            .unwrap();
+        let shared = sim
+            .sliding_average(SlidingKernel::Shared, &a, window)
+            .unwrap();
+        assert!(
+            sliding::within_bound(&naive, &a, window),
+            "naive n={n} w={window}"
+        );
         // Same order of additions: identical bits.
         assert_eq!(naive, shared, "n={n} w={window}");
     }

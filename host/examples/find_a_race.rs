@@ -35,7 +35,9 @@ unsafe fn reverse_blocks(data: *const AtomicU32, with_second_barrier: bool) {
 }
 
 fn run(with_second_barrier: bool) -> Result<Vec<f32>, sim::SimError> {
-    let data: Vec<AtomicU32> = (0..2 * BLOCK).map(|i| AtomicU32::new((i as f32).to_bits())).collect();
+    let data: Vec<AtomicU32> = (0..2 * BLOCK)
+        .map(|i| AtomicU32::new((i as f32).to_bits()))
+        .collect();
     let cfg = LaunchConfig {
         grid: Dim3::x(2),
         block: Dim3::x(BLOCK),
@@ -43,8 +45,13 @@ fn run(with_second_barrier: bool) -> Result<Vec<f32>, sim::SimError> {
     };
     let ptr = data.as_ptr() as usize;
     // SAFETY: `data` holds 2 * BLOCK elements, one per thread.
-    sim::launch(&cfg, &Limits::default(), || unsafe { reverse_blocks(ptr as *const AtomicU32, with_second_barrier) })?;
-    Ok(data.iter().map(|x| f32::from_bits(x.load(Ordering::Relaxed))).collect())
+    sim::launch(&cfg, &Limits::default(), || unsafe {
+        reverse_blocks(ptr as *const AtomicU32, with_second_barrier)
+    })?;
+    Ok(data
+        .iter()
+        .map(|x| f32::from_bits(x.load(Ordering::Relaxed)))
+        .collect())
 }
 
 fn main() {

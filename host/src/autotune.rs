@@ -6,12 +6,14 @@
 //! milliseconds of measurement answer better than a model. [`MatmulKernel::Sgemm`] with
 //! [`SgemmKernel::Autotuned`] asks [`choose`] for the configuration on each launch:
 //!
-//! 1. a process-wide memo, keyed by device name, compute capability and shape;
+//! 1. a process-wide memo, keyed by device name, compute capability, shape and a
+//!    fingerprint of the PTX module ([`key`]);
 //! 2. else the JSON cache file ([`TuneCache::default_path`]: `$XDG_CACHE_HOME` or
 //!    `~/.cache`, then `pure-rust-cuda-kernels/autotune.json`), under the same key;
 //! 3. else it times each candidate with CUDA events ([`Gpu::time_ms`], the median of
-//!    [`RUNS`] runs after [`WARMUP`]) on the launch's own buffers, and writes the choice to
-//!    both. That first launch of a shape therefore waits for the GPU.
+//!    [`RUNS`] runs after [`WARMUP`]) on the launch's own buffers, prints the timings to
+//!    stderr (`autotune: <key>: <choice> ...`), and writes the choice to both. That first
+//!    launch of a shape therefore waits for the GPU.
 //!
 //! A missing, unreadable or corrupted cache file is ignored with a warning on stderr (and
 //! rewritten on the next choice), never an error; so is a cached kernel name this build does
@@ -58,14 +60,38 @@ impl Choice {
     }
 }
 
-/// The cache key: device name, compute capability and shape, e.g.
-/// `NVIDIA H200 sm_90 4096x4096x4096` (`m×k×n`).
-pub fn key(device: &str, compute_capability: (i32, i32), shape: MatmulShape) -> String {
+/// The cache key: device name, compute capability, shape (`m×k×n`) and the fingerprint of
+/// the PTX module the candidates were timed from, e.g.
+/// `NVIDIA H200 sm_90 4096x4096x4096 ptx:5d0c1e2f3a4b5c6d`. A change to any kernel changes
+/// the fingerprint, so a choice timed on old code is never reused for new code.
+pub fn key(
+    device: &str,
+    compute_capability: (i32, i32),
+    shape: MatmulShape,
+    module_fingerprint: u64,
+) -> String {
     let (major, minor) = compute_capability;
     format!(
-        "{device} sm_{major}{minor} {}x{}x{}",
+        "{device} sm_{major}{minor} {}x{}x{} ptx:{module_fingerprint:016x}",
         shape.m, shape.k, shape.n
     )
+}
+
+/// A 64-bit FNV-1a hash of `ptx`: stable across runs and builds of the host, unlike std's
+/// hashers. Computed once per module text in a process (it reads the whole module).
+pub fn module_fingerprint(ptx: &str) -> u64 {
+    /// (address, length, hash) of the module texts hashed so far.
+    static SEEN: Mutex<Vec<(usize, usize, u64)>> = Mutex::new(Vec::new());
+    let id = (ptx.as_ptr() as usize, ptx.len());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, _, hash)) = seen.iter().find(|&&(p, l, _)| (p, l) == id) {
+        return hash;
+    }
+    let hash = ptx.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    seen.push((id.0, id.1, hash));
+    hash
 }
 
 /// The file's contents.
@@ -89,10 +115,7 @@ impl TuneCache {
     /// absolute path (as the XDG spec requires), else `$HOME/.cache/...`; `None` without
     /// either.
     pub fn default_path() -> Option<PathBuf> {
-        cache_path(
-            std::env::var_os("XDG_CACHE_HOME"),
-            std::env::var_os("HOME"),
-        )
+        cache_path(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
     }
 
     /// The cache in `path`: empty if the file does not exist; empty, with a
@@ -199,7 +222,8 @@ pub fn choose(
     shape: MatmulShape,
 ) -> Result<SgemmKernel> {
     let info = gpu.info()?;
-    let key = key(&info.name, info.compute_capability, shape);
+    let fingerprint = module_fingerprint(gpu.ptx());
+    let key = key(&info.name, info.compute_capability, shape, fingerprint);
     let memo = |kernel| {
         MEMO.lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -217,11 +241,19 @@ pub fn choose(
         return Ok(memo(kernel));
     }
     let (kernel, choice) = tune(gpu, a, b, out, shape)?;
-    // Re-read just before writing, to keep what other processes added meanwhile.
-    let mut fresh = TuneCache::load(cache.path().to_path_buf());
-    if fresh.warning.is_some() {
-        fresh = cache;
-    }
+    eprintln!(
+        "autotune: {key}: {} ({:.3} ms); {:?}",
+        choice.kernel, choice.ms, choice.candidates_ms
+    );
+    // Re-read just before writing, to keep what other processes added meanwhile (unless the
+    // file was bad already: that was said once).
+    let mut fresh = match cache.warning {
+        Some(_) => cache,
+        None => match TuneCache::load(cache.path().to_path_buf()) {
+            reread if reread.warning.is_none() => reread,
+            _ => cache,
+        },
+    };
     fresh.insert(key.clone(), choice);
     if let Err(e) = fresh.save() {
         eprintln!(
@@ -321,13 +353,24 @@ mod tests {
     #[test]
     fn key_names_device_capability_and_shape() {
         assert_eq!(
-            key("NVIDIA H200", (9, 0), shape(5120, 256, 4096)),
-            "NVIDIA H200 sm_90 5120x256x4096"
+            key("NVIDIA H200", (9, 0), shape(5120, 256, 4096), 0xabc),
+            "NVIDIA H200 sm_90 5120x256x4096 ptx:0000000000000abc"
         );
         assert_ne!(
-            key("NVIDIA H200", (9, 0), shape(1, 2, 3)),
-            key("NVIDIA H100 80GB HBM3", (9, 0), shape(1, 2, 3))
+            key("NVIDIA H200", (9, 0), shape(1, 2, 3), 1),
+            key("NVIDIA H100 80GB HBM3", (9, 0), shape(1, 2, 3), 1)
         );
+    }
+
+    #[test]
+    fn fingerprint_follows_the_module_text() {
+        // FNV-1a's published test vectors.
+        assert_eq!(module_fingerprint(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(module_fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
+        let ptx = crate::ptx::KERNELS_PTX;
+        assert_eq!(module_fingerprint(ptx), module_fingerprint(ptx));
+        let edited = ptx.replacen("fma.rn.f32", "fma.rn.f32 ", 1);
+        assert_ne!(module_fingerprint(&edited), module_fingerprint(ptx));
     }
 
     #[test]
@@ -337,17 +380,32 @@ mod tests {
         let path = dir.0.join("nested").join("autotune.json");
         let mut cache = TuneCache::load(&path);
         assert!(cache.warning.is_none() && cache.get("x").is_none());
-        let k1 = key("GPU", (9, 0), shape(4096, 4096, 4096));
-        let k2 = key("GPU", (9, 0), shape(5120, 256, 5120));
-        cache.insert(k1.clone(), choice(SgemmKernel::DoubleBuffered128x128x16W64x64));
-        cache.insert(k2.clone(), choice(SgemmKernel::DoubleBuffered64x128x16W32x64));
+        let k1 = key("GPU", (9, 0), shape(4096, 4096, 4096), 7);
+        let k2 = key("GPU", (9, 0), shape(5120, 256, 5120), 7);
+        cache.insert(
+            k1.clone(),
+            choice(SgemmKernel::DoubleBuffered128x128x16W64x64),
+        );
+        cache.insert(
+            k2.clone(),
+            choice(SgemmKernel::DoubleBuffered64x128x16W32x64),
+        );
         cache.save().unwrap();
 
         let loaded = TuneCache::load(&path);
         assert!(loaded.warning.is_none(), "{:?}", loaded.warning);
-        assert_eq!(loaded.get(&k1), Some(&choice(SgemmKernel::DoubleBuffered128x128x16W64x64)));
-        assert_eq!(loaded.kernel(&k1), Some(SgemmKernel::DoubleBuffered128x128x16W64x64));
-        assert_eq!(loaded.kernel(&k2), Some(SgemmKernel::DoubleBuffered64x128x16W32x64));
+        assert_eq!(
+            loaded.get(&k1),
+            Some(&choice(SgemmKernel::DoubleBuffered128x128x16W64x64))
+        );
+        assert_eq!(
+            loaded.kernel(&k1),
+            Some(SgemmKernel::DoubleBuffered128x128x16W64x64)
+        );
+        assert_eq!(
+            loaded.kernel(&k2),
+            Some(SgemmKernel::DoubleBuffered64x128x16W32x64)
+        );
         assert_eq!(loaded.kernel("other"), None);
         // No temporary file is left behind.
         let files: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
@@ -387,7 +445,8 @@ mod tests {
             version: CACHE_VERSION + 1,
             entries: BTreeMap::new(),
         };
-        file.entries.insert("k".into(), choice(SgemmKernel::DEFAULT));
+        file.entries
+            .insert("k".into(), choice(SgemmKernel::DEFAULT));
         std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
         let cache = TuneCache::load(&path);
         assert!(cache.warning.as_deref().unwrap().contains("version"));
@@ -431,13 +490,19 @@ mod tests {
     #[test]
     fn cache_path_follows_xdg_then_home() {
         let file = |base: &str| Some(Path::new(base).join("pure-rust-cuda-kernels/autotune.json"));
-        assert_eq!(cache_path(Some("/xdg".into()), Some("/home/u".into())), file("/xdg"));
+        assert_eq!(
+            cache_path(Some("/xdg".into()), Some("/home/u".into())),
+            file("/xdg")
+        );
         // A relative XDG_CACHE_HOME is invalid per the spec: fall back to HOME.
         assert_eq!(
             cache_path(Some("rel".into()), Some("/home/u".into())),
             file("/home/u/.cache")
         );
-        assert_eq!(cache_path(None, Some("/home/u".into())), file("/home/u/.cache"));
+        assert_eq!(
+            cache_path(None, Some("/home/u".into())),
+            file("/home/u/.cache")
+        );
         assert_eq!(cache_path(None, Some("".into())), None);
         assert_eq!(cache_path(None, None), None);
     }

@@ -780,7 +780,13 @@ mod tests {
         assert!(md.contains("**WRONG**"));
         // The best kernel is named: the last one, the autotuned SGEMM, 500 GFLOP/s per place.
         let best = 500 * (Contender::all().len() - 2);
-        assert!(md.contains(&format!("sgemm-autotuned at {} GFLOP/s", thousands(best as f64))), "{md}");
+        assert!(
+            md.contains(&format!(
+                "sgemm-autotuned at {} GFLOP/s",
+                thousands(best as f64)
+            )),
+            "{md}"
+        );
     }
 
     #[test]

@@ -32,7 +32,9 @@ struct Args {
     /// Columns of b and of the output [default: 5120 on a GPU, 80 in the simulator].
     #[arg(long)]
     n: Option<usize>,
-    /// Kernel to run: all, naive, tiled-dynamic, tiled-static, tiled-dynamic-const.
+    /// Kernel to run: all, naive, tiled-dynamic, tiled-static, tiled-dynamic-const, or an
+    /// SGEMM rung such as sgemm-double-buffered-128x128x8-w64x32 or sgemm-autotuned (a
+    /// wrong name lists them all).
     #[arg(long, default_value = "all", value_parser = parse_kernel)]
     kernel: KernelChoice,
     /// Tile width: all, 8, 16 or 32.

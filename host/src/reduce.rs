@@ -37,10 +37,13 @@ impl ReduceKernel {
     }
 
     pub fn from_name(name: &str) -> Result<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| Error::UnknownKernel {
-            requested: name.to_owned(),
-            known: Self::ALL.map(|k| k.name()).join(", "),
-        })
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| Error::UnknownKernel {
+                requested: name.to_owned(),
+                known: Self::ALL.map(|k| k.name()).join(", "),
+            })
     }
 }
 
@@ -82,7 +85,9 @@ pub fn error_depth(n: u32) -> u32 {
 
 /// The f64 sum and `Σ|x|` of `x`.
 pub fn reference(x: &[f32]) -> (f64, f64) {
-    x.iter().fold((0.0, 0.0), |(s, a), &v| (s + v as f64, a + (v as f64).abs()))
+    x.iter().fold((0.0, 0.0), |(s, a), &v| {
+        (s + v as f64, a + (v as f64).abs())
+    })
 }
 
 /// Whether `sum` is within the bound of [`error_depth`] from the f64 reference.
@@ -99,9 +104,18 @@ pub fn within_bound(sum: f32, x: &[f32]) -> bool {
 
 impl Simulator {
     /// One pass: `blocks` blocks of `kernel` over `input[..n]`, one partial per block.
-    fn reduce_pass(&self, kernel: ReduceKernel, input: *const f32, n: u32, blocks: u32) -> Result<Vec<f32>> {
+    fn reduce_pass(
+        &self,
+        kernel: ReduceKernel,
+        input: *const f32,
+        n: u32,
+        blocks: u32,
+    ) -> Result<Vec<f32>> {
         let mut partials = vec![0.0f32; blocks as usize];
-        let (i, p) = (SharedPtr(input as *mut f32), SharedPtr(partials.as_mut_ptr()));
+        let (i, p) = (
+            SharedPtr(input as *mut f32),
+            SharedPtr(partials.as_mut_ptr()),
+        );
         let launch = crate::kernels::Launch {
             grid: Dim3::x(blocks),
             block: Dim3::x(BLOCK),

@@ -38,16 +38,23 @@ impl Row {
     }
 }
 
-/// An aligned text table of `rows`.
+/// An aligned text table of `rows`. The kernel column is as wide as the longest name (at
+/// least 20: the lecture's names; the SGEMM ones name their configuration and are longer).
 pub fn table(rows: &[Row]) -> String {
+    let w = rows
+        .iter()
+        .map(|r| r.kernel.len())
+        .max()
+        .unwrap_or(0)
+        .max(20);
     let mut s = format!(
-        "{:<20} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>5}\n",
+        "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>5}\n",
         "kernel", "tw", "m×k×n", "ms", "GFLOP/s", "max_abs", "max_rel", "ok"
     );
     for r in rows {
         let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
         s += &format!(
-            "{:<20} {:>4} {:>16} {:>10} {:>10} {:>11.3e} {:>11.3e} {:>5}\n",
+            "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11.3e} {:>11.3e} {:>5}\n",
             r.kernel,
             r.tw.map_or("-".to_owned(), |t| t.to_string()),
             format!("{}×{}×{}", r.m, r.k, r.n),

@@ -36,10 +36,13 @@ impl SlidingKernel {
     }
 
     pub fn from_name(name: &str) -> Result<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| Error::UnknownKernel {
-            requested: name.to_owned(),
-            known: Self::ALL.map(|k| k.name()).join(", "),
-        })
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| Error::UnknownKernel {
+                requested: name.to_owned(),
+                known: Self::ALL.map(|k| k.name()).join(", "),
+            })
     }
 
     /// The launch for `outputs` windows of `window` (which must be at least 1).
@@ -89,7 +92,6 @@ impl SlidingShape {
     pub fn outputs(&self) -> u32 {
         (self.n + 1).saturating_sub(self.window)
     }
-
 }
 
 /// The CPU reference in f64: the exact mean of every window.
@@ -108,7 +110,11 @@ pub fn within_bound(out: &[f32], a: &[f32], window: usize) -> bool {
     let r = reference(a, window);
     out.len() == r.len()
         && out.iter().enumerate().all(|(i, &o)| {
-            let magnitude: f64 = a[i..i + window].iter().map(|&x| (x as f64).abs()).sum::<f64>() / window as f64;
+            let magnitude: f64 = a[i..i + window]
+                .iter()
+                .map(|&x| (x as f64).abs())
+                .sum::<f64>()
+                / window as f64;
             let bound = (window as f64 + 1.0) * (f32::EPSILON as f64 / 2.0) * magnitude;
             ((o as f64) - r[i]).abs() <= bound || (o.is_nan() && r[i].is_nan())
         })
@@ -116,7 +122,12 @@ pub fn within_bound(out: &[f32], a: &[f32], window: usize) -> bool {
 
 impl Simulator {
     /// The sliding average of `a` over windows of `window`, by `kernel`.
-    pub fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
+    pub fn sliding_average(
+        &self,
+        kernel: SlidingKernel,
+        a: &[f32],
+        window: usize,
+    ) -> Result<Vec<f32>> {
         let shape = SlidingShape::new(a.len(), window)?;
         let mut out = vec![0.0f32; shape.outputs() as usize];
         if out.is_empty() {
@@ -125,13 +136,18 @@ impl Simulator {
         let launch = kernel.launch(shape.outputs(), shape.window);
         // The shared kernel loads 16 bytes at a time, as device allocations allow.
         let aligned = crate::sim::aligned_copy(a);
-        let (pa, po) = (SharedPtr(aligned.as_ptr() as *mut f32), SharedPtr(out.as_mut_ptr()));
+        let (pa, po) = (
+            SharedPtr(aligned.as_ptr() as *mut f32),
+            SharedPtr(out.as_mut_ptr()),
+        );
         let SlidingShape { n, window } = shape;
         // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1; 1 <= window <= n.
         self.launch(&launch, move || unsafe {
             match kernel {
                 SlidingKernel::Naive => naive::entry::sliding_naive(pa.get(), n, window, po.get()),
-                SlidingKernel::Shared => shared::entry::sliding_shared(pa.get(), n, window, po.get()),
+                SlidingKernel::Shared => {
+                    shared::entry::sliding_shared(pa.get(), n, window, po.get())
+                }
             }
         })?;
         Ok(out)

@@ -220,7 +220,12 @@ mod backend {
                      x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
                      options(pure, readonly, nostack, preserves_flags));
             }
-            [T::from_bits(x), T::from_bits(y), T::from_bits(z), T::from_bits(w)]
+            [
+                T::from_bits(x),
+                T::from_bits(y),
+                T::from_bits(z),
+                T::from_bits(w),
+            ]
         }
 
         #[inline(always)]
@@ -309,7 +314,10 @@ mod backend {
 
         #[track_caller]
         fn check_vector(&self, i: u32) {
-            if !i.is_multiple_of(4) || !(self.offset + i).is_multiple_of(4) || i.saturating_add(4) > self.len {
+            if !i.is_multiple_of(4)
+                || !(self.offset + i).is_multiple_of(4)
+                || i.saturating_add(4) > self.len
+            {
                 self.out_of_bounds(i.saturating_add(3));
             }
         }

@@ -2,13 +2,13 @@
 //! f64 references and, on a GPU, timed against a device-to-device copy of the same data.
 
 use super::{Args, GPU_DEFAULT_LEN, Op, SIM_DEFAULT_LEN};
+use host::Error;
 use host::data::Rng;
 use host::gpu::Gpu;
 use host::reduce::{self, ReduceKernel};
 use host::report::{self, VectorRow};
 use host::sim::Simulator;
 use host::sliding::{self, SlidingKernel, SlidingShape};
-use host::Error;
 
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
     let rows = match gpu {
@@ -31,7 +31,11 @@ pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> 
 }
 
 fn input(args: &Args, len: usize) -> Vec<f32> {
-    Rng::new(args.seed).uniform(len).into_iter().map(|x| 2.0 * x - 1.0).collect()
+    Rng::new(args.seed)
+        .uniform(len)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect()
 }
 
 fn row(kernel: &str, n: usize, window: Option<usize>) -> VectorRow {
@@ -68,19 +72,36 @@ fn sliding_row(kernel: SlidingKernel, a: &[f32], window: usize, out: &[f32]) -> 
 
 fn run_sim(args: &Args) -> Result<Vec<VectorRow>, Error> {
     let len = args.len.unwrap_or(SIM_DEFAULT_LEN);
-    eprintln!("CPU simulator: {:?} over {len} values, seed {}", args.op, args.seed);
+    eprintln!(
+        "CPU simulator: {:?} over {len} values, seed {}",
+        args.op, args.seed
+    );
     let x = input(args, len);
     let sim = Simulator::default();
     match args.op {
-        Op::Sum => ReduceKernel::ALL.into_iter().map(|k| Ok(sum_row(k, &x, sim.sum(k, &x)?))).collect(),
+        Op::Sum => ReduceKernel::ALL
+            .into_iter()
+            .map(|k| Ok(sum_row(k, &x, sim.sum(k, &x)?)))
+            .collect(),
         _ => SlidingKernel::ALL
             .into_iter()
-            .map(|k| Ok(sliding_row(k, &x, args.window, &sim.sliding_average(k, &x, args.window)?)))
+            .map(|k| {
+                Ok(sliding_row(
+                    k,
+                    &x,
+                    args.window,
+                    &sim.sliding_average(k, &x, args.window)?,
+                ))
+            })
             .collect(),
     }
 }
 
-fn median_ms(gpu: &Gpu, args: &Args, launch: impl FnMut() -> Result<(), Error>) -> Result<f64, Error> {
+fn median_ms(
+    gpu: &Gpu,
+    args: &Args,
+    launch: impl FnMut() -> Result<(), Error>,
+) -> Result<f64, Error> {
     let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, launch)?;
     Ok(report::median(&mut ms))
 }
@@ -88,7 +109,10 @@ fn median_ms(gpu: &Gpu, args: &Args, launch: impl FnMut() -> Result<(), Error>) 
 fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
     let len = args.len.unwrap_or(GPU_DEFAULT_LEN);
     let info = gpu.info()?;
-    eprintln!("{}: {:?} over {len} values, seed {}, median of {} runs", info.name, args.op, args.seed, args.iters);
+    eprintln!(
+        "{}: {:?} over {len} values, seed {}, median of {} runs",
+        info.name, args.op, args.seed, args.iters
+    );
     let x = input(args, len);
     let dx = gpu.upload(&x)?;
     // The ceiling: copying the same bytes, counted read + written.
@@ -96,7 +120,10 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
     let copy_ms = median_ms(gpu, args, || {
         gpu.stream()
             .memcpy_dtod(&dx, &mut copy)
-            .map_err(|source| Error::Driver { call: "cuMemcpyDtoD", source })
+            .map_err(|source| Error::Driver {
+                call: "cuMemcpyDtoD",
+                source,
+            })
     })?;
     drop(copy);
     let copy_gbps = 2.0 * 4.0 * len as f64 / (copy_ms * 1e-3) / 1e9;
@@ -128,7 +155,9 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
                 gpu.sliding_average_device(k, &dx, args.window, &mut out)?;
                 gpu.synchronize(k.entry())?;
                 let r = sliding_row(k, &x, args.window, &gpu.download(&out)?);
-                let ms = median_ms(gpu, args, || gpu.sliding_average_device(k, &dx, args.window, &mut out))?;
+                let ms = median_ms(gpu, args, || {
+                    gpu.sliding_average_device(k, &dx, args.window, &mut out)
+                })?;
                 rows.push(timed(r, ms, 4.0 * (len + outputs) as f64));
             }
         }

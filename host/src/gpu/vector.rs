@@ -52,15 +52,25 @@ impl Gpu {
         args.arg(input).arg(&n).arg(out);
         // SAFETY: (input, n, partials) as the entry expects; device buffers are 256-byte
         // aligned; `out` holds at least `blocks` floats.
-        unsafe { args.launch(config(&launch)) }.map(drop).map_err(|e| fault(kernel.entry(), e))
+        unsafe { args.launch(config(&launch)) }
+            .map(drop)
+            .map_err(|e| fault(kernel.entry(), e))
     }
 
     /// Queues the sum of `input` into `scratch.result`: two launches (one if a single block
     /// suffices). The empty sum is 0.
-    pub fn sum_device(&self, kernel: ReduceKernel, input: &CudaSlice<f32>, scratch: &mut ReduceScratch) -> Result<()> {
+    pub fn sum_device(
+        &self,
+        kernel: ReduceKernel,
+        input: &CudaSlice<f32>,
+        scratch: &mut ReduceScratch,
+    ) -> Result<()> {
         let n = reduce::check_len(input.len())?;
         if n == 0 {
-            return self.stream.memset_zeros(&mut scratch.result).map_err(|e| fault(kernel.entry(), e));
+            return self
+                .stream
+                .memset_zeros(&mut scratch.result)
+                .map_err(|e| fault(kernel.entry(), e));
         }
         let blocks = reduce::first_pass_blocks(n);
         if blocks == 1 {
@@ -112,11 +122,18 @@ impl Gpu {
         args.arg(a).arg(&n).arg(&w).arg(out);
         // SAFETY: (a, n, window, out) as the entry expects, with 1 <= window <= n and `out`
         // of n - window + 1 floats.
-        unsafe { args.launch(config(&launch)) }.map(drop).map_err(|e| fault(kernel.entry(), e))
+        unsafe { args.launch(config(&launch)) }
+            .map(drop)
+            .map_err(|e| fault(kernel.entry(), e))
     }
 
     /// The sliding average of a host slice.
-    pub fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
+    pub fn sliding_average(
+        &self,
+        kernel: SlidingKernel,
+        a: &[f32],
+        window: usize,
+    ) -> Result<Vec<f32>> {
         let shape = SlidingShape::new(a.len(), window)?;
         if shape.outputs() == 0 {
             return Ok(vec![]);

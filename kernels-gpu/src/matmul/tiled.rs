@@ -53,17 +53,29 @@ pub unsafe fn tiled_dot(
         unsafe {
             ms.set_unchecked(
                 tr * tw + tc,
-                if r < h && idx + tc < k { *m.add((tc + idx + r * k) as usize) } else { 0.0 },
+                if r < h && idx + tc < k {
+                    *m.add((tc + idx + r * k) as usize)
+                } else {
+                    0.0
+                },
             );
             ns.set_unchecked(
                 tr * tw + tc,
-                if c < w && idx + tr < k { *n.add(((tr + idx) * w + c) as usize) } else { 0.0 },
+                if c < w && idx + tr < k {
+                    *n.add(((tr + idx) * w + c) as usize)
+                } else {
+                    0.0
+                },
             );
         }
         sync_threads();
         for i in 0..tw {
             // SAFETY: see above.
-            p = fma(unsafe { ms.get_unchecked(tr * tw + i) }, unsafe { ns.get_unchecked(tw * i + tc) }, p);
+            p = fma(
+                unsafe { ms.get_unchecked(tr * tw + i) },
+                unsafe { ns.get_unchecked(tw * i + tc) },
+                p,
+            );
         }
         sync_threads();
     }
@@ -92,5 +104,9 @@ pub unsafe fn tiled_phases(
 ) {
     // SAFETY: forwarded contract; the epilogue gets r < h and c < w, and this thread is
     // the only writer of out[r, c].
-    unsafe { tiled_dot(ms, ns, tw, m, n, h, w, k, |r, c, p| *out.add(at(r, w, c)) = p) }
+    unsafe {
+        tiled_dot(ms, ns, tw, m, n, h, w, k, |r, c, p| {
+            *out.add(at(r, w, c)) = p
+        })
+    }
 }

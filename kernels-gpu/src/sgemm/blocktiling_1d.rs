@@ -15,7 +15,12 @@ use crate::thread::{self, sync_threads};
 /// # Safety
 /// See the [module contract](super).
 #[inline(always)]
-pub unsafe fn sgemm_blocktiling_1d<const BM: usize, const BN: usize, const BK: usize, const TM: usize>(
+pub unsafe fn sgemm_blocktiling_1d<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const TM: usize,
+>(
     a: *const f32,
     b: *const f32,
     out: *mut f32,
@@ -25,7 +30,11 @@ pub unsafe fn sgemm_blocktiling_1d<const BM: usize, const BN: usize, const BK: u
 ) {
     let threads = BM * BN / TM;
     const {
-        assert!(BM % TM == 0 && (BM * BK) % (BM * BN / TM) == 0 && (BK * BN) % (BM * BN / TM) == 0);
+        assert!(
+            BM.is_multiple_of(TM)
+                && (BM * BK).is_multiple_of(BM * BN / TM)
+                && (BK * BN).is_multiple_of(BM * BN / TM)
+        );
     }
     let (bm, bn, bk) = (BM as u32, BN as u32, BK as u32);
     let a_tile = shared_array!(f32; BM * BK); // a_tile[r * BK + c]
@@ -42,7 +51,11 @@ pub unsafe fn sgemm_blocktiling_1d<const BM: usize, const BN: usize, const BK: u
             let (r, c) = (v / bk, v % bk);
             // SAFETY: the global read is guarded by both bounds; r * BK + c = v < BM * BK.
             unsafe {
-                let x = if r < tile.rows_left && c < k - k0 { *a.add(at(tile.row0 + r, k, k0 + c)) } else { 0.0 };
+                let x = if r < tile.rows_left && c < k - k0 {
+                    *a.add(at(tile.row0 + r, k, k0 + c))
+                } else {
+                    0.0
+                };
                 a_tile.set_unchecked(v, x);
             }
         }
@@ -51,7 +64,11 @@ pub unsafe fn sgemm_blocktiling_1d<const BM: usize, const BN: usize, const BK: u
             let (r, c) = (v / bn, v % bn);
             // SAFETY: as above; v < BK * BN.
             unsafe {
-                let x = if r < k - k0 && c < tile.cols_left { *b.add(at(k0 + r, n, tile.col0 + c)) } else { 0.0 };
+                let x = if r < k - k0 && c < tile.cols_left {
+                    *b.add(at(k0 + r, n, tile.col0 + c))
+                } else {
+                    0.0
+                };
                 b_tile.set_unchecked(v, x);
             }
         }
@@ -92,7 +109,8 @@ pub const fn geometry<const BM: usize, const BN: usize, const BK: usize, const T
 }
 
 /// Launch geometry of [`entry::sgemm_blocktiling_1d_64x64x8_tm8`].
-pub const GEOMETRY_64X64X8_TM8: Geometry = geometry::<64, 64, 8, 8>("sgemm_blocktiling_1d_64x64x8_tm8");
+pub const GEOMETRY_64X64X8_TM8: Geometry =
+    geometry::<64, 64, 8, 8>("sgemm_blocktiling_1d_64x64x8_tm8");
 
 crate::entry_points! {
     sgemm_blocktiling_1d_64x64x8_tm8(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)

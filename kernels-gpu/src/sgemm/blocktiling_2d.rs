@@ -33,8 +33,11 @@ pub unsafe fn sgemm_blocktiling_2d<
 ) {
     let threads = BM * BN / (TM * TN);
     const {
-        assert!(BM % TM == 0 && BN % TN == 0);
-        assert!((BM * BK) % (BM * BN / (TM * TN)) == 0 && (BK * BN) % (BM * BN / (TM * TN)) == 0);
+        assert!(BM.is_multiple_of(TM) && BN.is_multiple_of(TN));
+        assert!(
+            (BM * BK).is_multiple_of(BM * BN / (TM * TN))
+                && (BK * BN).is_multiple_of(BM * BN / (TM * TN))
+        );
     }
     let (bm, bn, bk) = (BM as u32, BN as u32, BK as u32);
     let a_tile = shared_array!(f32; BM * BK); // a_tile[r * BK + c]
@@ -52,7 +55,11 @@ pub unsafe fn sgemm_blocktiling_2d<
             let (r, c) = (v / bk, v % bk);
             // SAFETY: the global read is guarded by both bounds; r * BK + c = v < BM * BK.
             unsafe {
-                let x = if r < tile.rows_left && c < k - k0 { *a.add(at(tile.row0 + r, k, k0 + c)) } else { 0.0 };
+                let x = if r < tile.rows_left && c < k - k0 {
+                    *a.add(at(tile.row0 + r, k, k0 + c))
+                } else {
+                    0.0
+                };
                 a_tile.set_unchecked(v, x);
             }
         }
@@ -61,7 +68,11 @@ pub unsafe fn sgemm_blocktiling_2d<
             let (r, c) = (v / bn, v % bn);
             // SAFETY: as above; v < BK * BN.
             unsafe {
-                let x = if r < k - k0 && c < tile.cols_left { *b.add(at(k0 + r, n, tile.col0 + c)) } else { 0.0 };
+                let x = if r < k - k0 && c < tile.cols_left {
+                    *b.add(at(k0 + r, n, tile.col0 + c))
+                } else {
+                    0.0
+                };
                 b_tile.set_unchecked(v, x);
             }
         }
@@ -78,7 +89,9 @@ pub unsafe fn sgemm_blocktiling_2d<
                 // SAFETY: dot < BK and col_base + j < BN.
                 frag_b[j] = unsafe { b_tile.get_unchecked(dot * bn + col_base + j as u32) };
             });
-            unroll!(i in TM => unroll!(j in TN => acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j])));
+            unroll!(i in TM => {
+                unroll!(j in TN => acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j]));
+            });
         });
         sync_threads();
     }
@@ -95,7 +108,13 @@ pub unsafe fn sgemm_blocktiling_2d<
 }
 
 /// How to launch [`sgemm_blocktiling_2d`] with these parameters under the name `entry`.
-pub const fn geometry<const BM: usize, const BN: usize, const BK: usize, const TM: usize, const TN: usize>(
+pub const fn geometry<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const TM: usize,
+    const TN: usize,
+>(
     entry: &'static str,
 ) -> Geometry {
     Geometry {

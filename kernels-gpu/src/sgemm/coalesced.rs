@@ -34,7 +34,7 @@ pub unsafe fn sgemm_coalesced<const BS: usize>(
         return;
     }
     let (r, c) = (tile.row0 + tr, tile.col0 + tc);
-    // SAFETY (pointer arithmetic): r < m and c < n, so both start inside their matrix.
+    // SAFETY: r < m and c < n, so both pointers start inside their matrix.
     let (row, mut col) = unsafe { (a.add(at(r, k, 0)), b.add(c as usize)) };
     let mut acc = 0.0f32;
     for i in 0..k {

@@ -50,7 +50,10 @@ pub unsafe fn sgemm_double_buffered<
     let (a_stage, b_stage) = ((BK * BM) as u32, (BK * BN) as u32);
     let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (k % 4 == 0 && is_aligned16(a), n % 4 == 0 && is_aligned16(b));
+    let (vec_a, vec_b) = (
+        k.is_multiple_of(4) && is_aligned16(a),
+        n.is_multiple_of(4) && is_aligned16(b),
+    );
     let origin = WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
 
@@ -79,8 +82,26 @@ pub unsafe fn sgemm_double_buffered<
         // SAFETY: as in the prologue (nothing is read where k_left = 0).
         let (sa, sb) = unsafe {
             (
-                VecTile::<BM, BK, THREADS>::load(a, k, tile.row0, k1, tile.rows_left, k_left, vec_a, t),
-                VecTile::<BK, BN, THREADS>::load(b, n, k1, tile.col0, k_left, tile.cols_left, vec_b, t),
+                VecTile::<BM, BK, THREADS>::load(
+                    a,
+                    k,
+                    tile.row0,
+                    k1,
+                    tile.rows_left,
+                    k_left,
+                    vec_a,
+                    t,
+                ),
+                VecTile::<BK, BN, THREADS>::load(
+                    b,
+                    n,
+                    k1,
+                    tile.col0,
+                    k_left,
+                    tile.cols_left,
+                    vec_b,
+                    t,
+                ),
             )
         };
         let (_, a_frags) = a_tile.split_at(stage * a_stage + origin.0);
@@ -88,7 +109,9 @@ pub unsafe fn sgemm_double_buffered<
         // SAFETY: `stage` is complete (barrier at the end of the previous trip or after the
         // prologue); the slices start at the thread's origin in that stage.
         unsafe {
-            WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::accumulate(&mut acc, a_frags, b_frags);
+            WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::accumulate(
+                &mut acc, a_frags, b_frags,
+            );
         }
         // SAFETY: stage `next` was last read in the previous trip, before its barrier.
         unsafe {
@@ -97,34 +120,53 @@ pub unsafe fn sgemm_double_buffered<
         }
         sync_threads();
     }
-    let fast = tile.is_interior(BM as u32, BN as u32) && n % 4 == 0 && is_aligned16(out);
+    let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
     // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
-    unsafe { WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(&acc, out, n, &tile, origin, fast) };
+    unsafe {
+        WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
+            &acc, out, n, &tile, origin, fast,
+        )
+    };
 }
 
 /// 256 threads, 128×128 tiles 8 deep, 64×32 warp tiles in 1×2 steps of 8×4 (64 accumulators
 /// per thread, 16 KiB shared): the default, and the simulator's choice.
 pub const GEOMETRY_128X128X8_W64X32: Geometry =
-    WarpTile::<128, 128, 8, 64, 32, 1, 2, 8, 4, 256>::geometry("sgemm_double_buffered_128x128x8_w64x32", 2);
+    WarpTile::<128, 128, 8, 64, 32, 1, 2, 8, 4, 256>::geometry(
+        "sgemm_double_buffered_128x128x8_w64x32",
+        2,
+    );
 
 /// As the default, 16 deep: half the barriers, 32 KiB shared.
 pub const GEOMETRY_128X128X16_W64X32: Geometry =
-    WarpTile::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256>::geometry("sgemm_double_buffered_128x128x16_w64x32", 2);
+    WarpTile::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256>::geometry(
+        "sgemm_double_buffered_128x128x16_w64x32",
+        2,
+    );
 
 /// 256 threads, 128×128×8, 32×64 warp tiles in 2×2 steps of 4×4: the classic conflict-free
 /// layout of hand-written SGEMMs (two 16-byte fragments of each operand 16 or 32 floats apart).
 pub const GEOMETRY_128X128X8_W32X64: Geometry =
-    WarpTile::<128, 128, 8, 32, 64, 2, 2, 4, 4, 256>::geometry("sgemm_double_buffered_128x128x8_w32x64", 2);
+    WarpTile::<128, 128, 8, 32, 64, 2, 2, 4, 4, 256>::geometry(
+        "sgemm_double_buffered_128x128x8_w32x64",
+        2,
+    );
 
 /// 128 threads, 128×128×16, 64×64 warp tiles in 1×4 steps of 8×4: siboehm's kernel 10
 /// configuration (128 accumulators per thread, 32 KiB shared).
 pub const GEOMETRY_128X128X16_W64X64: Geometry =
-    WarpTile::<128, 128, 16, 64, 64, 1, 4, 8, 4, 128>::geometry("sgemm_double_buffered_128x128x16_w64x64", 2);
+    WarpTile::<128, 128, 16, 64, 64, 1, 4, 8, 4, 128>::geometry(
+        "sgemm_double_buffered_128x128x16_w64x64",
+        2,
+    );
 
 /// 128 threads, 64×128×16, 32×64 warp tiles in 1×2 steps of 8×4: twice the blocks of the
 /// 128×128 tiles, for products with fewer output tiles than the GPU has room for.
 pub const GEOMETRY_64X128X16_W32X64: Geometry =
-    WarpTile::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128>::geometry("sgemm_double_buffered_64x128x16_w32x64", 2);
+    WarpTile::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128>::geometry(
+        "sgemm_double_buffered_64x128x16_w32x64",
+        2,
+    );
 
 crate::entry_points! {
     sgemm_double_buffered_128x128x8_w64x32(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)

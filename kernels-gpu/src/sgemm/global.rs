@@ -18,7 +18,7 @@ pub unsafe fn store_f32x4(ptr: *mut f32, v: [f32; 4]) {
 /// not rely on it: a misaligned operand only loses the fast path.
 #[inline(always)]
 pub fn is_aligned16<T>(ptr: *const T) -> bool {
-    ptr.addr() % 16 == 0
+    ptr.addr().is_multiple_of(16)
 }
 
 /// Writes `v` to `out[tile.row0 + r, tile.col0 + c ..+ 4]`: one 16-byte store on the fast
@@ -30,7 +30,15 @@ pub fn is_aligned16<T>(ptr: *const T) -> bool {
 /// inside `out` and contains `[r, c ..+ 4]`, `n % 4 == 0`, `c % 4 == 0`, and `out` is 16-byte
 /// aligned.
 #[inline(always)]
-pub unsafe fn store_out4(out: *mut f32, n: u32, tile: &super::BlockTile, r: u32, c: u32, v: [f32; 4], fast: bool) {
+pub unsafe fn store_out4(
+    out: *mut f32,
+    n: u32,
+    tile: &super::BlockTile,
+    r: u32,
+    c: u32,
+    v: [f32; 4],
+    fast: bool,
+) {
     if fast {
         // SAFETY: inside and aligned, by the fast-path contract.
         unsafe { store_f32x4(out.add(super::at(tile.row0 + r, n, tile.col0 + c)), v) };

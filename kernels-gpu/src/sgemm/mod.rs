@@ -28,8 +28,9 @@
 //! else goes through bounds-checked scalar loads and stores.
 //!
 //! Register arrays (accumulators, fragments, staged loads) are fixed-size arrays indexed only
-//! in loops with compile-time bounds, which LLVM unrolls into registers; an iterator adaptor
-//! or a run-time index would put them in local memory (see [`crate::reduce`]).
+//! inside loops unrolled at compile time ([`unroll`]), so that every index is a constant and
+//! the arrays live in registers; a run-time index, an iterator adaptor, or a loop LLVM chose
+//! not to unroll would put them in local memory (see [`crate::reduce`]).
 
 pub mod blocktiling_1d;
 pub mod blocktiling_2d;

@@ -36,11 +36,19 @@ pub unsafe fn sgemm_shared_blocking<const BS: usize>(
     for phase in 0..cdiv(k, bs) {
         let k0 = phase * bs;
         // Every thread stores one element of each tile, zero outside the matrices.
-        // SAFETY (global reads): each is guarded by its row and column bounds.
+        // SAFETY: each global read is guarded by its row and column bounds.
         let (av, bv) = unsafe {
             (
-                if row_in && k0 + tc < k { *a.add(at(tile.row0 + tr, k, k0 + tc)) } else { 0.0 },
-                if k0 + tr < k && col_in { *b.add(at(k0 + tr, n, tile.col0 + tc)) } else { 0.0 },
+                if row_in && k0 + tc < k {
+                    *a.add(at(tile.row0 + tr, k, k0 + tc))
+                } else {
+                    0.0
+                },
+                if k0 + tr < k && col_in {
+                    *b.add(at(k0 + tr, n, tile.col0 + tc))
+                } else {
+                    0.0
+                },
             )
         };
         // SAFETY: tr, tc < BS, so tr * BS + tc < BS * BS.
@@ -51,7 +59,12 @@ pub unsafe fn sgemm_shared_blocking<const BS: usize>(
         sync_threads();
         for i in 0..bs {
             // SAFETY: tr, tc, i < BS.
-            let (x, y) = unsafe { (a_tile.get_unchecked(tr * bs + i), b_tile.get_unchecked(i * bs + tc)) };
+            let (x, y) = unsafe {
+                (
+                    a_tile.get_unchecked(tr * bs + i),
+                    b_tile.get_unchecked(i * bs + tc),
+                )
+            };
             acc = fma(x, y, acc);
         }
         sync_threads();

@@ -39,9 +39,9 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     const ROW_STEP: usize = THREADS / (COLS / 4);
     /// Every thread moves the same whole number of vectors, at the same column each time.
     const VALID: () = assert!(
-        COLS % 4 == 0
-            && THREADS % (COLS / 4) == 0
-            && (ROWS * COLS / 4) % THREADS == 0
+        COLS.is_multiple_of(4)
+            && THREADS.is_multiple_of(COLS / 4)
+            && (ROWS * COLS / 4).is_multiple_of(THREADS)
             && ROWS * COLS / 4 >= THREADS
             && ROWS * COLS / 4 / THREADS <= MAX_VECS
     );
@@ -126,8 +126,9 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
         unroll!(j in Self::VECS => {
             let (r, c) = Self::position(t, j);
             unroll!(e in 4 => {
+                let at = offset + (c + e as u32) * ROWS as u32 + r;
                 // SAFETY: c + e < COLS and r < ROWS.
-                unsafe { dst.set_unchecked(offset + (c + e as u32) * ROWS as u32 + r, staged[j][e]) };
+                unsafe { dst.set_unchecked(at, staged[j][e]) };
             });
         });
     }

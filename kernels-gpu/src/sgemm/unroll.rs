@@ -5,8 +5,10 @@
 //! there only if LLVM's unroller decides to unroll them fully, which it does not for a loop
 //! body beyond a few hundred instructions: the 64-output epilogue of an 8 × 8 thread tile
 //! stayed a loop, and the whole accumulator array went to local memory (`__local_depot`).
-//! [`unroll!`] makes the decision at compile time instead: `N` calls with literal indices,
-//! straight-line code with no loop for LLVM to keep.
+//! The crate-internal `unroll!(i in n => body)` makes the decision at compile time instead:
+//! `n` calls of an `#[inline(always)]` closure with literal indices, straight-line code with
+//! no loop for LLVM to keep. (`tests/ptx_sgemm.rs` checks the result: no local memory, and
+//! exactly `BK ×` outputs-per-thread FMAs per kernel.)
 
 /// The most iterations [`unroll_with`] expands.
 pub const MAX_UNROLL: usize = 32;
@@ -31,7 +33,11 @@ pub fn unroll_with(n: usize, mut f: impl FnMut(usize)) {
 /// it borrows went to local memory).
 macro_rules! unroll {
     ($i:ident in $n:expr => $body:expr) => {
-        $crate::sgemm::unroll::unroll_with($n, #[inline(always)] |$i: usize| $body)
+        $crate::sgemm::unroll::unroll_with(
+            $n,
+            #[inline(always)]
+            |$i: usize| $body,
+        )
     };
 }
 pub(crate) use unroll;

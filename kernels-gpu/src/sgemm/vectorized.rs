@@ -39,14 +39,22 @@ pub unsafe fn sgemm_vectorized<
     k: u32,
 ) {
     const {
-        assert!(THREADS * TM * TN == BM * BN && TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0);
+        assert!(
+            THREADS * TM * TN == BM * BN
+                && TM.is_multiple_of(4)
+                && TN.is_multiple_of(4)
+                && BK.is_multiple_of(4)
+        );
     }
     let (bm, bn, bk) = (BM as u32, BN as u32, BK as u32);
     let a_tile = shared_array!(f32; BK * BM); // transposed: a_tile[c * BM + r]
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
     let tile = BlockTile::of_block(bm, bn, m, n);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (k % 4 == 0 && is_aligned16(a), n % 4 == 0 && is_aligned16(b));
+    let (vec_a, vec_b) = (
+        k.is_multiple_of(4) && is_aligned16(a),
+        n.is_multiple_of(4) && is_aligned16(b),
+    );
     // This thread's outputs: rows tr * TM .. + TM, columns tc * TN .. + TN of the tile.
     let (tr, tc) = (t / (bn / TN as u32), t % (bn / TN as u32));
     let (row_base, col_base) = (tr * TM as u32, tc * TN as u32);
@@ -59,8 +67,26 @@ pub unsafe fn sgemm_vectorized<
         // bounds, or take the fast path only for interior tiles); the shared arrays hold
         // BK * BM and BK * BN words.
         unsafe {
-            let sa = VecTile::<BM, BK, THREADS>::load(a, k, tile.row0, k0, tile.rows_left, k - k0, vec_a, t);
-            let sb = VecTile::<BK, BN, THREADS>::load(b, n, k0, tile.col0, k - k0, tile.cols_left, vec_b, t);
+            let sa = VecTile::<BM, BK, THREADS>::load(
+                a,
+                k,
+                tile.row0,
+                k0,
+                tile.rows_left,
+                k - k0,
+                vec_a,
+                t,
+            );
+            let sb = VecTile::<BK, BN, THREADS>::load(
+                b,
+                n,
+                k0,
+                tile.col0,
+                k - k0,
+                tile.cols_left,
+                vec_b,
+                t,
+            );
             VecTile::<BM, BK, THREADS>::store_transposed(a_tile, 0, &sa, t);
             VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
         }
@@ -79,16 +105,19 @@ pub unsafe fn sgemm_vectorized<
                 let v = unsafe { b_frags.get4_unchecked(dot * bn + 4 * j as u32) };
                 unroll!(e in 4 => frag_b[4 * j + e] = v[e]);
             });
-            unroll!(i in TM => unroll!(j in TN => acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j])));
+            unroll!(i in TM => {
+                unroll!(j in TN => acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j]));
+            });
         });
         sync_threads();
     }
-    let fast = tile.is_interior(bm, bn) && n % 4 == 0 && is_aligned16(out);
+    let fast = tile.is_interior(bm, bn) && n.is_multiple_of(4) && is_aligned16(out);
     unroll!(i in TM => {
         unroll!(j in TN / 4 => {
             let v = [acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]];
+            let (r, c) = (row_base + i as u32, col_base + 4 * j as u32);
             // SAFETY: this thread alone writes these outputs; `fast` is the fast-path check.
-            unsafe { store_out4(out, n, &tile, row_base + i as u32, col_base + 4 * j as u32, v, fast) };
+            unsafe { store_out4(out, n, &tile, r, c, v, fast) };
         });
     });
 }

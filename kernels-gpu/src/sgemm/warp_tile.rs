@@ -62,17 +62,17 @@ impl<
     /// The parameters fit together: warps tile the block, 32 thread tiles fill a warp
     /// sub-tile, and every fragment and output run is whole 16-byte vectors.
     const VALID: () = assert!(
-        BM % WM == 0
-            && BN % WN == 0
+        BM.is_multiple_of(WM)
+            && BN.is_multiple_of(WN)
             && THREADS == (BM / WM) * (BN / WN) * WARP_SIZE as usize
-            && WM % WMITER == 0
-            && WN % WNITER == 0
-            && (WM / WMITER) % TM == 0
-            && (WN / WNITER) % TN == 0
+            && WM.is_multiple_of(WMITER)
+            && WN.is_multiple_of(WNITER)
+            && (WM / WMITER).is_multiple_of(TM)
+            && (WN / WNITER).is_multiple_of(TN)
             && (WM / WMITER / TM) * (WN / WNITER / TN) == WARP_SIZE as usize
-            && TM % 4 == 0
-            && TN % 4 == 0
-            && BK % 4 == 0
+            && TM.is_multiple_of(4)
+            && TN.is_multiple_of(4)
+            && BK.is_multiple_of(4)
     );
 
     /// The launch geometry, with `stages` copies of the two shared tiles.
@@ -144,9 +144,8 @@ impl<
             unroll!(wm in WMITER => {
                 unroll!(i in TM => {
                     unroll!(wn in WNITER => {
-                        unroll!(j in TN => {
-                            acc[wm][i][wn][j] = fma(frag_a[wm][i], frag_b[wn][j], acc[wm][i][wn][j]);
-                        });
+                        let (x, acc) = (frag_a[wm][i], &mut acc[wm][i][wn]);
+                        unroll!(j in TN => acc[j] = fma(x, frag_b[wn][j], acc[j]));
                     });
                 });
             });

@@ -43,7 +43,10 @@ pub unsafe fn sgemm_warptiling<
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
     let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (k % 4 == 0 && is_aligned16(a), n % 4 == 0 && is_aligned16(b));
+    let (vec_a, vec_b) = (
+        k.is_multiple_of(4) && is_aligned16(a),
+        n.is_multiple_of(4) && is_aligned16(b),
+    );
     let origin = WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
     let ((_, a_frags), (_, b_frags)) = (a_tile.split_at(origin.0), b_tile.split_at(origin.1));
@@ -52,32 +55,62 @@ pub unsafe fn sgemm_warptiling<
         // SAFETY: the loads stay inside the operands (bounds-checked, or the fast path for
         // interior tiles only); the shared arrays hold one BK-deep tile each.
         unsafe {
-            let sa = VecTile::<BM, BK, THREADS>::load(a, k, tile.row0, k0, tile.rows_left, k - k0, vec_a, t);
-            let sb = VecTile::<BK, BN, THREADS>::load(b, n, k0, tile.col0, k - k0, tile.cols_left, vec_b, t);
+            let sa = VecTile::<BM, BK, THREADS>::load(
+                a,
+                k,
+                tile.row0,
+                k0,
+                tile.rows_left,
+                k - k0,
+                vec_a,
+                t,
+            );
+            let sb = VecTile::<BK, BN, THREADS>::load(
+                b,
+                n,
+                k0,
+                tile.col0,
+                k - k0,
+                tile.cols_left,
+                vec_b,
+                t,
+            );
             VecTile::<BM, BK, THREADS>::store_transposed(a_tile, 0, &sa, t);
             VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
         }
         sync_threads();
         // SAFETY: both tiles are complete (barrier above); the slices start at the origin.
         unsafe {
-            WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::accumulate(&mut acc, a_frags, b_frags);
+            WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::accumulate(
+                &mut acc, a_frags, b_frags,
+            );
         }
         sync_threads();
     }
-    let fast = tile.is_interior(BM as u32, BN as u32) && n % 4 == 0 && is_aligned16(out);
+    let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
     // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
-    unsafe { WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(&acc, out, n, &tile, origin, fast) };
+    unsafe {
+        WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
+            &acc, out, n, &tile, origin, fast,
+        )
+    };
 }
 
 /// 128 threads, 128×128 tiles 16 deep, 64×64 warp tiles in 1×4 steps of 8×4: siboehm's
 /// tuned kernel 10 (128 accumulators per thread).
 pub const GEOMETRY_128X128X16_W64X64: Geometry =
-    WarpTile::<128, 128, 16, 64, 64, 1, 4, 8, 4, 128>::geometry("sgemm_warptiling_128x128x16_w64x64", 1);
+    WarpTile::<128, 128, 16, 64, 64, 1, 4, 8, 4, 128>::geometry(
+        "sgemm_warptiling_128x128x16_w64x64",
+        1,
+    );
 
 /// 256 threads, 128×128 tiles 8 deep, 64×32 warp tiles in 1×2 steps of 8×4 (64 accumulators
 /// per thread).
 pub const GEOMETRY_128X128X8_W64X32: Geometry =
-    WarpTile::<128, 128, 8, 64, 32, 1, 2, 8, 4, 256>::geometry("sgemm_warptiling_128x128x8_w64x32", 1);
+    WarpTile::<128, 128, 8, 64, 32, 1, 2, 8, 4, 256>::geometry(
+        "sgemm_warptiling_128x128x8_w64x32",
+        1,
+    );
 
 crate::entry_points! {
     sgemm_warptiling_128x128x16_w64x64(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)

@@ -191,18 +191,18 @@ fn run_thread<F: Fn()>(cfg: &LaunchConfig, linear: u32, block: &Arc<BlockState>,
     if let Err(payload) = outcome
         && !payload.is::<Abort>()
     {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic payload".to_string());
-            block.record(SimError::KernelPanicked {
-                at: ThreadCoord {
-                    block: block.block_idx,
-                    thread: thread_idx,
-                },
-                message,
-            });
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string panic payload".to_string());
+        block.record(SimError::KernelPanicked {
+            at: ThreadCoord {
+                block: block.block_idx,
+                thread: thread_idx,
+            },
+            message,
+        });
     }
     if let Some((mask, location)) = block.warps[(linear / 32) as usize].exit(linear % 32) {
         block.record(SimError::WarpShuffle {

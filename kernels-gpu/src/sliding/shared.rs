@@ -36,7 +36,14 @@ pub unsafe fn sliding_shared(a: *const f32, n: u32, window: u32, out: *mut f32) 
         for q in 0..PER_THREAD {
             let j = q * BLOCK + t;
             // SAFETY: read only below n.
-            tile.set(j, if base + j < n { unsafe { *a.add((base + j) as usize) } } else { 0.0 });
+            tile.set(
+                j,
+                if base + j < n {
+                    unsafe { *a.add((base + j) as usize) }
+                } else {
+                    0.0
+                },
+            );
         }
     }
     // The halo, strided so that any window size works; zeros past the end are never
@@ -44,7 +51,14 @@ pub unsafe fn sliding_shared(a: *const f32, n: u32, window: u32, out: *mut f32) 
     let mut j = TILE + t;
     while j < TILE + window - 1 {
         // SAFETY: read only below n.
-        tile.set(j, if base + j < n { unsafe { *a.add((base + j) as usize) } } else { 0.0 });
+        tile.set(
+            j,
+            if base + j < n {
+                unsafe { *a.add((base + j) as usize) }
+            } else {
+                0.0
+            },
+        );
         j += BLOCK;
     }
     sync_threads();
