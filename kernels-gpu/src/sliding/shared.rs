@@ -15,6 +15,20 @@ pub const PER_THREAD: u32 = 4;
 /// Outputs per block.
 pub const TILE: u32 = BLOCK * PER_THREAD;
 
+/// `a[i]`, or 0 past the end: partial tiles are padded so that every shared word is written.
+///
+/// # Safety
+/// `a` points to `n` floats.
+#[inline(always)]
+unsafe fn load_or_zero(a: *const f32, n: u32, i: u32) -> f32 {
+    if i < n {
+        // SAFETY: i < n.
+        unsafe { *a.add(i as usize) }
+    } else {
+        0.0
+    }
+}
+
 /// `out[i] = mean(a[i .. i + window])`, windows read from a shared tile.
 ///
 /// Launch `ceil((n - window + 1) / TILE)` blocks of [`BLOCK`] threads with
@@ -35,30 +49,16 @@ pub unsafe fn sliding_shared(a: *const f32, n: u32, window: u32, out: *mut f32) 
     } else {
         for q in 0..PER_THREAD {
             let j = q * BLOCK + t;
-            // SAFETY: read only below n.
-            tile.set(
-                j,
-                if base + j < n {
-                    unsafe { *a.add((base + j) as usize) }
-                } else {
-                    0.0
-                },
-            );
+            // SAFETY: a holds n floats.
+            tile.set(j, unsafe { load_or_zero(a, n, base + j) });
         }
     }
     // The halo, strided so that any window size works; zeros past the end are never
     // summed but keep every word written.
     let mut j = TILE + t;
     while j < TILE + window - 1 {
-        // SAFETY: read only below n.
-        tile.set(
-            j,
-            if base + j < n {
-                unsafe { *a.add((base + j) as usize) }
-            } else {
-                0.0
-            },
-        );
+        // SAFETY: a holds n floats.
+        tile.set(j, unsafe { load_or_zero(a, n, base + j) });
         j += BLOCK;
     }
     sync_threads();
