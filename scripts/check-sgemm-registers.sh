@@ -24,7 +24,7 @@ awk '
     }
     # Threads per block, as host/src/sgemm.rs launches each configuration.
     threads = 256
-    if (fn ~ /w64x64|64x128x16/) threads = 128
+    if (fn ~ /w64x64|64x128x16/ && fn !~ /128x256|256x128/) threads = 128
     if (fn ~ /coalesced|shared_blocking/) threads = 1024
     if (fn ~ /blocktiling_1d/) threads = 512
     per_warp = int((regs * 32 + 255) / 256) * 256

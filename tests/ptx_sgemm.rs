@@ -75,12 +75,13 @@ fn no_local_memory() {
 fn vectorized_rungs_use_16_byte_accesses() {
     for k in entries().filter(|&k| is_vectorized(k)) {
         let b = body(k.entry());
-        for op in [
-            "ld.global.v4",
-            "ld.shared.v4",
-            "st.shared.v4",
-            "st.global.v4",
-        ] {
+        // The padded and swizzled configurations load through the read-only data path.
+        let global_v4 = if k.entry().contains("_padded_") || k.entry().contains("_swizzled_") {
+            "ld.global.nc.v4"
+        } else {
+            "ld.global.v4"
+        };
+        for op in [global_v4, "ld.shared.v4", "st.shared.v4", "st.global.v4"] {
             assert!(count(b, op) > 0, "{k}: no {op}");
         }
         // Fragments come only from 16-byte shared loads.
@@ -157,4 +158,27 @@ fn double_buffered_rung_has_one_barrier_per_tile() {
     for k in entries().filter(|k| k.entry().contains("double_buffered")) {
         assert_eq!(count(body(k.entry()), "bar.sync"), 2, "{k}");
     }
+}
+
+/// Where `host/build.rs` added launch bounds, `.maxntid` is the catalogue's block size (a
+/// launch with more threads would fail).
+#[test]
+fn launch_bounds_match_the_catalogue() {
+    let mut bounded = 0;
+    for k in entries() {
+        let start = KERNELS_PTX
+            .find(&format!(".entry {}(", k.entry()))
+            .expect("entry");
+        let header = &KERNELS_PTX[start..start + KERNELS_PTX[start..].find('{').expect("body")];
+        if let Some(at) = header.find(".maxntid ") {
+            let threads: u32 = header[at + 9..]
+                .split(',')
+                .next()
+                .and_then(|x| x.trim().parse().ok())
+                .expect(".maxntid x");
+            assert_eq!(threads, k.geometry().threads, "{k}");
+            bounded += 1;
+        }
+    }
+    assert_eq!(bounded, 3, "the launch-bounded entries of host/build.rs");
 }

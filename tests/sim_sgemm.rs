@@ -33,6 +33,9 @@ const VECTOR: [(usize, usize, usize); 3] = [(132, 36, 136), (64, 4, 128), (520, 
 /// Tall and skinny, and short and wide: one block column or row, `k` tiny.
 const SKINNY: [(usize, usize, usize); 2] = [(300, 3, 2), (2, 5, 260)];
 
+/// 10 × 3 blocks of 128 × 128 (10 × 2 of 128 × 256), partial at the bottom and right.
+const SWIZZLE: (usize, usize, usize) = (1155, 8, 300);
+
 /// Signed random operands for `shape`, from a seed derived from the shape.
 fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
     let mut rng = Rng::new(0x5e_6e33 ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64));
@@ -156,6 +159,11 @@ fn check_all(kernel: SgemmKernel) {
         }
         check_misaligned(kernel, VECTOR[0]);
     }
+    // The swizzled kernels group blocks 8 block rows at a time: 10 block rows make a full
+    // group and a partial one (with 2 or 3 block columns, the last one partial).
+    if kernel.entry().contains("_swizzled_") {
+        check(kernel, SWIZZLE);
+    }
 }
 
 // One test per kernel, so that a failure names it and the harness runs them in parallel.
@@ -190,6 +198,12 @@ kernels! {
     double_buffered_128x128x8_w32x64 => DoubleBuffered128x128x8W32x64;
     double_buffered_128x128x16_w64x64 => DoubleBuffered128x128x16W64x64;
     double_buffered_64x128x16_w32x64 => DoubleBuffered64x128x16W32x64;
+    double_buffered_swizzled_128x256x8_w64x64 => DoubleBufferedSwizzled128x256x8W64x64;
+    double_buffered_padded_128x128x16_w64x32 => DoubleBufferedPadded128x128x16W64x32;
+    double_buffered_padded_128x256x8_w64x64 => DoubleBufferedPadded128x256x8W64x64;
+    double_buffered_padded_256x128x8_w64x64 => DoubleBufferedPadded256x128x8W64x64;
+    double_buffered_swizzled_128x128x16_w64x32 => DoubleBufferedSwizzled128x128x16W64x32;
+    double_buffered_padded_128x128x16_w32x64 => DoubleBufferedPadded128x128x16W32x64;
     autotuned => Autotuned;
 }
 

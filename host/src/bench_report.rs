@@ -641,7 +641,13 @@ fn sgemm_color(k: crate::sgemm::SgemmKernel) -> (u8, u8, u8) {
         | DoubleBuffered128x128x16W64x32
         | DoubleBuffered128x128x8W32x64
         | DoubleBuffered128x128x16W64x64
-        | DoubleBuffered64x128x16W32x64 => (227, 119, 194),
+        | DoubleBuffered64x128x16W32x64
+        | DoubleBufferedSwizzled128x256x8W64x64
+        | DoubleBufferedPadded128x128x16W64x32
+        | DoubleBufferedPadded128x256x8W64x64
+        | DoubleBufferedPadded256x128x8W64x64
+        | DoubleBufferedSwizzled128x128x16W64x32
+        | DoubleBufferedPadded128x128x16W32x64 => (227, 119, 194),
         Autotuned => (0, 0, 0),
     }
 }

@@ -42,6 +42,18 @@ pub enum SgemmKernel {
     DoubleBuffered128x128x16W64x64,
     /// Rung 7: 64 × 128 block tiles, 128 threads.
     DoubleBuffered64x128x16W32x64,
+    /// Rung 7 tuned: 128 × 256 block tiles grouped by 8 block rows for L2 reuse.
+    DoubleBufferedSwizzled128x256x8W64x64,
+    /// Rung 7 tuned: `BK = 16`, padded conflict-free `a` tile, read-only global loads.
+    DoubleBufferedPadded128x128x16W64x32,
+    /// Rung 7 tuned: 128 × 256 block tiles, 256 threads with 8 × 16 outputs each.
+    DoubleBufferedPadded128x256x8W64x64,
+    /// Rung 7 tuned: 256 × 128 block tiles, 256 threads with 16 × 8 outputs each.
+    DoubleBufferedPadded256x128x8W64x64,
+    /// Rung 7 tuned, `BK = 16`, blocks grouped by 8 block rows for L2 reuse.
+    DoubleBufferedSwizzled128x128x16W64x32,
+    /// Rung 7 tuned: `BK = 16`, 2 × 2 steps of 4 × 4 thread tiles, padded `a` tile, read-only loads.
+    DoubleBufferedPadded128x128x16W32x64,
     /// The fastest of [`SgemmKernel::TUNED`] for the shape on the present GPU
     /// ([`crate::autotune`]); [`SgemmKernel::DEFAULT`] in the simulator.
     Autotuned,
@@ -52,7 +64,7 @@ pub(crate) type SimEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32,
 
 impl SgemmKernel {
     /// Every SGEMM kernel, lowest rung first, the autotuned dispatch last.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 19] = [
         Self::Coalesced,
         Self::SharedBlocking,
         Self::Blocktiling1d,
@@ -65,11 +77,18 @@ impl SgemmKernel {
         Self::DoubleBuffered128x128x8W32x64,
         Self::DoubleBuffered128x128x16W64x64,
         Self::DoubleBuffered64x128x16W32x64,
+        Self::DoubleBufferedSwizzled128x256x8W64x64,
+        Self::DoubleBufferedPadded128x128x16W64x32,
+        Self::DoubleBufferedPadded128x256x8W64x64,
+        Self::DoubleBufferedPadded256x128x8W64x64,
+        Self::DoubleBufferedSwizzled128x128x16W64x32,
+        Self::DoubleBufferedPadded128x128x16W32x64,
         Self::Autotuned,
     ];
 
-    /// The configurations the autotuner times: the top two rungs.
-    pub const TUNED: [Self; 7] = [
+    /// The configurations the autotuner times: the top two rungs, rung 7's tuned variants
+    /// (padded `a` tile, read-only loads, larger tiles, block swizzle) last.
+    pub const TUNED: [Self; 13] = [
         Self::DoubleBuffered128x128x8W64x32,
         Self::DoubleBuffered128x128x16W64x32,
         Self::DoubleBuffered128x128x8W32x64,
@@ -77,6 +96,12 @@ impl SgemmKernel {
         Self::DoubleBuffered64x128x16W32x64,
         Self::Warptiling128x128x16W64x64,
         Self::Warptiling128x128x8W64x32,
+        Self::DoubleBufferedPadded128x128x16W64x32,
+        Self::DoubleBufferedPadded128x128x16W32x64,
+        Self::DoubleBufferedSwizzled128x256x8W64x64,
+        Self::DoubleBufferedPadded128x256x8W64x64,
+        Self::DoubleBufferedPadded256x128x8W64x64,
+        Self::DoubleBufferedSwizzled128x128x16W64x32,
     ];
 
     /// What [`SgemmKernel::Autotuned`] runs where nothing is timed: the simulator, and the
@@ -98,6 +123,24 @@ impl SgemmKernel {
             Self::DoubleBuffered128x128x8W32x64 => "sgemm-double-buffered-128x128x8-w32x64",
             Self::DoubleBuffered128x128x16W64x64 => "sgemm-double-buffered-128x128x16-w64x64",
             Self::DoubleBuffered64x128x16W32x64 => "sgemm-double-buffered-64x128x16-w32x64",
+            Self::DoubleBufferedSwizzled128x256x8W64x64 => {
+                "sgemm-double-buffered-swizzled-128x256x8-w64x64"
+            }
+            Self::DoubleBufferedPadded128x128x16W64x32 => {
+                "sgemm-double-buffered-padded-128x128x16-w64x32"
+            }
+            Self::DoubleBufferedPadded128x256x8W64x64 => {
+                "sgemm-double-buffered-padded-128x256x8-w64x64"
+            }
+            Self::DoubleBufferedPadded256x128x8W64x64 => {
+                "sgemm-double-buffered-padded-256x128x8-w64x64"
+            }
+            Self::DoubleBufferedSwizzled128x128x16W64x32 => {
+                "sgemm-double-buffered-swizzled-128x128x16-w64x32"
+            }
+            Self::DoubleBufferedPadded128x128x16W32x64 => {
+                "sgemm-double-buffered-padded-128x128x16-w32x64"
+            }
             Self::Autotuned => "sgemm-autotuned",
         }
     }
@@ -117,6 +160,24 @@ impl SgemmKernel {
             Self::DoubleBuffered128x128x8W32x64 => double_buffered::GEOMETRY_128X128X8_W32X64,
             Self::DoubleBuffered128x128x16W64x64 => double_buffered::GEOMETRY_128X128X16_W64X64,
             Self::DoubleBuffered64x128x16W32x64 => double_buffered::GEOMETRY_64X128X16_W32X64,
+            Self::DoubleBufferedSwizzled128x256x8W64x64 => {
+                double_buffered::GEOMETRY_SWIZZLED_128X256X8_W64X64
+            }
+            Self::DoubleBufferedPadded128x128x16W64x32 => {
+                double_buffered::GEOMETRY_PADDED_128X128X16_W64X32
+            }
+            Self::DoubleBufferedPadded128x256x8W64x64 => {
+                double_buffered::GEOMETRY_PADDED_128X256X8_W64X64
+            }
+            Self::DoubleBufferedPadded256x128x8W64x64 => {
+                double_buffered::GEOMETRY_PADDED_256X128X8_W64X64
+            }
+            Self::DoubleBufferedSwizzled128x128x16W64x32 => {
+                double_buffered::GEOMETRY_SWIZZLED_128X128X16_W64X32
+            }
+            Self::DoubleBufferedPadded128x128x16W32x64 => {
+                double_buffered::GEOMETRY_PADDED_128X128X16_W32X64
+            }
             Self::Autotuned => Self::DEFAULT.geometry(),
         }
     }
@@ -152,6 +213,24 @@ impl SgemmKernel {
             }
             Self::DoubleBuffered64x128x16W32x64 => {
                 double_buffered::entry::sgemm_double_buffered_64x128x16_w32x64
+            }
+            Self::DoubleBufferedSwizzled128x256x8W64x64 => {
+                double_buffered::entry::sgemm_double_buffered_swizzled_128x256x8_w64x64
+            }
+            Self::DoubleBufferedPadded128x128x16W64x32 => {
+                double_buffered::entry::sgemm_double_buffered_padded_128x128x16_w64x32
+            }
+            Self::DoubleBufferedPadded128x256x8W64x64 => {
+                double_buffered::entry::sgemm_double_buffered_padded_128x256x8_w64x64
+            }
+            Self::DoubleBufferedPadded256x128x8W64x64 => {
+                double_buffered::entry::sgemm_double_buffered_padded_256x128x8_w64x64
+            }
+            Self::DoubleBufferedSwizzled128x128x16W64x32 => {
+                double_buffered::entry::sgemm_double_buffered_swizzled_128x128x16_w64x32
+            }
+            Self::DoubleBufferedPadded128x128x16W32x64 => {
+                double_buffered::entry::sgemm_double_buffered_padded_128x128x16_w32x64
             }
             Self::Autotuned => Self::DEFAULT.sim_entry(),
         }

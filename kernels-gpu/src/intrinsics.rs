@@ -25,3 +25,33 @@ pub unsafe fn load_f32x4(ptr: *const f32) -> [f32; 4] {
     // SAFETY: the caller guarantees alignment and bounds.
     unsafe { (*(ptr as *const F32x4)).0 }
 }
+
+/// Reads `ptr[0..4]` with one 16-byte load through the read-only (non-coherent) data path,
+/// `ld.global.nc.v4.f32` (`LDG.E.128.CONSTANT` in SASS), as nvcc emits for `const
+/// __restrict__` operands. On the host (simulator) it is [`load_f32x4`].
+///
+/// # Safety
+/// As [`load_f32x4`], and `ptr[0..4]` is not written by any thread during the kernel.
+#[inline(always)]
+pub unsafe fn load_f32x4_nc(ptr: *const f32) -> [f32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (x, y, z, w): (f32, f32, f32, f32);
+        // SAFETY: the caller guarantees alignment, bounds, and that nothing writes the data
+        // while the kernel runs.
+        unsafe {
+            core::arch::asm!(
+                "ld.global.nc.v4.f32 {{{x}, {y}, {z}, {w}}}, [{p}];",
+                p = in(reg64) ptr,
+                x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                options(pure, readonly, nostack, preserves_flags)
+            );
+        }
+        [x, y, z, w]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: as above.
+    unsafe {
+        load_f32x4(ptr)
+    }
+}

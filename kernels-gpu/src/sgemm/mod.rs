@@ -92,6 +92,30 @@ impl BlockTile {
         }
     }
 
+    /// The tile of block `(blockIdx.x, blockIdx.y)` renumbered in groups of `group` block
+    /// rows (a block swizzle for L2 reuse): blocks are taken in launch order (`x` fastest),
+    /// and each run of `group · gridDim.x` of them walks its `group` block rows column by
+    /// column, so blocks resident at the same time share a few column panels of `b` and
+    /// `group` row panels of `a`. A bijection on the `gridDim.x × gridDim.y` grid (the last
+    /// group may have fewer rows). `group >= 1`.
+    #[inline(always)]
+    pub fn of_block_grouped(bm: u32, bn: u32, m: u32, n: u32, group: u32) -> Self {
+        let (gx, gy) = (thread::grid_dim_x(), thread::grid_dim_y());
+        let linear = thread::block_idx_y() * gx + thread::block_idx_x();
+        let per_group = group * gx;
+        let first_row = linear / per_group * group;
+        let rows = (gy - first_row).min(group);
+        let within = linear % per_group;
+        let row0 = (first_row + within % rows) * bm;
+        let col0 = within / rows * bn;
+        Self {
+            row0,
+            col0,
+            rows_left: m - row0,
+            cols_left: n - col0,
+        }
+    }
+
     /// Whether all `bm × bn` outputs lie inside `out`.
     #[inline(always)]
     pub fn is_interior(&self, bm: u32, bn: u32) -> bool {

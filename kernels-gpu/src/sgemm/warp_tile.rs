@@ -87,6 +87,19 @@ impl<
         }
     }
 
+    /// The launch geometry of `stages` copies of the two shared tiles, the transposed `a`
+    /// tile's rows being `lda` floats apart.
+    pub const fn geometry_padded(entry: &'static str, stages: usize, lda: usize) -> Geometry {
+        Geometry {
+            entry,
+            bm: BM as u32,
+            bn: BN as u32,
+            bk: BK as u32,
+            threads: THREADS as u32,
+            static_shared_bytes: (stages * (BK * lda + BK * BN) * 4) as u32,
+        }
+    }
+
     /// Thread `t`'s origin in the block tile: its first row (an offset into a column of the
     /// transposed `a` tile) and its first column (an offset into a row of the `b` tile).
     #[inline(always)]
@@ -121,13 +134,28 @@ impl<
         a_frags: SharedSlice<f32>,
         b_frags: SharedSlice<f32>,
     ) {
+        // SAFETY: the caller's contract; the transposed `a` tile's rows are `BM` apart.
+        unsafe { Self::accumulate_ld::<BM>(acc, a_frags, b_frags) }
+    }
+
+    /// [`accumulate`](Self::accumulate) on a transposed `a` tile whose rows are `LDA >= BM`
+    /// floats apart (padded against bank conflicts on its stores; `LDA % 4 == 0`).
+    ///
+    /// # Safety
+    /// As [`accumulate`](Self::accumulate), the stage's `a` tile being `BK × LDA`.
+    #[inline(always)]
+    pub unsafe fn accumulate_ld<const LDA: usize>(
+        acc: &mut Acc<WMITER, TM, WNITER, TN>,
+        a_frags: SharedSlice<f32>,
+        b_frags: SharedSlice<f32>,
+    ) {
         unroll!(dot in BK => {
             let dot = dot as u32;
             let mut frag_a = [[0.0f32; TM]; WMITER];
             let mut frag_b = [[0.0f32; TN]; WNITER];
             unroll!(wm in WMITER => {
                 unroll!(i in TM / 4 => {
-                    let at = dot * BM as u32 + (wm * Self::WSUBM + 4 * i) as u32;
+                    let at = dot * LDA as u32 + (wm * Self::WSUBM + 4 * i) as u32;
                     // SAFETY: inside the stage's a tile and 16-byte aligned (contract).
                     let v = unsafe { a_frags.get4_unchecked(at) };
                     unroll!(e in 4 => frag_a[wm][4 * i + e] = v[e]);
