@@ -458,7 +458,7 @@ impl Summary {
             return Err("no measurements to draw".to_owned());
         }
         let n = contenders.len();
-        let (width, title_h, panel_h) = (1100u32, 70u32, 70 + 24 * n as u32);
+        let (width, title_h, panel_h) = (1300u32, 70u32, 70 + 24 * n as u32);
         let height = title_h + panel_h * shapes.len() as u32;
         let err = |e: &dyn std::fmt::Display| format!("drawing {}: {e}", path.display());
 
@@ -500,6 +500,14 @@ impl Summary {
             )
             .map_err(|e| err(&e))?;
 
+        // Wide enough for the longest name (about 7 px a character at this font size): the
+        // SGEMM configurations' names are long.
+        let label_width = contenders
+            .iter()
+            .map(|c| c.label().chars().count() as u32 * 7 + 16)
+            .max()
+            .unwrap_or(0)
+            .max(190);
         let panels = body.split_evenly((shapes.len(), 1));
         for (panel, &shape) in panels.iter().zip(&shapes) {
             let mut chart = ChartBuilder::on(panel)
@@ -516,7 +524,7 @@ impl Summary {
                 .margin_top(6)
                 .margin_bottom(6)
                 .x_label_area_size(28)
-                .y_label_area_size(190)
+                .y_label_area_size(label_width)
                 // `0..n - 1` as segments: n of them (the range's ends are both values).
                 .build_cartesian_2d((lo..hi).log_scale(), (0..n - 1).into_segmented())
                 .map_err(|e| err(&e))?;
