@@ -21,7 +21,6 @@ use criterion::{
     measurement::WallTime,
 };
 use cudarc::driver::CudaSlice;
-use cudarc::driver::sys::CUevent_flags;
 use host::bench_report::{self, Check, Contender, Measurement, Summary};
 use host::data::Rng;
 use host::error::Result;
@@ -127,28 +126,6 @@ fn main() {
         eprintln!("error: some results failed the spot check (WRONG in the summary)");
         std::process::exit(1);
     }
-}
-
-/// Times `iters` back-to-back calls of `launch` with one pair of CUDA events around them.
-fn event_time(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> Result<Duration> {
-    let driver = |call| move |source| Error::Driver { call, source };
-    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let start = gpu
-        .stream()
-        .record_event(flags)
-        .map_err(driver("cuEventRecord"))?;
-    for _ in 0..iters {
-        launch()?;
-    }
-    let end = gpu
-        .stream()
-        .record_event(flags)
-        .map_err(driver("cuEventRecord"))?;
-    // Waits for `end`: a fault in a launch surfaces here.
-    let ms = start
-        .elapsed_ms(&end)
-        .map_err(driver("cuEventElapsedTime"))?;
-    Ok(Duration::from_secs_f64(f64::from(ms) * 1e-3))
 }
 
 /// The GPU, its inputs for one shape, and cuBLAS: runs any contender into `out`.
@@ -388,7 +365,9 @@ fn bench_gpu(
 ) {
     let mut routine = |b: &mut criterion::Bencher<'_, WallTime>| {
         b.iter_custom(|iters| {
-            event_time(runner.gpu, iters, || runner.run(contender, out))
+            runner
+                .gpu
+                .time_batch(iters, || runner.run(contender, out))
                 .unwrap_or_else(|e| panic!("{contender} on {}: {e}", runner.shape))
         })
     };

@@ -6,7 +6,6 @@
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
-use cudarc::driver::sys::CUevent_flags;
 use host::data::Rng;
 use host::error::Result;
 use host::gpu::Gpu;
@@ -22,27 +21,6 @@ const GPU_LEN: usize = 1 << 28;
 const SIM_LEN: usize = 20_003;
 const WINDOWS: [usize; 3] = [2, 8, 16];
 
-/// `iters` launches between two CUDA events.
-fn event_time(gpu: &Gpu, iters: u64, mut launch: impl FnMut() -> Result<()>) -> Result<Duration> {
-    let driver = |call| move |source| Error::Driver { call, source };
-    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let start = gpu
-        .stream()
-        .record_event(flags)
-        .map_err(driver("cuEventRecord"))?;
-    for _ in 0..iters {
-        launch()?;
-    }
-    let end = gpu
-        .stream()
-        .record_event(flags)
-        .map_err(driver("cuEventRecord"))?;
-    let ms = start
-        .elapsed_ms(&end)
-        .map_err(driver("cuEventElapsedTime"))?;
-    Ok(Duration::from_secs_f64(f64::from(ms) * 1e-3))
-}
-
 fn input(len: usize) -> Vec<f32> {
     Rng::new(42)
         .uniform(len)
@@ -55,7 +33,7 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
     let x = gpu.upload(&input(GPU_LEN))?;
     let bytes = 4 * GPU_LEN as u64;
     let timed = |f: &mut dyn FnMut() -> Result<()>, iters| {
-        event_time(gpu, iters, f).unwrap_or_else(|e| panic!("{e}"))
+        gpu.time_batch(iters, f).unwrap_or_else(|e| panic!("{e}"))
     };
 
     let mut group = c.benchmark_group(format!("sum-{GPU_LEN}"));

@@ -3,12 +3,16 @@
 //! Uses a libtest-compatible harness so that, without a GPU, every test is reported as
 //! *ignored* with the reason printed — never as passed.
 
+#[path = "common/gpu_harness.rs"]
+mod harness;
+
+use harness::Test;
 use host::data::Rng;
 use host::gpu::Gpu;
 use host::matmul::MatmulBackend;
 use host::reference;
 use host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 
 /// The odd shapes (m, k, n): tiny, none a multiple of a tile, k = 1, and larger.
@@ -48,21 +52,9 @@ fn check(
     Ok(())
 }
 
-/// One GPU test body.
-type Test = Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>;
-
 fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
     let mut trials = vec![];
-    let mut add = |name: String, f: Test| {
-        let g = gpu.clone();
-        let ignored = g.is_none();
-        trials.push(
-            Trial::test(name, move || {
-                f(g.as_deref().expect("ignored without a GPU"))
-            })
-            .with_ignored_flag(ignored),
-        );
-    };
+    let mut add = |name: String, f: Test| trials.push(harness::trial(&gpu, name, f));
     for kernel in MatmulKernel::ALL {
         for &tw in kernel.tile_widths() {
             for (i, &shape) in SHAPES.iter().enumerate() {
@@ -219,13 +211,5 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
 }
 
 fn main() {
-    let args = Arguments::from_args();
-    let gpu = match Gpu::new() {
-        Ok(gpu) => Some(Arc::new(gpu)),
-        Err(e) => {
-            eprintln!("GPU tests SKIPPED (reported as ignored): {e}");
-            None
-        }
-    };
-    libtest_mimic::run(&args, gpu_tests(gpu)).exit();
+    harness::run(gpu_tests(harness::gpu()));
 }

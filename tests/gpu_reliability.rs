@@ -7,16 +7,20 @@
 //! (this binary, re-run with [`FAULT_CHILD`] set): a sticky fault poisons the CUDA context
 //! of the whole process, which would fail every other test.
 
+#[path = "common/gpu_harness.rs"]
+mod harness;
+
 #[path = "common/ieee.rs"]
 mod ieee;
 
 use cudarc::driver::CudaContext;
+use harness::Test;
 use host::gpu::{Gpu, KernelArg};
 use host::kernels::Launch;
 use host::matmul::MatmulBackend;
 use host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use kernels_gpu::thread::Dim3;
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use std::sync::{Arc, RwLock};
 
 /// Set in the environment of the child process that provokes a kernel fault.
@@ -27,8 +31,6 @@ const FAULT_CHILD_OK: &str = "fault child: KernelFault with context_usable = fal
 /// Tests that fill the device's memory or start a process that faults take this lock
 /// exclusively; the others share it.
 static DEVICE: RwLock<()> = RwLock::new(());
-
-type Test = Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>;
 
 fn expect<T: std::fmt::Debug>(
     what: &str,
@@ -433,23 +435,17 @@ fn ieee_tests(add: &mut impl FnMut(&str, bool, Test)) {
 fn trials(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
     let mut trials = vec![];
     let mut add = |name: &str, exclusive: bool, f: Test| {
-        let g = gpu.clone();
-        let ignored = g.is_none();
-        trials.push(
-            Trial::test(format!("gpu::{name}"), move || {
-                let g = g.as_deref().expect("ignored without a GPU");
-                let _device = if exclusive {
-                    (
-                        None,
-                        Some(DEVICE.write().unwrap_or_else(|e| e.into_inner())),
-                    )
-                } else {
-                    (Some(DEVICE.read().unwrap_or_else(|e| e.into_inner())), None)
-                };
-                f(g)
-            })
-            .with_ignored_flag(ignored),
-        );
+        trials.push(harness::trial(&gpu, format!("gpu::{name}"), move |g| {
+            let _device = if exclusive {
+                (
+                    None,
+                    Some(DEVICE.write().unwrap_or_else(|e| e.into_inner())),
+                )
+            } else {
+                (Some(DEVICE.read().unwrap_or_else(|e| e.into_inner())), None)
+            };
+            f(g)
+        }));
     };
     limit_tests(&mut add);
     module_and_memory_tests(&mut add);
@@ -468,13 +464,5 @@ fn main() {
         }
         return;
     }
-    let args = Arguments::from_args();
-    let gpu = match Gpu::new() {
-        Ok(gpu) => Some(Arc::new(gpu)),
-        Err(e) => {
-            eprintln!("GPU tests SKIPPED (reported as ignored): {e}");
-            None
-        }
-    };
-    libtest_mimic::run(&args, trials(gpu)).exit();
+    harness::run(trials(harness::gpu()));
 }

@@ -1,14 +1,13 @@
 //! GPU tests of the reductions and sliding averages; ignored, with the reason printed,
 //! where there is no GPU.
 
+#[path = "common/gpu_harness.rs"]
+mod harness;
+
+use harness::Test;
 use host::data::Rng;
-use host::gpu::Gpu;
 use host::reduce::{self, ReduceKernel};
 use host::sliding::{self, SlidingKernel};
-use libtest_mimic::{Arguments, Failed, Trial};
-use std::sync::Arc;
-
-type Test = Box<dyn FnOnce(&Gpu) -> Result<(), Failed> + Send>;
 
 fn signed(seed: u64, n: usize) -> Vec<f32> {
     Rng::new(seed)
@@ -78,24 +77,11 @@ fn tests() -> Vec<(String, Test)> {
 }
 
 fn main() {
-    let args = Arguments::from_args();
-    let gpu = match Gpu::new() {
-        Ok(g) => Some(Arc::new(g)),
-        Err(e) => {
-            eprintln!("GPU tests SKIPPED (reported as ignored): {e}");
-            None
-        }
-    };
-    let trials = tests()
-        .into_iter()
-        .map(|(name, f)| {
-            let g = gpu.clone();
-            let ignored = g.is_none();
-            Trial::test(name, move || {
-                f(g.as_deref().expect("ignored without a GPU"))
-            })
-            .with_ignored_flag(ignored)
-        })
-        .collect();
-    libtest_mimic::run(&args, trials).exit();
+    let gpu = harness::gpu();
+    harness::run(
+        tests()
+            .into_iter()
+            .map(|(name, f)| harness::trial(&gpu, name, f))
+            .collect(),
+    );
 }

@@ -84,6 +84,22 @@ impl MatmulShape {
         Ok(())
     }
 
+    /// Checks the lengths of `a`, `b` and `out` against the shape.
+    pub fn check_buffers(&self, a: usize, b: usize, out: usize) -> Result<()> {
+        self.check_inputs(a, b)?;
+        let expected = self.lens().2;
+        if out != expected {
+            return Err(Error::InputLength {
+                operand: "out",
+                rows: self.m as usize,
+                cols: self.n as usize,
+                expected,
+                actual: out,
+            });
+        }
+        Ok(())
+    }
+
     /// Whether the product has no elements to compute (`m` or `n` is 0), or is all zeros
     /// (`k` is 0): launching a kernel would be invalid or pointless.
     pub fn is_trivial(&self) -> bool {

@@ -142,17 +142,7 @@ impl Cublas {
         out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        shape.check_inputs(a.len(), b.len())?;
-        let out_len = shape.lens().2;
-        if out.len() != out_len {
-            return Err(Error::InputLength {
-                operand: "out",
-                rows: shape.m as usize,
-                cols: shape.n as usize,
-                expected: out_len,
-                actual: out.len(),
-            });
-        }
+        shape.check_buffers(a.len(), b.len(), out.len())?;
         if shape.is_trivial() {
             // cuBLAS would accept m, n or k = 0, but with k = 0 and beta = 0 whether `out`
             // is written at all is not something to rely on: zero it, as the kernels' path does.

@@ -1,7 +1,7 @@
 //! Launching the matmul kernels on the GPU.
 
 use super::{Gpu, KernelArg, fault};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernels::MatmulKernel;
 use crate::matmul::MatmulBackend;
 use crate::sgemm::SgemmKernel;
@@ -13,9 +13,9 @@ impl Gpu {
     /// Runs `kernel` on device buffers: `out = a · b`. Asynchronous: it returns once the
     /// launch is queued; [`Gpu::synchronize`] or a download waits for it.
     ///
-    /// Wrong buffer lengths are [`Error::InputLength`]; a grid, block or shared memory
-    /// beyond this device's limits is [`Error::GridTooLarge`] or
-    /// [`Error::LaunchExceedsDevice`], before anything is queued.
+    /// Wrong buffer lengths are [`Error::InputLength`](crate::Error::InputLength); a grid, block or shared memory
+    /// beyond this device's limits is [`Error::GridTooLarge`](crate::Error::GridTooLarge) or
+    /// [`Error::LaunchExceedsDevice`](crate::Error::LaunchExceedsDevice), before anything is queued.
     pub fn matmul_device(
         &self,
         kernel: MatmulKernel,
@@ -25,17 +25,7 @@ impl Gpu {
         out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        shape.check_inputs(a.len(), b.len())?;
-        let out_len = shape.lens().2;
-        if out.len() != out_len {
-            return Err(Error::InputLength {
-                operand: "out",
-                rows: shape.m as usize,
-                cols: shape.n as usize,
-                expected: out_len,
-                actual: out.len(),
-            });
-        }
+        shape.check_buffers(a.len(), b.len(), out.len())?;
         if shape.is_trivial() {
             // Nothing to launch: an empty product, or k = 0 and a product of zeros.
             return self

@@ -36,3 +36,23 @@ impl Gpu {
             .collect()
     }
 }
+
+impl Gpu {
+    /// Runs `launch` `iters` times between two CUDA events and returns the total: the
+    /// timing criterion's `iter_custom` wants (no per-launch events in between).
+    pub fn time_batch(
+        &self,
+        iters: u64,
+        mut launch: impl FnMut() -> Result<()>,
+    ) -> Result<std::time::Duration> {
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(flags).call("cuEventRecord")?;
+        for _ in 0..iters {
+            launch()?;
+        }
+        let end = self.stream.record_event(flags).call("cuEventRecord")?;
+        // Waits for `end`: a fault in a launch surfaces here.
+        let ms = start.elapsed_ms(&end).call("cuEventElapsedTime")?;
+        Ok(std::time::Duration::from_secs_f64(f64::from(ms) * 1e-3))
+    }
+}
