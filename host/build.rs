@@ -25,10 +25,12 @@ fn main() {
 /// (and a padded 128 × 128 × 8 one 149) where the unpadded ones have 125: one block per SM
 /// instead of two. (That 128 × 128 × 8 one spilled 16 bytes under the bounds: dropped.) `threads` must be the catalogue's
 /// (`host::sgemm`; `tests/ptx_sgemm.rs` checks it).
-const LAUNCH_BOUNDS: [(&str, u32, u32); 3] = [
+const LAUNCH_BOUNDS: [(&str, u32, u32); 5] = [
     ("sgemm_double_buffered_padded_128x128x16_w32x64", 256, 2),
     ("sgemm_double_buffered_padded_128x128x16_w64x32", 256, 2),
     ("sgemm_double_buffered_swizzled_128x128x16_w64x32", 256, 2),
+    ("sgemm_multistage_128x128x16_w64x32", 256, 2),
+    ("sgemm_multistage_swizzled_128x128x16_w64x32", 256, 2),
 ];
 
 /// `ptx` with the [`LAUNCH_BOUNDS`] directives between each listed entry's parameter list

@@ -76,7 +76,10 @@ fn vectorized_rungs_use_16_byte_accesses() {
     for k in entries().filter(|&k| is_vectorized(k)) {
         let b = body(k.entry());
         // The padded and swizzled configurations load through the read-only data path.
-        let global_v4 = if k.entry().contains("_padded_") || k.entry().contains("_swizzled_") {
+        let global_v4 = if k.entry().contains("_padded_")
+            || k.entry().contains("_swizzled_")
+            || k.entry().contains("_multistage_")
+        {
             "ld.global.nc.v4"
         } else {
             "ld.global.v4"
@@ -97,9 +100,15 @@ fn tile_loops_are_fully_unrolled_fmas() {
         let g = k.geometry();
         let per_thread = g.bm * g.bn / g.threads;
         let fmas = count(body(k.entry()), "fma.rn.f32");
+        // The multistage rung has two tile loops: its own and rung 7's fallback.
+        let loops = if k.entry().contains("_multistage_") {
+            2
+        } else {
+            1
+        };
         assert_eq!(
             fmas,
-            (g.bk * per_thread) as usize,
+            (loops * g.bk * per_thread) as usize,
             "{k}: {fmas} FMAs, expected BK = {} × {per_thread} outputs per thread",
             g.bk
         );
@@ -180,5 +189,25 @@ fn launch_bounds_match_the_catalogue() {
             bounded += 1;
         }
     }
-    assert_eq!(bounded, 3, "the launch-bounded entries of host/build.rs");
+    assert_eq!(bounded, 5, "the launch-bounded entries of host/build.rs");
+}
+
+/// The multistage rung copies its `b` tiles with 16-byte, L2-only `cp.async`, commits a
+/// group per tile and waits for all but the newest; one barrier after the prologue and one
+/// per tile in each of its two loops (its own and rung 7's fallback).
+#[test]
+fn multistage_rung_copies_asynchronously() {
+    for k in entries().filter(|k| k.entry().contains("_multistage_")) {
+        let b = body(k.entry());
+        assert!(
+            count(b, "cp.async.cg.shared.global") > 0,
+            "{k}: no cp.async.cg"
+        );
+        assert!(count(b, "cp.async.commit_group") > 0, "{k}: no commit");
+        assert!(
+            count(b, "cp.async.wait_group 1") > 0,
+            "{k}: no wait_group 1"
+        );
+        assert_eq!(count(b, "bar.sync"), 4, "{k}");
+    }
 }

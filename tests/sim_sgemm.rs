@@ -36,6 +36,11 @@ const SKINNY: [(usize, usize, usize); 2] = [(300, 3, 2), (2, 5, 260)];
 /// 10 × 3 blocks of 128 × 128 (10 × 2 of 128 × 256), partial at the bottom and right.
 const SWIZZLE: (usize, usize, usize) = (1155, 8, 300);
 
+/// For the multistage rung: `k` a multiple of its depth 16 and 6 tiles deep (twice round the
+/// 3-stage ring), an interior 128 × 128 block that takes the `cp.async` path and edge
+/// blocks that fall back to rung 7.
+const MULTISTAGE: (usize, usize, usize) = (136, 96, 132);
+
 /// Signed random operands for `shape`, from a seed derived from the shape.
 fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
     let mut rng = Rng::new(0x5e_6e33 ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64));
@@ -164,6 +169,10 @@ fn check_all(kernel: SgemmKernel) {
     if kernel.entry().contains("_swizzled_") {
         check(kernel, SWIZZLE);
     }
+    if kernel.entry().contains("_multistage_") {
+        check(kernel, MULTISTAGE);
+        check_misaligned(kernel, MULTISTAGE);
+    }
 }
 
 // One test per kernel, so that a failure names it and the harness runs them in parallel.
@@ -204,6 +213,8 @@ kernels! {
     double_buffered_padded_256x128x8_w64x64 => DoubleBufferedPadded256x128x8W64x64;
     double_buffered_swizzled_128x128x16_w64x32 => DoubleBufferedSwizzled128x128x16W64x32;
     double_buffered_padded_128x128x16_w32x64 => DoubleBufferedPadded128x128x16W32x64;
+    multistage_128x128x16_w64x32 => Multistage128x128x16W64x32;
+    multistage_swizzled_128x128x16_w64x32 => MultistageSwizzled128x128x16W64x32;
     autotuned => Autotuned;
 }
 

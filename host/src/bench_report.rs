@@ -655,7 +655,9 @@ fn sgemm_color(k: crate::sgemm::SgemmKernel) -> (u8, u8, u8) {
         | DoubleBufferedPadded128x256x8W64x64
         | DoubleBufferedPadded256x128x8W64x64
         | DoubleBufferedSwizzled128x128x16W64x32
-        | DoubleBufferedPadded128x128x16W32x64 => (227, 119, 194),
+        | DoubleBufferedPadded128x128x16W32x64
+        | Multistage128x128x16W64x32
+        | MultistageSwizzled128x128x16W64x32 => (227, 119, 194),
         Autotuned => (0, 0, 0),
     }
 }

@@ -10,8 +10,8 @@ use crate::error::Result;
 use crate::kernels::{DeviceLimits, Launch, MatmulKernel};
 use crate::shape::MatmulShape;
 use kernels_gpu::sgemm::{
-    Geometry, blocktiling_1d, blocktiling_2d, coalesced, double_buffered, shared_blocking,
-    vectorized, warptiling,
+    Geometry, blocktiling_1d, blocktiling_2d, coalesced, double_buffered, multistage,
+    shared_blocking, vectorized, warptiling,
 };
 use kernels_gpu::thread::Dim3;
 
@@ -54,6 +54,11 @@ pub enum SgemmKernel {
     DoubleBufferedSwizzled128x128x16W64x32,
     /// Rung 7 tuned: `BK = 16`, 2 × 2 steps of 4 × 4 thread tiles, padded `a` tile, read-only loads.
     DoubleBufferedPadded128x128x16W32x64,
+    /// Rung 8: as the padded 128 × 128 × 16 rung 7, the `b` tiles through a 3-stage
+    /// `cp.async` ring.
+    Multistage128x128x16W64x32,
+    /// Rung 8: [`Self::Multistage128x128x16W64x32`] with blocks grouped by 8 block rows.
+    MultistageSwizzled128x128x16W64x32,
     /// The fastest of [`SgemmKernel::TUNED`] for the shape on the present GPU
     /// ([`crate::autotune`]); [`SgemmKernel::DEFAULT`] in the simulator.
     Autotuned,
@@ -64,7 +69,7 @@ pub(crate) type SimEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32,
 
 impl SgemmKernel {
     /// Every SGEMM kernel, lowest rung first, the autotuned dispatch last.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 21] = [
         Self::Coalesced,
         Self::SharedBlocking,
         Self::Blocktiling1d,
@@ -83,12 +88,14 @@ impl SgemmKernel {
         Self::DoubleBufferedPadded256x128x8W64x64,
         Self::DoubleBufferedSwizzled128x128x16W64x32,
         Self::DoubleBufferedPadded128x128x16W32x64,
+        Self::Multistage128x128x16W64x32,
+        Self::MultistageSwizzled128x128x16W64x32,
         Self::Autotuned,
     ];
 
     /// The configurations the autotuner times: the top two rungs, rung 7's tuned variants
     /// (padded `a` tile, read-only loads, larger tiles, block swizzle) last.
-    pub const TUNED: [Self; 13] = [
+    pub const TUNED: [Self; 15] = [
         Self::DoubleBuffered128x128x8W64x32,
         Self::DoubleBuffered128x128x16W64x32,
         Self::DoubleBuffered128x128x8W32x64,
@@ -102,6 +109,8 @@ impl SgemmKernel {
         Self::DoubleBufferedPadded128x256x8W64x64,
         Self::DoubleBufferedPadded256x128x8W64x64,
         Self::DoubleBufferedSwizzled128x128x16W64x32,
+        Self::Multistage128x128x16W64x32,
+        Self::MultistageSwizzled128x128x16W64x32,
     ];
 
     /// What [`SgemmKernel::Autotuned`] runs where nothing is timed: the simulator, and the
@@ -141,6 +150,10 @@ impl SgemmKernel {
             Self::DoubleBufferedPadded128x128x16W32x64 => {
                 "sgemm-double-buffered-padded-128x128x16-w32x64"
             }
+            Self::Multistage128x128x16W64x32 => "sgemm-multistage-128x128x16-w64x32",
+            Self::MultistageSwizzled128x128x16W64x32 => {
+                "sgemm-multistage-swizzled-128x128x16-w64x32"
+            }
             Self::Autotuned => "sgemm-autotuned",
         }
     }
@@ -177,6 +190,10 @@ impl SgemmKernel {
             }
             Self::DoubleBufferedPadded128x128x16W32x64 => {
                 double_buffered::GEOMETRY_PADDED_128X128X16_W32X64
+            }
+            Self::Multistage128x128x16W64x32 => multistage::GEOMETRY_128X128X16_W64X32,
+            Self::MultistageSwizzled128x128x16W64x32 => {
+                multistage::GEOMETRY_SWIZZLED_128X128X16_W64X32
             }
             Self::Autotuned => Self::DEFAULT.geometry(),
         }
@@ -231,6 +248,12 @@ impl SgemmKernel {
             }
             Self::DoubleBufferedPadded128x128x16W32x64 => {
                 double_buffered::entry::sgemm_double_buffered_padded_128x128x16_w32x64
+            }
+            Self::Multistage128x128x16W64x32 => {
+                multistage::entry::sgemm_multistage_128x128x16_w64x32
+            }
+            Self::MultistageSwizzled128x128x16W64x32 => {
+                multistage::entry::sgemm_multistage_swizzled_128x128x16_w64x32
             }
             Self::Autotuned => Self::DEFAULT.sim_entry(),
         }

@@ -19,6 +19,7 @@
 //! |---|---|---|
 //! | [`thread`] | indices, dimensions, the block barrier | `threadIdx`, `blockIdx`, `__syncthreads()` |
 //! | [`shared`], [`shared_array!`] | block-shared memory, static and dynamic | `__shared__`, `extern __shared__` |
+//! | [`pipeline`] | asynchronous global → shared copies in groups | `cp.async`, `__pipeline_memcpy_async` |
 //! | [`warp`] | lane index, register shuffles, warp sum | `__shfl_down_sync`, `__shfl_xor_sync` |
 //! | [`intrinsics`] | FMA, 16-byte loads | `fmaf`, `float4` loads |
 //! | [`matmul`] | the lecture's matmul kernels, and their phase loop [`matmul::tiled::tiled_dot`] as a building block | |
@@ -77,6 +78,7 @@ extern crate std;
 
 pub mod intrinsics;
 pub mod matmul;
+pub mod pipeline;
 pub mod reduce;
 pub mod sgemm;
 pub mod shared;

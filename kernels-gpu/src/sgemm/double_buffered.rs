@@ -19,6 +19,7 @@ use super::global::is_aligned16;
 use super::tile_io::{PaddedTransposedTile, VecTile};
 use super::warp_tile::{Acc, WarpTile};
 use super::{BlockTile, Geometry, cdiv};
+use crate::shared::SharedSlice;
 use crate::shared_array;
 use crate::thread::{self, sync_threads};
 
@@ -167,16 +168,56 @@ pub unsafe fn sgemm_double_buffered_padded<
     n: u32,
     k: u32,
 ) {
-    type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
-        PaddedTransposedTile<BM, BK, THREADS, LDA>;
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; 2 * BK * BN); // b_tile[stage][r * BN + c]
-    let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let tile = if GROUP > 0 {
         BlockTile::of_block_grouped(BM as u32, BN as u32, m, n, GROUP)
     } else {
         BlockTile::of_block(BM as u32, BN as u32, m, n)
     };
+    // SAFETY: the caller's contract; the arrays are the two stages of each tile.
+    unsafe {
+        sgemm_double_buffered_padded_in::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA>(
+            a_tile, b_tile, &tile, a, b, out, n, k,
+        )
+    }
+}
+
+/// The body of [`sgemm_double_buffered_padded`] on shared tiles declared by the caller
+/// (`a_tile`: at least `2 · BK · LDA` floats, `b_tile`: at least `2 · BK · BN`), for block
+/// tile `tile`: the multistage rung's fallback for edge tiles and odd shapes, which shares
+/// its arrays.
+///
+/// # Safety
+/// As [`sgemm_double_buffered_padded`]; `tile` is this block's, the same in every thread;
+/// nothing else uses the arrays while it runs, and every thread of the block calls it.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_double_buffered_padded_in<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const WM: usize,
+    const WN: usize,
+    const WMITER: usize,
+    const WNITER: usize,
+    const TM: usize,
+    const TN: usize,
+    const THREADS: usize,
+    const LDA: usize,
+>(
+    a_tile: SharedSlice<f32>,
+    b_tile: SharedSlice<f32>,
+    tile: &BlockTile,
+    a: *const f32,
+    b: *const f32,
+    out: *mut f32,
+    n: u32,
+    k: u32,
+) {
+    type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
+        PaddedTransposedTile<BM, BK, THREADS, LDA>;
+    let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let t = thread::thread_idx_x();
     let (vec_a, vec_b) = (
         k.is_multiple_of(4) && is_aligned16(a),
@@ -249,7 +290,7 @@ pub unsafe fn sgemm_double_buffered_padded<
     // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
     unsafe {
         WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
-            &acc, out, n, &tile, origin, fast,
+            &acc, out, n, tile, origin, fast,
         )
     };
 }

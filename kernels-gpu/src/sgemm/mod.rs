@@ -11,6 +11,7 @@
 //! | 5 | [`vectorized::sgemm_vectorized`] | 16-byte global loads and stores, `a` tile stored transposed so both fragments are 16-byte shared loads | `TM·TN` |
 //! | 6 | [`warptiling::sgemm_warptiling`] | warp tiles: each warp owns a `WM × WN` sub-tile, threads spread over it in `WMITER × WNITER` steps, so a warp's shared reads are broadcasts without bank conflicts | `WMITER·TM·WNITER·TN` |
 //! | 7 | [`double_buffered::sgemm_double_buffered`] | two shared stages and register prefetch: the next tile's global loads are in flight while this one's FMAs run, one barrier per tile | as rung 6 |
+//! | 8 | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages, one barrier per tile | as rung 6 |
 //!
 //! All of them take `(a, b, out, m, n, k)` as the lecture kernels take `(m, n, out, h, w, k)`,
 //! and follow the [matmul module contract](crate::matmul): `a`, `b` and `out` point to `m·k`,
@@ -37,6 +38,7 @@ pub mod blocktiling_2d;
 pub mod coalesced;
 pub mod double_buffered;
 pub mod global;
+pub mod multistage;
 pub mod shared_blocking;
 pub mod tile_io;
 pub mod unroll;

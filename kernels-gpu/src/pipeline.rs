@@ -1,0 +1,75 @@
+//! Asynchronous global → shared copies (`cp.async`, sm_80+), as CUDA C's
+//! `__pipeline_memcpy_async` / `__pipeline_commit` / `__pipeline_wait_prior`.
+//!
+//! A thread issues copies with [`cp_async_16`], closes the ones issued since the last close
+//! into a *group* with [`commit_group`], and with [`wait_group::<N>`](wait_group) waits until
+//! at most `N` of its groups are still in flight. The copied words are visible to the other
+//! threads of the block only after that wait **and** a
+//! [`sync_threads`](crate::thread::sync_threads): the usual multistage loop is "issue tile
+//! `p + S − 1`, commit, compute on tile `p`, wait for all but `S − 2` groups, barrier".
+//!
+//! ```ignore
+//! cp_async_16(tile, 4 * t, src.add(4 * t as usize)); // 16 bytes per thread
+//! commit_group();
+//! wait_group::<0>();
+//! sync_threads();
+//! ```
+//!
+//! In the simulator a copy is four immediate, checked shared stores (bounds, 16-byte
+//! alignment, races against other threads' accesses since the last barrier), and
+//! [`commit_group`] and [`wait_group`] do nothing: it checks where the copies land and that
+//! no thread touches a stage another is filling, not that a thread waits before reading.
+
+use crate::shared::SharedSlice;
+
+/// Copies the 16 bytes at `src` to `dst[i..i + 4]` asynchronously
+/// (`cp.async.cg.shared.global [dst], [src], 16;`: cached in L2 only, not in L1).
+///
+/// # Safety
+/// `src` points to 4 readable floats and is 16-byte aligned; `i + 4 <= dst.len()` and `i`
+/// is a multiple of 4 (16-byte alignment); nothing writes `src` until the copy completes,
+/// and no thread reads or writes `dst[i..i + 4]` until then ([`wait_group`] and a barrier).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn cp_async_16(dst: SharedSlice<f32>, i: u32, src: *const f32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees bounds and alignment of both addresses.
+    unsafe {
+        core::arch::asm!("cp.async.cg.shared.global [{d}], [{s}], 16;",
+                         d = in(reg32) dst.shared_addr() + i * 4, s = in(reg64) src,
+                         options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        assert!(
+            (src as usize).is_multiple_of(16),
+            "cp_async_16: unaligned source {src:p}"
+        );
+        // SAFETY: the caller guarantees 4 readable floats; the store is checked.
+        unsafe { dst.set4_unchecked(i, core::array::from_fn(|e| *src.add(e))) };
+    }
+}
+
+/// Closes this thread's copies issued since the last call into one group
+/// (`cp.async.commit_group;`). A group may be empty.
+#[inline(always)]
+pub fn commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: only orders this thread's own asynchronous copies.
+    unsafe {
+        core::arch::asm!("cp.async.commit_group;", options(nostack, preserves_flags));
+    }
+}
+
+/// Waits until at most `N` of this thread's committed groups are still in flight
+/// (`cp.async.wait_group N;`); the rest have landed in shared memory. Other threads see
+/// them after a following barrier. It is a compiler memory barrier: no shared access moves
+/// across it.
+#[inline(always)]
+pub fn wait_group<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: only waits; clobbers memory so that shared loads stay after it.
+    unsafe {
+        core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags));
+    }
+}
