@@ -164,21 +164,31 @@ fn run(args: &Args) -> Result<bool, Error> {
     if args.op != Op::Matmul {
         return vector::run(args, gpu);
     }
-    let rows = match gpu {
-        Some(Ok(gpu)) => run_gpu(args, &gpu)?,
-        Some(Err(e @ (Error::NoDriver(_) | Error::NoDevice))) => {
-            eprintln!("no GPU ({e}); running in the CPU simulator instead");
-            run_sim(args)?
-        }
-        Some(Err(e)) => return Err(e),
-        None => run_sim(args)?,
-    };
+    let rows = on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
     if args.json {
         print!("{}", report::json_lines(&rows));
     } else {
         print!("{}", report::table(&rows));
     }
     Ok(rows.iter().all(|r| r.ok))
+}
+
+/// Runs `on_gpu` where there is a GPU; otherwise says why not and runs `on_sim`.
+/// `gpu` is `None` when `--simulate` asked for the simulator.
+fn on_gpu_or_simulator<T>(
+    gpu: Option<Result<Gpu, Error>>,
+    on_gpu: impl FnOnce(&Gpu) -> Result<T, Error>,
+    on_sim: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    match gpu {
+        Some(Ok(gpu)) => on_gpu(&gpu),
+        Some(Err(e @ (Error::NoDriver(_) | Error::NoDevice))) => {
+            eprintln!("no GPU ({e}); running in the CPU simulator instead");
+            on_sim()
+        }
+        Some(Err(e)) => Err(e),
+        None => on_sim(),
+    }
 }
 
 fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>, Reference) {

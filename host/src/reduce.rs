@@ -35,16 +35,6 @@ impl ReduceKernel {
             Self::Warp => "reduce_sum_warp",
         }
     }
-
-    pub fn from_name(name: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| Error::UnknownKernel {
-                requested: name.to_owned(),
-                known: Self::ALL.map(|k| k.name()).join(", "),
-            })
-    }
 }
 
 /// Blocks of the first pass for `n` inputs: enough for each thread to have a few vectors.

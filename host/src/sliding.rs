@@ -35,16 +35,6 @@ impl SlidingKernel {
         }
     }
 
-    pub fn from_name(name: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| Error::UnknownKernel {
-                requested: name.to_owned(),
-                known: Self::ALL.map(|k| k.name()).join(", "),
-            })
-    }
-
     /// The launch for `outputs` windows of `window` (which must be at least 1).
     pub fn launch(self, outputs: u32, window: u32) -> Launch {
         let (per_block, dynamic_shared_bytes) = match self {

@@ -11,15 +11,7 @@ use host::sim::Simulator;
 use host::sliding::{self, SlidingKernel, SlidingShape};
 
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
-    let rows = match gpu {
-        Some(Ok(gpu)) => run_gpu(args, &gpu)?,
-        Some(Err(e @ (Error::NoDriver(_) | Error::NoDevice))) => {
-            eprintln!("no GPU ({e}); running in the CPU simulator instead");
-            run_sim(args)?
-        }
-        Some(Err(e)) => return Err(e),
-        None => run_sim(args)?,
-    };
+    let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
     if args.json {
         for r in &rows {
             println!("{}", serde_json::to_string(r).expect("rows serialise"));
