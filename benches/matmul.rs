@@ -21,7 +21,9 @@ use criterion::{
     measurement::WallTime,
 };
 use cudarc::driver::CudaSlice;
-use host::bench_report::{self, Check, Contender, Measurement, Summary};
+#[path = "common/bench_report.rs"]
+mod bench_report;
+use bench_report::{Check, Contender, Measurement, Summary};
 use host::data::Rng;
 use host::error::Result;
 use host::gpu::{Cublas, CublasMath, Gpu};

@@ -12,7 +12,10 @@ use host::gpu::Gpu;
 use host::reduce::ReduceKernel;
 use host::sim::Simulator;
 use host::sliding::{SlidingKernel, SlidingShape};
-use host::{Error, bench_report};
+use host::Error;
+
+#[path = "common/bench_report.rs"]
+mod bench_report;
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -5,15 +5,16 @@
 //! names a source location, the test compares it with the line of this file that carries a
 //! `// mark: NAME` comment (see [`line_of`]), so the expectations survive edits above them.
 
-use host::sim::SharedPtr;
-use kernels_gpu::intrinsics::fma;
+use nvptx_device::intrinsics::fma;
 use kernels_gpu::matmul::{cdiv, naive, tiled_dynamic, tiled_dynamic_const, tiled_static};
-use kernels_gpu::shared::{SharedSlice, dynamic_shared};
-use kernels_gpu::shared_array;
-use kernels_gpu::sim::{
-    self, LaunchConfig, Limits, RaceKind, SharedArrayId, SimError, SourceLocation, ThreadCoord,
+use nvptx_device::shared::{SharedSlice, dynamic_shared};
+use nvptx_device::shared_array;
+use kernels_gpu::nvptx_device;
+use nvptx_device::launch::{Launch, Limit, LimitError, Limits};
+use nvptx_device::sim::{
+    self, RaceKind, SharedArrayId, SharedPtr, SimError, SourceLocation, ThreadCoord,
 };
-use kernels_gpu::thread::{self, Dim3, block_idx_x, sync_threads, thread_idx_x};
+use nvptx_device::thread::{self, Dim3, block_idx_x, sync_threads, thread_idx_x};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -65,7 +66,7 @@ fn launch(
     dynamic_shared_bytes: u32,
     kernel: impl Fn() + Sync,
 ) -> Result<(), SimError> {
-    let cfg = LaunchConfig {
+    let cfg = Launch {
         grid,
         block,
         dynamic_shared_bytes,
@@ -803,7 +804,7 @@ fn read_of_unwritten_shared_word() {
 // ---------------------------------------------------------------------------------------
 
 /// Launches a kernel that counts its threads; a rejected launch must run none.
-fn launch_counting(cfg: LaunchConfig) -> (Result<(), SimError>, u32) {
+fn launch_counting(cfg: Launch) -> (Result<(), SimError>, u32) {
     let ran = AtomicU32::new(0);
     let result = sim::launch(&cfg, &Limits::default(), || {
         ran.fetch_add(1, Ordering::Relaxed);
@@ -811,8 +812,8 @@ fn launch_counting(cfg: LaunchConfig) -> (Result<(), SimError>, u32) {
     (result, ran.into_inner())
 }
 
-fn cfg(grid: Dim3, block: Dim3, dynamic_shared_bytes: u32) -> LaunchConfig {
-    LaunchConfig {
+fn cfg(grid: Dim3, block: Dim3, dynamic_shared_bytes: u32) -> Launch {
+    Launch {
         grid,
         block,
         dynamic_shared_bytes,
@@ -825,11 +826,11 @@ fn too_many_threads() {
     let (result, ran) = launch_counting(cfg(Dim3::x(1), block, 0));
     assert_eq!(
         result,
-        Err(SimError::TooManyThreads {
-            block,
-            threads: 1056,
+        Err(SimError::Limit(LimitError::Exceeds {
+            what: Limit::ThreadsPerBlock,
+            requested: 1056,
             limit: 1024
-        })
+        }))
     );
     assert_eq!(ran, 0);
     // 32×32 is the limit exactly.
@@ -843,10 +844,11 @@ fn block_dimension_too_large() {
     let (result, ran) = launch_counting(cfg(Dim3::x(1), block, 0));
     assert_eq!(
         result,
-        Err(SimError::BlockDimTooLarge {
-            block,
-            limit: Dim3::xyz(1024, 1024, 64)
-        })
+        Err(SimError::Limit(LimitError::Exceeds {
+            what: Limit::BlockDimZ,
+            requested: 65,
+            limit: 64
+        }))
     );
     assert_eq!(ran, 0);
     let (result, ran) = launch_counting(cfg(Dim3::x(1), Dim3::xyz(1, 1, 64), 0));
@@ -861,7 +863,10 @@ fn empty_launch() {
         (Dim3::x(4), Dim3::xy(32, 0)),
     ] {
         let (result, ran) = launch_counting(cfg(grid, block, 0));
-        assert_eq!(result, Err(SimError::EmptyLaunch { grid, block }));
+        assert_eq!(
+            result,
+            Err(SimError::Limit(LimitError::Empty { grid, block }))
+        );
         assert_eq!(ran, 0);
     }
 }
@@ -876,11 +881,11 @@ fn static_shared_memory_over_limit() {
     .unwrap_err();
     assert_eq!(
         error,
-        SimError::SharedMemoryExceeded {
-            block: Dim3::xyz(0, 0, 0),
+SimError::Limit(LimitError::Exceeds {
+            what: Limit::SharedBytesPerBlock,
             requested: 52_000,
             limit: 48 * 1024
-        }
+        })
     );
 
     // Two arrays that fit alone: 2 × 28,000 bytes.
@@ -894,11 +899,11 @@ fn static_shared_memory_over_limit() {
     assert!(
         matches!(
             error,
-            SimError::SharedMemoryExceeded {
+            SimError::Limit(LimitError::Exceeds {
+                what: Limit::SharedBytesPerBlock,
                 requested: 56_000,
                 limit: 49_152,
-                ..
-            }
+            })
         ),
         "{error:?}"
     );
@@ -912,10 +917,11 @@ fn static_shared_memory_over_limit() {
     assert!(
         matches!(
             error,
-            SimError::SharedMemoryExceeded {
+            SimError::Limit(LimitError::Exceeds {
+                what: Limit::SharedBytesPerBlock,
                 requested: 52_000,
                 ..
-            }
+            })
         ),
         "{error:?}"
     );
@@ -933,11 +939,11 @@ fn dynamic_shared_memory_over_limit() {
     let (result, ran) = launch_counting(cfg(Dim3::x(1), Dim3::x(32), 48 * 1024 + 4));
     assert_eq!(
         result,
-        Err(SimError::SharedMemoryExceeded {
-            block: Dim3::xyz(0, 0, 0),
+        Err(SimError::Limit(LimitError::Exceeds {
+            what: Limit::SharedBytesPerBlock,
             requested: 48 * 1024 + 4,
             limit: 48 * 1024
-        })
+        }))
     );
     assert_eq!(ran, 0);
     let (result, _) = launch_counting(cfg(Dim3::x(1), Dim3::x(32), 48 * 1024));
@@ -1158,11 +1164,11 @@ fn blocks_beyond_the_race_checkers_thread_numbers_are_refused() {
     };
     assert_eq!(
         launch_x(2048, &race_free),
-        Err(SimError::TooManyThreads {
-            block: Dim3::x(2048),
-            threads: 2048,
+        Err(SimError::Limit(LimitError::Exceeds {
+            what: Limit::ThreadsPerBlock,
+            requested: 2048,
             limit: 2047
-        })
+        }))
     );
     launch_x(2047, &race_free).unwrap();
 
@@ -1216,7 +1222,7 @@ fn launch_after_failure_runs_clean() {
 // ---------------------------------------------------------------------------------------
 
 #[test]
-#[should_panic(expected = "kernels_gpu::sim::launch")]
+#[should_panic(expected = "nvptx_device::sim::launch")]
 fn device_api_outside_launch_panics() {
     let _ = thread_idx_x();
 }

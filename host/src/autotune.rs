@@ -303,7 +303,7 @@ pub fn tune(
 /// and just rules the candidate out.
 fn is_refusal(e: &Error) -> bool {
     match e {
-        Error::LaunchExceedsDevice { .. } | Error::GridTooLarge { .. } => true,
+        Error::Launch(_) => true,
         Error::KernelFault { context_usable, .. } => *context_usable,
         _ => false,
     }
@@ -312,6 +312,10 @@ fn is_refusal(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn by_entry(entry: &str) -> SgemmKernel {
+        SgemmKernel::from_entry(entry).expect("a configuration of the table")
+    }
 
     /// A fresh folder under the system's temporary one, removed when dropped.
     struct TempDir(PathBuf);
@@ -384,11 +388,11 @@ mod tests {
         let k2 = key("GPU", (9, 0), shape(5120, 256, 5120), 7);
         cache.insert(
             k1.clone(),
-            choice(SgemmKernel::DoubleBuffered128x128x16W64x64),
+            choice(by_entry("sgemm_double_buffered_128x128x16_w64x64")),
         );
         cache.insert(
             k2.clone(),
-            choice(SgemmKernel::DoubleBuffered64x128x16W32x64),
+            choice(by_entry("sgemm_double_buffered_64x128x16_w32x64")),
         );
         cache.save().unwrap();
 
@@ -396,15 +400,15 @@ mod tests {
         assert!(loaded.warning.is_none(), "{:?}", loaded.warning);
         assert_eq!(
             loaded.get(&k1),
-            Some(&choice(SgemmKernel::DoubleBuffered128x128x16W64x64))
+            Some(&choice(by_entry("sgemm_double_buffered_128x128x16_w64x64")))
         );
         assert_eq!(
             loaded.kernel(&k1),
-            Some(SgemmKernel::DoubleBuffered128x128x16W64x64)
+            Some(by_entry("sgemm_double_buffered_128x128x16_w64x64"))
         );
         assert_eq!(
             loaded.kernel(&k2),
-            Some(SgemmKernel::DoubleBuffered64x128x16W32x64)
+            Some(by_entry("sgemm_double_buffered_64x128x16_w32x64"))
         );
         assert_eq!(loaded.kernel("other"), None);
         // No temporary file is left behind.
@@ -463,7 +467,7 @@ mod tests {
         file.entries.insert(
             "not-tuned".into(),
             Choice {
-                kernel: SgemmKernel::Coalesced.name().into(),
+                kernel: by_entry("sgemm_coalesced_32").name().into(),
                 ..choice(SgemmKernel::DEFAULT)
             },
         );

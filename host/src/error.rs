@@ -5,8 +5,8 @@
 //! lengths, tile widths, launch limits, memory) are found before anything is queued.
 
 use cudarc::driver::DriverError;
-use kernels_gpu::sim::SimError;
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::nvptx_device::launch::LimitError;
+use kernels_gpu::nvptx_device::sim::SimError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -93,22 +93,11 @@ pub enum Error {
         cols: usize,
         elements: u128,
     },
-    #[error(
-        "the launch needs {blocks} blocks in grid dimension {dim}, more than the device limit of {limit}"
-    )]
-    GridTooLarge { dim: char, blocks: u64, limit: u64 },
-    /// A block shape or shared-memory size beyond what the device (or, on a GPU, the
-    /// compiled kernel: its register use caps its threads per block) allows. `what` names
-    /// the limit, e.g. "threads per block".
-    #[error("the launch needs {requested} {what}, more than the limit of {limit}")]
-    LaunchExceedsDevice {
-        what: &'static str,
-        requested: u64,
-        limit: u64,
-    },
-    /// A grid or block with a zero extent: CUDA rejects it, and it would compute nothing.
-    #[error("launch with an empty grid {grid} or block {block}")]
-    EmptyLaunch { grid: Dim3, block: Dim3 },
+    /// A grid, block or shared-memory size beyond what the device (or, on a GPU, the
+    /// compiled kernel: its register use caps its threads per block) allows, or an empty
+    /// launch. The simulator reports the same launch with the same error.
+    #[error("{0}")]
+    Launch(#[from] LimitError),
     #[error("{requested} bytes of device memory needed, only {free} free of {total}")]
     OutOfDeviceMemory {
         requested: u64,
@@ -126,8 +115,10 @@ pub enum Error {
         "a sliding window must hold at least one element (window {window}, input length {len})"
     )]
     InvalidWindow { window: usize, len: usize },
+    /// What the simulator found wrong with a kernel (races, barriers, bounds, panics).
+    /// Launch limits are [`Error::Launch`] on both backends.
     #[error("simulated kernel failed: {0}")]
-    Simulator(#[from] SimError),
+    Simulator(SimError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -173,5 +164,14 @@ pub(crate) trait DriverContext<T> {
 impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
     fn call(self, call: &'static str) -> Result<T> {
         self.map_err(|source| Error::Driver { call, source })
+    }
+}
+
+impl From<SimError> for Error {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Limit(limit) => Self::Launch(limit),
+            other => Self::Simulator(other),
+        }
     }
 }

@@ -1,10 +1,13 @@
-//! The catalogue of matmul kernels: names, PTX entry points and launch shapes.
+//! The matmul kernels the host runs: the lecture's (one row of `kernels_gpu::catalogue::LECTURE`
+//! per tile width) and the SGEMM ladder ([`SgemmKernel`]). Names, entry points and launch
+//! shapes all come from the kernels crate's catalogue.
 
 use crate::error::{Error, Result};
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::tile::TileWidth;
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::catalogue::{Extent, KernelSpec, LECTURE, LectureConfig};
+use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 
 /// The lecture's matmul kernels, and the SGEMM ladder beyond them.
 ///
@@ -28,110 +31,6 @@ impl serde::Serialize for MatmulKernel {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }
-}
-
-/// Grid, block and dynamic shared memory of one launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Launch {
-    pub grid: Dim3,
-    pub block: Dim3,
-    pub dynamic_shared_bytes: u32,
-}
-
-/// What a device allows one launch. On a GPU, [`crate::gpu::Gpu`] queries the real values
-/// once; [`DeviceLimits::CUDA`] are those every GPU since Volta has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceLimits {
-    pub max_threads_per_block: u32,
-    pub max_block_dim: Dim3,
-    pub max_grid_dim: Dim3,
-    /// Static plus dynamic shared memory of one block, without the per-kernel opt-in to
-    /// more (which these kernels never make).
-    pub max_shared_bytes_per_block: u32,
-}
-
-impl DeviceLimits {
-    /// Compute capability 7.0 and later: 1024 threads, blocks up to 1024×1024×64, grids up
-    /// to (2³¹−1)×65535×65535, 48 KiB of shared memory per block.
-    pub const CUDA: Self = Self {
-        max_threads_per_block: 1024,
-        max_block_dim: Dim3::xyz(1024, 1024, 64),
-        max_grid_dim: Dim3::xyz((1 << 31) - 1, 65535, 65535),
-        max_shared_bytes_per_block: 48 * 1024,
-    };
-
-    /// Checks `launch`, whose kernel declares `static_shared_bytes` of static shared
-    /// memory, against these limits: the error names the limit and both sizes.
-    pub fn check(&self, launch: &Launch, static_shared_bytes: u32) -> Result<()> {
-        let (grid, block) = (launch.grid, launch.block);
-        if grid.volume() == 0 || block.volume() == 0 {
-            return Err(Error::EmptyLaunch { grid, block });
-        }
-        let m = self.max_block_dim;
-        for (what, requested, limit) in [
-            ("threads in block dimension x", block.x, m.x),
-            ("threads in block dimension y", block.y, m.y),
-            ("threads in block dimension z", block.z, m.z),
-        ] {
-            exceeds(what, requested as u64, limit as u64)?;
-        }
-        exceeds(
-            "threads per block",
-            block.volume(),
-            self.max_threads_per_block as u64,
-        )?;
-        self.check_grid(grid)?;
-        exceeds(
-            "bytes of shared memory per block",
-            static_shared_bytes as u64 + launch.dynamic_shared_bytes as u64,
-            self.max_shared_bytes_per_block as u64,
-        )
-    }
-
-    /// Checks the grid alone: [`Error::GridTooLarge`] names the dimension.
-    pub fn check_grid(&self, grid: Dim3) -> Result<()> {
-        let g = self.max_grid_dim;
-        for (dim, blocks, limit) in [('x', grid.x, g.x), ('y', grid.y, g.y), ('z', grid.z, g.z)] {
-            if blocks > limit {
-                return Err(Error::GridTooLarge {
-                    dim,
-                    blocks: blocks as u64,
-                    limit: limit as u64,
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Default for DeviceLimits {
-    fn default() -> Self {
-        Self::CUDA
-    }
-}
-
-/// The simulator's limits, with CUDA's grid limits (the simulator has none of its own).
-impl From<kernels_gpu::sim::Limits> for DeviceLimits {
-    fn from(l: kernels_gpu::sim::Limits) -> Self {
-        Self {
-            max_threads_per_block: l.max_threads_per_block,
-            max_block_dim: l.max_block_dim,
-            max_grid_dim: Self::CUDA.max_grid_dim,
-            max_shared_bytes_per_block: l.max_shared_bytes_per_block,
-        }
-    }
-}
-
-/// [`Error::LaunchExceedsDevice`] if `requested > limit`.
-pub(crate) fn exceeds(what: &'static str, requested: u64, limit: u64) -> Result<()> {
-    if requested > limit {
-        return Err(Error::LaunchExceedsDevice {
-            what,
-            requested,
-            limit,
-        });
-    }
-    Ok(())
 }
 
 impl MatmulKernel {
@@ -195,19 +94,33 @@ impl MatmulKernel {
         }
     }
 
+    /// The catalogue row of a lecture kernel at tile width `tw` (the naive kernel has one).
+    fn lecture(self, tw: TileWidth) -> &'static LectureConfig {
+        let name = self.name();
+        LECTURE
+            .iter()
+            .find(|c| c.name == name && (c.tile_width == tw.get() || !self.is_tiled()))
+            .expect("every lecture kernel has a catalogue row per tile width")
+    }
+
+    /// The plain-data launch description at tile width `tw`.
+    pub fn spec(self, tw: TileWidth) -> &'static KernelSpec {
+        match self {
+            Self::Sgemm(k) => k.spec(),
+            lecture => &lecture.lecture(tw).spec,
+        }
+    }
+
     /// The PTX entry point for tile width `tw`.
     pub fn entry(self, tw: TileWidth) -> &'static str {
-        use TileWidth::*;
-        match (self, tw) {
-            (Self::Naive, _) => "matmul_naive",
-            (Self::TiledDynamic, _) => "matmul_tiled_dynamic",
-            (Self::TiledStatic, Tw8) => "matmul_tiled_static_tw8",
-            (Self::TiledStatic, Tw16) => "matmul_tiled_static_tw16",
-            (Self::TiledStatic, Tw32) => "matmul_tiled_static_tw32",
-            (Self::TiledDynamicConst, Tw8) => "matmul_tiled_dynamic_const_tw8",
-            (Self::TiledDynamicConst, Tw16) => "matmul_tiled_dynamic_const_tw16",
-            (Self::TiledDynamicConst, Tw32) => "matmul_tiled_dynamic_const_tw32",
-            (Self::Sgemm(k), _) => k.entry(),
+        self.spec(tw).entry
+    }
+
+    /// The entry point as the simulator calls it, with `tw` passed where the kernel takes it.
+    pub(crate) fn sim_entry(self, tw: TileWidth) -> kernels_gpu::sgemm::MatmulEntry {
+        match self {
+            Self::Sgemm(k) => k.sim_entry(),
+            lecture => lecture.lecture(tw).sim,
         }
     }
 
@@ -222,51 +135,36 @@ impl MatmulKernel {
         names
     }
 
-    /// Bytes of static shared memory the kernel declares at tile width `tw`: the two
-    /// `TW × TW` f32 tiles of the static kernel. (On a GPU the loaded function's own
-    /// attribute is checked too; a GPU test checks that both agree.)
+    /// Bytes of static shared memory the kernel declares at tile width `tw`. (On a GPU the
+    /// loaded function's own attribute is checked too; a GPU test checks that both agree.)
     pub fn static_shared_bytes(self, tw: TileWidth) -> u32 {
-        match self {
-            Self::TiledStatic => 2 * tw.get() * tw.get() * 4,
-            Self::Naive | Self::TiledDynamic | Self::TiledDynamicConst => 0,
-            Self::Sgemm(k) => k.geometry().static_shared_bytes,
-        }
+        self.spec(tw).static_shared_bytes
     }
 
     /// The launch shape for `shape` (which must not be [trivial](MatmulShape::is_trivial)),
-    /// checked against [`DeviceLimits::CUDA`].
+    /// checked against [`Limits::CUDA`].
     pub fn launch(self, tw: TileWidth, shape: &MatmulShape) -> Result<Launch> {
-        self.launch_within(tw, shape, &DeviceLimits::CUDA)
+        self.launch_within(tw, shape, &Limits::CUDA)
     }
 
-    /// The launch shape for `shape`, checked against `limits`: a grid too large for a huge
-    /// `m` or `n` is [`Error::GridTooLarge`], a block or shared memory beyond the device's
-    /// is [`Error::LaunchExceedsDevice`].
+    /// The launch shape for `shape`, checked against `limits`: a grid, block or shared
+    /// memory beyond them is [`Error::Launch`].
     pub fn launch_within(
         self,
         tw: TileWidth,
         shape: &MatmulShape,
-        limits: &DeviceLimits,
+        limits: &Limits,
     ) -> Result<Launch> {
-        if let Self::Sgemm(k) = self {
-            return k.launch_within(shape, limits);
-        }
-        let edge = if self.is_tiled() {
-            tw.get()
-        } else {
-            kernels_gpu::matmul::naive::BLOCK
-        };
-        let dynamic_shared_bytes = match self {
-            Self::TiledDynamic | Self::TiledDynamicConst => 2 * edge * edge * 4,
-            Self::Naive | Self::TiledStatic | Self::Sgemm(_) => 0,
-        };
+        let spec = self.spec(tw);
         // n and m are below u32::MAX (MatmulShape), so the block counts fit u32.
-        let launch = Launch {
-            grid: Dim3::xy(shape.n.div_ceil(edge), shape.m.div_ceil(edge)),
-            block: Dim3::xy(edge, edge),
-            dynamic_shared_bytes,
-        };
-        limits.check(&launch, self.static_shared_bytes(tw))?;
+        let launch = spec.launch(
+            Extent::Matrix {
+                rows: shape.m,
+                cols: shape.n,
+            },
+            0,
+        );
+        limits.check(&launch, spec.static_shared_bytes)?;
         Ok(launch)
     }
 }

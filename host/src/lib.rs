@@ -5,7 +5,6 @@
 //! [`matmul`] has the typed per-kernel API on top, for the GPU and the simulator alike.
 
 pub mod autotune;
-pub mod bench_report;
 pub mod data;
 pub mod error;
 pub mod gpu;

@@ -2,8 +2,9 @@
 
 use crate::error::{Error, Result};
 use crate::sim::{SharedPtr, Simulator, aligned_copy};
-use kernels_gpu::reduce::{BLOCK, UNROLL, block_tree, warp_shuffle};
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::catalogue::{Extent, REDUCE, ReduceEntry, VectorConfig};
+use kernels_gpu::nvptx_device::launch::Launch;
+use kernels_gpu::reduce::{BLOCK, UNROLL};
 
 /// The block-combining strategy of the sum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -15,31 +16,34 @@ pub enum ReduceKernel {
     Warp,
 }
 
-/// Most blocks of the first pass: one wave on current GPUs, and few enough partials for a
-/// single block to finish them.
-pub const MAX_BLOCKS: u32 = 1024;
+pub use kernels_gpu::reduce::MAX_BLOCKS;
 
 impl ReduceKernel {
     pub const ALL: [ReduceKernel; 2] = [Self::Tree, Self::Warp];
 
+    /// Its row of `kernels_gpu::catalogue::REDUCE`.
+    pub fn config(self) -> &'static VectorConfig<ReduceEntry> {
+        &REDUCE[self as usize]
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Tree => "sum-tree",
-            Self::Warp => "sum-warp",
-        }
+        self.config().name
     }
 
     pub fn entry(self) -> &'static str {
-        match self {
-            Self::Tree => "reduce_sum_tree",
-            Self::Warp => "reduce_sum_warp",
-        }
+        self.config().spec.entry
+    }
+
+    /// The launch of one pass over `n` inputs (the catalogue's grid rule: one block for the
+    /// second pass over the partials).
+    pub fn launch(self, n: u32) -> Launch {
+        self.config().spec.launch(Extent::Items(n), 0)
     }
 }
 
 /// Blocks of the first pass for `n` inputs: enough for each thread to have a few vectors.
 pub fn first_pass_blocks(n: u32) -> u32 {
-    n.div_ceil(BLOCK * 4 * UNROLL).clamp(1, MAX_BLOCKS)
+    ReduceKernel::Tree.launch(n).grid.x
 }
 
 /// Checks that `len` inputs fit the kernels' 32-bit indices.
@@ -93,31 +97,17 @@ pub fn within_bound(sum: f32, x: &[f32]) -> bool {
 }
 
 impl Simulator {
-    /// One pass: `blocks` blocks of `kernel` over `input[..n]`, one partial per block.
-    fn reduce_pass(
-        &self,
-        kernel: ReduceKernel,
-        input: *const f32,
-        n: u32,
-        blocks: u32,
-    ) -> Result<Vec<f32>> {
-        let mut partials = vec![0.0f32; blocks as usize];
+    /// One pass of `kernel` over `input[..n]`, one partial per block.
+    fn reduce_pass(&self, kernel: ReduceKernel, input: *const f32, n: u32) -> Result<Vec<f32>> {
+        let launch = kernel.launch(n);
+        let mut partials = vec![0.0f32; launch.grid.x as usize];
         let (i, p) = (
             SharedPtr(input as *mut f32),
             SharedPtr(partials.as_mut_ptr()),
         );
-        let launch = crate::kernels::Launch {
-            grid: Dim3::x(blocks),
-            block: Dim3::x(BLOCK),
-            dynamic_shared_bytes: 0,
-        };
+        let entry = kernel.config().sim;
         // SAFETY: `input` holds n floats in 16-byte-aligned storage, `partials` one per block.
-        self.launch(&launch, move || unsafe {
-            match kernel {
-                ReduceKernel::Tree => block_tree::entry::reduce_sum_tree(i.get(), n, p.get()),
-                ReduceKernel::Warp => warp_shuffle::entry::reduce_sum_warp(i.get(), n, p.get()),
-            }
-        })?;
+        self.launch(&launch, move || unsafe { entry(i.get(), n, p.get()) })?;
         Ok(partials)
     }
 
@@ -128,12 +118,12 @@ impl Simulator {
             return Ok(0.0);
         }
         let data = aligned_copy(input);
-        let blocks = first_pass_blocks(n);
-        let partials = self.reduce_pass(kernel, data.as_ptr() as *const f32, n, blocks)?;
-        if blocks == 1 {
-            return Ok(partials[0]);
+        let partials = self.reduce_pass(kernel, data.as_ptr() as *const f32, n)?;
+        if let [sum] = partials[..] {
+            return Ok(sum);
         }
+        let blocks = partials.len() as u32;
         let partials = aligned_copy(&partials);
-        Ok(self.reduce_pass(kernel, partials.as_ptr() as *const f32, blocks, 1)?[0])
+        Ok(self.reduce_pass(kernel, partials.as_ptr() as *const f32, blocks)?[0])
     }
 }

@@ -2,11 +2,10 @@
 //! simulator launcher.
 
 use crate::error::{Error, Result};
-use crate::kernels::Launch;
 use crate::sim::{SharedPtr, Simulator};
-use kernels_gpu::sliding::shared::TILE;
-use kernels_gpu::sliding::{BLOCK, naive, shared};
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::catalogue::{Extent, SLIDING, SlidingEntry, VectorConfig};
+use kernels_gpu::nvptx_device::launch::Launch;
+use kernels_gpu::sliding::BLOCK;
 
 /// Where the windows are read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -21,31 +20,23 @@ pub enum SlidingKernel {
 impl SlidingKernel {
     pub const ALL: [SlidingKernel; 2] = [Self::Naive, Self::Shared];
 
+    /// Its row of `kernels_gpu::catalogue::SLIDING`.
+    pub fn config(self) -> &'static VectorConfig<SlidingEntry> {
+        &SLIDING[self as usize]
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Naive => "sliding-naive",
-            Self::Shared => "sliding-shared",
-        }
+        self.config().name
     }
 
     pub fn entry(self) -> &'static str {
-        match self {
-            Self::Naive => "sliding_naive",
-            Self::Shared => "sliding_shared",
-        }
+        self.config().spec.entry
     }
 
-    /// The launch for `outputs` windows of `window` (which must be at least 1).
+    /// The launch for `outputs` windows of `window` (the shared kernel's tile grows with the
+    /// window).
     pub fn launch(self, outputs: u32, window: u32) -> Launch {
-        let (per_block, dynamic_shared_bytes) = match self {
-            Self::Naive => (BLOCK, 0),
-            Self::Shared => (TILE, (TILE + window - 1) * 4),
-        };
-        Launch {
-            grid: Dim3::x(outputs.div_ceil(per_block)),
-            block: Dim3::x(BLOCK),
-            dynamic_shared_bytes,
-        }
+        self.config().spec.launch(Extent::Items(outputs), window)
     }
 }
 
@@ -131,15 +122,9 @@ impl Simulator {
             SharedPtr(out.as_mut_ptr()),
         );
         let SlidingShape { n, window } = shape;
+        let entry = kernel.config().sim;
         // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1; 1 <= window <= n.
-        self.launch(&launch, move || unsafe {
-            match kernel {
-                SlidingKernel::Naive => naive::entry::sliding_naive(pa.get(), n, window, po.get()),
-                SlidingKernel::Shared => {
-                    shared::entry::sliding_shared(pa.get(), n, window, po.get())
-                }
-            }
-        })?;
+        self.launch(&launch, move || unsafe { entry(pa.get(), n, window, po.get()) })?;
         Ok(out)
     }
 }

@@ -1,6 +1,6 @@
 //! Launching the matmul kernels on the GPU.
 
-use super::{Gpu, KernelArg, fault};
+use super::{Gpu, fault};
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
 use crate::matmul::MatmulBackend;
@@ -14,8 +14,7 @@ impl Gpu {
     /// launch is queued; [`Gpu::synchronize`] or a download waits for it.
     ///
     /// Wrong buffer lengths are [`Error::InputLength`](crate::Error::InputLength); a grid, block or shared memory
-    /// beyond this device's limits is [`Error::GridTooLarge`](crate::Error::GridTooLarge) or
-    /// [`Error::LaunchExceedsDevice`](crate::Error::LaunchExceedsDevice), before anything is queued.
+    /// beyond this device's limits is [`Error::Launch`](crate::Error::Launch), before anything is queued.
     pub fn matmul_device(
         &self,
         kernel: MatmulKernel,
@@ -43,23 +42,25 @@ impl Gpu {
         };
         // The device's own grid, block and shared-memory limits, not CUDA's defaults.
         let launch = kernel.launch_within(tw, &shape, &self.limits)?;
-        let mut args = vec![
-            KernelArg::buffer(a),
-            KernelArg::buffer(b),
-            KernelArg::buffer(out),
-            KernelArg::U32(shape.m),
-            KernelArg::U32(shape.n),
-            KernelArg::U32(shape.k),
-        ];
-        if kernel == MatmulKernel::TiledDynamic {
-            args.push(KernelArg::U32(tw.get()));
+        let entry = kernel.entry(tw);
+        let info = self.entry_info(entry)?;
+        // `matmul_tiled_dynamic` takes its tile width as a last parameter `tw`.
+        let takes_tw = kernel.spec(tw).params.last().is_some_and(|p| p.name == "tw");
+        let (m, n, k, tw) = (shape.m, shape.n, shape.k, tw.get());
+        let mut args = self.launcher(&info);
+        args.buffer(a)
+            .buffer(b)
+            .buffer_mut(out)
+            .scalar(&m)
+            .scalar(&n)
+            .scalar(&k);
+        if takes_tw {
+            args.scalar(&tw);
         }
-        // SAFETY: (m, n, out, h, w, k[, tw]) as every matmul entry declares them (the SGEMM
-        // ones name them a, b, out, m, n, k; launch_raw checks the sizes against the PTX);
-        // the buffers have the lengths the shape implies (checked above), the shape fits
-        // u32 indices (MatmulShape), and `out` is borrowed mutably, so nothing else uses it
-        // while the launch is queued on this stream.
-        unsafe { self.launch_raw(kernel.entry(tw), &launch, &args) }
+        // SAFETY: (a, b, out, m, n, k[, tw]) as every matmul entry declares them (the
+        // launcher checks the sizes against the PTX); the buffers have the lengths the
+        // shape implies (checked above), and the shape fits u32 indices (MatmulShape).
+        unsafe { args.launch(&launch) }
     }
 }
 

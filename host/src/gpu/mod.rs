@@ -2,21 +2,21 @@
 
 mod cublas;
 mod matmul;
-mod raw;
+mod launch;
 mod timing;
 mod vector;
 
 pub use vector::ReduceScratch;
 
 pub use cublas::{Cublas, CublasMath};
-pub use raw::{EntryInfo, KernelArg, param_sizes};
+pub use launch::{EntryInfo, Launcher};
 
 use crate::error::{DriverContext, Error, Result, is_sticky};
-use crate::kernels::DeviceLimits;
 use crate::ptx::KERNELS_PTX;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::nvptx_device::launch::Limits;
+use kernels_gpu::nvptx_device::thread::Dim3;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -35,10 +35,10 @@ pub struct Gpu {
     module: Arc<CudaModule>,
     /// The module's text: raw launches check their arguments against its `.param` lists.
     ptx: Cow<'static, str>,
-    limits: DeviceLimits,
+    limits: Limits,
     /// Entry points looked up so far, with their attributes: one driver query per entry
     /// instead of four per launch.
-    entries: Mutex<HashMap<String, Arc<raw::EntryInfo>>>,
+    entries: Mutex<HashMap<String, Arc<launch::EntryInfo>>>,
 }
 
 /// What describes the device in a report.
@@ -125,7 +125,7 @@ impl Gpu {
     }
 
     /// The device's launch limits, as queried when this `Gpu` was created.
-    pub fn limits(&self) -> DeviceLimits {
+    pub fn limits(&self) -> Limits {
         self.limits
     }
 
@@ -236,13 +236,13 @@ impl Gpu {
 }
 
 /// The device's launch limits.
-fn query_limits(ctx: &CudaContext) -> Result<DeviceLimits> {
+fn query_limits(ctx: &CudaContext) -> Result<Limits> {
     let get = |attr| -> Result<u32> {
         let v = ctx.attribute(attr).call("cuDeviceGetAttribute")?;
         // The driver reports these as positive ints.
         Ok(v.max(0) as u32)
     };
-    Ok(DeviceLimits {
+    Ok(Limits {
         max_threads_per_block: get(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_block_dim: Dim3::xyz(
             get(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,

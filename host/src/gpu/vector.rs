@@ -2,12 +2,9 @@
 
 use super::{Gpu, fault};
 use crate::error::{Error, Result};
-use crate::kernels::Launch;
 use crate::reduce::{self, ReduceKernel};
 use crate::sliding::{SlidingKernel, SlidingShape};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use kernels_gpu::reduce::BLOCK;
-use kernels_gpu::thread::Dim3;
+use cudarc::driver::CudaSlice;
 
 /// Device buffers a sum needs besides its input: one partial per first-pass block, and the
 /// result. Allocate once, reuse across sums.
@@ -15,14 +12,6 @@ pub struct ReduceScratch {
     partials: CudaSlice<f32>,
     /// The last sum, on the device.
     pub result: CudaSlice<f32>,
-}
-
-fn config(launch: &Launch) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (launch.grid.x, launch.grid.y, launch.grid.z),
-        block_dim: (launch.block.x, launch.block.y, launch.block.z),
-        shared_mem_bytes: launch.dynamic_shared_bytes,
-    }
 }
 
 impl Gpu {
@@ -33,28 +22,21 @@ impl Gpu {
         })
     }
 
+    /// One pass of `kernel` over `input[..n]`, one partial per block into `out`.
     fn reduce_pass(
         &self,
         kernel: ReduceKernel,
         input: &CudaSlice<f32>,
         n: u32,
-        blocks: u32,
         out: &mut CudaSlice<f32>,
     ) -> Result<()> {
-        let f = self.function(kernel.entry())?;
-        let launch = Launch {
-            grid: Dim3::x(blocks),
-            block: Dim3::x(BLOCK),
-            dynamic_shared_bytes: 0,
-        };
-        self.check_launch(kernel.entry(), &launch)?;
-        let mut args = self.stream.launch_builder(&f);
-        args.arg(input).arg(&n).arg(out);
+        let launch = kernel.launch(n);
+        let info = self.entry_info(kernel.entry())?;
+        let mut args = self.launcher(&info);
+        args.buffer(input).scalar(&n).buffer_mut(out);
         // SAFETY: (input, n, partials) as the entry expects; device buffers are 256-byte
-        // aligned; `out` holds at least `blocks` floats.
-        unsafe { args.launch(config(&launch)) }
-            .map(drop)
-            .map_err(|e| fault(kernel.entry(), e))
+        // aligned; `out` holds at least one float per block (MAX_BLOCKS, or the result).
+        unsafe { args.launch(&launch) }
     }
 
     /// Queues the sum of `input` into `scratch.result`: two launches (one if a single block
@@ -74,10 +56,10 @@ impl Gpu {
         }
         let blocks = reduce::first_pass_blocks(n);
         if blocks == 1 {
-            return self.reduce_pass(kernel, input, n, 1, &mut scratch.result);
+            return self.reduce_pass(kernel, input, n, &mut scratch.result);
         }
-        self.reduce_pass(kernel, input, n, blocks, &mut scratch.partials)?;
-        self.reduce_pass(kernel, &scratch.partials, blocks, 1, &mut scratch.result)
+        self.reduce_pass(kernel, input, n, &mut scratch.partials)?;
+        self.reduce_pass(kernel, &scratch.partials, blocks, &mut scratch.result)
     }
 
     /// The sum of a host slice.
@@ -113,18 +95,16 @@ impl Gpu {
         if outputs == 0 {
             return Ok(());
         }
+        // Large windows need more shared memory than a block may have: the launcher's
+        // check makes that a typed error.
         let launch = kernel.launch(shape.outputs(), shape.window);
-        // Large windows need more shared memory than a block may have: a typed error.
-        self.check_launch(kernel.entry(), &launch)?;
-        let f = self.function(kernel.entry())?;
+        let info = self.entry_info(kernel.entry())?;
         let (n, w) = (shape.n, shape.window);
-        let mut args = self.stream.launch_builder(&f);
-        args.arg(a).arg(&n).arg(&w).arg(out);
+        let mut args = self.launcher(&info);
+        args.buffer(a).scalar(&n).scalar(&w).buffer_mut(out);
         // SAFETY: (a, n, window, out) as the entry expects, with 1 <= window <= n and `out`
         // of n - window + 1 floats.
-        unsafe { args.launch(config(&launch)) }
-            .map(drop)
-            .map_err(|e| fault(kernel.entry(), e))
+        unsafe { args.launch(&launch) }
     }
 
     /// The sliding average of a host slice.

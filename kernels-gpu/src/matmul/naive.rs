@@ -1,8 +1,8 @@
 //! One thread per output element, straight from global memory: the lecture's `matmul_k`.
 
 use super::at;
-use crate::intrinsics::fma;
-use crate::thread;
+use nvptx_device::intrinsics::fma;
+use nvptx_device::thread;
 
 /// Block edge the host launches [`matmul_naive`] with (the lecture's `tpb = dim3(16, 16)`).
 pub const BLOCK: u32 = 16;
@@ -13,7 +13,7 @@ pub const BLOCK: u32 = 16;
 /// See the [module contract](crate::matmul).
 #[inline(always)]
 pub unsafe fn matmul_naive(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32) {
-    let (r, c) = thread::index_2d();
+    let (r, c) = thread::row_col();
     if r >= h || c >= w {
         return;
     }
@@ -32,7 +32,9 @@ pub unsafe fn matmul_naive(m: *const f32, n: *const f32, out: *mut f32, h: u32, 
     unsafe { *out.add(at(r, w, c)) = o };
 }
 
-crate::entry_points! {
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
     matmul_naive(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
         => matmul_naive;
 }

@@ -4,9 +4,9 @@
 //! `m` and one of `n` into shared memory (zero outside the matrices), wait, accumulate the
 //! tile product, and wait again before the tiles are overwritten.
 
-use crate::intrinsics::fma;
-use crate::shared::SharedSlice;
-use crate::thread::{self, sync_threads};
+use nvptx_device::intrinsics::fma;
+use nvptx_device::shared::SharedSlice;
+use nvptx_device::thread::{self, sync_threads};
 
 use super::{at, cdiv};
 

@@ -1,7 +1,7 @@
 //! Tiled, dynamic shared memory, tile width chosen at run time: the lecture's first CUDA
 //! version (`extern __shared__ float ms[]`, `int tw` argument).
 
-use crate::shared::dynamic_shared;
+use nvptx_device::shared::dynamic_shared;
 
 use super::tiled::tiled_phases;
 
@@ -26,7 +26,9 @@ pub unsafe fn matmul_tiled_dynamic(
     unsafe { tiled_phases(ms, ns, tw, m, n, out, h, w, k) }
 }
 
-crate::entry_points! {
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
     matmul_tiled_dynamic(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32, tw: u32)
         => matmul_tiled_dynamic;
 }

@@ -1,7 +1,7 @@
 //! Tiled, dynamic shared memory, tile width fixed at compile time: the lecture's
 //! `template<int tw> __global__ void matmul_k(...)` fix for the slow dynamic kernel.
 
-use crate::shared::dynamic_shared;
+use nvptx_device::shared::dynamic_shared;
 
 use super::tiled::tiled_phases;
 
@@ -25,7 +25,9 @@ pub unsafe fn matmul_tiled_dynamic_const<const TW: usize>(
     unsafe { tiled_phases(ms, ns, TW as u32, m, n, out, h, w, k) }
 }
 
-crate::entry_points! {
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
     matmul_tiled_dynamic_const_tw8(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
         => matmul_tiled_dynamic_const::<8>;
     matmul_tiled_dynamic_const_tw16(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)

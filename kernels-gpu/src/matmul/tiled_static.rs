@@ -1,7 +1,7 @@
 //! Tiled, static shared arrays, tile width fixed at compile time: the lecture's
 //! `__shared__ float ms[tw][tw], ns[tw][tw]` with `constexpr int tw`.
 
-use crate::shared_array;
+use nvptx_device::shared_array;
 
 use super::tiled::tiled_phases;
 
@@ -26,7 +26,9 @@ pub unsafe fn matmul_tiled_static<const TW: usize>(
     unsafe { tiled_phases(ms, ns, TW as u32, m, n, out, h, w, k) }
 }
 
-crate::entry_points! {
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
     matmul_tiled_static_tw8(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
         => matmul_tiled_static::<8>;
     matmul_tiled_static_tw16(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)

@@ -2,8 +2,8 @@
 //! lower half of the active threads adds the upper half's values to its own.
 
 use super::{BLOCK, thread_partial};
-use crate::shared_array;
-use crate::thread::{block_idx_x, sync_threads, thread_idx_x};
+use nvptx_device::shared_array;
+use nvptx_device::thread::{block_idx_x, sync_threads, thread_idx_x};
 
 /// Writes the sum of this block's share of `input[0..n]` to `partials[blockIdx.x]`.
 ///
@@ -38,6 +38,8 @@ pub unsafe fn reduce_sum_tree(input: *const f32, n: u32, partials: *mut f32) {
     }
 }
 
-crate::entry_points! {
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
     reduce_sum_tree(input: *const f32, n: u32, partials: *mut f32) => reduce_sum_tree;
 }

@@ -14,13 +14,24 @@
 pub mod block_tree;
 pub mod warp_shuffle;
 
-use crate::intrinsics::load_f32x4;
+use nvptx_device::intrinsics::load_f32x4;
 
 /// Threads per block of both reduction kernels (a multiple of the warp size).
 pub const BLOCK: u32 = 256;
 
 /// Independent 16-byte loads each thread keeps in flight per loop trip.
 pub const UNROLL: u32 = 4;
+
+/// Most blocks of the first pass: one wave on current GPUs, and few enough partials for a
+/// single block to finish them.
+pub const MAX_BLOCKS: u32 = 1024;
+
+/// The first pass's grid: enough blocks for each thread to have a few vectors, at most
+/// [`MAX_BLOCKS`] (the kernels loop over the rest).
+pub const GRID: nvptx_device::catalogue::GridRule = nvptx_device::catalogue::GridRule::Items {
+    per_block: BLOCK * 4 * UNROLL,
+    max_blocks: MAX_BLOCKS,
+};
 
 /// This thread's grid-strided share of `input[0..n]`, summed in f32.
 ///
@@ -32,7 +43,7 @@ pub const UNROLL: u32 = 4;
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // indexed on purpose: see the loop's comment
 unsafe fn thread_partial(input: *const f32, n: u32) -> f32 {
-    use crate::thread::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+    use nvptx_device::thread::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
     let threads = block_dim_x() * grid_dim_x();
     let t = block_idx_x() * block_dim_x() + thread_idx_x();
     let n4 = n / 4;

@@ -2,23 +2,29 @@
 //! ladder of the public SGEMM worklogs (siboehm's "How to optimize a CUDA matmul kernel")
 //! from the lecture's tiled kernel towards cuBLAS, one idea per rung and one file per rung.
 //!
-//! | rung | kernel | what it adds | outputs per thread |
-//! |---|---|---|---|
-//! | 1 | [`coalesced::sgemm_coalesced`] | 1D block, consecutive threads on consecutive columns | 1 |
-//! | 2 | [`shared_blocking::sgemm_shared_blocking`] | `BS × BS` shared tiles of `a` and `b` | 1 |
-//! | 3 | [`blocktiling_1d::sgemm_blocktiling_1d`] | a column of `TM` outputs: one `b` value reused `TM` times | `TM` |
-//! | 4 | [`blocktiling_2d::sgemm_blocktiling_2d`] | a `TM × TN` register tile: outer products of two fragments | `TM·TN` |
-//! | 5 | [`vectorized::sgemm_vectorized`] | 16-byte global loads and stores, `a` tile stored transposed so both fragments are 16-byte shared loads | `TM·TN` |
-//! | 6 | [`warptiling::sgemm_warptiling`] | warp tiles: each warp owns a `WM × WN` sub-tile, threads spread over it in `WMITER × WNITER` steps, so a warp's shared reads are broadcasts without bank conflicts | `WMITER·TM·WNITER·TN` |
-//! | 7 | [`double_buffered::sgemm_double_buffered`] | two shared stages and register prefetch: the next tile's global loads are in flight while this one's FMAs run, one barrier per tile | as rung 6 |
-//! | 8 | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages, one barrier per tile | as rung 6 |
+//! | rung | file | kernel | what it adds | outputs per thread |
+//! |---|---|---|---|---|
+//! | 1 | `01_coalesced.rs` | [`coalesced::sgemm_coalesced`] | 1D block, consecutive threads on consecutive columns | 1 |
+//! | 2 | `02_shared_blocking.rs` | [`shared_blocking::sgemm_shared_blocking`] | `BS × BS` shared tiles of `a` and `b` | 1 |
+//! | 3 | `03_blocktiling_1d.rs` | [`blocktiling_1d::sgemm_blocktiling_1d`] | a column of `TM` outputs: one `b` value reused `TM` times | `TM` |
+//! | 4 | `04_blocktiling_2d.rs` | [`blocktiling_2d::sgemm_blocktiling_2d`] | a `TM × TN` register tile: outer products of two fragments | `TM·TN` |
+//! | 5 | `05_vectorized.rs` | [`vectorized::sgemm_vectorized`] | 16-byte global loads and stores, `a` tile stored transposed so both fragments are 16-byte shared loads | `TM·TN` |
+//! | 6 | `06_warptiling.rs` | [`warptiling::sgemm_warptiling`] | warp tiles: each warp owns a `WM × WN` sub-tile, threads spread over it in `WMITER × WNITER` steps, so a warp's shared reads are broadcasts without bank conflicts | `WMITER·TM·WNITER·TN` |
+//! | 7 | `07_double_buffered.rs` | [`double_buffered::sgemm_double_buffered`] | two shared stages and register prefetch: the next tile's global loads are in flight while this one's FMAs run, one barrier per tile | as rung 6 |
+//! | 8 | `08_padded.rs` | [`padded::sgemm_double_buffered_padded`] | a padded `a` tile whose transposed stores are free of bank conflicts, read-only (`ld.global.nc`) loads | as rung 6 |
+//! | 9 | `09_swizzled.rs` | [`swizzled::sgemm_double_buffered_swizzled`] | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
+//! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages | as rung 6 |
+//!
+//! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
+//! compile-time unrolling) is in [`parts`]. Every configuration that becomes an entry point
+//! is one line of [`CONFIGS`]' table below; see [`crate::catalogue`].
 //!
 //! All of them take `(a, b, out, m, n, k)` as the lecture kernels take `(m, n, out, h, w, k)`,
 //! and follow the [matmul module contract](crate::matmul): `a`, `b` and `out` point to `m·k`,
 //! `k·n` and `m·n` valid f32s, those products fit `u32`, and the index arithmetic is 32-bit
 //! and no-wrap ([`at`]). Each block computes one `BM × BN` tile of `out`; the host launches a
 //! 1D block of [`Geometry::threads`] threads on a `cdiv(n, BN) × cdiv(m, BM)` grid with no
-//! dynamic shared memory (see each entry point's `Geometry`).
+//! dynamic shared memory (each configuration's [`KernelSpec`](crate::catalogue::KernelSpec)).
 //!
 //! Any shape is correct (`k = 1`, nothing a multiple of anything, tall and skinny): partial
 //! tiles are padded with zeros, and every output accumulates `fma(a[r, i], b[i, c], acc)`
@@ -33,29 +39,40 @@
 //! the arrays live in registers; a run-time index, an iterator adaptor, or a loop LLVM chose
 //! not to unroll would put them in local memory (see [`crate::reduce`]).
 
-pub mod blocktiling_1d;
-pub mod blocktiling_2d;
+#[path = "01_coalesced.rs"]
 pub mod coalesced;
-pub mod double_buffered;
-pub mod global;
-pub mod multistage;
+#[path = "02_shared_blocking.rs"]
 pub mod shared_blocking;
-pub mod tile_io;
-pub mod unroll;
+#[path = "03_blocktiling_1d.rs"]
+pub mod blocktiling_1d;
+#[path = "04_blocktiling_2d.rs"]
+pub mod blocktiling_2d;
+#[path = "05_vectorized.rs"]
 pub mod vectorized;
-pub mod warp_tile;
+#[path = "06_warptiling.rs"]
 pub mod warptiling;
+#[path = "07_double_buffered.rs"]
+pub mod double_buffered;
+#[path = "08_padded.rs"]
+pub mod padded;
+#[path = "09_swizzled.rs"]
+pub mod swizzled;
+#[path = "10_multistage.rs"]
+pub mod multistage;
+
+pub mod parts;
+use parts::{global, tile_io, unroll, warp_tile};
 
 pub use crate::matmul::{at, cdiv};
 
-use crate::thread;
+use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec, LaunchBounds};
+use nvptx_device::thread::{self, Dim3};
 
-/// How the host launches one SGEMM entry point: a 1D block of `threads` threads per `bm × bn`
-/// tile of `out`, a `cdiv(n, bn) × cdiv(m, bm)` grid, no dynamic shared memory.
+/// How a rung's configuration is launched: a 1D block of `threads` threads per `bm × bn`
+/// tile of `out`, a `cdiv(n, bn) × cdiv(m, bm)` grid, no dynamic shared memory. Each rung's
+/// `geometry::<…>()` computes it from the same const generics as its kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Geometry {
-    /// The PTX `.entry` name.
-    pub entry: &'static str,
     /// Rows of `out` per block.
     pub bm: u32,
     /// Columns of `out` per block.
@@ -66,6 +83,129 @@ pub struct Geometry {
     pub threads: u32,
     /// The bytes of the kernel's `.shared` arrays (a CPU test checks them against the PTX).
     pub static_shared_bytes: u32,
+}
+
+impl Geometry {
+    /// The plain-data description of entry `entry` with this geometry and the SGEMM
+    /// parameters `(a, b, out, m, n, k)`.
+    pub const fn spec(self, entry: &'static str, min_blocks: Option<u32>) -> KernelSpec {
+        KernelSpec {
+            entry,
+            params: nvptx_device::params!(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32),
+            block: Dim3::x(self.threads),
+            grid: GridRule::Tiles {
+                rows: self.bm,
+                cols: self.bn,
+            },
+            static_shared_bytes: self.static_shared_bytes,
+            dynamic_shared: DynamicShared::None,
+            launch_bounds: match min_blocks {
+                Some(min_blocks) => Some(LaunchBounds {
+                    max_threads: self.threads,
+                    min_blocks,
+                }),
+                None => None,
+            },
+        }
+    }
+}
+
+/// One SGEMM configuration: an entry point of the ladder, as the table below declares it.
+#[derive(Clone, Copy, Debug)]
+pub struct SgemmConfig {
+    /// The name on command lines and in reports: the entry's, with dashes.
+    pub name: &'static str,
+    /// The rung (1 to 10).
+    pub rung: u32,
+    /// Block, warp-independent tile sizes and threads.
+    pub geometry: Geometry,
+    /// How to launch it.
+    pub spec: KernelSpec,
+    /// Whether the autotuner times it.
+    pub autotune: bool,
+    /// What the autotuned choice is where nothing is timed (the simulator).
+    pub default: bool,
+    /// The entry point as the simulator calls it: `(a, b, out, m, n, k)`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim: MatmulEntry,
+}
+
+/// A matmul entry point as the simulator calls it: `(a, b, out, m, n, k)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type MatmulEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32);
+
+/// `true` if `flag` is one of the row's flags; an unknown flag does not compile.
+macro_rules! has_flag {
+    ($want:ident in $($flag:ident),*) => { false $(|| has_flag!(@ $flag == $want))* };
+    (@ autotune == autotune) => { true };
+    (@ default == default) => { true };
+    (@ autotune == default) => { false };
+    (@ default == autotune) => { false };
+}
+
+/// The SGEMM table: one line per configuration, generating its entry point (with launch
+/// bounds where `min_blocks` is given), its [`KernelSpec`] and its simulator twin.
+macro_rules! sgemm_configs {
+    ($( $(#[$meta:meta])* $entry:ident = $rung:literal $module:ident :: $kernel:ident ::<$($g:tt),*>
+        $([$($flag:ident),*])? $(, min_blocks($mb:expr))?; )*) => {
+        /// Each configuration's geometry, from its rung's `geometry::<…>()`.
+        #[allow(non_upper_case_globals)]
+        mod geometry_of {
+            use super::*;
+            $(pub const $entry: Geometry = $module::geometry::<$($g),*>();)*
+        }
+
+        #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+        nvptx_device::entry_points! {$(
+            $(#[$meta])*
+            $entry(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
+                => $module::$kernel::<$($g),*>
+                $(, launch_bounds(geometry_of::$entry.threads, $mb))?;
+        )*}
+
+        /// Every SGEMM configuration, lowest rung first.
+        pub const CONFIGS: &[SgemmConfig] = &[$(
+            SgemmConfig {
+                name: dashed!(stringify!($entry)),
+                rung: $rung,
+                geometry: geometry_of::$entry,
+                spec: geometry_of::$entry.spec(stringify!($entry), opt!($($mb)?)),
+                autotune: has_flag!(autotune in $($($flag),*)?),
+                default: has_flag!(default in $($($flag),*)?),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim: entry::$entry,
+            },
+        )*];
+    };
+}
+
+sgemm_configs! {
+    // entry point                                    = rung and kernel::<block, warp and thread tiles, …>                                 [flags], launch bounds
+    sgemm_coalesced_32                                = 1 coalesced::sgemm_coalesced::<32>;
+    sgemm_shared_blocking_32                          = 2 shared_blocking::sgemm_shared_blocking::<32>;
+    sgemm_blocktiling_1d_64x64x8_tm8                  = 3 blocktiling_1d::sgemm_blocktiling_1d::<64, 64, 8, 8>;
+    sgemm_blocktiling_2d_128x128x8_8x8                = 4 blocktiling_2d::sgemm_blocktiling_2d::<128, 128, 8, 8, 8>;
+    sgemm_vectorized_128x128x8_8x8                    = 5 vectorized::sgemm_vectorized::<128, 128, 8, 8, 8, 256>;
+    /// siboehm's tuned kernel 10: 128 threads with 128 accumulators each.
+    sgemm_warptiling_128x128x16_w64x64                = 6 warptiling::sgemm_warptiling::<128, 128, 16, 64, 64, 1, 4, 8, 4, 128> [autotune];
+    sgemm_warptiling_128x128x8_w64x32                 = 6 warptiling::sgemm_warptiling::<128, 128, 8, 64, 32, 1, 2, 8, 4, 256> [autotune];
+    /// 64 accumulators per thread, 16 KiB shared: the simulator's choice.
+    sgemm_double_buffered_128x128x8_w64x32            = 7 double_buffered::sgemm_double_buffered::<128, 128, 8, 64, 32, 1, 2, 8, 4, 256> [autotune, default];
+    sgemm_double_buffered_128x128x16_w64x32           = 7 double_buffered::sgemm_double_buffered::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256> [autotune];
+    /// The classic conflict-free layout of hand-written SGEMMs: 2×2 steps of 4×4.
+    sgemm_double_buffered_128x128x8_w32x64            = 7 double_buffered::sgemm_double_buffered::<128, 128, 8, 32, 64, 2, 2, 4, 4, 256> [autotune];
+    sgemm_double_buffered_128x128x16_w64x64           = 7 double_buffered::sgemm_double_buffered::<128, 128, 16, 64, 64, 1, 4, 8, 4, 128> [autotune];
+    /// Twice the blocks of the 128×128 tiles, for products with few output tiles.
+    sgemm_double_buffered_64x128x16_w32x64            = 7 double_buffered::sgemm_double_buffered::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128> [autotune];
+    sgemm_double_buffered_padded_128x128x16_w64x32    = 8 padded::sgemm_double_buffered_padded::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132> [autotune], min_blocks(2);
+    sgemm_double_buffered_padded_128x128x16_w32x64    = 8 padded::sgemm_double_buffered_padded::<128, 128, 16, 32, 64, 2, 2, 4, 4, 256, 132> [autotune], min_blocks(2);
+    /// 8×16 outputs per thread: one block per SM by registers.
+    sgemm_double_buffered_padded_128x256x8_w64x64     = 8 padded::sgemm_double_buffered_padded::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132> [autotune];
+    sgemm_double_buffered_padded_256x128x8_w64x64     = 8 padded::sgemm_double_buffered_padded::<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 260> [autotune];
+    sgemm_double_buffered_swizzled_128x128x16_w64x32  = 9 swizzled::sgemm_double_buffered_swizzled::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
+    sgemm_double_buffered_swizzled_128x256x8_w64x64   = 9 swizzled::sgemm_double_buffered_swizzled::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132, 8> [autotune];
+    sgemm_multistage_128x128x16_w64x32                = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2);
+    sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
 }
 
 /// This block's `BM × BN` tile of `out`: where it starts, and how many rows and columns of

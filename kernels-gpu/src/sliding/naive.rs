@@ -1,6 +1,6 @@
 //! One thread per output, every window read from global memory.
 
-use crate::thread::index_1d;
+use nvptx_device::thread::index_1d;
 
 /// `out[i] = mean(a[i .. i + window])` for this thread's `i`.
 ///
@@ -23,6 +23,8 @@ pub unsafe fn sliding_naive(a: *const f32, n: u32, window: u32, out: *mut f32) {
     unsafe { *out.add(i as usize) = sum / window as f32 };
 }
 
-crate::entry_points! {
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
     sliding_naive(a: *const f32, n: u32, window: u32, out: *mut f32) => sliding_naive;
 }

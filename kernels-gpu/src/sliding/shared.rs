@@ -6,9 +6,9 @@
 //! blocks keeps too few bytes in flight and ran at half the copy bandwidth.
 
 use super::BLOCK;
-use crate::intrinsics::load_f32x4;
-use crate::shared::dynamic_shared;
-use crate::thread::{block_idx_x, sync_threads, thread_idx_x};
+use nvptx_device::intrinsics::load_f32x4;
+use nvptx_device::shared::dynamic_shared;
+use nvptx_device::thread::{block_idx_x, sync_threads, thread_idx_x};
 
 /// Outputs per thread.
 pub const PER_THREAD: u32 = 4;
@@ -79,6 +79,8 @@ pub unsafe fn sliding_shared(a: *const f32, n: u32, window: u32, out: *mut f32) 
     }
 }
 
-crate::entry_points! {
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
     sliding_shared(a: *const f32, n: u32, window: u32, out: *mut f32) => sliding_shared;
 }

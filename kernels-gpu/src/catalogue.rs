@@ -1,0 +1,173 @@
+//! The catalogue: every entry point of this crate as plain data — name, parameters, block,
+//! grid rule, shared memory, launch bounds — so that any host library (cudarc, cust, …) can
+//! launch the PTX module without this project's host crate. Each configuration is declared
+//! once, beside its kernels: the SGEMM ladder in [`crate::sgemm::CONFIGS`] (one line each,
+//! generating the entry point too), the lecture's kernels in [`LECTURE`], the reductions in
+//! [`REDUCE`] and the sliding averages in [`SLIDING`], whose rows point at their entry
+//! points so that they cannot drift apart.
+
+pub use crate::sgemm::{CONFIGS as SGEMM, SgemmConfig};
+pub use nvptx_device::catalogue::*;
+
+use crate::matmul::{naive, tiled_dynamic, tiled_dynamic_const, tiled_static};
+use crate::reduce::{self, block_tree, warp_shuffle};
+use crate::sliding::{self, naive as sliding_naive, shared};
+use nvptx_device::thread::Dim3;
+
+/// The name and parameters of the entry point at a path `module::entry::name`, from its
+/// `entry_points!` line.
+macro_rules! entry_of {
+    ($module:ident :: $entry:ident) => {
+        (stringify!($entry), $module::entry::params::$entry)
+    };
+}
+
+/// How the lecture's kernels are launched (the host picks the tile width).
+#[derive(Clone, Copy, Debug)]
+pub struct LectureConfig {
+    /// The name on command lines and in reports (one per kernel, whatever the width).
+    pub name: &'static str,
+    /// The tile width this row launches (the naive kernel's block edge).
+    pub tile_width: u32,
+    /// How to launch it.
+    pub spec: KernelSpec,
+    /// The entry point as the simulator calls it; `matmul_tiled_dynamic` also takes the
+    /// tile width as a last argument, which this passes.
+    pub sim: crate::sgemm::MatmulEntry,
+}
+
+macro_rules! lecture {
+    ($name:literal, $tw:literal, $module:ident :: $entry:ident, static: $static:expr, dynamic: $dynamic:expr $(, sim: $sim:expr)?) => {{
+        let (entry, params) = entry_of!($module :: $entry);
+        LectureConfig {
+            name: $name,
+            tile_width: $tw,
+            spec: KernelSpec {
+                entry,
+                params,
+                block: Dim3::xy($tw, $tw),
+                grid: GridRule::Tiles { rows: $tw, cols: $tw },
+                static_shared_bytes: $static,
+                dynamic_shared: $dynamic,
+                launch_bounds: None,
+            },
+            sim: first!($($sim,)? $module::entry::$entry),
+        }
+    }};
+}
+
+/// The first of one or two expressions.
+macro_rules! first {
+    ($e:expr $(, $rest:expr)?) => {
+        $e
+    };
+}
+
+/// Two `tw × tw` f32 tiles.
+const fn tiles(tw: u32) -> u32 {
+    2 * tw * tw * 4
+}
+
+/// The lecture's kernels at every tile width they are built for.
+pub const LECTURE: &[LectureConfig] = &[
+    lecture!("naive", 16, naive::matmul_naive, static: 0,
+             dynamic: DynamicShared::None),
+    lecture!("tiled-dynamic", 8, tiled_dynamic::matmul_tiled_dynamic,
+             static: 0, dynamic: DynamicShared::Fixed(tiles(8)),
+             // SAFETY: forwarded; the width is the launch's.
+             sim: |m, n, o, h, w, k| unsafe { tiled_dynamic::entry::matmul_tiled_dynamic(m, n, o, h, w, k, 8) }),
+    lecture!("tiled-dynamic", 16, tiled_dynamic::matmul_tiled_dynamic,
+             static: 0, dynamic: DynamicShared::Fixed(tiles(16)),
+             // SAFETY: forwarded; the width is the launch's.
+             sim: |m, n, o, h, w, k| unsafe { tiled_dynamic::entry::matmul_tiled_dynamic(m, n, o, h, w, k, 16) }),
+    lecture!("tiled-dynamic", 32, tiled_dynamic::matmul_tiled_dynamic,
+             static: 0, dynamic: DynamicShared::Fixed(tiles(32)),
+             // SAFETY: forwarded; the width is the launch's.
+             sim: |m, n, o, h, w, k| unsafe { tiled_dynamic::entry::matmul_tiled_dynamic(m, n, o, h, w, k, 32) }),
+    lecture!("tiled-static", 8, tiled_static::matmul_tiled_static_tw8,
+             static: tiles(8), dynamic: DynamicShared::None),
+    lecture!("tiled-static", 16, tiled_static::matmul_tiled_static_tw16,
+             static: tiles(16), dynamic: DynamicShared::None),
+    lecture!("tiled-static", 32, tiled_static::matmul_tiled_static_tw32,
+             static: tiles(32), dynamic: DynamicShared::None),
+    lecture!("tiled-dynamic-const", 8, tiled_dynamic_const::matmul_tiled_dynamic_const_tw8,
+             static: 0, dynamic: DynamicShared::Fixed(tiles(8))),
+    lecture!("tiled-dynamic-const", 16, tiled_dynamic_const::matmul_tiled_dynamic_const_tw16,
+             static: 0, dynamic: DynamicShared::Fixed(tiles(16))),
+    lecture!("tiled-dynamic-const", 32, tiled_dynamic_const::matmul_tiled_dynamic_const_tw32,
+             static: 0, dynamic: DynamicShared::Fixed(tiles(32))),
+];
+
+/// A reduction or sliding-average entry point.
+#[derive(Clone, Copy, Debug)]
+pub struct VectorConfig<F: 'static> {
+    /// The name on command lines and in reports.
+    pub name: &'static str,
+    /// How to launch it.
+    pub spec: KernelSpec,
+    /// The entry point as the simulator calls it.
+    pub sim: F,
+}
+
+/// A sum entry point as the simulator calls it: `(input, n, partials)`.
+pub type ReduceEntry = unsafe fn(*const f32, u32, *mut f32);
+/// A sliding-average entry point as the simulator calls it: `(a, n, window, out)`.
+pub type SlidingEntry = unsafe fn(*const f32, u32, u32, *mut f32);
+
+macro_rules! vector {
+    ($name:literal, $module:ident :: $entry:ident, block: $block:expr, grid: $grid:expr,
+     static: $static:expr, dynamic: $dynamic:expr) => {{
+        let (entry, params) = entry_of!($module :: $entry);
+        VectorConfig {
+            name: $name,
+            spec: KernelSpec {
+                entry,
+                params,
+                block: Dim3::x($block),
+                grid: $grid,
+                static_shared_bytes: $static,
+                dynamic_shared: $dynamic,
+                launch_bounds: None,
+            },
+            sim: $module::entry::$entry,
+        }
+    }};
+}
+
+/// The sums: one pass of blocks over the input, one partial each (a second launch of one
+/// block sums the partials).
+pub const REDUCE: &[VectorConfig<ReduceEntry>] = &[
+    vector!("sum-tree", block_tree::reduce_sum_tree, block: reduce::BLOCK,
+            grid: reduce::GRID, static: reduce::BLOCK * 4, dynamic: DynamicShared::None),
+    vector!("sum-warp", warp_shuffle::reduce_sum_warp, block: reduce::BLOCK,
+            grid: reduce::GRID, static: warp_shuffle::WARPS * 4, dynamic: DynamicShared::None),
+];
+
+/// The sliding averages; the shared one's dynamic memory grows with the window (the
+/// launch's `units`).
+pub const SLIDING: &[VectorConfig<SlidingEntry>] = &[
+    vector!("sliding-naive", sliding_naive::sliding_naive,
+            block: sliding::BLOCK, grid: GridRule::Items { per_block: sliding::BLOCK, max_blocks: 0 },
+            static: 0, dynamic: DynamicShared::None),
+    vector!("sliding-shared", shared::sliding_shared,
+            block: sliding::BLOCK, grid: GridRule::Items { per_block: shared::TILE, max_blocks: 0 },
+            static: 0, dynamic: DynamicShared::Affine { base: (shared::TILE - 1) * 4, per_unit: 4 }),
+];
+
+/// Every entry point's description, each once (the lecture's run-time-width kernel is one
+/// entry launched at three widths: its first row stands for it).
+pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
+    let first = |(i, c): (usize, &'static LectureConfig)| {
+        LECTURE[..i]
+            .iter()
+            .all(|d| d.spec.entry != c.spec.entry)
+            .then_some(&c.spec)
+    };
+    LECTURE
+        .iter()
+        .enumerate()
+        .filter_map(first)
+        .chain(SGEMM.iter().map(|c| &c.spec))
+        .chain(REDUCE.iter().map(|c| &c.spec))
+        .chain(SLIDING.iter().map(|c| &c.spec))
+}

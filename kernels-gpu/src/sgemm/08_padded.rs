@@ -1,0 +1,186 @@
+//! Rung 8: rung 7's double-buffered loop with a padded, bank-conflict-free `a` tile.
+//!
+//! * The transposed `a` tile's rows are `LDA` floats apart (`BM + 4`) and each warp stores
+//!   16 rows × 8 columns of it ([`PaddedTransposedTile`]), so its scalar shared stores are
+//!   free of bank conflicts (2-way at `BK = 8`, 4-way at 16 in rung 7).
+//! * Both operands' 16-byte global loads go through the read-only data path
+//!   (`ld.global.nc.v4`, `LDG.E.128.CONSTANT`): `a` and `b` are never written by the kernel.
+//!   (The same change to the loads, made in the same step: it needs the padded tile's
+//!   register layout.)
+//!
+//! Its 128 × 256 and 256 × 128 tiles run one 256-thread block per SM.
+
+use super::global::is_aligned16;
+use super::tile_io::{PaddedTransposedTile, VecTile};
+use super::warp_tile::{Acc, WarpTile};
+use super::{BlockTile, Geometry, cdiv};
+use nvptx_device::shared::SharedSlice;
+use nvptx_device::shared_array;
+use nvptx_device::thread::{self, sync_threads};
+
+/// [`sgemm_double_buffered`] with the padded, conflict-free `a` tile and read-only loads
+/// (see the [module](self)); `LDA` is the padded row length of the transposed `a` tile.
+///
+/// # Safety
+/// See the [module contract](super); `out` does not overlap `a` or `b`.
+#[inline(always)]
+pub unsafe fn sgemm_double_buffered_padded<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const WM: usize,
+    const WN: usize,
+    const WMITER: usize,
+    const WNITER: usize,
+    const TM: usize,
+    const TN: usize,
+    const THREADS: usize,
+    const LDA: usize,
+>(
+    a: *const f32,
+    b: *const f32,
+    out: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    let b_tile = shared_array!(f32; 2 * BK * BN); // b_tile[stage][r * BN + c]
+    let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
+    // SAFETY: the caller's contract; the arrays are the two stages of each tile.
+    unsafe {
+        sgemm_double_buffered_padded_in::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA>(
+            a_tile, b_tile, &tile, a, b, out, n, k,
+        )
+    }
+}
+
+/// The body of [`sgemm_double_buffered_padded`] on shared tiles declared by the caller
+/// (`a_tile`: at least `2 · BK · LDA` floats, `b_tile`: at least `2 · BK · BN`), for block
+/// tile `tile`: also the swizzled rung's loop, and the multistage rung's fallback for edge
+/// tiles and odd shapes, which shares its arrays.
+///
+/// # Safety
+/// As [`sgemm_double_buffered_padded`]; `tile` is this block's, the same in every thread;
+/// nothing else uses the arrays while it runs, and every thread of the block calls it.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_double_buffered_padded_in<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const WM: usize,
+    const WN: usize,
+    const WMITER: usize,
+    const WNITER: usize,
+    const TM: usize,
+    const TN: usize,
+    const THREADS: usize,
+    const LDA: usize,
+>(
+    a_tile: SharedSlice<f32>,
+    b_tile: SharedSlice<f32>,
+    tile: &BlockTile,
+    a: *const f32,
+    b: *const f32,
+    out: *mut f32,
+    n: u32,
+    k: u32,
+) {
+    type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
+        PaddedTransposedTile<BM, BK, THREADS, LDA>;
+    let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
+    let t = thread::thread_idx_x();
+    let (vec_a, vec_b) = (
+        k.is_multiple_of(4) && is_aligned16(a),
+        n.is_multiple_of(4) && is_aligned16(b),
+    );
+    let origin = WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::thread_origin(t);
+    let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
+
+    // Prologue: tile 0 into stage 0.
+    // SAFETY: as in `sgemm_double_buffered`; `a` and `b` are read-only during the kernel.
+    unsafe {
+        let sa =
+            ATile::<BM, BK, THREADS, LDA>::load_nc(a, k, tile.row0, 0, tile.rows_left, k, vec_a, t);
+        let sb =
+            VecTile::<BK, BN, THREADS>::load_nc(b, n, 0, tile.col0, k, tile.cols_left, vec_b, t);
+        ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t);
+        VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
+    }
+    sync_threads();
+
+    let tiles = cdiv(k, BK as u32);
+    for phase in 0..tiles {
+        let (stage, next) = (phase % 2, (phase + 1) % 2);
+        // As in `sgemm_double_buffered`: no branch on "is there a next tile".
+        let k1 = (phase + 1) * BK as u32; // < u32::MAX: k <= u32::MAX - 64 (host check)
+        let k_left = k.saturating_sub(k1);
+        let k1 = k1.min(k);
+        // SAFETY: as in the prologue (nothing is read where k_left = 0).
+        let (sa, sb) = unsafe {
+            (
+                ATile::<BM, BK, THREADS, LDA>::load_nc(
+                    a,
+                    k,
+                    tile.row0,
+                    k1,
+                    tile.rows_left,
+                    k_left,
+                    vec_a,
+                    t,
+                ),
+                VecTile::<BK, BN, THREADS>::load_nc(
+                    b,
+                    n,
+                    k1,
+                    tile.col0,
+                    k_left,
+                    tile.cols_left,
+                    vec_b,
+                    t,
+                ),
+            )
+        };
+        let (_, a_frags) = a_tile.split_at(stage * a_stage + origin.0);
+        let (_, b_frags) = b_tile.split_at(stage * b_stage + origin.1);
+        // SAFETY: `stage` is complete; the slices start at the thread's origin in it, and
+        // its `a` tile is `BK × LDA`.
+        unsafe {
+            WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::accumulate_ld::<LDA>(
+                &mut acc, a_frags, b_frags,
+            );
+        }
+        // SAFETY: stage `next` was last read in the previous trip, before its barrier.
+        unsafe {
+            ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, next * a_stage, &sa, t);
+            VecTile::<BK, BN, THREADS>::store(b_tile, next * b_stage, &sb, t);
+        }
+        sync_threads();
+    }
+    let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
+    // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
+    unsafe {
+        WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
+            &acc, out, n, tile, origin, fast,
+        )
+    };
+}
+
+/// The launch geometry of [`sgemm_double_buffered_padded`]: two stages of each shared tile,
+/// the `a` tile's rows `LDA` floats apart.
+pub const fn geometry<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const WM: usize,
+    const WN: usize,
+    const WMITER: usize,
+    const WNITER: usize,
+    const TM: usize,
+    const TN: usize,
+    const THREADS: usize,
+    const LDA: usize,
+>() -> Geometry {
+    WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::geometry_padded(2, LDA)
+}

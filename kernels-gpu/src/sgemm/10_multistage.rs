@@ -1,0 +1,228 @@
+//! Rung 10: rung 8's padded warp-tiled loop with the `b` tiles copied global → shared by
+//! `cp.async` ([`nvptx_device::pipeline`]) through a ring of [`STAGES`] shared stages, so they
+//! never pass through registers and two tiles of `b` are in flight during the FMAs.
+//!
+//! The `a` tiles still go through registers (read-only 16-byte loads, then the padded,
+//! conflict-free transposed scalar stores of [`PaddedTransposedTile`]) in two stages as in
+//! rung 8: stored transposed, a thread's 8 values of one `a` column are two 16-byte shared
+//! loads, so the inner loop stays at 4 `LDS.128` per 64 FFMA. (Copied as they are by
+//! `cp.async`, the `a` tile would be row-major and its column fragments scalar loads.)
+//!
+//! Per tile `p` (each thread; groups are per thread):
+//!
+//! 1. issue the copies of `b` tile `p + 2` into stage `(p + 2) % 3` (if there is one) and
+//!    commit them as one group;
+//! 2. load `a` tile `p + 1` into registers (tile `p` again on the last trip: no branch, so
+//!    LLVM does not duplicate the FMA block);
+//! 3. the `BK` steps of FMAs on `a` stage `p % 2` and `b` stage `p % 3`;
+//! 4. store the `a` registers into `a` stage `(p + 1) % 2`;
+//! 5. `cp.async.wait_group 1` (`b` tile `p + 1` has landed, `p + 2` may be in flight), barrier.
+//!
+//! `b` stage `(p + 2) % 3` was last read in trip `p − 1`, before its barrier; so was `a`
+//! stage `(p + 1) % 2`. Shared memory: `2 · BK · LDA + 3 · BK · BN` floats, 40.5 KiB at
+//! 128 × 128 × 16, under the 48 KiB of static shared memory, two blocks per SM.
+//!
+//! The copies need the whole block tile inside the matrices, `k` a multiple of `BK` and 4,
+//! `n` a multiple of 4 and `a`, `b` 16-byte aligned. Every other block (edge tiles, odd
+//! shapes) runs rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays, so every
+//! shape gives the same bits as the rest of the ladder.
+
+use super::padded::sgemm_double_buffered_padded_in;
+use super::global::is_aligned16;
+use super::tile_io::{PaddedTransposedTile, VecTile};
+use super::unroll::unroll;
+use super::warp_tile::{Acc, WarpTile};
+use super::{BlockTile, Geometry, at};
+use nvptx_device::pipeline::{commit_group, cp_async_16, wait_group};
+use nvptx_device::shared_array;
+use nvptx_device::thread::{self, sync_threads};
+
+/// Shared stages of the `b` ring.
+pub const STAGES: usize = 3;
+
+/// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
+/// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
+/// rung 9 ([`BlockTile::of_block_grouped`]; 0: none).
+///
+/// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
+///
+/// # Safety
+/// See the [module contract](super); `out` does not overlap `a` or `b`.
+#[inline(always)]
+pub unsafe fn sgemm_multistage<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const WM: usize,
+    const WN: usize,
+    const WMITER: usize,
+    const WNITER: usize,
+    const TM: usize,
+    const TN: usize,
+    const THREADS: usize,
+    const LDA: usize,
+    const GROUP: u32,
+>(
+    a: *const f32,
+    b: *const f32,
+    out: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
+        PaddedTransposedTile<BM, BK, THREADS, LDA>;
+    type BTile<const BK: usize, const BN: usize, const THREADS: usize> = VecTile<BK, BN, THREADS>;
+    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
+    let tile = if GROUP > 0 {
+        BlockTile::of_block_grouped(BM as u32, BN as u32, m, n, GROUP)
+    } else {
+        BlockTile::of_block(BM as u32, BN as u32, m, n)
+    };
+    let copies = tile.is_interior(BM as u32, BN as u32)
+        && k.is_multiple_of(BK as u32)
+        && k.is_multiple_of(4)
+        && n.is_multiple_of(4)
+        && is_aligned16(a)
+        && is_aligned16(b);
+    if !copies {
+        // SAFETY: the caller's contract; the arrays hold two stages of each tile.
+        unsafe {
+            sgemm_double_buffered_padded_in::<
+                BM,
+                BN,
+                BK,
+                WM,
+                WN,
+                WMITER,
+                WNITER,
+                TM,
+                TN,
+                THREADS,
+                LDA,
+            >(a_tile, b_tile, &tile, a, b, out, n, k)
+        };
+        return;
+    }
+
+    let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
+    let t = thread::thread_idx_x();
+    let origin = WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::thread_origin(t);
+    let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
+    let tiles = k / BK as u32; // >= 1: the tile is interior, so k >= 1, and BK divides it
+    // Thread t's copies of b tile `p` into its stage: 16 bytes each, a warp on whole rows.
+    let issue_b = |p: u32| {
+        unroll!(j in BTile::<BK, BN, THREADS>::VECS => {
+            let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
+            let stage = (p % STAGES as u32) * b_stage;
+            // SAFETY: tile `p` (p < tiles) is inside `b` (k = tiles · BK rows, the block's
+            // BN columns inside); n, col0 and c are multiples of 4 and `b` is 16-byte
+            // aligned; r < BK, c + 4 <= BN, so the stage's vector is inside and aligned.
+            unsafe {
+                cp_async_16(
+                    b_tile,
+                    stage + r * BN as u32 + c,
+                    b.add(at(p * BK as u32 + r, n, tile.col0 + c)),
+                )
+            };
+        });
+        commit_group();
+    };
+    // Thread t's vectors of a tile `p < tiles`: the fast path only (the tile is inside `a`).
+    let load_a = |p: u32| {
+        // SAFETY: p < tiles, so rows row0..+BM (interior) and columns p·BK..+BK (k = tiles ·
+        // BK) are inside `a`; k is a multiple of 4 and `a` 16-byte aligned.
+        unsafe {
+            ATile::<BM, BK, THREADS, LDA>::load_nc(
+                a,
+                k,
+                tile.row0,
+                p * BK as u32,
+                BM as u32,
+                BK as u32,
+                true,
+                t,
+            )
+        }
+    };
+
+    // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tile 0
+    // into its stage; wait for b tile 0.
+    issue_b(0);
+    if tiles > 1 {
+        issue_b(1);
+    } else {
+        commit_group();
+    }
+    let sa = load_a(0);
+    // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
+    unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
+    wait_group::<{ STAGES as u32 - 2 }>();
+    sync_threads();
+
+    for phase in 0..tiles {
+        // b tile phase + 2 into the stage read in the previous trip (before its barrier).
+        if phase + 2 < tiles {
+            issue_b(phase + 2);
+        } else {
+            commit_group(); // keeps one group per trip, so the wait below counts right
+        }
+        // a tile phase + 1 (or phase again on the last trip) in flight during the FMAs.
+        let sa = load_a((phase + 1).min(tiles - 1));
+        let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
+        let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
+        // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
+        // or the prologue); the slices start at the thread's origin; the a tile is BK × LDA.
+        unsafe {
+            WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::accumulate_ld::<LDA>(
+                &mut acc, a_frags, b_frags,
+            );
+        }
+        // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before its
+        // barrier. On the last trip it is filled again and never read.
+        unsafe {
+            ATile::<BM, BK, THREADS, LDA>::store_transposed(
+                a_tile,
+                ((phase + 1) % 2) * a_stage,
+                &sa,
+                t,
+            )
+        };
+        wait_group::<{ STAGES as u32 - 2 }>();
+        sync_threads();
+    }
+    let fast = n.is_multiple_of(4) && is_aligned16(out);
+    // SAFETY: the tile is interior, so `fast` is exactly the fast-path condition; `origin`
+    // is this thread's.
+    unsafe {
+        WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
+            &acc, out, n, &tile, origin, fast,
+        )
+    };
+}
+
+/// The launch geometry of [`sgemm_multistage`]: [`STAGES`] stages of the `b` tile and two
+/// of the padded `a` tile.
+pub const fn geometry<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const WM: usize,
+    const WN: usize,
+    const WMITER: usize,
+    const WNITER: usize,
+    const TM: usize,
+    const TN: usize,
+    const THREADS: usize,
+    const LDA: usize,
+    const GROUP: u32,
+>() -> Geometry {
+    Geometry {
+        bm: BM as u32,
+        bn: BN as u32,
+        bk: BK as u32,
+        threads: THREADS as u32,
+        static_shared_bytes: ((2 * BK * LDA + STAGES * BK * BN) * 4) as u32,
+    }
+}

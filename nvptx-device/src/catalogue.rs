@@ -1,0 +1,211 @@
+//! Plain-data descriptions of kernel entry points: what a host needs to launch a PTX
+//! `.entry` without the kernel crate's own host code — its parameters, block, grid rule,
+//! shared memory and launch bounds. Any host library (cudarc, cust, a C program) can read
+//! them; a kernel crate declares each of its configurations once and derives its entry
+//! point and its [`KernelSpec`] from that one declaration.
+
+use crate::launch::Launch;
+use crate::thread::Dim3;
+
+/// The type of one kernel parameter, as the entry's `.param` declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamType {
+    /// A device pointer to `f32`s the kernel only reads (`.param .u64 .ptr`).
+    ConstF32Ptr,
+    /// A device pointer to `f32`s the kernel writes.
+    MutF32Ptr,
+    /// `.param .u32`.
+    U32,
+    /// `.param .s32`.
+    I32,
+    /// `.param .f32`.
+    F32,
+}
+
+impl ParamType {
+    /// Bytes of the parameter in the argument buffer.
+    pub const fn size(self) -> usize {
+        match self {
+            Self::ConstF32Ptr | Self::MutF32Ptr => 8,
+            Self::U32 | Self::I32 | Self::F32 => 4,
+        }
+    }
+}
+
+/// Rust parameter types of entry points, and their [`ParamType`].
+pub trait KernelParam {
+    /// The parameter's type.
+    const TYPE: ParamType;
+}
+
+impl KernelParam for *const f32 {
+    const TYPE: ParamType = ParamType::ConstF32Ptr;
+}
+impl KernelParam for *mut f32 {
+    const TYPE: ParamType = ParamType::MutF32Ptr;
+}
+impl KernelParam for u32 {
+    const TYPE: ParamType = ParamType::U32;
+}
+impl KernelParam for i32 {
+    const TYPE: ParamType = ParamType::I32;
+}
+impl KernelParam for f32 {
+    const TYPE: ParamType = ParamType::F32;
+}
+
+/// One parameter of an entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Param {
+    /// Its name in the kernel's signature.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: ParamType,
+}
+
+/// `[Param]` from a signature's `name: Type` pairs, as a constant.
+#[macro_export]
+macro_rules! params {
+    ($($arg:ident : $ty:ty),* $(,)?) => {
+        &[$($crate::catalogue::Param {
+            name: stringify!($arg),
+            ty: <$ty as $crate::catalogue::KernelParam>::TYPE,
+        }),*]
+    };
+}
+
+/// How many blocks a launch has, from the size of the problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GridRule {
+    /// One block per `rows × cols` tile of an `m × n` output: a grid of
+    /// `cdiv(n, cols) × cdiv(m, rows)` blocks (x over columns).
+    Tiles {
+        /// Output rows per block.
+        rows: u32,
+        /// Output columns per block.
+        cols: u32,
+    },
+    /// One block per `per_block` items of a 1-D problem, at least one block and at most
+    /// `max_blocks` (0: no cap; the kernel then loops over the rest).
+    Items {
+        /// Items per block.
+        per_block: u32,
+        /// The most blocks (0: no cap).
+        max_blocks: u32,
+    },
+}
+
+/// Bytes of dynamic shared memory a launch needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DynamicShared {
+    /// None.
+    None,
+    /// A fixed number of bytes.
+    Fixed(u32),
+    /// `base + per_unit · units` bytes, where `units` is a size the launch is made for (a
+    /// window length, say; [`KernelSpec::launch`] takes it).
+    Affine {
+        /// Bytes for zero units.
+        base: u32,
+        /// Bytes per unit.
+        per_unit: u32,
+    },
+}
+
+/// `__launch_bounds__(max_threads, min_blocks)`: `.maxntid` and `.minnctapersm` of an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchBounds {
+    /// Most threads per block the entry is launched with.
+    pub max_threads: u32,
+    /// Blocks per SM ptxas keeps registers for (0: no `.minnctapersm`).
+    pub min_blocks: u32,
+}
+
+/// The size of one problem, for [`KernelSpec::launch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Extent {
+    /// An `rows × cols` output (matrix kernels, [`GridRule::Tiles`]).
+    Matrix {
+        /// Rows of the output.
+        rows: u32,
+        /// Columns of the output.
+        cols: u32,
+    },
+    /// `n` items (1-D kernels, [`GridRule::Items`]).
+    Items(u32),
+}
+
+/// Everything a host needs to launch one entry point of a PTX module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelSpec {
+    /// The PTX `.entry` name.
+    pub entry: &'static str,
+    /// Its parameters, in order.
+    pub params: &'static [Param],
+    /// Threads per block.
+    pub block: Dim3,
+    /// Blocks per launch.
+    pub grid: GridRule,
+    /// Bytes of its static `.shared` arrays.
+    pub static_shared_bytes: u32,
+    /// Bytes of dynamic shared memory per block.
+    pub dynamic_shared: DynamicShared,
+    /// Its `.maxntid` / `.minnctapersm`, if it declares them.
+    pub launch_bounds: Option<LaunchBounds>,
+}
+
+impl KernelSpec {
+    /// The launch for a problem of size `extent`, with `units` for
+    /// [`DynamicShared::Affine`] (ignored otherwise). Saturating arithmetic: a size too
+    /// large for the device shows up as a launch that [`Limits::check`] refuses, never as a
+    /// wrapped one. An extent that does not fit the grid rule (items for a tile rule)
+    /// counts as one row.
+    ///
+    /// [`Limits::check`]: crate::launch::Limits::check
+    pub const fn launch(&self, extent: Extent, units: u32) -> Launch {
+        let (rows, cols) = match extent {
+            Extent::Matrix { rows, cols } => (rows, cols),
+            Extent::Items(n) => (1, n),
+        };
+        let grid = match self.grid {
+            GridRule::Tiles {
+                rows: per_row,
+                cols: per_col,
+            } => Dim3::xy(cols.div_ceil(per_col), rows.div_ceil(per_row)),
+            GridRule::Items {
+                per_block,
+                max_blocks,
+            } => {
+                let items = match extent {
+                    Extent::Matrix { rows, cols } => rows.saturating_mul(cols),
+                    Extent::Items(n) => n,
+                };
+                let mut blocks = items.div_ceil(per_block);
+                if max_blocks > 0 && blocks > max_blocks {
+                    blocks = max_blocks;
+                }
+                if blocks == 0 {
+                    blocks = 1;
+                }
+                Dim3::x(blocks)
+            }
+        };
+        let dynamic_shared_bytes = match self.dynamic_shared {
+            DynamicShared::None => 0,
+            DynamicShared::Fixed(bytes) => bytes,
+            DynamicShared::Affine { base, per_unit } => {
+                base.saturating_add(per_unit.saturating_mul(units))
+            }
+        };
+        Launch {
+            grid,
+            block: self.block,
+            dynamic_shared_bytes,
+        }
+    }
+
+    /// Bytes of each parameter, in order: what the entry's `.param` list must declare.
+    pub fn param_bytes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.params.iter().map(|p| p.ty.size())
+    }
+}

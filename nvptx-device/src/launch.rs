@@ -1,0 +1,182 @@
+//! One launch shape, the device limits it must respect, and the one error for exceeding
+//! them, shared by the GPU launchers and the simulator: the same launch is refused the same
+//! way on both.
+
+use crate::thread::Dim3;
+use core::fmt;
+
+/// The launch shape, as in `kernel<<<grid, block, dynamic_shared_bytes>>>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Launch {
+    /// Blocks in the grid (`gridDim`).
+    pub grid: Dim3,
+    /// Threads per block (`blockDim`).
+    pub block: Dim3,
+    /// Bytes of dynamic shared memory per block, what
+    /// [`dynamic_shared`](crate::shared::dynamic_shared) returns.
+    pub dynamic_shared_bytes: u32,
+}
+
+/// What a device allows one launch. A GPU host queries the real values once;
+/// [`Limits::CUDA`] are those every GPU since Volta has, and the simulator's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Limits {
+    /// Threads in one block.
+    pub max_threads_per_block: u32,
+    /// The largest block extent in each dimension.
+    pub max_block_dim: Dim3,
+    /// The largest grid extent in each dimension.
+    pub max_grid_dim: Dim3,
+    /// Static plus dynamic shared memory of one block, in bytes, without the per-kernel
+    /// opt-in to more.
+    pub max_shared_bytes_per_block: u32,
+}
+
+impl Limits {
+    /// Compute capability 7.0 and later: 1024 threads, blocks up to 1024×1024×64, grids up
+    /// to (2³¹−1)×65535×65535, 48 KiB of shared memory per block.
+    pub const CUDA: Self = Self {
+        max_threads_per_block: 1024,
+        max_block_dim: Dim3::xyz(1024, 1024, 64),
+        max_grid_dim: Dim3::xyz((1 << 31) - 1, 65535, 65535),
+        max_shared_bytes_per_block: 48 * 1024,
+    };
+
+    /// Checks `launch`, whose kernel declares `static_shared_bytes` of static shared
+    /// memory, against these limits; the error names the limit and both sizes.
+    pub fn check(&self, launch: &Launch, static_shared_bytes: u32) -> Result<(), LimitError> {
+        let (grid, block) = (launch.grid, launch.block);
+        if grid.volume() == 0 || block.volume() == 0 {
+            return Err(LimitError::Empty { grid, block });
+        }
+        let m = self.max_block_dim;
+        for (what, requested, limit) in [
+            (Limit::BlockDimX, block.x, m.x),
+            (Limit::BlockDimY, block.y, m.y),
+            (Limit::BlockDimZ, block.z, m.z),
+        ] {
+            what.check(requested as u64, limit as u64)?;
+        }
+        Limit::ThreadsPerBlock.check(block.volume(), self.max_threads_per_block as u64)?;
+        let g = self.max_grid_dim;
+        for (what, requested, limit) in [
+            (Limit::GridDimX, grid.x, g.x),
+            (Limit::GridDimY, grid.y, g.y),
+            (Limit::GridDimZ, grid.z, g.z),
+        ] {
+            what.check(requested as u64, limit as u64)?;
+        }
+        Limit::SharedBytesPerBlock.check(
+            static_shared_bytes as u64 + launch.dynamic_shared_bytes as u64,
+            self.max_shared_bytes_per_block as u64,
+        )
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::CUDA
+    }
+}
+
+/// Which limit a launch exceeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// Threads in block dimension x.
+    BlockDimX,
+    /// Threads in block dimension y.
+    BlockDimY,
+    /// Threads in block dimension z.
+    BlockDimZ,
+    /// Threads per block.
+    ThreadsPerBlock,
+    /// Threads per block that the compiled kernel's register use allows (GPU only).
+    ThreadsPerBlockForKernel,
+    /// Blocks in grid dimension x.
+    GridDimX,
+    /// Blocks in grid dimension y.
+    GridDimY,
+    /// Blocks in grid dimension z.
+    GridDimZ,
+    /// Static plus dynamic shared memory of one block.
+    SharedBytesPerBlock,
+    /// Dynamic shared memory the compiled kernel may be launched with (GPU only).
+    DynamicSharedBytesForKernel,
+}
+
+impl Limit {
+    /// [`LimitError::Exceeds`] if `requested > limit`.
+    pub fn check(self, requested: u64, limit: u64) -> Result<(), LimitError> {
+        if requested > limit {
+            return Err(LimitError::Exceeds {
+                what: self,
+                requested,
+                limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// What is counted, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::BlockDimX => "threads in block dimension x",
+            Self::BlockDimY => "threads in block dimension y",
+            Self::BlockDimZ => "threads in block dimension z",
+            Self::ThreadsPerBlock => "threads per block",
+            Self::ThreadsPerBlockForKernel => "threads per block for this kernel's register use",
+            Self::GridDimX => "blocks in grid dimension x",
+            Self::GridDimY => "blocks in grid dimension y",
+            Self::GridDimZ => "blocks in grid dimension z",
+            Self::SharedBytesPerBlock => "bytes of shared memory per block",
+            Self::DynamicSharedBytesForKernel => "bytes of dynamic shared memory for this kernel",
+        }
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// A launch the device (or the simulator standing in for it) cannot run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LimitError {
+    /// A grid or block with a zero extent: CUDA rejects it, and it would compute nothing.
+    Empty {
+        /// The launch's grid.
+        grid: Dim3,
+        /// The launch's block.
+        block: Dim3,
+    },
+    /// A grid, block or shared-memory size beyond the limit.
+    Exceeds {
+        /// The limit.
+        what: Limit,
+        /// What the launch needs.
+        requested: u64,
+        /// What the device allows.
+        limit: u64,
+    },
+}
+
+impl fmt::Display for LimitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty { grid, block } => {
+                write!(f, "launch with an empty grid {grid} or block {block}")
+            }
+            Self::Exceeds {
+                what,
+                requested,
+                limit,
+            } => write!(
+                f,
+                "the launch needs {requested} {what}, more than the limit of {limit}"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for LimitError {}

@@ -1,0 +1,258 @@
+//! The block's shared memory, with a shadow word per data word for the race checker.
+//!
+//! Shadow layout (one `u64` per 4-byte word), all about the current barrier interval:
+//! bits 0..20 the interval (barriers passed, modulo 2^20), bit 20 "written at least once",
+//! bits 21..32 the writer (thread + 1, 0 = none), bits 32..43 and 43..54 up to two distinct
+//! readers (thread + 1). A shadow from an older interval counts as empty: the barrier
+//! between ordered everything before it.
+
+use super::context::{self, ThreadCtx};
+use super::error::{RaceKind, SharedArrayId, SimError, SourceLocation};
+use crate::launch::{Limit, LimitError};
+use core::panic::Location;
+use std::boxed::Box;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::vec::Vec;
+
+/// One shared array of a block.
+pub(crate) struct Region {
+    id: SharedArrayId,
+    words: Box<[AtomicU32]>,
+    shadow: Box<[AtomicU64]>,
+}
+
+impl Region {
+    fn new(id: SharedArrayId, len: u32) -> Box<Self> {
+        Box::new(Self {
+            id,
+            // A recognisable NaN, in case someone prints it.
+            words: (0..len).map(|_| AtomicU32::new(0x7fc0_dead)).collect(),
+            shadow: (0..len).map(|_| AtomicU64::new(0)).collect(),
+        })
+    }
+}
+
+/// A pointer to a [`Region`] of the running block. The arena that owns the region outlives
+/// every kernel thread of the block, which is the only place a handle can be used.
+#[derive(Clone, Copy)]
+pub(crate) struct RegionRef(*const Region);
+
+impl RegionRef {
+    fn get(&self) -> &Region {
+        // SAFETY: see the type's documentation; regions are boxed, so they never move.
+        unsafe { &*self.0 }
+    }
+}
+
+/// The shared memory of one block: the dynamic buffer and the static arrays, created on
+/// first use by any of its threads.
+pub(crate) struct SharedArena {
+    dynamic: Box<Region>,
+    statics: Mutex<Vec<(usize, Box<Region>)>>,
+    limit: u32,
+}
+
+impl SharedArena {
+    pub fn new(dynamic_bytes: u32, limit: u32) -> Self {
+        Self {
+            dynamic: Region::new(SharedArrayId::Dynamic, dynamic_bytes / 4),
+            statics: Mutex::new(Vec::new()),
+            limit,
+        }
+    }
+}
+
+const EPOCH_BITS: u64 = 20;
+const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+const WRITTEN: u64 = 1 << 20;
+const WRITER_SHIFT: u64 = 21;
+const READER1_SHIFT: u64 = 32;
+const READER2_SHIFT: u64 = 43;
+const SLOT: u64 = 0x7ff;
+
+/// The most threads a block may have for the shadow to name each of them (thread + 1 must
+/// fit a slot, 0 meaning none). A larger thread number would spill into the next field and
+/// make the race checker blame the wrong thread, or miss the race.
+pub(crate) const MAX_BLOCK_THREADS: u32 = SLOT as u32;
+
+#[derive(Clone, Copy)]
+struct Shadow(u64);
+
+impl Shadow {
+    fn epoch(self) -> u64 {
+        self.0 & EPOCH_MASK
+    }
+    fn slot(self, shift: u64) -> u32 {
+        ((self.0 >> shift) & SLOT) as u32
+    }
+    fn build(epoch: u64, written: bool, writer: u32, r1: u32, r2: u32) -> Self {
+        Self(
+            (epoch & EPOCH_MASK)
+                | if written { WRITTEN } else { 0 }
+                | (writer as u64) << WRITER_SHIFT
+                | (r1 as u64) << READER1_SHIFT
+                | (r2 as u64) << READER2_SHIFT,
+        )
+    }
+}
+
+fn race(
+    t: &ThreadCtx,
+    at: SourceLocation,
+    region: &Region,
+    index: u32,
+    kind: RaceKind,
+    other_plus_one: u32,
+) -> ! {
+    let b = &t.block;
+    t.fail(SimError::DataRace {
+        block: b.block_idx,
+        array: region.id,
+        index,
+        kind,
+        first: b.thread_of(other_plus_one - 1),
+        second: t.thread_idx,
+        location: at,
+        barriers_passed: t.barriers_passed.get(),
+    })
+}
+
+/// A checked read of word `index` of `region` by the calling simulated thread.
+#[track_caller]
+pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
+    let at = SourceLocation::from(Location::caller());
+    context::with(|t| {
+        t.check_aborted();
+        let r = region.get();
+        let me = t.linear + 1;
+        let epoch = t.barriers_passed.get() as u64 & EPOCH_MASK;
+        let cell = &r.shadow[index as usize];
+        let mut old = Shadow(cell.load(Ordering::Relaxed));
+        loop {
+            if old.0 & WRITTEN == 0 {
+                t.fail(SimError::UninitializedSharedRead {
+                    at: t.coord(),
+                    array: r.id,
+                    index,
+                    location: at,
+                });
+            }
+            let new = if old.epoch() == epoch {
+                let writer = old.slot(WRITER_SHIFT);
+                if writer != 0 && writer != me {
+                    race(t, at, r, index, RaceKind::ReadAfterWrite, writer);
+                }
+                let (r1, r2) = (old.slot(READER1_SHIFT), old.slot(READER2_SHIFT));
+                if r1 == me || r2 == me || (r1 != 0 && r2 != 0) {
+                    break; // already recorded, or two other readers already known
+                }
+                if r1 == 0 {
+                    Shadow::build(epoch, true, writer, me, r2)
+                } else {
+                    Shadow::build(epoch, true, writer, r1, me)
+                }
+            } else {
+                Shadow::build(epoch, true, 0, me, 0)
+            };
+            match cell.compare_exchange_weak(old.0, new.0, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => old = Shadow(now),
+            }
+        }
+        r.words[index as usize].load(Ordering::Relaxed)
+    })
+}
+
+/// A checked write of word `index` of `region` by the calling simulated thread.
+#[track_caller]
+pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
+    let at = SourceLocation::from(Location::caller());
+    context::with(|t| {
+        t.check_aborted();
+        let r = region.get();
+        let me = t.linear + 1;
+        let epoch = t.barriers_passed.get() as u64 & EPOCH_MASK;
+        let cell = &r.shadow[index as usize];
+        let mut old = Shadow(cell.load(Ordering::Relaxed));
+        loop {
+            let (mut r1, mut r2) = (0, 0);
+            if old.epoch() == epoch {
+                let writer = old.slot(WRITER_SHIFT);
+                if writer != 0 && writer != me {
+                    race(t, at, r, index, RaceKind::WriteAfterWrite, writer);
+                }
+                (r1, r2) = (old.slot(READER1_SHIFT), old.slot(READER2_SHIFT));
+                for reader in [r1, r2] {
+                    if reader != 0 && reader != me {
+                        race(t, at, r, index, RaceKind::WriteAfterRead, reader);
+                    }
+                }
+            }
+            let new = Shadow::build(epoch, true, me, r1, r2);
+            match cell.compare_exchange_weak(old.0, new.0, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => old = Shadow(now),
+            }
+        }
+        r.words[index as usize].store(bits, Ordering::Relaxed);
+    })
+}
+
+/// Reports an out-of-bounds access by the calling simulated thread.
+#[track_caller]
+pub(crate) fn out_of_bounds(region: RegionRef, index: u32, len: u32) -> ! {
+    let at = SourceLocation::from(Location::caller());
+    context::with(|t| {
+        t.fail(SimError::SharedOutOfBounds {
+            at: t.coord(),
+            array: region.get().id,
+            index,
+            len,
+            location: at,
+        })
+    })
+}
+
+/// The running block's dynamic shared memory, and its length in words.
+pub(crate) fn dynamic_region() -> (RegionRef, u32) {
+    context::with(|t| {
+        let d = &t.block.shared.dynamic;
+        (RegionRef(&**d), d.words.len() as u32)
+    })
+}
+
+/// The running block's static array for the `shared_array!` call site `site`, created by
+/// the first thread that gets there.
+#[track_caller]
+pub(crate) fn static_region(site: usize, len: u32) -> RegionRef {
+    let at = SourceLocation::from(Location::caller());
+    context::with(|t| {
+        let arena = &t.block.shared;
+        let mut statics = arena.statics.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, r)) = statics
+            .iter()
+            .find(|(s, r)| *s == site && r.words.len() == len as usize)
+        {
+            return RegionRef(&**r);
+        }
+        let words: u64 = statics
+            .iter()
+            .map(|(_, r)| r.words.len() as u64)
+            .sum::<u64>()
+            + arena.dynamic.words.len() as u64
+            + len as u64;
+        if words * 4 > arena.limit as u64 {
+            drop(statics);
+            t.fail(SimError::Limit(LimitError::Exceeds {
+                what: Limit::SharedBytesPerBlock,
+                requested: words * 4,
+                limit: arena.limit as u64,
+            }));
+        }
+        let region = Region::new(SharedArrayId::Static(at), len);
+        let r = RegionRef(&*region);
+        statics.push((site, region));
+        r
+    })
+}

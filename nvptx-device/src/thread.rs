@@ -1,0 +1,209 @@
+//! Thread and block indices, dimensions, and the block barrier.
+//!
+//! On the GPU each function is one read of a PTX special register (`%tid`, `%ctaid`,
+//! `%ntid`, `%nctaid`) or one `bar.sync 0`. In the simulator they read the calling host
+//! thread's coordinates and wait on its block's barrier.
+
+/// A 3-component extent or index, like CUDA's `dim3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Dim3 {
+    /// The fastest-varying component (`.x`).
+    pub x: u32,
+    /// The middle component (`.y`).
+    pub y: u32,
+    /// The slowest-varying component (`.z`).
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// `(x, 1, 1)`.
+    pub const fn x(x: u32) -> Self {
+        Self { x, y: 1, z: 1 }
+    }
+    /// `(x, y, 1)`.
+    pub const fn xy(x: u32, y: u32) -> Self {
+        Self { x, y, z: 1 }
+    }
+    /// `(x, y, z)`.
+    pub const fn xyz(x: u32, y: u32, z: u32) -> Self {
+        Self { x, y, z }
+    }
+    /// `x * y * z`, widened so that it cannot overflow.
+    pub const fn volume(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+}
+
+impl core::fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "({}, {}, {})", self.x, self.y, self.z)
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod backend {
+    use core::arch::nvptx;
+
+    macro_rules! special_registers {
+        ($($(#[$m:meta])* $name:ident => $intrinsic:ident;)*) => {$(
+            $(#[$m])*
+            #[inline(always)]
+            pub fn $name() -> u32 {
+                // SAFETY: reading a special register has no preconditions inside a kernel.
+                unsafe { nvptx::$intrinsic() as u32 }
+            }
+        )*};
+    }
+
+    special_registers! {
+        thread_idx_x => _thread_idx_x; thread_idx_y => _thread_idx_y; thread_idx_z => _thread_idx_z;
+        block_idx_x => _block_idx_x; block_idx_y => _block_idx_y; block_idx_z => _block_idx_z;
+        block_dim_x => _block_dim_x; block_dim_y => _block_dim_y; block_dim_z => _block_dim_z;
+        grid_dim_x => _grid_dim_x; grid_dim_y => _grid_dim_y; grid_dim_z => _grid_dim_z;
+    }
+
+    #[inline(always)]
+    pub fn sync_threads() {
+        // SAFETY: `bar.sync 0`; the caller must reach it from every thread of the block,
+        // which the simulator checks.
+        unsafe { nvptx::_syncthreads() }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod backend {
+    use crate::sim::context;
+
+    macro_rules! coordinates {
+        ($($name:ident => $field:ident . $c:ident;)*) => {$(
+            #[inline]
+            pub fn $name() -> u32 {
+                context::with(|t| t.$field.$c)
+            }
+        )*};
+    }
+
+    coordinates! {
+        thread_idx_x => thread_idx.x; thread_idx_y => thread_idx.y; thread_idx_z => thread_idx.z;
+        block_idx_x => block_idx.x; block_idx_y => block_idx.y; block_idx_z => block_idx.z;
+        block_dim_x => block_dim.x; block_dim_y => block_dim.y; block_dim_z => block_dim.z;
+        grid_dim_x => grid_dim.x; grid_dim_y => grid_dim.y; grid_dim_z => grid_dim.z;
+    }
+
+    #[track_caller]
+    pub fn sync_threads() {
+        context::sync_threads(core::panic::Location::caller());
+    }
+}
+
+/// `threadIdx.x`.
+#[inline(always)]
+pub fn thread_idx_x() -> u32 {
+    backend::thread_idx_x()
+}
+/// `threadIdx.y`.
+#[inline(always)]
+pub fn thread_idx_y() -> u32 {
+    backend::thread_idx_y()
+}
+/// `threadIdx.z`.
+#[inline(always)]
+pub fn thread_idx_z() -> u32 {
+    backend::thread_idx_z()
+}
+/// `blockIdx.x`.
+#[inline(always)]
+pub fn block_idx_x() -> u32 {
+    backend::block_idx_x()
+}
+/// `blockIdx.y`.
+#[inline(always)]
+pub fn block_idx_y() -> u32 {
+    backend::block_idx_y()
+}
+/// `blockIdx.z`.
+#[inline(always)]
+pub fn block_idx_z() -> u32 {
+    backend::block_idx_z()
+}
+/// `blockDim.x`.
+#[inline(always)]
+pub fn block_dim_x() -> u32 {
+    backend::block_dim_x()
+}
+/// `blockDim.y`.
+#[inline(always)]
+pub fn block_dim_y() -> u32 {
+    backend::block_dim_y()
+}
+/// `blockDim.z`.
+#[inline(always)]
+pub fn block_dim_z() -> u32 {
+    backend::block_dim_z()
+}
+/// `gridDim.x`.
+#[inline(always)]
+pub fn grid_dim_x() -> u32 {
+    backend::grid_dim_x()
+}
+/// `gridDim.y`.
+#[inline(always)]
+pub fn grid_dim_y() -> u32 {
+    backend::grid_dim_y()
+}
+/// `gridDim.z`.
+#[inline(always)]
+pub fn grid_dim_z() -> u32 {
+    backend::grid_dim_z()
+}
+
+/// `threadIdx` as a [`Dim3`].
+#[inline(always)]
+pub fn thread_idx() -> Dim3 {
+    Dim3::xyz(thread_idx_x(), thread_idx_y(), thread_idx_z())
+}
+/// `blockIdx` as a [`Dim3`].
+#[inline(always)]
+pub fn block_idx() -> Dim3 {
+    Dim3::xyz(block_idx_x(), block_idx_y(), block_idx_z())
+}
+/// `blockDim` as a [`Dim3`].
+#[inline(always)]
+pub fn block_dim() -> Dim3 {
+    Dim3::xyz(block_dim_x(), block_dim_y(), block_dim_z())
+}
+
+/// The global x index `blockIdx.x * blockDim.x + threadIdx.x`.
+#[inline(always)]
+pub fn index_1d() -> u32 {
+    block_idx_x() * block_dim_x() + thread_idx_x()
+}
+
+/// The global `(x, y)` index of a 2D launch, as cuda_std's `index_2d`:
+/// `(blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y)`.
+#[inline(always)]
+pub fn index_2d() -> (u32, u32) {
+    (
+        block_idx_x() * block_dim_x() + thread_idx_x(),
+        block_idx_y() * block_dim_y() + thread_idx_y(),
+    )
+}
+
+/// The global `(row, column)` of a 2D launch over a row-major matrix, x over columns:
+/// [`index_2d`] as `(y, x)`.
+#[inline(always)]
+pub fn row_col() -> (u32, u32) {
+    let (x, y) = index_2d();
+    (y, x)
+}
+
+/// `__syncthreads()`: waits until every thread of the block has reached this barrier, and
+/// makes their shared- and global-memory writes before it visible to the block after it.
+///
+/// Every thread of the block must reach the same barrier; the simulator reports a barrier
+/// in a divergent branch, or one that a thread skipped by returning early.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_threads() {
+    backend::sync_threads()
+}

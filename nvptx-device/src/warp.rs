@@ -1,0 +1,125 @@
+//! Warp-level primitives: lane index and register shuffles.
+//!
+//! On the GPU each function is one `shfl.sync` / special-register read. In the simulator the
+//! lanes named in `mask` meet, exchange values, and go on; a lane missing from the exchange
+//! is reported instead of hanging.
+
+use crate::shared::SharedWord;
+
+/// Threads per warp.
+pub const WARP_SIZE: u32 = 32;
+/// Every lane of the warp.
+pub const FULL_MASK: u32 = u32::MAX;
+
+#[cfg(target_arch = "nvptx64")]
+mod backend {
+    use core::arch::asm;
+
+    #[inline(always)]
+    pub fn lane_id() -> u32 {
+        let lane: u32;
+        // SAFETY: reads a special register.
+        unsafe {
+            asm!("mov.u32 {l}, %laneid;", l = out(reg32) lane, options(pure, nomem, nostack, preserves_flags))
+        };
+        lane
+    }
+
+    #[inline(always)]
+    pub fn shuffle_down(mask: u32, bits: u32, delta: u32) -> u32 {
+        let out: u32;
+        // SAFETY: `shfl.sync` with the caller's member mask; 0x1f clamps at the last lane,
+        // where a lane whose source is out of range gets its own value.
+        unsafe {
+            asm!("shfl.sync.down.b32 {o}, {v}, {d}, 0x1f, {m};", o = out(reg32) out, v = in(reg32) bits,
+                 d = in(reg32) delta, m = in(reg32) mask, options(nomem, nostack, preserves_flags));
+        }
+        out
+    }
+
+    #[inline(always)]
+    pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
+        let out: u32;
+        // SAFETY: as `shuffle_down`, butterfly mode.
+        unsafe {
+            asm!("shfl.sync.bfly.b32 {o}, {v}, {x}, 0x1f, {m};", o = out(reg32) out, v = in(reg32) bits,
+                 x = in(reg32) lane_mask, m = in(reg32) mask, options(nomem, nostack, preserves_flags));
+        }
+        out
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod backend {
+    use crate::sim::warp::{self, Mode};
+
+    pub fn lane_id() -> u32 {
+        crate::sim::context::with(|t| t.linear % super::WARP_SIZE)
+    }
+
+    #[track_caller]
+    pub fn shuffle_down(mask: u32, bits: u32, delta: u32) -> u32 {
+        warp::shuffle(
+            mask,
+            bits,
+            Mode::Down(delta),
+            core::panic::Location::caller(),
+        )
+    }
+
+    #[track_caller]
+    pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
+        warp::shuffle(
+            mask,
+            bits,
+            Mode::Xor(lane_mask),
+            core::panic::Location::caller(),
+        )
+    }
+}
+
+/// This thread's lane in its warp (`%laneid`).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    backend::lane_id()
+}
+
+/// `__shfl_down_sync(mask, value, delta)`: the value of lane `lane_id() + delta`, or this
+/// lane's own value where that is past the last lane.
+///
+/// # Safety
+/// The calling lane is in `mask`, and every lane in `mask` executes the same shuffle
+/// (PTX: the behaviour of `shfl.sync` is undefined otherwise). The simulator reports a
+/// lane that is missing or not in the mask instead of hanging.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn shuffle_down<T: SharedWord>(mask: u32, value: T, delta: u32) -> T {
+    T::from_bits(backend::shuffle_down(mask, value.to_bits(), delta))
+}
+
+/// `__shfl_xor_sync(mask, value, lane_mask)`: the value of lane `lane_id() ^ lane_mask`.
+///
+/// # Safety
+/// As [`shuffle_down`]: the calling lane is in `mask`, and every lane in `mask` executes
+/// the same shuffle.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn shuffle_xor<T: SharedWord>(mask: u32, value: T, lane_mask: u32) -> T {
+    T::from_bits(backend::shuffle_xor(mask, value.to_bits(), lane_mask))
+}
+
+/// The sum of `value` over the 32 lanes of a full warp, in every lane (butterfly).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (it shuffles with [`FULL_MASK`]).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn sum_f32(mut value: f32) -> f32 {
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        // SAFETY: the caller's contract: every lane of the full mask is here.
+        value += unsafe { shuffle_xor(FULL_MASK, value, offset) };
+        offset /= 2;
+    }
+    value
+}
