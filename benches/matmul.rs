@@ -24,10 +24,10 @@ use cudarc::driver::CudaSlice;
 #[path = "common/bench_report.rs"]
 mod bench_report;
 use bench_report::{Check, Contender, Measurement, Summary};
+use host::backend::Backend;
 use host::data::Rng;
 use host::error::Result;
 use host::gpu::{Cublas, CublasMath, Gpu};
-use host::matmul::MatmulBackend;
 use host::report::median;
 use host::sim::Simulator;
 use host::{Error, MatmulKernel, MatmulShape, TileWidth};
@@ -49,7 +49,7 @@ const CHECK_SAMPLES: usize = 64;
 const SEED: u64 = 42;
 
 /// What the command line asks of criterion, as far as this file needs to know.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct RunKind {
     /// `--list`: name the benchmarks, run nothing.
     list: bool,
@@ -57,7 +57,33 @@ struct RunKind {
     test: bool,
     /// `--profile-time`: iterate for a profiler, no analysis.
     profile: bool,
+    /// `--exact`: the filter names one benchmark ID exactly.
+    exact: bool,
+    /// Criterion's positional filter: only benchmarks whose ID (`4096x4096x4096/cublas/fp32`)
+    /// it matches (or is, with `--exact`) run, in criterion and in the summary.
+    filter: Option<String>,
 }
+
+/// Criterion's options that take a value: the word after each is not the filter.
+const VALUED_FLAGS: [&str; 17] = [
+    "--save-baseline",
+    "-s",
+    "--baseline",
+    "-b",
+    "--baseline-lenient",
+    "--load-baseline",
+    "--sample-size",
+    "--warm-up-time",
+    "--measurement-time",
+    "--nresamples",
+    "--noise-threshold",
+    "--confidence-level",
+    "--significance-level",
+    "--profile-time",
+    "--plotting-backend",
+    "--output-format",
+    "--color",
+];
 
 impl RunKind {
     fn from_args() -> Self {
@@ -66,15 +92,38 @@ impl RunKind {
             args.iter()
                 .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
         };
+        let mut filter = None;
+        let mut words = args.iter();
+        while let Some(word) = words.next() {
+            if VALUED_FLAGS.contains(&word.as_str()) {
+                words.next();
+            } else if !word.starts_with('-') {
+                filter = Some(word.clone());
+            }
+        }
         Self {
             list: has("--list"),
             test: has("--test") || !has("--bench"),
             profile: has("--profile-time"),
+            exact: has("--exact"),
+            filter,
+        }
+    }
+
+    /// Whether criterion runs the benchmark `id`, so the summary measures it too: the
+    /// filter is a regular expression, as criterion reads it.
+    fn selects(&self, id: &str) -> bool {
+        match &self.filter {
+            None => true,
+            Some(f) if self.exact => id == f,
+            Some(f) => {
+                regex::Regex::new(f).map_or_else(|_| id.contains(f.as_str()), |r| r.is_match(id))
+            }
         }
     }
 
     /// Whether to measure and write the summary.
-    fn summary(self) -> bool {
+    fn summary(&self) -> bool {
         let off = std::env::var("MATMUL_BENCH_SUMMARY")
             .is_ok_and(|v| matches!(v.as_str(), "0" | "off" | "false" | "no"));
         !self.list && !self.profile && !off
@@ -93,7 +142,7 @@ fn main() {
         .configure_from_args();
     let mut all_correct = true;
     match Gpu::new() {
-        Ok(gpu) => match gpu_benches(&mut c, &gpu, kind, &home) {
+        Ok(gpu) => match gpu_benches(&mut c, &gpu, &kind, &home) {
             Ok(correct) => all_correct = correct,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -165,7 +214,7 @@ impl Runner<'_> {
 fn gpu_benches(
     c: &mut Criterion,
     gpu: &Gpu,
-    kind: RunKind,
+    kind: &RunKind,
     home: &std::path::Path,
 ) -> Result<bool> {
     let info = gpu.info()?;
@@ -236,8 +285,12 @@ fn gpu_benches(
         };
         let mut out = gpu.zeros(lo)?;
 
+        let id = |c: Contender| match c.variant() {
+            Some(variant) => format!("{m}x{k}x{n}/{}/{variant}", c.family()),
+            None => format!("{m}x{k}x{n}/{}", c.family()),
+        };
         if kind.summary() {
-            for &contender in &contenders {
+            for &contender in contenders.iter().filter(|&&c| kind.selects(&id(c))) {
                 // Check the result first: zeros are never right for inputs in [0, 1).
                 gpu.stream()
                     .memset_zeros(&mut out)
@@ -295,8 +348,12 @@ fn gpu_benches(
         notes,
         measurements,
     };
-    // Quick test runs write beside, not over, a real summary.
-    let dir = home.join(if kind.test { "summary-test" } else { "summary" });
+    // Quick test runs and filtered runs write beside, not over, a full summary.
+    let dir = home.join(match (kind.test, &kind.filter) {
+        (true, _) => "summary-test",
+        (false, Some(_)) => "summary-filtered",
+        (false, None) => "summary",
+    });
     println!("\n{}", summary.overview());
     match summary.write(&dir) {
         Ok(files) => {

@@ -6,13 +6,13 @@
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
+use host::Error;
 use host::data::Rng;
 use host::error::Result;
 use host::gpu::Gpu;
 use host::reduce::ReduceKernel;
 use host::sim::Simulator;
 use host::sliding::{SlidingKernel, SlidingShape};
-use host::Error;
 
 #[path = "common/bench_report.rs"]
 mod bench_report;

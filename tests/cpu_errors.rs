@@ -7,14 +7,14 @@ mod ieee;
 
 use cudarc::driver::DriverError;
 use cudarc::driver::sys::cudaError_enum as Code;
-use host::gpu::{Gpu, param_sizes};
-use host::kernels::{DeviceLimits, Launch};
-use host::matmul::MatmulBackend;
+use host::backend::Backend;
+use host::gpu::Gpu;
 use host::ptx::KERNELS_PTX;
+use host::ptx::param_sizes;
 use host::sim::Simulator;
 use host::{Error, MatmulKernel, MatmulShape, TileWidth};
-use kernels_gpu::sim::{Limits, SimError};
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::nvptx_device::launch::{Launch, Limit, LimitError, Limits};
+use kernels_gpu::nvptx_device::thread::Dim3;
 
 fn sim_with(limits: Limits) -> Simulator {
     Simulator { limits }
@@ -173,27 +173,33 @@ fn unknown_kernel_lists_the_known_ones() {
 #[test]
 fn grid_too_large_for_a_huge_m() {
     let shape = MatmulShape::new(600_000, 1, 1).unwrap();
-    let grid_y = Error::GridTooLarge {
-        dim: 'y',
-        blocks: 75_000,
+    let grid_y = Error::Launch(LimitError::Exceeds {
+        what: Limit::GridDimY,
+        requested: 75_000,
         limit: 65_535,
-    };
+    });
     for kernel in [MatmulKernel::TiledStatic, MatmulKernel::TiledDynamic] {
         let err = kernel.launch(TileWidth::Tw8, &shape).unwrap_err();
         assert_eq!(err.to_string(), grid_y.to_string());
         assert!(matches!(
             err,
-            Error::GridTooLarge {
-                dim: 'y',
-                blocks: 75_000,
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::GridDimY,
+                requested: 75_000,
                 limit: 65_535
-            }
+            })
         ));
         let err = Simulator::default()
             .matmul(kernel, TileWidth::Tw8, &vec![1.0; 600_000], &[1.0], shape)
             .unwrap_err();
         assert!(
-            matches!(err, Error::GridTooLarge { dim: 'y', .. }),
+            matches!(
+                err,
+                Error::Launch(LimitError::Exceeds {
+                    what: Limit::GridDimY,
+                    ..
+                })
+            ),
             "{err:?}"
         );
     }
@@ -209,18 +215,18 @@ fn grid_too_large_for_a_huge_m() {
     MatmulKernel::Naive.launch(TileWidth::Tw16, &fits).unwrap();
     assert!(matches!(
         MatmulKernel::Naive.launch(TileWidth::Tw16, &over),
-        Err(Error::GridTooLarge {
-            dim: 'y',
-            blocks: 65_536,
+        Err(Error::Launch(LimitError::Exceeds {
+            what: Limit::GridDimY,
+            requested: 65_536,
             ..
-        })
+        }))
     ));
 }
 
 #[test]
 fn launches_are_checked_against_given_device_limits() {
     let shape = MatmulShape::new(40, 40, 40).unwrap();
-    let small = DeviceLimits {
+    let small = Limits {
         max_threads_per_block: 256,
         max_block_dim: Dim3::xyz(1024, 1024, 64),
         max_grid_dim: Dim3::xyz(4, 4, 1),
@@ -232,11 +238,11 @@ fn launches_are_checked_against_given_device_limits() {
     assert!(
         matches!(
             err,
-            Error::LaunchExceedsDevice {
-                what: "threads per block",
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::ThreadsPerBlock,
                 requested: 1024,
                 limit: 256
-            }
+            })
         ),
         "{err:?}"
     );
@@ -248,11 +254,11 @@ fn launches_are_checked_against_given_device_limits() {
     assert!(
         matches!(
             err,
-            Error::GridTooLarge {
-                dim: 'y',
-                blocks: 5,
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::GridDimY,
+                requested: 5,
                 limit: 4
-            }
+            })
         ),
         "{err:?}"
     );
@@ -264,7 +270,7 @@ fn launches_are_checked_against_given_device_limits() {
             .unwrap();
     }
     // ...but not in 1 KiB; static shared memory counts as dynamic does.
-    let tiny = DeviceLimits {
+    let tiny = Limits {
         max_shared_bytes_per_block: 1024,
         ..small
     };
@@ -279,27 +285,27 @@ fn launches_are_checked_against_given_device_limits() {
         assert!(
             matches!(
                 err,
-                Error::LaunchExceedsDevice {
-                    what: "bytes of shared memory per block",
+                Error::Launch(LimitError::Exceeds {
+                    what: Limit::SharedBytesPerBlock,
                     requested: 2048,
                     limit: 1024
-                }
+                })
             ),
             "{kernel}: {err:?}"
         );
     }
     // Per-dimension block limits.
-    let flat = DeviceLimits {
+    let flat = Limits {
         max_block_dim: Dim3::xyz(1024, 8, 64),
-        ..DeviceLimits::CUDA
+        ..Limits::CUDA
     };
     assert!(matches!(
         MatmulKernel::TiledDynamic.launch_within(TileWidth::Tw16, &shape, &flat),
-        Err(Error::LaunchExceedsDevice {
-            what: "threads in block dimension y",
+        Err(Error::Launch(LimitError::Exceeds {
+            what: Limit::BlockDimY,
             requested: 16,
             limit: 8
-        })
+        }))
     ));
 }
 
@@ -314,11 +320,11 @@ fn empty_launches_are_refused() {
             block,
             dynamic_shared_bytes: 0,
         };
-        let err = DeviceLimits::CUDA.check(&launch, 0).unwrap_err();
-        assert!(matches!(err, Error::EmptyLaunch { .. }), "{err:?}");
+        let err = Limits::CUDA.check(&launch, 0).unwrap_err();
+        assert!(matches!(err, LimitError::Empty { .. }), "{err:?}");
         let err = Simulator::default().launch(&launch, || {}).unwrap_err();
         assert!(
-            matches!(err, Error::Simulator(SimError::EmptyLaunch { .. })),
+            matches!(err, Error::Launch(LimitError::Empty { .. })),
             "{err:?}"
         );
     }
@@ -345,10 +351,10 @@ fn simulator_enforces_its_limits() {
     assert!(
         matches!(
             err,
-            Error::Simulator(SimError::SharedMemoryExceeded {
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::SharedBytesPerBlock,
                 requested: 8192,
                 limit: 4096,
-                ..
             })
         ),
         "{err:?}"
@@ -360,7 +366,11 @@ fn simulator_enforces_its_limits() {
     assert!(
         matches!(
             err,
-            Error::Simulator(SimError::SharedMemoryExceeded { limit: 4096, .. })
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::SharedBytesPerBlock,
+                limit: 4096,
+                ..
+            })
         ),
         "{err:?}"
     );
@@ -373,7 +383,13 @@ fn simulator_enforces_its_limits() {
         .matmul(MatmulKernel::TiledDynamic, TileWidth::Tw32, &a, &b, shape)
         .unwrap_err();
     assert!(
-        matches!(err, Error::Simulator(SimError::BlockDimTooLarge { .. })),
+        matches!(
+            err,
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::BlockDimX,
+                ..
+            })
+        ),
         "{err:?}"
     );
     // Within the limits, the same simulator runs.
@@ -400,11 +416,11 @@ fn simulator_checks_the_grid_like_a_gpu() {
     assert!(
         matches!(
             err,
-            Error::GridTooLarge {
-                dim: 'y',
-                blocks: 70_000,
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::GridDimY,
+                requested: 70_000,
                 limit: 65_535
-            }
+            })
         ),
         "{err:?}"
     );
@@ -478,11 +494,11 @@ fn only_sticky_faults_make_the_context_unusable() {
             total: 1,
         },
         Error::PtxLoad(DriverError(Code::CUDA_ERROR_INVALID_PTX)),
-        Error::LaunchExceedsDevice {
-            what: "threads per block",
+        Error::Launch(LimitError::Exceeds {
+            what: Limit::ThreadsPerBlock,
             requested: 2048,
             limit: 1024,
-        },
+        }),
     ] {
         assert!(usable.leaves_context_usable(), "{usable:?}");
     }

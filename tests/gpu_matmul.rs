@@ -7,9 +7,9 @@
 mod harness;
 
 use harness::Test;
+use host::backend::Backend;
 use host::data::Rng;
 use host::gpu::Gpu;
-use host::matmul::MatmulBackend;
 use host::reference;
 use host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};

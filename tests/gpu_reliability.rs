@@ -14,12 +14,13 @@ mod harness;
 mod ieee;
 
 use cudarc::driver::CudaContext;
+use cudarc::driver::CudaSlice;
 use harness::Test;
-use host::gpu::{Gpu, KernelArg};
-use host::kernels::Launch;
-use host::matmul::MatmulBackend;
+use host::backend::Backend;
+use host::gpu::Gpu;
 use host::{Error, MatmulKernel, MatmulShape, TileWidth};
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::nvptx_device::launch::{Launch, Limit, LimitError};
+use kernels_gpu::nvptx_device::thread::Dim3;
 use libtest_mimic::{Failed, Trial};
 use std::sync::{Arc, RwLock};
 
@@ -57,12 +58,33 @@ fn one_thread() -> Launch {
     }
 }
 
-/// Valid arguments of `matmul_naive` for a 1×1×1 product.
-fn naive_args(g: &Gpu) -> Result<(Vec<KernelArg>, Vec<cudarc::driver::CudaSlice<f32>>), Failed> {
-    let bufs = vec![g.upload(&[2.0])?, g.upload(&[3.0])?, g.zeros(1)?];
-    let mut args: Vec<KernelArg> = bufs.iter().map(KernelArg::buffer).collect();
-    args.extend([KernelArg::U32(1); 3]);
-    Ok((args, bufs))
+/// Buffers of `matmul_naive` for a 1×1×1 product: 2, 3 and the output.
+fn naive_bufs(g: &Gpu) -> Result<[CudaSlice<f32>; 3], Failed> {
+    Ok([g.upload(&[2.0])?, g.upload(&[3.0])?, g.zeros(1)?])
+}
+
+/// Launches `entry` through the checked launcher with the three buffers, then `scalars`
+/// (the entry's u32 parameters), then `extra` if given (a u64 the entry does not take).
+fn launch_with(
+    g: &Gpu,
+    entry: &str,
+    launch: &Launch,
+    [a, b, out]: &mut [CudaSlice<f32>; 3],
+    scalars: &[u32],
+    extra: Option<u64>,
+) -> Result<(), Error> {
+    let info = g.entry_info(entry)?;
+    let mut args = g.launcher(&info);
+    args.buffer(a).buffer(b).buffer_mut(out);
+    for s in scalars {
+        args.scalar(s);
+    }
+    if let Some(x) = &extra {
+        args.scalar(x);
+    }
+    // SAFETY: the buffers hold what a product of the scalars' shape reads and writes (the
+    // tests pass 1×1×1 buffers with 1s, or 32×32 ones with 32s); refused launches never run.
+    unsafe { args.launch(launch) }
 }
 
 fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
@@ -71,7 +93,7 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         false,
         Box::new(|g| {
             let l = g.limits();
-            let cuda = host::kernels::DeviceLimits::CUDA;
+            let cuda = kernels_gpu::nvptx_device::launch::Limits::CUDA;
             if l.max_threads_per_block < 1024
                 || l.max_block_dim != cuda.max_block_dim
                 || l.max_grid_dim != cuda.max_grid_dim
@@ -104,16 +126,15 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         "limits::too_many_threads_per_block",
         false,
         Box::new(|g| {
-            let (args, _bufs) = naive_args(g)?;
+            let mut bufs = naive_bufs(g)?;
             let max = g.limits().max_threads_per_block as u64;
             let launch = Launch {
                 block: Dim3::xy(64, (max / 64 + 1) as u32),
                 ..one_thread()
             };
-            // SAFETY: valid buffers for a 1×1×1 product; the launch is refused anyway.
-            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
             expect("2× the threads", got, |e| {
-                matches!(e, Error::LaunchExceedsDevice { what: "threads per block", requested, limit }
+                matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::ThreadsPerBlock, requested, limit })
                     if *requested == launch.block.volume() && *limit == max)
             })
         }),
@@ -122,16 +143,15 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         "limits::block_dimension_z",
         false,
         Box::new(|g| {
-            let (args, _bufs) = naive_args(g)?;
+            let mut bufs = naive_bufs(g)?;
             let z = g.limits().max_block_dim.z;
             let launch = Launch {
                 block: Dim3::xyz(1, 1, z + 1),
                 ..one_thread()
             };
-            // SAFETY: as above.
-            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
             expect("block z", got, |e| {
-                matches!(e, Error::LaunchExceedsDevice { what: "threads in block dimension z", requested, limit }
+                matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::BlockDimZ, requested, limit })
                     if *requested == z as u64 + 1 && *limit == z as u64)
             })
         }),
@@ -140,48 +160,47 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         "limits::shared_memory_per_block",
         false,
         Box::new(|g| {
-            let (args, _bufs) = naive_args(g)?;
+            let mut bufs = naive_bufs(g)?;
             let max = g.limits().max_shared_bytes_per_block;
             let launch = Launch {
                 dynamic_shared_bytes: max + 4,
                 ..one_thread()
             };
-            // SAFETY: as above.
-            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
             expect("shared memory", got, |e| {
-                matches!(e, Error::LaunchExceedsDevice { what: "bytes of shared memory per block", requested, .. }
+                matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::SharedBytesPerBlock, requested, .. })
                     if *requested == max as u64 + 4)
             })?;
             // Static shared memory counts too: the tw32 static kernel has 8 KiB of it.
-            let (a, b) = (g.upload(&[1.0; 1024])?, g.upload(&[1.0; 1024])?);
-            let mut out = g.zeros(1024)?;
-            let mut static_args: Vec<KernelArg> =
-                [&a, &b, &out].into_iter().map(KernelArg::buffer).collect();
-            static_args.extend([KernelArg::U32(32); 3]);
+            let mut tiles = [
+                g.upload(&[1.0; 1024])?,
+                g.upload(&[1.0; 1024])?,
+                g.zeros(1024)?,
+            ];
             let launch = Launch {
                 grid: Dim3::xy(1, 1),
                 block: Dim3::xy(32, 32),
                 dynamic_shared_bytes: max - 8192 + 4,
             };
-            // SAFETY: 32×32 buffers for a 32×32×32 product; the launch is refused anyway.
-            let got = unsafe { g.launch_raw("matmul_tiled_static_tw32", &launch, &static_args) };
+            let got = launch_with(
+                g,
+                "matmul_tiled_static_tw32",
+                &launch,
+                &mut tiles,
+                &[32; 3],
+                None,
+            );
             expect(
                 "static + dynamic",
                 got,
-                |e| matches!(e, Error::LaunchExceedsDevice { requested, .. } if *requested == max as u64 + 4),
+                |e| matches!(e, Error::Launch(LimitError::Exceeds { requested, .. }) if *requested == max as u64 + 4),
             )?;
             // The same buffers with a valid launch work: nothing was poisoned.
             let shape = MatmulShape::new(32, 32, 32)?;
-            g.matmul_device(
-                MatmulKernel::TiledStatic,
-                TileWidth::Tw32,
-                &a,
-                &b,
-                &mut out,
-                shape,
-            )?;
+            let [a, b, out] = &mut tiles;
+            g.matmul_device(MatmulKernel::TiledStatic, TileWidth::Tw32, a, b, out, shape)?;
             g.synchronize("matmul_tiled_static_tw32")?;
-            if g.download(&out)? != vec![32.0; 1024] {
+            if g.download(out)? != vec![32.0; 1024] {
                 return Err("wrong product after refused launches".into());
             }
             Ok(())
@@ -204,7 +223,7 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
             expect(
                 "grid y",
                 got,
-                |e| matches!(e, Error::GridTooLarge { dim: 'y', blocks: 75_000, limit: l } if *l == limit),
+                |e| matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::GridDimY, requested: 75_000, limit: l }) if *l == limit),
             )
         }),
     );
@@ -212,15 +231,14 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         "limits::empty_launch",
         false,
         Box::new(|g| {
-            let (args, _bufs) = naive_args(g)?;
+            let mut bufs = naive_bufs(g)?;
             let launch = Launch {
                 grid: Dim3::xy(0, 1),
                 ..one_thread()
             };
-            // SAFETY: as above.
-            let got = unsafe { g.launch_raw("matmul_naive", &launch, &args) };
+            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
             expect("empty grid", got, |e| {
-                matches!(e, Error::EmptyLaunch { .. })
+                matches!(e, Error::Launch(LimitError::Empty { .. }))
             })
         }),
     );
@@ -233,8 +251,8 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
                 g.function("nope"),
                 |e| matches!(e, Error::EntryNotFound { entry } if entry == "nope"),
             )?;
-            // SAFETY: never launched.
-            let got = unsafe { g.launch_raw("no\0pe", &one_thread(), &[]) };
+            let mut bufs = naive_bufs(g)?;
+            let got = launch_with(g, "no\0pe", &one_thread(), &mut bufs, &[], None);
             expect("NUL in name", got, |e| {
                 matches!(e, Error::EntryNotFound { .. })
             })
@@ -244,17 +262,22 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         "raw::argument_mismatch",
         false,
         Box::new(|g| {
-            let (mut args, _bufs) = naive_args(g)?;
-            args.pop();
-            // SAFETY: refused before launching: one argument short.
-            let got = unsafe { g.launch_raw("matmul_naive", &one_thread(), &args) };
+            let mut bufs = naive_bufs(g)?;
+            // Refused before launching: one argument short.
+            let got = launch_with(g, "matmul_naive", &one_thread(), &mut bufs, &[1; 2], None);
             expect("too few", got, |e| {
                 matches!(e, Error::KernelArgMismatch { expected_bytes, actual_bytes, .. }
                     if *expected_bytes == [8, 8, 8, 4, 4, 4] && *actual_bytes == [8, 8, 8, 4, 4])
             })?;
-            args.push(KernelArg::U64(1));
-            // SAFETY: refused before launching: a u64 where the entry takes a u32.
-            let got = unsafe { g.launch_raw("matmul_naive", &one_thread(), &args) };
+            // Refused before launching: a u64 where the entry takes a u32.
+            let got = launch_with(
+                g,
+                "matmul_naive",
+                &one_thread(),
+                &mut bufs,
+                &[1; 2],
+                Some(1),
+            );
             expect("wrong size", got, |e| {
                 matches!(e, Error::KernelArgMismatch { .. })
             })
@@ -264,9 +287,8 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         "raw::valid_launch_computes",
         false,
         Box::new(|g| {
-            let (args, bufs) = naive_args(g)?;
-            // SAFETY: valid buffers for a 1×1×1 product.
-            unsafe { g.launch_raw("matmul_naive", &one_thread(), &args)? };
+            let mut bufs = naive_bufs(g)?;
+            launch_with(g, "matmul_naive", &one_thread(), &mut bufs, &[1; 3], None)?;
             g.synchronize("matmul_naive")?;
             match g.download(&bufs[2])?.as_slice() {
                 [6.0] => Ok(()),
@@ -374,15 +396,16 @@ fn module_and_memory_tests(add: &mut impl FnMut(&str, bool, Test)) {
 /// In the child process: `matmul_naive` reading and writing through address 0x10.
 fn fault_child() -> Result<String, String> {
     let gpu = Gpu::new().map_err(|e| format!("no GPU in the child: {e}"))?;
-    let bogus = KernelArg::Pointer(0x10);
-    let args = [
-        bogus,
-        bogus,
-        bogus,
-        KernelArg::U32(64),
-        KernelArg::U32(64),
-        KernelArg::U32(64),
-    ];
+    let (bogus, size) = (0x10u64, 64u32);
+    let info = gpu.entry_info("matmul_naive").map_err(|e| e.to_string())?;
+    let mut args = gpu.launcher(&info);
+    // A device address is a `.param .u64`: pushed as a plain u64 here.
+    args.scalar(&bogus)
+        .scalar(&bogus)
+        .scalar(&bogus)
+        .scalar(&size)
+        .scalar(&size)
+        .scalar(&size);
     let launch = Launch {
         grid: Dim3::xy(4, 4),
         block: Dim3::xy(16, 16),
@@ -390,7 +413,7 @@ fn fault_child() -> Result<String, String> {
     };
     // SAFETY: the pointers are bogus on purpose: the kernel faults on the device, which
     // is what this process exists to observe; no host memory is involved.
-    let launched = unsafe { gpu.launch_raw("matmul_naive", &launch, &args) };
+    let launched = unsafe { args.launch(&launch) };
     let err = match launched.and_then(|()| gpu.synchronize("matmul_naive")) {
         Ok(()) => return Err("the bogus launch succeeded".into()),
         Err(e) => e,

@@ -39,15 +39,9 @@ fn count(body: &str, op: &str) -> usize {
         .count()
 }
 
-/// Rungs 5 to 7: the 16-byte fast path and the transposed `a` tile.
+/// Rungs 5 and up: the 16-byte fast path and the transposed `a` tile.
 fn is_vectorized(k: SgemmKernel) -> bool {
-    !matches!(
-        k,
-        SgemmKernel::Coalesced
-            | SgemmKernel::SharedBlocking
-            | SgemmKernel::Blocktiling1d
-            | SgemmKernel::Blocktiling2d
-    )
+    k.config().rung >= 5
 }
 
 #[test]
@@ -94,10 +88,8 @@ fn vectorized_rungs_use_16_byte_accesses() {
 
 #[test]
 fn tile_loops_are_fully_unrolled_fmas() {
-    for k in
-        entries().filter(|&k| !matches!(k, SgemmKernel::Coalesced | SgemmKernel::SharedBlocking))
-    {
-        let g = k.geometry();
+    for k in entries().filter(|&k| k.config().rung >= 3) {
+        let g = k.config().geometry;
         let per_thread = g.bm * g.bn / g.threads;
         let fmas = count(body(k.entry()), "fma.rn.f32");
         // The multistage rung has two tile loops: its own and rung 7's fallback.
@@ -156,7 +148,7 @@ fn shared_declarations_match_the_catalogue() {
                 len.parse::<u32>().unwrap_or_else(|_| panic!("{k}: `{l}`"))
             })
             .sum();
-        assert_eq!(declared, k.geometry().static_shared_bytes, "{k}");
+        assert_eq!(declared, k.config().geometry.static_shared_bytes, "{k}");
     }
 }
 
@@ -169,27 +161,24 @@ fn double_buffered_rung_has_one_barrier_per_tile() {
     }
 }
 
-/// Where `host/build.rs` added launch bounds, `.maxntid` is the catalogue's block size (a
-/// launch with more threads would fail).
+/// The launch bounds of the catalogue are in the PTX (`nvptx-builder` applies the markers
+/// `entry_points!` leaves), and no other entry has any.
 #[test]
 fn launch_bounds_match_the_catalogue() {
     let mut bounded = 0;
     for k in entries() {
-        let start = KERNELS_PTX
-            .find(&format!(".entry {}(", k.entry()))
-            .expect("entry");
-        let header = &KERNELS_PTX[start..start + KERNELS_PTX[start..].find('{').expect("body")];
-        if let Some(at) = header.find(".maxntid ") {
-            let threads: u32 = header[at + 9..]
-                .split(',')
-                .next()
-                .and_then(|x| x.trim().parse().ok())
-                .expect(".maxntid x");
-            assert_eq!(threads, k.geometry().threads, "{k}");
-            bounded += 1;
+        let found = nvptx_builder::ptx::entry_directives(KERNELS_PTX, k.entry()).expect("entry");
+        match k.spec().launch_bounds {
+            Some(b) => {
+                assert_eq!(found.maxntid, Some([b.max_threads, 1, 1]), "{k}");
+                assert_eq!(found.minnctapersm, Some(b.min_blocks), "{k}");
+                assert_eq!(b.max_threads, k.config().geometry.threads, "{k}");
+                bounded += 1;
+            }
+            None => assert_eq!((found.maxntid, found.minnctapersm), (None, None), "{k}"),
         }
     }
-    assert_eq!(bounded, 5, "the launch-bounded entries of host/build.rs");
+    assert_eq!(bounded, 5, "the table's `min_blocks` entries");
 }
 
 /// The multistage rung copies its `b` tiles with 16-byte, L2-only `cp.async`, commits a

@@ -5,12 +5,12 @@
 //! names a source location, the test compares it with the line of this file that carries a
 //! `// mark: NAME` comment (see [`line_of`]), so the expectations survive edits above them.
 
-use nvptx_device::intrinsics::fma;
 use kernels_gpu::matmul::{cdiv, naive, tiled_dynamic, tiled_dynamic_const, tiled_static};
+use kernels_gpu::nvptx_device;
+use nvptx_device::intrinsics::fma;
+use nvptx_device::launch::{Launch, Limit, LimitError, Limits};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::shared_array;
-use kernels_gpu::nvptx_device;
-use nvptx_device::launch::{Launch, Limit, LimitError, Limits};
 use nvptx_device::sim::{
     self, RaceKind, SharedArrayId, SharedPtr, SimError, SourceLocation, ThreadCoord,
 };
@@ -881,7 +881,7 @@ fn static_shared_memory_over_limit() {
     .unwrap_err();
     assert_eq!(
         error,
-SimError::Limit(LimitError::Exceeds {
+        SimError::Limit(LimitError::Exceeds {
             what: Limit::SharedBytesPerBlock,
             requested: 52_000,
             limit: 48 * 1024

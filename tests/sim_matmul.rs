@@ -6,13 +6,13 @@
 //! Then zero-sized shapes, the typed launchers, shape errors and random shapes. No GPU is
 //! needed.
 
+use host::backend::Backend;
 use host::data::Rng;
 use host::error::Error;
-use host::matmul::MatmulBackend;
 use host::reference::{compare, matmul_f64};
 use host::sim::Simulator;
 use host::{MatmulKernel, MatmulShape, TileWidth};
-use kernels_gpu::sim::{Limits, SimError};
+use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use proptest::prelude::*;
 
 /// Random operands for `shape`, from a seed derived from the shape so each test is fixed.
@@ -320,10 +320,10 @@ fn simulator_errors_reach_the_host() {
     assert!(
         matches!(
             err,
-            Error::Simulator(SimError::TooManyThreads {
-                threads: 1024,
+            Error::Launch(LimitError::Exceeds {
+                what: Limit::ThreadsPerBlock,
+                requested: 1024,
                 limit: 256,
-                ..
             })
         ),
         "{err:?}"

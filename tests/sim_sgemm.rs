@@ -9,11 +9,13 @@
 //! nothing wrote, out-of-bounds shared indices and misplaced barriers, and every 16-byte
 //! shared access for alignment.
 
+use host::backend::Backend;
 use host::data::Rng;
-use host::matmul::MatmulBackend;
 use host::reference::{compare, matmul_f64};
 use host::sim::{Aligned, Simulator, aligned_copy};
-use host::{MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
+use libtest_mimic::{Arguments, Trial};
 
 /// The shapes `(m, k, n)`: partial tiles in every dimension, `k = 1`, and several
 /// blocks and k-tiles (130×67×129: 2 × 2 blocks of 128 × 128 with 4-row, 1-column edges).
@@ -151,13 +153,7 @@ fn check_all(kernel: SgemmKernel) {
     }
     // Rungs 1-4 have no 16-byte path; their 1024- and 512-thread blocks are also the
     // simulator's slowest (a host thread per simulated thread at every barrier).
-    let vectorized = !matches!(
-        kernel,
-        SgemmKernel::Coalesced
-            | SgemmKernel::SharedBlocking
-            | SgemmKernel::Blocktiling1d
-            | SgemmKernel::Blocktiling2d
-    );
+    let vectorized = kernel.config().rung >= 5;
     if vectorized {
         for shape in VECTOR {
             check(kernel, shape);
@@ -175,56 +171,12 @@ fn check_all(kernel: SgemmKernel) {
     }
 }
 
-// One test per kernel, so that a failure names it and the harness runs them in parallel.
-macro_rules! kernels {
-    ($($name:ident => $kernel:ident;)*) => {
-        $(
-            #[test]
-            fn $name() {
-                check_all(SgemmKernel::$kernel);
-            }
-        )*
-
-        /// The list above is exactly `SgemmKernel::ALL`.
-        #[test]
-        fn every_sgemm_kernel_is_tested() {
-            let tested = [$(SgemmKernel::$kernel),*];
-            assert_eq!(tested, SgemmKernel::ALL);
-        }
-    };
-}
-
-kernels! {
-    coalesced => Coalesced;
-    shared_blocking => SharedBlocking;
-    blocktiling_1d => Blocktiling1d;
-    blocktiling_2d => Blocktiling2d;
-    vectorized => Vectorized;
-    warptiling_128x128x16_w64x64 => Warptiling128x128x16W64x64;
-    warptiling_128x128x8_w64x32 => Warptiling128x128x8W64x32;
-    double_buffered_128x128x8_w64x32 => DoubleBuffered128x128x8W64x32;
-    double_buffered_128x128x16_w64x32 => DoubleBuffered128x128x16W64x32;
-    double_buffered_128x128x8_w32x64 => DoubleBuffered128x128x8W32x64;
-    double_buffered_128x128x16_w64x64 => DoubleBuffered128x128x16W64x64;
-    double_buffered_64x128x16_w32x64 => DoubleBuffered64x128x16W32x64;
-    double_buffered_swizzled_128x256x8_w64x64 => DoubleBufferedSwizzled128x256x8W64x64;
-    double_buffered_padded_128x128x16_w64x32 => DoubleBufferedPadded128x128x16W64x32;
-    double_buffered_padded_128x256x8_w64x64 => DoubleBufferedPadded128x256x8W64x64;
-    double_buffered_padded_256x128x8_w64x64 => DoubleBufferedPadded256x128x8W64x64;
-    double_buffered_swizzled_128x128x16_w64x32 => DoubleBufferedSwizzled128x128x16W64x32;
-    double_buffered_padded_128x128x16_w32x64 => DoubleBufferedPadded128x128x16W32x64;
-    multistage_128x128x16_w64x32 => Multistage128x128x16W64x32;
-    multistage_swizzled_128x128x16_w64x32 => MultistageSwizzled128x128x16W64x32;
-    autotuned => Autotuned;
-}
-
 /// Names, entries and geometries: each name is its entry with dashes, every entry is
 /// distinct, and the launch fits CUDA's defaults (≤ 1024 threads, ≤ 48 KiB static shared).
-#[test]
 fn catalogue_is_consistent() {
     let mut entries = std::collections::HashSet::new();
     for kernel in SgemmKernel::ALL {
-        let g = kernel.geometry();
+        let g = kernel.config().geometry;
         assert!(
             g.threads <= 1024 && g.static_shared_bytes <= 48 * 1024,
             "{kernel}: {g:?}"
@@ -232,14 +184,17 @@ fn catalogue_is_consistent() {
         assert_eq!(MatmulKernel::Sgemm(kernel).name(), kernel.name());
         assert!(!MatmulKernel::Sgemm(kernel).is_tiled());
         if kernel == SgemmKernel::Autotuned {
-            assert_eq!(g, SgemmKernel::DEFAULT.geometry());
+            assert_eq!(g, SgemmKernel::DEFAULT.config().geometry);
             continue;
         }
-        assert_eq!(kernel.name(), g.entry.replace('_', "-"), "{kernel}");
+        let entry = kernel.entry();
+        assert_eq!(kernel.name(), entry.replace('_', "-"), "{kernel}");
+        assert!(entries.insert(entry), "{kernel}: duplicate entry {entry}");
+        let bounds = kernel.spec().launch_bounds;
         assert!(
-            entries.insert(g.entry),
-            "{kernel}: duplicate entry {}",
-            g.entry
+            bounds.is_none_or(|b| b.max_threads == g.threads),
+            "{kernel}: launch bounds {bounds:?} for {} threads",
+            g.threads
         );
         assert_eq!(
             MatmulKernel::from_name(kernel.name()).unwrap(),
@@ -260,11 +215,10 @@ fn catalogue_is_consistent() {
 
 /// The launch: a 1D block per `bm × bn` tile of `out`, grid `cdiv(n, bn) × cdiv(m, bm)`,
 /// no dynamic shared memory.
-#[test]
 fn launch_shape_covers_the_output() {
     let shape = MatmulShape::new(130, 67, 129).unwrap();
     for kernel in SgemmKernel::ALL {
-        let g = kernel.geometry();
+        let g = kernel.config().geometry;
         let launch = MatmulKernel::Sgemm(kernel)
             .launch(TileWidth::Tw8, &shape)
             .unwrap();
@@ -278,29 +232,26 @@ fn launch_shape_covers_the_output() {
 
 /// Launches beyond a device's limits are refused with the limit named, before anything
 /// runs: 1024-thread blocks where 256 are allowed, 32 KiB of shared tiles where 16 are.
-#[test]
 fn launches_are_checked_against_device_limits() {
-    use host::Error;
-    use host::kernels::DeviceLimits;
     let shape = MatmulShape::new(256, 64, 256).unwrap();
-    let limits = DeviceLimits {
+    let limits = Limits {
         max_threads_per_block: 256,
         max_shared_bytes_per_block: 16 * 1024,
-        ..DeviceLimits::CUDA
+        ..Limits::CUDA
     };
     for kernel in SgemmKernel::ALL {
-        let g = kernel.geometry();
+        let g = kernel.config().geometry;
         let result = MatmulKernel::Sgemm(kernel).launch_within(TileWidth::Tw16, &shape, &limits);
         match result {
-            Err(Error::LaunchExceedsDevice {
+            Err(Error::Launch(LimitError::Exceeds {
                 what,
                 requested,
                 limit,
-            }) => {
+            })) => {
                 let (expected_what, expected) = if g.threads > 256 {
-                    ("threads per block", g.threads)
+                    (Limit::ThreadsPerBlock, g.threads)
                 } else {
-                    ("bytes of shared memory per block", g.static_shared_bytes)
+                    (Limit::SharedBytesPerBlock, g.static_shared_bytes)
                 };
                 assert_eq!(
                     (what, requested, limit),
@@ -320,24 +271,47 @@ fn launches_are_checked_against_device_limits() {
         }
     }
     // The simulator refuses the same launch the same way.
-    let sim = Simulator {
-        limits: kernels_gpu::sim::Limits {
-            max_threads_per_block: 256,
-            ..Default::default()
-        },
-    };
+    let sim = Simulator { limits };
     let (a, b) = operands(256, 64, 256);
+    let coalesced = SgemmKernel::ALL[0];
     let err = sim
-        .matmul(
-            MatmulKernel::Sgemm(SgemmKernel::Coalesced),
-            TileWidth::Tw16,
-            &a,
-            &b,
-            shape,
-        )
+        .matmul(coalesced.into(), TileWidth::Tw16, &a, &b, shape)
         .unwrap_err();
-    assert!(
-        matches!(err, Error::Simulator(_) | Error::LaunchExceedsDevice { .. }),
-        "{err:?}"
-    );
+    let on_gpu = MatmulKernel::from(coalesced)
+        .launch_within(TileWidth::Tw16, &shape, &limits)
+        .unwrap_err();
+    assert_eq!(format!("{err:?}"), format!("{on_gpu:?}"));
+    assert!(matches!(err, Error::Launch(_)), "{err:?}");
+}
+
+/// One trial per SGEMM configuration of `kernels_gpu::sgemm::CONFIGS` (a new line there is
+/// tested without a line here), run in parallel, plus the catalogue checks.
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials: Vec<Trial> = SgemmKernel::ALL
+        .into_iter()
+        .map(|kernel| {
+            Trial::test(kernel.name(), move || {
+                check_all(kernel);
+                Ok(())
+            })
+        })
+        .collect();
+    for (name, test) in [
+        ("catalogue_is_consistent", catalogue_is_consistent as fn()),
+        (
+            "launch_shape_covers_the_output",
+            launch_shape_covers_the_output,
+        ),
+        (
+            "launches_are_checked_against_device_limits",
+            launches_are_checked_against_device_limits,
+        ),
+    ] {
+        trials.push(Trial::test(name, move || {
+            test();
+            Ok(())
+        }));
+    }
+    libtest_mimic::run(&args, trials).exit();
 }

@@ -2,14 +2,15 @@
 //! (through cudarc) or on the CPU simulator, a CPU reference, and timing.
 //!
 //! Layers, as in cudarc: [`gpu::Gpu`] owns the context and module (checked raw launches);
-//! [`matmul`] has the typed per-kernel API on top, for the GPU and the simulator alike.
+//! [`backend::Backend`] is the typed API on top, one object-safe trait for the GPU and the
+//! simulator alike.
 
 pub mod autotune;
+pub mod backend;
 pub mod data;
 pub mod error;
 pub mod gpu;
 pub mod kernels;
-pub mod matmul;
 pub mod ptx;
 pub mod reduce;
 pub mod reference;
@@ -20,6 +21,7 @@ pub mod sim;
 pub mod sliding;
 pub mod tile;
 
+pub use backend::Backend;
 pub use error::Error;
 pub use kernels::MatmulKernel;
 pub use sgemm::SgemmKernel;

@@ -2,9 +2,9 @@
 //! result against an f64 CPU reference, and prints a table or JSON lines.
 
 use clap::Parser;
+use host::backend::Backend;
 use host::data::Rng;
 use host::gpu::Gpu;
-use host::matmul::MatmulBackend;
 use host::reference::{self, Reference};
 use host::report::{self, Row};
 use host::sim::Simulator;
@@ -32,9 +32,9 @@ struct Args {
     /// Columns of b and of the output [default: 5120 on a GPU, 80 in the simulator].
     #[arg(long)]
     n: Option<usize>,
-    /// Kernel to run: all, naive, tiled-dynamic, tiled-static, tiled-dynamic-const, or an
-    /// SGEMM rung such as sgemm-double-buffered-128x128x8-w64x32 or sgemm-autotuned (a
-    /// wrong name lists them all).
+    /// Kernel to run: all, lecture (its four kernels), naive, tiled-dynamic, tiled-static,
+    /// tiled-dynamic-const, or an SGEMM configuration such as
+    /// sgemm-double-buffered-128x128x8-w64x32 or sgemm-autotuned (a wrong name lists them).
     #[arg(long, default_value = "all", value_parser = parse_kernel)]
     kernel: KernelChoice,
     /// Tile width: all, 8, 16 or 32.
@@ -81,6 +81,7 @@ const SIM_DEFAULT_LEN: usize = 100_003;
 #[derive(Clone, Debug)]
 enum KernelChoice {
     All,
+    Lecture,
     One(MatmulKernel),
 }
 
@@ -91,8 +92,10 @@ enum TwChoice {
 }
 
 fn parse_kernel(s: &str) -> Result<KernelChoice, String> {
-    if s == "all" {
-        return Ok(KernelChoice::All);
+    match s {
+        "all" => return Ok(KernelChoice::All),
+        "lecture" => return Ok(KernelChoice::Lecture),
+        _ => {}
     }
     MatmulKernel::from_name(s)
         .map(KernelChoice::One)
@@ -116,6 +119,7 @@ impl Args {
     fn runs(&self) -> Vec<(MatmulKernel, TileWidth)> {
         let kernels = match self.kernel {
             KernelChoice::All => MatmulKernel::ALL.to_vec(),
+            KernelChoice::Lecture => MatmulKernel::LECTURE.to_vec(),
             KernelChoice::One(k) => vec![k],
         };
         let mut runs = vec![];

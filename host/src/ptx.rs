@@ -1,12 +1,7 @@
-//! The kernels-gpu PTX module, built by `build.rs` and embedded in the binary.
+//! The kernels-gpu PTX module, built by `build.rs` and embedded in the binary. Its text is
+//! parsed by `nvptx_builder::ptx`, the one PTX parser of the project.
+
+pub use nvptx_builder::ptx::{entry_names, param_sizes};
 
 /// The complete PTX module.
 pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_gpu.ptx"));
-
-/// Names of the `.entry` functions declared in `ptx`, in order.
-pub fn entry_names(ptx: &str) -> Vec<&str> {
-    ptx.lines()
-        .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
-        .map(|rest| rest.split('(').next().unwrap_or(rest).trim())
-        .collect()
-}

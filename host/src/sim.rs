@@ -1,9 +1,11 @@
 //! Launching the kernels on the CPU simulator: the same launch shape as on the GPU.
 
+use crate::backend::Backend;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
-use crate::matmul::MatmulBackend;
+use crate::reduce::ReduceKernel;
 use crate::shape::MatmulShape;
+use crate::sliding::SlidingKernel;
 use crate::tile::TileWidth;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
@@ -42,7 +44,15 @@ impl Simulator {
     }
 }
 
-impl MatmulBackend for Simulator {
+impl Backend for Simulator {
+    fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
+        Simulator::sum(self, kernel, input)
+    }
+
+    fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
+        Simulator::sliding_average(self, kernel, a, window)
+    }
+
     fn matmul(
         &self,
         kernel: MatmulKernel,
@@ -67,7 +77,16 @@ impl MatmulBackend for Simulator {
         // SAFETY: the buffers have the shape's lengths (checked above), the shape fits u32
         // indices (MatmulShape), and `launch` is the kernel's launch shape. (a, b, out, m,
         // n, k), as the lecture's (m, n, out, h, w, k).
-        let run = move || unsafe { entry(pm.get() as *const f32, pn.get() as *const f32, o.get(), h, w, k) };
+        let run = move || unsafe {
+            entry(
+                pm.get() as *const f32,
+                pn.get() as *const f32,
+                o.get(),
+                h,
+                w,
+                k,
+            )
+        };
         self.launch(&launch, run)?;
         Ok(out)
     }

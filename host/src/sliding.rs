@@ -124,7 +124,9 @@ impl Simulator {
         let SlidingShape { n, window } = shape;
         let entry = kernel.config().sim;
         // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1; 1 <= window <= n.
-        self.launch(&launch, move || unsafe { entry(pa.get(), n, window, po.get()) })?;
+        self.launch(&launch, move || unsafe {
+            entry(pa.get(), n, window, po.get())
+        })?;
         Ok(out)
     }
 }

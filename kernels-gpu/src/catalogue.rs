@@ -117,7 +117,7 @@ pub type SlidingEntry = unsafe fn(*const f32, u32, u32, *mut f32);
 macro_rules! vector {
     ($name:literal, $module:ident :: $entry:ident, block: $block:expr, grid: $grid:expr,
      static: $static:expr, dynamic: $dynamic:expr) => {{
-        let (entry, params) = entry_of!($module :: $entry);
+        let (entry, params) = entry_of!($module::$entry);
         VectorConfig {
             name: $name,
             spec: KernelSpec {

@@ -33,4 +33,3 @@ macro_rules! opt {
         Some($e)
     };
 }
-

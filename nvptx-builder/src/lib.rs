@@ -18,6 +18,51 @@
 //! * `panic = "abort"`, fat LTO and one codegen unit (set through `CARGO_PROFILE_RELEASE_*`,
 //!   so the calling workspace's profiles stay as they are).
 //! * a target directory of its own, since the outer cargo holds a lock on its own.
+//! * checks and finishing touches on the module, in [`ptx`] (below), written to
+//!   `<target dir>/nvptx64-nvidia-cuda/release/<lib name>.ptx`.
+//!
+//! # What it does to the module
+//!
+//! Every kernel crate gets these, whoever writes its entry points:
+//!
+//! * **No `debug` target**: a module saying `.target sm_xx, debug` is rejected
+//!   ([`BuildError::DebugTarget`]).
+//! * **No static shared array declared twice in one function**
+//!   ([`BuildError::DuplicateShared`]). `nvptx_device::shared_array!` declares its array
+//!   with inline PTX named after its call site; a helper holding one that is inlined twice
+//!   into a kernel declares the name twice, and ptxas would only say so when a GPU loads the
+//!   module, with a message that names neither. Caught here, the error names the function
+//!   and the symbol (whose name holds the call site's line and column).
+//! * **Launch bounds**: `.maxntid`/`.minnctapersm` from markers that
+//!   `nvptx_device::entry_points!` emits for an entry written `… => kernel, launch_bounds(threads, min_blocks);`. rustc has no
+//!   attribute for CUDA C's `__launch_bounds__`, so the entry macro writes, through
+//!   `core::arch::global_asm!`, one PTX comment line per bounded entry:
+//!
+//!   ```text
+//!   // nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS
+//!   ```
+//!
+//!   (leading whitespace allowed, values decimal), and the builder puts
+//!   `.maxntid MAX_THREADS, 1, 1` and, unless MIN_BLOCKS is 0, `.minnctapersm MIN_BLOCKS`
+//!   between that entry's parameter list and its body. Any kernel crate may write the
+//!   marker itself. A malformed marker, a marker naming an entry the module does not
+//!   define, two markers for one entry, an entry that already has launch bounds, or
+//!   MAX_THREADS outside 1..=1024 fails the build ([`BuildError::Ptx`]) rather than
+//!   losing the bounds, which would only show as a slower kernel.
+//!
+//! The host crate can read the module with the same functions ([`ptx::entry_names`],
+//! [`ptx::param_sizes`], …), so both sides agree on what a declaration is.
+//!
+//! # What it says
+//!
+//! Before compiling, it prints to stderr which crate it compiles, for which architecture
+//! and PTX version, and where; cargo's and rustc's output for the kernel crate then follows
+//! on stderr as it comes. Cargo keeps a build script's stderr to itself unless the script
+//! fails: `cargo build -vv` shows it live, which is the way to watch a slow first build.
+//! After a successful build, [`PtxBuilder::build_in_out_dir`] prints one
+//! `cargo:warning` line, which cargo always shows, e.g.
+//! `nvptx-builder: built my_kernels.ptx (36 entry points, sm_80, ptx78) in 19.8 s`; set
+//! the environment variable `NVPTX_BUILDER_QUIET` to a non-empty value to leave it out.
 //!
 //! # Using it from another crate
 //!
@@ -50,10 +95,16 @@
 //! * **The module** holds every `#[no_mangle]` kernel of the crate and of its dependencies
 //!   (a cdylib exports them all): a crate built on `kernels-gpu` also carries its entries.
 
+pub mod ptx;
+
 use std::ffi::OsString;
 use std::fmt;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+pub use ptx::PtxError;
 
 /// Why a PTX build failed; the message names the missing piece and the fix.
 #[derive(Debug)]
@@ -92,7 +143,24 @@ pub enum BuildError {
         /// The PTX file.
         path: PathBuf,
     },
-    /// Reading the manifest or the PTX, or copying it to `$OUT_DIR`, failed.
+    /// The kernel crate's manifest could not be read, or names no library.
+    Manifest {
+        /// The `Cargo.toml`.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// One function of the module declares a `.shared` symbol twice: a `shared_array!`
+    /// call site inlined twice, which ptxas would only reject when a GPU loads the module.
+    DuplicateShared {
+        /// The `.entry` or `.func` holding both declarations.
+        function: String,
+        /// The shared symbol, named after the call site (`__shared_l23_c14`).
+        symbol: String,
+    },
+    /// The module's launch-bounds markers could not be applied.
+    Ptx(PtxError),
+    /// Reading the PTX, or writing or copying the final module, failed.
     Io(std::io::Error),
 }
 
@@ -127,12 +195,37 @@ impl fmt::Display for BuildError {
                 "{} targets a `debug` module (prebuilt core?); it would run several times slower",
                 path.display()
             ),
+            Self::Manifest { path, reason } => write!(
+                f,
+                "cannot take the kernel crate's library name from {}: {reason}; the builder needs a `[package] name` (or `[lib] name`) there",
+                path.display()
+            ),
+            Self::DuplicateShared { function, symbol } => write!(
+                f,
+                "a `shared_array!` call site was inlined twice into `{function}` (`{symbol}`): one static shared array per call site and kernel; declare it once at kernel scope and pass the `SharedSlice` to the helpers"
+            ),
+            Self::Ptx(e) => write!(f, "the kernel crate's PTX module: {e}"),
             Self::Io(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Tool { error, .. } => Some(error),
+            Self::Ptx(e) => Some(e),
+            Self::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<PtxError> for BuildError {
+    fn from(e: PtxError) -> Self {
+        Self::Ptx(e)
+    }
+}
 
 impl From<std::io::Error> for BuildError {
     fn from(e: std::io::Error) -> Self {
@@ -239,20 +332,15 @@ impl PtxBuilder {
             .collect()
     }
 
-    /// The crate's library name (`my-kernels` → `my_kernels`), read from its manifest.
+    /// The crate's library name (`my-kernels` → `my_kernels`), read from its manifest: the
+    /// file names of the build's outputs.
     fn lib_name(&self) -> Result<String, BuildError> {
-        let manifest = std::fs::read_to_string(self.crate_dir.join("Cargo.toml"))?;
-        let name = manifest
-            .lines()
-            .map(str::trim)
-            .find_map(|l| l.strip_prefix("name").map(|r| r.trim_start()))
-            .and_then(|r| r.strip_prefix('='))
-            .map(|r| r.trim().trim_matches('"').replace('-', "_"));
-        name.ok_or_else(|| {
-            BuildError::Io(std::io::Error::other(
-                "no `name` in the kernel crate's Cargo.toml",
-            ))
-        })
+        let path = self.crate_dir.join("Cargo.toml");
+        let manifest = std::fs::read_to_string(&path).map_err(|e| BuildError::Manifest {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        lib_name_from_manifest(&manifest).map_err(|reason| BuildError::Manifest { path, reason })
     }
 
     fn check_toolchain(rustc: &OsString) -> Result<(), BuildError> {
@@ -281,11 +369,18 @@ impl PtxBuilder {
         Ok(())
     }
 
-    /// Compiles the crate and returns the path of its PTX module.
+    /// Compiles the crate, checks and finishes its module, and returns the path of the
+    /// module: `<target dir>/nvptx64-nvidia-cuda/release/<lib name>.ptx`.
+    ///
+    /// cargo's and rustc's diagnostics go to stderr as they come, so a long first build is
+    /// visible (`cargo build -vv` shows a build script's stderr live). The module is then
+    /// rejected if it targets `debug` or declares a `.shared` symbol twice in one function,
+    /// and gets the `.maxntid`/`.minnctapersm` its launch-bounds markers ask for.
     pub fn build(&self) -> Result<PathBuf, BuildError> {
         let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         Self::check_toolchain(&rustc)?;
+        let lib = self.lib_name()?;
         let target_dir = self.effective_target_dir();
         let flags = [
             format!("-Ctarget-cpu={}", self.arch),
@@ -313,36 +408,52 @@ impl PtxBuilder {
             .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
             .env("CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS", "false")
             .env("CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS", "false");
-        let out = cmd.output().map_err(|error| BuildError::Tool {
+        eprintln!(
+            "nvptx-builder: compiling {} for nvptx64-nvidia-cuda ({}, {}), target dir {}",
+            self.crate_dir.display(),
+            self.arch,
+            self.ptx_version,
+            target_dir.display()
+        );
+        let (status, stderr) = run_streaming(&mut cmd).map_err(|error| BuildError::Tool {
             tool: cargo.to_string_lossy().into_owned(),
             error,
         })?;
-        if !out.status.success() {
+        if !status.success() {
             return Err(BuildError::Compile {
-                status: out.status.to_string(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                status: status.to_string(),
+                stderr,
             });
         }
-        let ptx = target_dir
-            .join("nvptx64-nvidia-cuda/release/deps")
-            .join(format!("{}.s", self.lib_name()?));
-        if !ptx.exists() {
-            return Err(BuildError::MissingOutput { expected: ptx });
+        let release = target_dir.join("nvptx64-nvidia-cuda/release");
+        let asm = release.join("deps").join(format!("{lib}.s"));
+        if !asm.exists() {
+            return Err(BuildError::MissingOutput { expected: asm });
         }
-        let text = std::fs::read_to_string(&ptx)?;
-        if text
-            .lines()
-            .any(|l| l.starts_with(".target") && l.contains("debug"))
-        {
-            return Err(BuildError::DebugTarget { path: ptx });
+        let text = std::fs::read_to_string(&asm)?;
+        if ptx::target(&text).is_some_and(|t| t.debug) {
+            return Err(BuildError::DebugTarget { path: asm });
         }
-        Ok(ptx)
+        if let Some(dup) = ptx::duplicate_shared(&text).into_iter().next() {
+            return Err(BuildError::DuplicateShared {
+                function: dup.function,
+                symbol: dup.symbol,
+            });
+        }
+        let module = ptx::apply_launch_bounds(&text)?;
+        let dest = release.join(format!("{lib}.ptx"));
+        std::fs::write(&dest, module)?;
+        Ok(dest)
     }
 
     /// For build scripts: builds, copies the module to `$OUT_DIR/<lib name>.ptx`, and tells
     /// cargo to rebuild when the kernel crate's sources or manifest change, or any source
     /// file of its path dependencies that the build read (so a kernel crate built on
     /// `kernels-gpu` is rebuilt when `kernels-gpu` changes).
+    ///
+    /// It ends with one `cargo:warning` line saying what was built and how long it took,
+    /// since cargo otherwise shows nothing of a build that can take a while; set
+    /// `NVPTX_BUILDER_QUIET` to a non-empty value to leave it out.
     pub fn build_in_out_dir(&self) -> Result<PathBuf, BuildError> {
         for watched in ["src", "Cargo.toml"] {
             println!(
@@ -350,18 +461,101 @@ impl PtxBuilder {
                 self.crate_dir.join(watched).display()
             );
         }
+        let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| {
+            BuildError::Io(std::io::Error::other(
+                "OUT_DIR is not set: call build_in_out_dir from a build script, or use build",
+            ))
+        })?);
+        let started = Instant::now();
         let ptx = self.build()?;
+        let seconds = started.elapsed().as_secs_f64();
         for source in self.dep_info_sources() {
             println!("cargo:rerun-if-changed={}", source.display());
         }
-        let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| {
-            BuildError::Io(std::io::Error::other(
-                "OUT_DIR is not set: call this from a build script",
-            ))
-        })?);
-        let dest = out_dir.join(format!("{}.ptx", self.lib_name()?));
+        let file = format!("{}.ptx", self.lib_name()?);
+        let dest = out_dir.join(&file);
         std::fs::copy(&ptx, &dest)?;
+        let quiet = std::env::var_os("NVPTX_BUILDER_QUIET").is_some_and(|v| !v.is_empty());
+        if !quiet {
+            let text = std::fs::read_to_string(&dest)?;
+            println!("cargo:warning={}", self.summary(&file, &text, seconds));
+        }
         Ok(dest)
+    }
+
+    /// `nvptx-builder: built my_kernels.ptx (36 entry points, sm_80, ptx78) in 19.8 s`,
+    /// with the target and version the module itself declares.
+    fn summary(&self, file: &str, module: &str, seconds: f64) -> String {
+        let entries = ptx::entry_names(module).len();
+        let arch = ptx::target(module).map_or_else(|| self.arch.clone(), |t| t.arch);
+        let version = ptx::version(module).map_or_else(
+            || self.ptx_version.clone(),
+            |(major, minor)| format!("ptx{major}{minor}"),
+        );
+        let points = if entries == 1 {
+            "entry point"
+        } else {
+            "entry points"
+        };
+        format!(
+            "nvptx-builder: built {file} ({entries} {points}, {arch}, {version}) in {seconds:.1} s"
+        )
+    }
+}
+
+/// Runs `cmd`, copying its stderr line by line to ours as it comes while keeping it for
+/// the error message; its stdout goes to our stderr too, since a build script's stdout is
+/// read by cargo as instructions.
+fn run_streaming(cmd: &mut Command) -> std::io::Result<(std::process::ExitStatus, String)> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(std::io::stderr())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let Some(pipe) = child.stderr.take() else {
+        return Err(std::io::Error::other("the child's stderr was not piped"));
+    };
+    let copier = std::thread::spawn(move || {
+        let mut kept = String::new();
+        let mut reader = BufReader::new(pipe);
+        let mut line = Vec::new();
+        // Lines as bytes: a non-UTF-8 path in a diagnostic must not end the copy.
+        while reader.read_until(b'\n', &mut line).unwrap_or(0) > 0 {
+            let _ = std::io::stderr().write_all(&line);
+            kept.push_str(&String::from_utf8_lossy(&line));
+            line.clear();
+        }
+        kept
+    });
+    let status = child.wait()?;
+    let stderr = copier
+        .join()
+        .unwrap_or_else(|_| String::from("(the copy of cargo's stderr failed)"));
+    Ok((status, stderr))
+}
+
+/// The library name a manifest gives its crate: `[lib] name`, or `[package] name` with `-`
+/// as `_`; the reason it gives none otherwise.
+fn lib_name_from_manifest(manifest: &str) -> Result<String, String> {
+    let table: toml::Table = manifest
+        .parse()
+        .map_err(|e: toml::de::Error| format!("not valid TOML ({})", e.to_string().trim()))?;
+    let name_in = |section: &str| -> Result<Option<&str>, String> {
+        match table.get(section).and_then(|s| s.get("name")) {
+            None => Ok(None),
+            Some(toml::Value::String(name)) => Ok(Some(name)),
+            Some(other) => Err(format!(
+                "`[{section}] name` is not a string but {}",
+                other.type_str()
+            )),
+        }
+    };
+    if let Some(name) = name_in("lib")? {
+        return Ok(name.to_owned());
+    }
+    match name_in("package")? {
+        Some(name) => Ok(name.replace('-', "_")),
+        None => Err("it has neither `[lib] name` nor `[package] name`".into()),
     }
 }
 
@@ -414,5 +608,61 @@ mod tests {
             ]
         );
         assert!(parse_dep_info("").is_empty());
+    }
+
+    #[test]
+    fn library_name_from_the_manifest() {
+        let package = "[package]\nname = \"my-kernels\"\nversion = \"0.1.0\"\n";
+        assert_eq!(lib_name_from_manifest(package).as_deref(), Ok("my_kernels"));
+        // `[lib] name` wins, as it does for cargo's output file names.
+        let renamed = format!("{package}\n[lib]\nname = \"gpu_code\"\ncrate-type = [\"rlib\"]\n");
+        assert_eq!(lib_name_from_manifest(&renamed).as_deref(), Ok("gpu_code"));
+        // Other tables' `name` keys are not the crate's, wherever they come.
+        let others = "[dependencies]\nname = { path = \"../name\" }\n\n[package.metadata]\nname = \"meta\"\n\n[package]\nname = \"real-one\"\n";
+        assert_eq!(lib_name_from_manifest(others).as_deref(), Ok("real_one"));
+        let inline = "package = { name = \"inline-name\", version = \"0.1.0\" }\n";
+        assert_eq!(lib_name_from_manifest(inline).as_deref(), Ok("inline_name"));
+    }
+
+    #[test]
+    fn a_manifest_without_a_name_is_an_error() {
+        for (manifest, reason) in [
+            (
+                "[dependencies]\nname = \"dep\"\n[package.metadata]\nname = \"m\"\n",
+                "neither",
+            ),
+            ("[package]\nversion = \"0.1.0\"\n", "neither"),
+            (
+                "[package]\nname = 3\n",
+                "`[package] name` is not a string but integer",
+            ),
+            ("[package\nname = \"x\"\n", "not valid TOML"),
+        ] {
+            let error = lib_name_from_manifest(manifest).unwrap_err();
+            assert!(error.contains(reason), "{manifest}: {error}");
+        }
+        let error = BuildError::Manifest {
+            path: PathBuf::from("/k/Cargo.toml"),
+            reason: lib_name_from_manifest("").unwrap_err(),
+        }
+        .to_string();
+        assert!(
+            error.contains("/k/Cargo.toml") && error.contains("[package] name"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn summary_line() {
+        let builder = PtxBuilder::new("/k");
+        let module = ".version 8.0\n.target sm_90\n.visible .entry a(\n)\n{\n}\n.entry b()\n{\n}\n";
+        assert_eq!(
+            builder.summary("k.ptx", module, 19.84),
+            "nvptx-builder: built k.ptx (2 entry points, sm_90, ptx80) in 19.8 s"
+        );
+        assert_eq!(
+            builder.summary("k.ptx", "", 0.0),
+            "nvptx-builder: built k.ptx (0 entry points, sm_80, ptx78) in 0.0 s"
+        );
     }
 }

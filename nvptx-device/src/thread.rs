@@ -193,8 +193,10 @@ pub fn index_2d() -> (u32, u32) {
 /// [`index_2d`] as `(y, x)`.
 #[inline(always)]
 pub fn row_col() -> (u32, u32) {
-    let (x, y) = index_2d();
-    (y, x)
+    (
+        block_idx_y() * block_dim_y() + thread_idx_y(),
+        block_idx_x() * block_dim_x() + thread_idx_x(),
+    )
 }
 
 /// `__syncthreads()`: waits until every thread of the block has reached this barrier, and

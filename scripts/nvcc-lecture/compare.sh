@@ -99,7 +99,7 @@ run_side() {
 }
 
 for ((round = 1; round <= rounds; round++)); do
-  run_side rust "$round" "$rust_bin" --json --iters "$iters" --warmup "$warmup" ${rust_shape[@]+"${rust_shape[@]}"}
+  run_side rust "$round" "$rust_bin" --json --kernel lecture --iters "$iters" --warmup "$warmup" ${rust_shape[@]+"${rust_shape[@]}"}
   run_side nvcc "$round" "$work/lecture5" "${shape[@]}" "$iters" "$warmup"
 done
 
@@ -144,16 +144,17 @@ for rnd in range(1, rounds + 1):
                     continue
                 raw.append(dict(row, side=side, round=rnd))
                 key = (row.get("kernel"), row.get("tw"))
+                label = f"{key[0]}" + ("" if key[1] is None else f" tw {key[1]}")
                 if key not in wanted:
                     ignored[side].add(str(key[0]))
                     continue
                 row_shape = (row.get("m"), row.get("k"), row.get("n"))
                 if row_shape != shape:
-                    warn(f"{side} round {rnd}: {key[0]} tw {key[1]} ran {row_shape}, "
+                    warn(f"{side} round {rnd}: {label} ran {row_shape}, "
                          f"not {shape}: left out")
                     continue
                 if row.get("ms_median") is None:
-                    warn(f"{side} round {rnd}: {key[0]} tw {key[1]} was not timed "
+                    warn(f"{side} round {rnd}: {label} was not timed "
                          "(no GPU: the simulator?): left out")
                     continue
                 ms[side][key].append(float(row["ms_median"]))

@@ -16,8 +16,8 @@
 
 #![allow(dead_code)]
 
+use host::backend::Backend;
 use host::data::Rng;
-use host::matmul::MatmulBackend;
 use host::{MatmulKernel, MatmulShape, TileWidth};
 
 /// 19×21×13: partial tiles at every tile width, in every dimension.
@@ -83,7 +83,7 @@ pub fn expected(r: usize, c: usize) -> Class {
 
 /// Runs `kernel` at `tw` on the special operands and checks every element's class, and
 /// the finite ones against the f64 product.
-pub fn check_special_values<B: MatmulBackend>(
+pub fn check_special_values<B: Backend>(
     backend: &B,
     kernel: MatmulKernel,
     tw: TileWidth,
@@ -128,7 +128,7 @@ pub fn check_special_values<B: MatmulBackend>(
 
 /// Runs `kernel` at `tw` twice on the same signed random operands and requires
 /// bit-identical outputs.
-pub fn check_deterministic<B: MatmulBackend>(
+pub fn check_deterministic<B: Backend>(
     backend: &B,
     kernel: MatmulKernel,
     tw: TileWidth,

@@ -45,8 +45,9 @@ impl EntryInfo {
     }
 }
 
-/// cudarc's launch configuration for `l`.
-fn config(l: &Launch) -> LaunchConfig {
+/// cudarc's launch configuration for `l`, for launches of other modules' functions with
+/// cudarc's own builder.
+pub fn launch_config(l: &Launch) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (l.grid.x, l.grid.y, l.grid.z),
         block_dim: (l.block.x, l.block.y, l.block.z),
@@ -111,7 +112,7 @@ impl<'a> Launcher<'a> {
         // (checked above against the PTX), borrowed for the launch; the launch shape is
         // within the device's and the function's limits; what the buffers hold is the
         // caller's contract.
-        unsafe { self.args.launch(config(launch)) }
+        unsafe { self.args.launch(launch_config(launch)) }
             .map(drop)
             .map_err(|e| fault(entry, e))
     }

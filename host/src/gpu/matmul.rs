@@ -1,11 +1,13 @@
 //! Launching the matmul kernels on the GPU.
 
 use super::{Gpu, fault};
+use crate::backend::Backend;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
-use crate::matmul::MatmulBackend;
+use crate::reduce::ReduceKernel;
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
+use crate::sliding::SlidingKernel;
 use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
 
@@ -45,7 +47,11 @@ impl Gpu {
         let entry = kernel.entry(tw);
         let info = self.entry_info(entry)?;
         // `matmul_tiled_dynamic` takes its tile width as a last parameter `tw`.
-        let takes_tw = kernel.spec(tw).params.last().is_some_and(|p| p.name == "tw");
+        let takes_tw = kernel
+            .spec(tw)
+            .params
+            .last()
+            .is_some_and(|p| p.name == "tw");
         let (m, n, k, tw) = (shape.m, shape.n, shape.k, tw.get());
         let mut args = self.launcher(&info);
         args.buffer(a)
@@ -64,7 +70,15 @@ impl Gpu {
     }
 }
 
-impl MatmulBackend for Gpu {
+impl Backend for Gpu {
+    fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
+        Gpu::sum(self, kernel, input)
+    }
+
+    fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
+        Gpu::sliding_average(self, kernel, a, window)
+    }
+
     fn matmul(
         &self,
         kernel: MatmulKernel,

@@ -1,15 +1,15 @@
 //! The GPU: a CUDA context with the kernels' PTX module loaded, and checked launches.
 
 mod cublas;
-mod matmul;
 mod launch;
+mod matmul;
 mod timing;
 mod vector;
 
 pub use vector::ReduceScratch;
 
 pub use cublas::{Cublas, CublasMath};
-pub use launch::{EntryInfo, Launcher};
+pub use launch::{EntryInfo, Launcher, launch_config};
 
 use crate::error::{DriverContext, Error, Result, is_sticky};
 use crate::ptx::KERNELS_PTX;

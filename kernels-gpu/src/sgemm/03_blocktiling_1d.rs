@@ -95,7 +95,8 @@ pub unsafe fn sgemm_blocktiling_1d<
 }
 
 /// How to launch [`sgemm_blocktiling_1d`] with these parameters under the name `entry`.
-pub const fn geometry<const BM: usize, const BN: usize, const BK: usize, const TM: usize>() -> Geometry {
+pub const fn geometry<const BM: usize, const BN: usize, const BK: usize, const TM: usize>()
+-> Geometry {
     Geometry {
         bm: BM as u32,
         bn: BN as u32,

@@ -27,8 +27,8 @@
 //! shapes) runs rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays, so every
 //! shape gives the same bits as the rest of the ladder.
 
-use super::padded::sgemm_double_buffered_padded_in;
 use super::global::is_aligned16;
+use super::padded::sgemm_double_buffered_padded_in;
 use super::tile_io::{PaddedTransposedTile, VecTile};
 use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile};

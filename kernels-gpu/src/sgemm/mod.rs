@@ -39,26 +39,26 @@
 //! the arrays live in registers; a run-time index, an iterator adaptor, or a loop LLVM chose
 //! not to unroll would put them in local memory (see [`crate::reduce`]).
 
-#[path = "01_coalesced.rs"]
-pub mod coalesced;
-#[path = "02_shared_blocking.rs"]
-pub mod shared_blocking;
 #[path = "03_blocktiling_1d.rs"]
 pub mod blocktiling_1d;
 #[path = "04_blocktiling_2d.rs"]
 pub mod blocktiling_2d;
+#[path = "01_coalesced.rs"]
+pub mod coalesced;
+#[path = "07_double_buffered.rs"]
+pub mod double_buffered;
+#[path = "10_multistage.rs"]
+pub mod multistage;
+#[path = "08_padded.rs"]
+pub mod padded;
+#[path = "02_shared_blocking.rs"]
+pub mod shared_blocking;
+#[path = "09_swizzled.rs"]
+pub mod swizzled;
 #[path = "05_vectorized.rs"]
 pub mod vectorized;
 #[path = "06_warptiling.rs"]
 pub mod warptiling;
-#[path = "07_double_buffered.rs"]
-pub mod double_buffered;
-#[path = "08_padded.rs"]
-pub mod padded;
-#[path = "09_swizzled.rs"]
-pub mod swizzled;
-#[path = "10_multistage.rs"]
-pub mod multistage;
 
 pub mod parts;
 use parts::{global, tile_io, unroll, warp_tile};

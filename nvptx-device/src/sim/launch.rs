@@ -22,11 +22,7 @@ const STACK_BYTES: usize = 512 * 1024;
 ///
 /// `kernel` is typically a closure calling an entry point with captured arguments. Returns
 /// the first problem found; the launch stops at the block where it was found.
-pub fn launch<F: Fn() + Sync>(
-    cfg: &Launch,
-    limits: &Limits,
-    kernel: F,
-) -> Result<(), SimError> {
+pub fn launch<F: Fn() + Sync>(cfg: &Launch, limits: &Limits, kernel: F) -> Result<(), SimError> {
     check_shape(cfg, limits)?;
     let threads = cfg.block.volume() as u32;
     let blocks = cfg.grid.volume();

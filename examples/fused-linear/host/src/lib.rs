@@ -16,20 +16,21 @@
 //! exact zeros), then add the bias once and clamp: fused, unfused and [`cpu_unfused`] agree
 //! bit for bit, and all are checked against the f64 reference [`reference_f64`].
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
 use host::error::{Error, Result};
 use host::gpu::Gpu;
-use host::kernels::Launch;
+use host::gpu::launch_config;
 use host::reference::{self, Accuracy, Reference};
 use host::{MatmulKernel, MatmulShape, TileWidth};
-use kernels_gpu::thread::Dim3;
+use kernels_gpu::nvptx_device::launch::Launch;
+use kernels_gpu::nvptx_device::thread::Dim3;
 use std::sync::Arc;
 
 pub use fused_linear_kernels::{BLOCK, TW, relu_f32};
 
-/// The `fused-linear-kernels` PTX module, built by `build.rs`. Besides this crate's three
-/// entries it holds `kernels-gpu`'s own: a cdylib exports every `#[no_mangle]` function of
-/// its dependencies.
+/// The `fused-linear-kernels` PTX module, built by `build.rs`: this crate's three entries
+/// and no other (it uses `kernels-gpu` with `default-features = false`, without its
+/// entry points; a CPU test checks).
 pub const FUSED_LINEAR_PTX: &str =
     include_str!(concat!(env!("OUT_DIR"), "/fused_linear_kernels.ptx"));
 
@@ -189,7 +190,7 @@ pub fn elementwise_launch(len: u32) -> Launch {
 pub mod sim {
     use super::*;
     use fused_linear_kernels::entry;
-    use host::matmul::MatmulBackend;
+    use host::backend::Backend;
     use host::sim::{SharedPtr, Simulator};
 
     /// The fused kernel, one launch.
@@ -326,7 +327,7 @@ impl<'g> FusedLinearGpu<'g> {
         // buffers have the lengths the shape implies (checked above) and the shape fits
         // u32 indices (MatmulShape); the launch is the kernel's and within the device's
         // limits; `out` is borrowed mutably, so nothing else uses it while it is queued.
-        unsafe { args.launch(LaunchConfig::from(launch)) }.map_err(|source| Error::Driver {
+        unsafe { args.launch(launch_config(&launch)) }.map_err(|source| Error::Driver {
             call: "cuLaunchKernel",
             source,
         })?;
@@ -355,7 +356,7 @@ impl<'g> FusedLinearGpu<'g> {
         args.arg(y).arg(b).arg(out).arg(&shape.m).arg(&shape.n);
         // SAFETY: (y, bias, out, m, n) as the entry declares them; y and out hold m * n
         // floats and b holds n > 0 (checked above); the launch covers m * n elements.
-        unsafe { args.launch(LaunchConfig::from(launch)) }.map_err(|source| Error::Driver {
+        unsafe { args.launch(launch_config(&launch)) }.map_err(|source| Error::Driver {
             call: "cuLaunchKernel",
             source,
         })?;
@@ -381,7 +382,7 @@ impl<'g> FusedLinearGpu<'g> {
         let mut args = self.gpu.stream().launch_builder(&self.relu);
         args.arg(y).arg(out).arg(&len);
         // SAFETY: (y, out, len) as the entry declares them; both hold len floats.
-        unsafe { args.launch(LaunchConfig::from(launch)) }.map_err(|source| Error::Driver {
+        unsafe { args.launch(launch_config(&launch)) }.map_err(|source| Error::Driver {
             call: "cuLaunchKernel",
             source,
         })?;

@@ -116,7 +116,7 @@ fn ptx_module_has_the_three_entries() {
         (fused_linear::RELU_ENTRY, vec![8, 8, 4]),
     ] {
         assert_eq!(
-            host::gpu::param_sizes(ptx, entry),
+            host::ptx::param_sizes(ptx, entry),
             Some(params),
             "parameters of {entry}"
         );

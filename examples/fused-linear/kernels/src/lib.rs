@@ -1,15 +1,16 @@
-//! A kernel crate of its own, built on `kernels-gpu`: a fused linear layer
+//! A kernel crate of its own, built on `nvptx-device` and `kernels-gpu`: a fused linear layer
 //! `out = relu(x @ W + b)` in one kernel, and the two elementwise kernels that the unfused
 //! sequence (matmul, then bias, then relu) needs besides the matmul.
 //!
 //! It is what a downstream crate looks like: `#![no_std]`, the nightly features the
-//! kernel ABI needs on `nvptx64`, kernels written against `kernels_gpu`'s device API and
-//! building blocks, entry points exported with [`kernels_gpu::entry_points!`]. The host
+//! kernel ABI needs on `nvptx64`, kernels written against `nvptx_device`'s device API and
+//! `kernels_gpu`'s building blocks (with `default-features = false`, so none of its entry
+//! points come along), entry points exported with [`nvptx_device::entry_points!`]. The host
 //! crate (`examples/fused-linear/host`) builds it to PTX with `nvptx-builder` from its
 //! `build.rs`, and uses it as an ordinary dependency to run the same kernels in the CPU
 //! simulator.
 //!
-//! The nvptx `#[panic_handler]` comes from `kernels-gpu` (one per crate graph; a second
+//! The nvptx `#[panic_handler]` comes from `nvptx-device` (one per crate graph; a second
 //! one here would be a duplicate lang item).
 #![no_std]
 // `extern "gpu-kernel"` (emitted by `entry_points!`) needs `abi_gpu_kernel` in the crate
@@ -18,8 +19,8 @@
 
 use kernels_gpu::matmul::tiled::tiled_dot;
 use kernels_gpu::matmul::{at, cdiv};
-use kernels_gpu::shared_array;
-use kernels_gpu::thread::index_1d;
+use nvptx_device::shared_array;
+use nvptx_device::thread::index_1d;
 
 /// Tile width of [`fused_linear`]: a `TW × TW` block per output tile, as
 /// `matmul_tiled_static_tw16`, the kernel the unfused sequence uses.
@@ -105,7 +106,7 @@ pub const fn elementwise_blocks(len: u32) -> u32 {
     cdiv(len, BLOCK)
 }
 
-kernels_gpu::entry_points! {
+nvptx_device::entry_points! {
     fused_linear_tw16(x: *const f32, weight: *const f32, bias: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
         => fused_linear;
     bias_add(y: *const f32, bias: *const f32, out: *mut f32, m: u32, n: u32) => bias_add;

@@ -41,7 +41,12 @@ pub unsafe fn store_out4(
 ) {
     if fast {
         // SAFETY: inside and aligned, by the fast-path contract.
-        unsafe { store_f32x4(out.add(crate::sgemm::at(tile.row0 + r, n, tile.col0 + c)), v) };
+        unsafe {
+            store_f32x4(
+                out.add(crate::sgemm::at(tile.row0 + r, n, tile.col0 + c)),
+                v,
+            )
+        };
     } else {
         crate::sgemm::parts::unroll::unroll!(e in 4 => {
             let ce = c + e as u32;

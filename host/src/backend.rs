@@ -1,15 +1,26 @@
-//! The typed matmul API, the same on the GPU and on the simulator.
+//! One interface to every operation, the same on the GPU and on the simulator.
 
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
+use crate::reduce::ReduceKernel;
 use crate::shape::MatmulShape;
+use crate::sliding::SlidingKernel;
 use crate::tile::{Supported, TileWidth, Tw};
 
-/// Something that runs the matmul kernels: [`crate::gpu::Gpu`] or [`crate::sim::Simulator`].
+/// Something that runs the kernels: [`crate::gpu::Gpu`] or [`crate::sim::Simulator`].
+/// Object-safe: `Box<dyn Backend>` picks one at run time (the CLI does), and both report
+/// the same [`Error`](crate::Error) for the same bad input or launch.
 ///
 /// Inputs are row-major host slices; `a` is `shape.m × shape.k`, `b` is `shape.k × shape.n`.
 /// (The GPU also takes device buffers: [`crate::gpu::Gpu::matmul_device`].)
-pub trait MatmulBackend {
+pub trait Backend {
+    /// The sum of `input` by `kernel` (two passes); 0 for no input.
+    fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32>;
+
+    /// The sliding average of `a` over windows of `window`: `a.len() - window + 1` outputs,
+    /// none if the window is longer than the input; a window of 0 is an error.
+    fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>>;
+
     /// Runs `kernel` with tile width `tw` (ignored by the naive kernel): run-time dispatch.
     fn matmul(
         &self,
@@ -44,6 +55,7 @@ pub trait MatmulBackend {
         shape: MatmulShape,
     ) -> Result<Vec<f32>>
     where
+        Self: Sized,
         Tw<TW>: Supported,
     {
         self.matmul(
@@ -63,6 +75,7 @@ pub trait MatmulBackend {
         shape: MatmulShape,
     ) -> Result<Vec<f32>>
     where
+        Self: Sized,
         Tw<TW>: Supported,
     {
         self.matmul(
