@@ -212,10 +212,7 @@ impl Runner<'_> {
 }
 
 fn gpu_benches(
-    c: &mut Criterion,
-    gpu: &Gpu,
-    kind: &RunKind,
-    home: &std::path::Path,
+    c: &mut Criterion, gpu: &Gpu, kind: &RunKind, home: &std::path::Path,
 ) -> Result<bool> {
     let info = gpu.info()?;
     let device = format!(
@@ -417,9 +414,7 @@ fn print_measurement(m: &Measurement, check: &Check) {
 
 /// One criterion benchmark of `contender`, timed with CUDA events.
 fn bench_gpu(
-    group: &mut BenchmarkGroup<'_, WallTime>,
-    runner: &Runner<'_>,
-    contender: Contender,
+    group: &mut BenchmarkGroup<'_, WallTime>, runner: &Runner<'_>, contender: Contender,
     out: &mut CudaSlice<f32>,
 ) {
     let mut routine = |b: &mut criterion::Bencher<'_, WallTime>| {

@@ -25,11 +25,7 @@ const SHAPES: [(usize, usize, usize); 5] = [
 ];
 
 fn check(
-    gpu: &Gpu,
-    kernel: MatmulKernel,
-    tw: TileWidth,
-    (m, k, n): (usize, usize, usize),
-    seed: u64,
+    gpu: &Gpu, kernel: MatmulKernel, tw: TileWidth, (m, k, n): (usize, usize, usize), seed: u64,
 ) -> Result<(), Failed> {
     let shape = MatmulShape::new(m, k, n)?;
     let mut rng = Rng::new(seed);

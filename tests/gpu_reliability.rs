@@ -34,9 +34,7 @@ const FAULT_CHILD_OK: &str = "fault child: KernelFault with context_usable = fal
 static DEVICE: RwLock<()> = RwLock::new(());
 
 fn expect<T: std::fmt::Debug>(
-    what: &str,
-    got: Result<T, Error>,
-    ok: impl FnOnce(&Error) -> bool,
+    what: &str, got: Result<T, Error>, ok: impl FnOnce(&Error) -> bool,
 ) -> Result<(), Failed> {
     match got {
         Err(e) if ok(&e) => {
@@ -66,11 +64,7 @@ fn naive_bufs(g: &Gpu) -> Result<[CudaSlice<f32>; 3], Failed> {
 /// Launches `entry` through the checked launcher with the three buffers, then `scalars`
 /// (the entry's u32 parameters), then `extra` if given (a u64 the entry does not take).
 fn launch_with(
-    g: &Gpu,
-    entry: &str,
-    launch: &Launch,
-    [a, b, out]: &mut [CudaSlice<f32>; 3],
-    scalars: &[u32],
+    g: &Gpu, entry: &str, launch: &Launch, [a, b, out]: &mut [CudaSlice<f32>; 3], scalars: &[u32],
     extra: Option<u64>,
 ) -> Result<(), Error> {
     let info = g.entry_info(entry)?;

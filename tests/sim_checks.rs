@@ -61,10 +61,7 @@ fn assert_static_at(array: SharedArrayId, name: &str) {
 }
 
 fn launch(
-    grid: Dim3,
-    block: Dim3,
-    dynamic_shared_bytes: u32,
-    kernel: impl Fn() + Sync,
+    grid: Dim3, block: Dim3, dynamic_shared_bytes: u32, kernel: impl Fn() + Sync,
 ) -> Result<(), SimError> {
     let cfg = Launch {
         grid,
@@ -128,16 +125,8 @@ struct Barriers {
 /// As for `tiled_phases`: the matmul contract, a `tw × tw` block, `tw * tw` words per tile.
 #[allow(clippy::too_many_arguments)]
 unsafe fn mutant_phases(
-    ms: SharedSlice<f32>,
-    ns: SharedSlice<f32>,
-    tw: u32,
-    m: *const f32,
-    n: *const f32,
-    out: *mut f32,
-    h: u32,
-    w: u32,
-    k: u32,
-    barriers: Barriers,
+    ms: SharedSlice<f32>, ns: SharedSlice<f32>, tw: u32, m: *const f32, n: *const f32,
+    out: *mut f32, h: u32, w: u32, k: u32, barriers: Barriers,
 ) {
     let tc = thread::thread_idx_x();
     let tr = thread::thread_idx_y();

@@ -116,12 +116,7 @@ pub fn bound_for(contender: Contender, k: u32) -> f64 {
 /// Compares `samples` elements of `out` (spread over the matrix, the same for every call
 /// with the same shape) with f64 dot products of row-major `a` and `b`.
 pub fn spot_check(
-    a: &[f32],
-    b: &[f32],
-    out: &[f32],
-    shape: MatmulShape,
-    samples: usize,
-    bound: f64,
+    a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape, samples: usize, bound: f64,
 ) -> Check {
     let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
     let mut check = Check {

@@ -65,10 +65,7 @@ impl Choice {
 /// `NVIDIA H200 sm_90 4096x4096x4096 ptx:5d0c1e2f3a4b5c6d`. A change to any kernel changes
 /// the fingerprint, so a choice timed on old code is never reused for new code.
 pub fn key(
-    device: &str,
-    compute_capability: (i32, i32),
-    shape: MatmulShape,
-    module_fingerprint: u64,
+    device: &str, compute_capability: (i32, i32), shape: MatmulShape, module_fingerprint: u64,
 ) -> String {
     let (major, minor) = compute_capability;
     format!(
@@ -215,11 +212,7 @@ static MEMO: Mutex<BTreeMap<String, SgemmKernel>> = Mutex::new(BTreeMap::new());
 ///
 /// Fails only if the GPU does (a candidate the device refuses to launch is skipped).
 pub fn choose(
-    gpu: &Gpu,
-    a: &CudaSlice<f32>,
-    b: &CudaSlice<f32>,
-    out: &mut CudaSlice<f32>,
-    shape: MatmulShape,
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
 ) -> Result<SgemmKernel> {
     let info = gpu.info()?;
     let fingerprint = module_fingerprint(gpu.ptx());
@@ -268,11 +261,7 @@ pub fn choose(
 /// returns the fastest by median time. A configuration this device cannot launch (too many
 /// registers or too much shared memory for it, a grid beyond its limits) is skipped.
 pub fn tune(
-    gpu: &Gpu,
-    a: &CudaSlice<f32>,
-    b: &CudaSlice<f32>,
-    out: &mut CudaSlice<f32>,
-    shape: MatmulShape,
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
 ) -> Result<(SgemmKernel, Choice)> {
     let mut timings = vec![];
     let mut refused = None;

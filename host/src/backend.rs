@@ -23,12 +23,7 @@ pub trait Backend {
 
     /// Runs `kernel` with tile width `tw` (ignored by the naive kernel): run-time dispatch.
     fn matmul(
-        &self,
-        kernel: MatmulKernel,
-        tw: TileWidth,
-        a: &[f32],
-        b: &[f32],
-        shape: MatmulShape,
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>>;
 
     /// The naive kernel.
@@ -38,21 +33,14 @@ pub trait Backend {
 
     /// Tiled, dynamic shared memory; the tile width is a run-time value, as in the kernel.
     fn matmul_tiled_dynamic(
-        &self,
-        tw: TileWidth,
-        a: &[f32],
-        b: &[f32],
-        shape: MatmulShape,
+        &self, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
         self.matmul(MatmulKernel::TiledDynamic, tw, a, b, shape)
     }
 
     /// Tiled, static shared arrays, `TW ∈ {8, 16, 32}` at compile time.
     fn matmul_tiled_static<const TW: u32>(
-        &self,
-        a: &[f32],
-        b: &[f32],
-        shape: MatmulShape,
+        &self, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>>
     where
         Self: Sized,
@@ -69,10 +57,7 @@ pub trait Backend {
 
     /// Tiled, dynamic shared memory, `TW ∈ {8, 16, 32}` at compile time.
     fn matmul_tiled_dynamic_const<const TW: u32>(
-        &self,
-        a: &[f32],
-        b: &[f32],
-        shape: MatmulShape,
+        &self, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>>
     where
         Self: Sized,

@@ -150,10 +150,7 @@ impl MatmulKernel {
     /// The launch shape for `shape`, checked against `limits`: a grid, block or shared
     /// memory beyond them is [`Error::Launch`].
     pub fn launch_within(
-        self,
-        tw: TileWidth,
-        shape: &MatmulShape,
-        limits: &Limits,
+        self, tw: TileWidth, shape: &MatmulShape, limits: &Limits,
     ) -> Result<Launch> {
         let spec = self.spec(tw);
         // n and m are below u32::MAX (MatmulShape), so the block counts fit u32.

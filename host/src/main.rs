@@ -180,8 +180,7 @@ fn run(args: &Args) -> Result<bool, Error> {
 /// Runs `on_gpu` where there is a GPU; otherwise says why not and runs `on_sim`.
 /// `gpu` is `None` when `--simulate` asked for the simulator.
 fn on_gpu_or_simulator<T>(
-    gpu: Option<Result<Gpu, Error>>,
-    on_gpu: impl FnOnce(&Gpu) -> Result<T, Error>,
+    gpu: Option<Result<Gpu, Error>>, on_gpu: impl FnOnce(&Gpu) -> Result<T, Error>,
     on_sim: impl FnOnce() -> Result<T, Error>,
 ) -> Result<T, Error> {
     match gpu {
@@ -204,11 +203,7 @@ fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>, Reference) {
 }
 
 fn checked_row(
-    kernel: MatmulKernel,
-    tw: TileWidth,
-    shape: MatmulShape,
-    out: &[f32],
-    r: &Reference,
+    kernel: MatmulKernel, tw: TileWidth, shape: MatmulShape, out: &[f32], r: &Reference,
 ) -> Row {
     let acc = reference::compare(out, r);
     let mut row = Row::new(kernel, kernel.is_tiled().then_some(tw.get()), shape);

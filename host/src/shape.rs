@@ -13,10 +13,7 @@ pub struct MatmulShape {
 impl MatmulShape {
     /// From the operands' dimensions: `a` is `a_rows × a_cols`, `b` is `b_rows × b_cols`.
     pub fn from_operands(
-        a_rows: usize,
-        a_cols: usize,
-        b_rows: usize,
-        b_cols: usize,
+        a_rows: usize, a_cols: usize, b_rows: usize, b_cols: usize,
     ) -> Result<Self> {
         if a_cols != b_rows {
             return Err(Error::InnerDimMismatch {

@@ -54,12 +54,7 @@ impl Backend for Simulator {
     }
 
     fn matmul(
-        &self,
-        kernel: MatmulKernel,
-        tw: TileWidth,
-        a: &[f32],
-        b: &[f32],
-        shape: MatmulShape,
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
         shape.check_inputs(a.len(), b.len())?;
         let mut out = vec![0.0f32; shape.lens().2];

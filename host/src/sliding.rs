@@ -104,10 +104,7 @@ pub fn within_bound(out: &[f32], a: &[f32], window: usize) -> bool {
 impl Simulator {
     /// The sliding average of `a` over windows of `window`, by `kernel`.
     pub fn sliding_average(
-        &self,
-        kernel: SlidingKernel,
-        a: &[f32],
-        window: usize,
+        &self, kernel: SlidingKernel, a: &[f32], window: usize,
     ) -> Result<Vec<f32>> {
         let shape = SlidingShape::new(a.len(), window)?;
         let mut out = vec![0.0f32; shape.outputs() as usize];

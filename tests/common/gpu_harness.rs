@@ -21,8 +21,7 @@ pub fn gpu() -> Option<Arc<Gpu>> {
 
 /// A trial that runs `f` on the GPU, ignored where there is none.
 pub fn trial(
-    gpu: &Option<Arc<Gpu>>,
-    name: String,
+    gpu: &Option<Arc<Gpu>>, name: String,
     f: impl FnOnce(&Gpu) -> Result<(), Failed> + Send + 'static,
 ) -> Trial {
     let g = gpu.clone();

@@ -84,9 +84,7 @@ pub fn expected(r: usize, c: usize) -> Class {
 /// Runs `kernel` at `tw` on the special operands and checks every element's class, and
 /// the finite ones against the f64 product.
 pub fn check_special_values<B: Backend>(
-    backend: &B,
-    kernel: MatmulKernel,
-    tw: TileWidth,
+    backend: &B, kernel: MatmulKernel, tw: TileWidth,
 ) -> Result<(), String> {
     let (m, k, n) = SPECIAL_SHAPE;
     let shape = MatmulShape::new(m, k, n).map_err(|e| e.to_string())?;
@@ -129,10 +127,7 @@ pub fn check_special_values<B: Backend>(
 /// Runs `kernel` at `tw` twice on the same signed random operands and requires
 /// bit-identical outputs.
 pub fn check_deterministic<B: Backend>(
-    backend: &B,
-    kernel: MatmulKernel,
-    tw: TileWidth,
-    (m, k, n): (usize, usize, usize),
+    backend: &B, kernel: MatmulKernel, tw: TileWidth, (m, k, n): (usize, usize, usize),
 ) -> Result<(), String> {
     let shape = MatmulShape::new(m, k, n).map_err(|e| e.to_string())?;
     let mut rng = Rng::new(0xde7e_2319);

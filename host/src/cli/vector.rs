@@ -90,9 +90,7 @@ fn run_sim(args: &Args) -> Result<Vec<VectorRow>, Error> {
 }
 
 fn median_ms(
-    gpu: &Gpu,
-    args: &Args,
-    launch: impl FnMut() -> Result<(), Error>,
+    gpu: &Gpu, args: &Args, launch: impl FnMut() -> Result<(), Error>,
 ) -> Result<f64, Error> {
     let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, launch)?;
     Ok(report::median(&mut ms))

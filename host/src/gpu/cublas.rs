@@ -136,11 +136,7 @@ impl Cublas {
     /// Row-major `out[m×n] = a[m×k] · b[k×n]` on device buffers, with the handle's math mode.
     /// Asynchronous, like [`Gpu::matmul_device`]: it returns once the GEMM is queued.
     pub fn sgemm(
-        &self,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        out: &mut CudaSlice<f32>,
-        shape: MatmulShape,
+        &self, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         shape.check_buffers(a.len(), b.len(), out.len())?;
         if shape.is_trivial() {

@@ -18,13 +18,8 @@ impl Gpu {
     /// Wrong buffer lengths are [`Error::InputLength`](crate::Error::InputLength); a grid, block or shared memory
     /// beyond this device's limits is [`Error::Launch`](crate::Error::Launch), before anything is queued.
     pub fn matmul_device(
-        &self,
-        kernel: MatmulKernel,
-        tw: TileWidth,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        out: &mut CudaSlice<f32>,
-        shape: MatmulShape,
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         shape.check_buffers(a.len(), b.len(), out.len())?;
         if shape.is_trivial() {
@@ -80,12 +75,7 @@ impl Backend for Gpu {
     }
 
     fn matmul(
-        &self,
-        kernel: MatmulKernel,
-        tw: TileWidth,
-        a: &[f32],
-        b: &[f32],
-        shape: MatmulShape,
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
         shape.check_inputs(a.len(), b.len())?;
         let (la, lb, lo) = shape.lens();

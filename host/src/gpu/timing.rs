@@ -8,10 +8,7 @@ impl Gpu {
     /// Runs `launch` `warmup` times untimed, then `iters` times, each bracketed by CUDA
     /// events on the stream; returns each timed run's milliseconds.
     pub fn time_ms(
-        &self,
-        warmup: usize,
-        iters: usize,
-        mut launch: impl FnMut() -> Result<()>,
+        &self, warmup: usize, iters: usize, mut launch: impl FnMut() -> Result<()>,
     ) -> Result<Vec<f64>> {
         for _ in 0..warmup {
             launch()?;
@@ -41,9 +38,7 @@ impl Gpu {
     /// Runs `launch` `iters` times between two CUDA events and returns the total: the
     /// timing criterion's `iter_custom` wants (no per-launch events in between).
     pub fn time_batch(
-        &self,
-        iters: u64,
-        mut launch: impl FnMut() -> Result<()>,
+        &self, iters: u64, mut launch: impl FnMut() -> Result<()>,
     ) -> Result<std::time::Duration> {
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.stream.record_event(flags).call("cuEventRecord")?;

@@ -24,11 +24,7 @@ impl Gpu {
 
     /// One pass of `kernel` over `input[..n]`, one partial per block into `out`.
     fn reduce_pass(
-        &self,
-        kernel: ReduceKernel,
-        input: &CudaSlice<f32>,
-        n: u32,
-        out: &mut CudaSlice<f32>,
+        &self, kernel: ReduceKernel, input: &CudaSlice<f32>, n: u32, out: &mut CudaSlice<f32>,
     ) -> Result<()> {
         let launch = kernel.launch(n);
         let info = self.entry_info(kernel.entry())?;
@@ -42,10 +38,7 @@ impl Gpu {
     /// Queues the sum of `input` into `scratch.result`: two launches (one if a single block
     /// suffices). The empty sum is 0.
     pub fn sum_device(
-        &self,
-        kernel: ReduceKernel,
-        input: &CudaSlice<f32>,
-        scratch: &mut ReduceScratch,
+        &self, kernel: ReduceKernel, input: &CudaSlice<f32>, scratch: &mut ReduceScratch,
     ) -> Result<()> {
         let n = reduce::check_len(input.len())?;
         if n == 0 {
@@ -75,11 +68,7 @@ impl Gpu {
     /// Queues the sliding average of `a` over windows of `window` into `out`, which must
     /// hold [`SlidingShape::outputs`] floats.
     pub fn sliding_average_device(
-        &self,
-        kernel: SlidingKernel,
-        a: &CudaSlice<f32>,
-        window: usize,
-        out: &mut CudaSlice<f32>,
+        &self, kernel: SlidingKernel, a: &CudaSlice<f32>, window: usize, out: &mut CudaSlice<f32>,
     ) -> Result<()> {
         let shape = SlidingShape::new(a.len(), window)?;
         let outputs = shape.outputs() as usize;
@@ -109,10 +98,7 @@ impl Gpu {
 
     /// The sliding average of a host slice.
     pub fn sliding_average(
-        &self,
-        kernel: SlidingKernel,
-        a: &[f32],
-        window: usize,
+        &self, kernel: SlidingKernel, a: &[f32], window: usize,
     ) -> Result<Vec<f32>> {
         let shape = SlidingShape::new(a.len(), window)?;
         if shape.outputs() == 0 {

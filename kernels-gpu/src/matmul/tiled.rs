@@ -28,15 +28,8 @@ use super::{at, cdiv};
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn tiled_dot(
-    ms: SharedSlice<f32>,
-    ns: SharedSlice<f32>,
-    tw: u32,
-    m: *const f32,
-    n: *const f32,
-    h: u32,
-    w: u32,
-    k: u32,
-    epilogue: impl FnOnce(u32, u32, f32),
+    ms: SharedSlice<f32>, ns: SharedSlice<f32>, tw: u32, m: *const f32, n: *const f32, h: u32,
+    w: u32, k: u32, epilogue: impl FnOnce(u32, u32, f32),
 ) {
     let tc = thread::thread_idx_x();
     let tr = thread::thread_idx_y();
@@ -92,15 +85,8 @@ pub unsafe fn tiled_dot(
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn tiled_phases(
-    ms: SharedSlice<f32>,
-    ns: SharedSlice<f32>,
-    tw: u32,
-    m: *const f32,
-    n: *const f32,
-    out: *mut f32,
-    h: u32,
-    w: u32,
-    k: u32,
+    ms: SharedSlice<f32>, ns: SharedSlice<f32>, tw: u32, m: *const f32, n: *const f32,
+    out: *mut f32, h: u32, w: u32, k: u32,
 ) {
     // SAFETY: forwarded contract; the epilogue gets r < h and c < w, and this thread is
     // the only writer of out[r, c].

@@ -13,13 +13,7 @@ use super::tiled::tiled_phases;
 /// See the [module contract](crate::matmul) and the launch shape above.
 #[inline(always)]
 pub unsafe fn matmul_tiled_dynamic(
-    m: *const f32,
-    n: *const f32,
-    out: *mut f32,
-    h: u32,
-    w: u32,
-    k: u32,
-    tw: u32,
+    m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32, tw: u32,
 ) {
     let (ms, ns) = dynamic_shared::<f32>().split_at(tw * tw);
     // SAFETY: forwarded contract; both halves hold tw*tw when the launch gave 2*tw*tw words.

@@ -13,12 +13,7 @@ use super::tiled::tiled_phases;
 /// See the [module contract](crate::matmul) and the launch shape above.
 #[inline(always)]
 pub unsafe fn matmul_tiled_static<const TW: usize>(
-    m: *const f32,
-    n: *const f32,
-    out: *mut f32,
-    h: u32,
-    w: u32,
-    k: u32,
+    m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32,
 ) {
     let ms = shared_array!(f32; TW * TW);
     let ns = shared_array!(f32; TW * TW);

@@ -19,12 +19,7 @@ use nvptx_device::thread;
 /// See the [module contract](super).
 #[inline(always)]
 pub unsafe fn sgemm_coalesced<const BS: usize>(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let bs = BS as u32;
     let tile = BlockTile::of_block(bs, bs, m, n);
@@ -47,13 +42,7 @@ pub unsafe fn sgemm_coalesced<const BS: usize>(
     unsafe { *out.add(at(r, n, c)) = acc };
 }
 
-/// How to launch [`sgemm_coalesced`] at block edge `BS` under the name `entry`.
-pub const fn geometry<const BS: usize>() -> Geometry {
-    Geometry {
-        bm: BS as u32,
-        bn: BS as u32,
-        bk: 0,
-        threads: (BS * BS) as u32,
-        static_shared_bytes: 0,
-    }
+/// The launch geometry of [`sgemm_coalesced`]`::<bs>`.
+pub const fn geometry(bs: usize) -> Geometry {
+    Geometry::new(bs, bs, 0, bs * bs, 0)
 }

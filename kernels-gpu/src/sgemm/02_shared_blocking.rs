@@ -18,12 +18,7 @@ use nvptx_device::thread::{self, sync_threads};
 /// See the [module contract](super).
 #[inline(always)]
 pub unsafe fn sgemm_shared_blocking<const BS: usize>(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let bs = BS as u32;
     let a_tile = shared_array!(f32; BS * BS);
@@ -75,13 +70,7 @@ pub unsafe fn sgemm_shared_blocking<const BS: usize>(
     }
 }
 
-/// How to launch [`sgemm_shared_blocking`] at block edge `BS` under the name `entry`.
-pub const fn geometry<const BS: usize>() -> Geometry {
-    Geometry {
-        bm: BS as u32,
-        bn: BS as u32,
-        bk: BS as u32,
-        threads: (BS * BS) as u32,
-        static_shared_bytes: (2 * BS * BS * 4) as u32,
-    }
+/// The launch geometry of [`sgemm_shared_blocking`]`::<bs>`: two `bs × bs` shared tiles.
+pub const fn geometry(bs: usize) -> Geometry {
+    Geometry::new(bs, bs, bs, bs * bs, 2 * bs * bs)
 }

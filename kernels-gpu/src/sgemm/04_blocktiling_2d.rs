@@ -24,12 +24,7 @@ pub unsafe fn sgemm_blocktiling_2d<
     const TM: usize,
     const TN: usize,
 >(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let threads = BM * BN / (TM * TN);
     const {
@@ -107,19 +102,7 @@ pub unsafe fn sgemm_blocktiling_2d<
     });
 }
 
-/// How to launch [`sgemm_blocktiling_2d`] with these parameters under the name `entry`.
-pub const fn geometry<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const TM: usize,
-    const TN: usize,
->() -> Geometry {
-    Geometry {
-        bm: BM as u32,
-        bn: BN as u32,
-        bk: BK as u32,
-        threads: (BM * BN / (TM * TN)) as u32,
-        static_shared_bytes: ((BM * BK + BK * BN) * 4) as u32,
-    }
+/// The launch geometry of [`sgemm_blocktiling_2d`] with the same parameters.
+pub const fn geometry(bm: usize, bn: usize, bk: usize, tm: usize, tn: usize) -> Geometry {
+    Geometry::new(bm, bn, bk, bm * bn / (tm * tn), bm * bk + bk * bn)
 }

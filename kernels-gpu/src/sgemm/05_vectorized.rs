@@ -31,12 +31,7 @@ pub unsafe fn sgemm_vectorized<
     const TN: usize,
     const THREADS: usize,
 >(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     const {
         assert!(
@@ -122,20 +117,9 @@ pub unsafe fn sgemm_vectorized<
     });
 }
 
-/// How to launch [`sgemm_vectorized`] with these parameters under the name `entry`.
-pub const fn geometry<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
->() -> Geometry {
-    Geometry {
-        bm: BM as u32,
-        bn: BN as u32,
-        bk: BK as u32,
-        threads: THREADS as u32,
-        static_shared_bytes: ((BK * BM + BK * BN) * 4) as u32,
-    }
+/// The launch geometry of [`sgemm_vectorized`] with the same parameters.
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _tm: usize, _tn: usize, threads: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, bk, threads, bk * bm + bk * bn)
 }

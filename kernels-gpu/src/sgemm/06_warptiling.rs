@@ -32,12 +32,7 @@ pub unsafe fn sgemm_warptiling<
     const TN: usize,
     const THREADS: usize,
 >(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let a_tile = shared_array!(f32; BK * BM); // transposed: a_tile[c * BM + r]
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
@@ -96,18 +91,12 @@ pub unsafe fn sgemm_warptiling<
     };
 }
 
-/// The launch geometry of [`sgemm_warptiling`]: one stage of each shared tile.
-pub const fn geometry<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const WM: usize,
-    const WN: usize,
-    const WMITER: usize,
-    const WNITER: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
->() -> Geometry {
-    WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::geometry(1)
+/// The launch geometry of [`sgemm_warptiling`] with the same parameters: one stage of each
+/// shared tile.
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _wm: usize, _wn: usize, _wmiter: usize, _wniter: usize,
+    _tm: usize, _tn: usize, threads: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, bk, threads, bk * bm + bk * bn)
 }

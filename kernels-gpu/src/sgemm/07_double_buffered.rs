@@ -39,12 +39,7 @@ pub unsafe fn sgemm_double_buffered<
     const TN: usize,
     const THREADS: usize,
 >(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     // Two stages each: stage s starts at s * BK * BM (resp. s * BK * BN).
     let a_tile = shared_array!(f32; 2 * BK * BM); // transposed: a_tile[stage][c * BM + r]
@@ -131,18 +126,12 @@ pub unsafe fn sgemm_double_buffered<
     };
 }
 
-/// The launch geometry of [`sgemm_double_buffered`]: two stages of each shared tile.
-pub const fn geometry<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const WM: usize,
-    const WN: usize,
-    const WMITER: usize,
-    const WNITER: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
->() -> Geometry {
-    WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::geometry(2)
+/// The launch geometry of [`sgemm_double_buffered`] with the same parameters: two stages
+/// of each shared tile.
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _wm: usize, _wn: usize, _wmiter: usize, _wniter: usize,
+    _tm: usize, _tn: usize, threads: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, bk, threads, 2 * (bk * bm + bk * bn))
 }

@@ -37,12 +37,7 @@ pub unsafe fn sgemm_double_buffered_padded<
     const THREADS: usize,
     const LDA: usize,
 >(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; 2 * BK * BN); // b_tile[stage][r * BN + c]
@@ -78,14 +73,8 @@ pub unsafe fn sgemm_double_buffered_padded_in<
     const THREADS: usize,
     const LDA: usize,
 >(
-    a_tile: SharedSlice<f32>,
-    b_tile: SharedSlice<f32>,
-    tile: &BlockTile,
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    n: u32,
-    k: u32,
+    a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
+    b: *const f32, out: *mut f32, n: u32, k: u32,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
@@ -167,20 +156,12 @@ pub unsafe fn sgemm_double_buffered_padded_in<
     };
 }
 
-/// The launch geometry of [`sgemm_double_buffered_padded`]: two stages of each shared tile,
-/// the `a` tile's rows `LDA` floats apart.
-pub const fn geometry<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const WM: usize,
-    const WN: usize,
-    const WMITER: usize,
-    const WNITER: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
-    const LDA: usize,
->() -> Geometry {
-    WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::geometry_padded(2, LDA)
+/// The launch geometry of [`sgemm_double_buffered_padded`] with the same parameters: two
+/// stages of each shared tile, the `a` tile's rows `lda` floats apart.
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _wm: usize, _wn: usize, _wmiter: usize, _wniter: usize,
+    _tm: usize, _tn: usize, threads: usize, lda: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, bk, threads, 2 * (bk * lda + bk * bn))
 }

@@ -3,7 +3,6 @@
 //! column panels of `b` and `GROUP` row panels of `a` in L2.
 
 use super::padded::sgemm_double_buffered_padded_in;
-use super::warp_tile::WarpTile;
 use super::{BlockTile, Geometry};
 use nvptx_device::shared_array;
 
@@ -29,12 +28,7 @@ pub unsafe fn sgemm_double_buffered_swizzled<
     const LDA: usize,
     const GROUP: u32,
 >(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; 2 * BK * BN); // b_tile[stage][r * BN + c]
@@ -47,20 +41,12 @@ pub unsafe fn sgemm_double_buffered_swizzled<
     }
 }
 
-/// The launch geometry of [`sgemm_double_buffered_swizzled`]: rung 8's.
-pub const fn geometry<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const WM: usize,
-    const WN: usize,
-    const WMITER: usize,
-    const WNITER: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
-    const LDA: usize,
-    const GROUP: u32,
->() -> Geometry {
-    WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::geometry_padded(2, LDA)
+/// The launch geometry of [`sgemm_double_buffered_swizzled`] with the same parameters:
+/// rung 8's (the block order changes nothing else).
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _wm: usize, _wn: usize, _wmiter: usize, _wniter: usize,
+    _tm: usize, _tn: usize, threads: usize, lda: usize, _group: usize,
+) -> Geometry {
+    super::padded::geometry(bm, bn, bk, 0, 0, 0, 0, 0, 0, threads, lda)
 }

@@ -63,12 +63,7 @@ pub unsafe fn sgemm_multistage<
     const LDA: usize,
     const GROUP: u32,
 >(
-    a: *const f32,
-    b: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
@@ -202,27 +197,12 @@ pub unsafe fn sgemm_multistage<
     };
 }
 
-/// The launch geometry of [`sgemm_multistage`]: [`STAGES`] stages of the `b` tile and two
-/// of the padded `a` tile.
-pub const fn geometry<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const WM: usize,
-    const WN: usize,
-    const WMITER: usize,
-    const WNITER: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
-    const LDA: usize,
-    const GROUP: u32,
->() -> Geometry {
-    Geometry {
-        bm: BM as u32,
-        bn: BN as u32,
-        bk: BK as u32,
-        threads: THREADS as u32,
-        static_shared_bytes: ((2 * BK * LDA + STAGES * BK * BN) * 4) as u32,
-    }
+/// The launch geometry of [`sgemm_multistage`] with the same parameters: [`STAGES`] stages
+/// of the `b` tile and two of the padded `a` tile.
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _wm: usize, _wn: usize, _wmiter: usize, _wniter: usize,
+    _tm: usize, _tn: usize, threads: usize, lda: usize, _group: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, bk, threads, 2 * bk * lda + STAGES * bk * bn)
 }

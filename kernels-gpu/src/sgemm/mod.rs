@@ -70,7 +70,7 @@ use nvptx_device::thread::{self, Dim3};
 
 /// How a rung's configuration is launched: a 1D block of `threads` threads per `bm × bn`
 /// tile of `out`, a `cdiv(n, bn) × cdiv(m, bm)` grid, no dynamic shared memory. Each rung's
-/// `geometry::<…>()` computes it from the same const generics as its kernel.
+/// `geometry(…)` computes it from the values of its kernel's const generics, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Geometry {
     /// Rows of `out` per block.
@@ -86,6 +86,19 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// A geometry from its sizes, `shared_floats` the f32s of the kernel's shared arrays.
+    pub const fn new(
+        bm: usize, bn: usize, bk: usize, threads: usize, shared_floats: usize,
+    ) -> Self {
+        Self {
+            bm: bm as u32,
+            bn: bn as u32,
+            bk: bk as u32,
+            threads: threads as u32,
+            static_shared_bytes: (shared_floats * 4) as u32,
+        }
+    }
+
     /// The plain-data description of entry `entry` with this geometry and the SGEMM
     /// parameters `(a, b, out, m, n, k)`.
     pub const fn spec(self, entry: &'static str, min_blocks: Option<u32>) -> KernelSpec {
@@ -148,11 +161,11 @@ macro_rules! has_flag {
 macro_rules! sgemm_configs {
     ($( $(#[$meta:meta])* $entry:ident = $rung:literal $module:ident :: $kernel:ident ::<$($g:tt),*>
         $([$($flag:ident),*])? $(, min_blocks($mb:expr))?; )*) => {
-        /// Each configuration's geometry, from its rung's `geometry::<…>()`.
+        /// Each configuration's geometry, from its rung's `geometry(…)`.
         #[allow(non_upper_case_globals)]
         mod geometry_of {
             use super::*;
-            $(pub const $entry: Geometry = $module::geometry::<$($g),*>();)*
+            $(pub const $entry: Geometry = $module::geometry($($g as usize),*);)*
         }
 
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]

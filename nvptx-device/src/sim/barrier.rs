@@ -42,9 +42,7 @@ impl BlockBarrier {
     /// Thread `linear` arrives at the barrier at `here` and waits for the rest of its block.
     #[allow(clippy::type_complexity)]
     pub fn wait(
-        &self,
-        linear: u32,
-        here: SourceLocation,
+        &self, linear: u32, here: SourceLocation,
     ) -> Result<(), (u32, SourceLocation, Misuse)> {
         let mut s = self.lock();
         if s.aborted {

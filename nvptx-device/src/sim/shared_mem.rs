@@ -98,11 +98,7 @@ impl Shadow {
 }
 
 fn race(
-    t: &ThreadCtx,
-    at: SourceLocation,
-    region: &Region,
-    index: u32,
-    kind: RaceKind,
+    t: &ThreadCtx, at: SourceLocation, region: &Region, index: u32, kind: RaceKind,
     other_plus_one: u32,
 ) -> ! {
     let b = &t.block;

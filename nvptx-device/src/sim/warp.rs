@@ -86,10 +86,7 @@ fn fail(t: &ThreadCtx, reason: std::string::String, at: SourceLocation) -> ! {
 
 /// A shuffle by the calling simulated thread.
 pub(crate) fn shuffle(
-    mask: u32,
-    bits: u32,
-    mode: Mode,
-    location: &'static Location<'static>,
+    mask: u32, bits: u32, mode: Mode, location: &'static Location<'static>,
 ) -> u32 {
     let at = SourceLocation::from(location);
     context::with(|t| {

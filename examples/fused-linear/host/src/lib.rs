@@ -287,10 +287,7 @@ impl<'g> FusedLinearGpu<'g> {
 
     /// Checks that the device buffers have the lengths `shape` implies.
     fn check_lens(
-        shape: MatmulShape,
-        x: &CudaSlice<f32>,
-        w: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
+        shape: MatmulShape, x: &CudaSlice<f32>, w: &CudaSlice<f32>, b: &CudaSlice<f32>,
         out: &CudaSlice<f32>,
     ) -> Result<()> {
         shape.check_inputs(x.len(), w.len())?;
@@ -300,12 +297,8 @@ impl<'g> FusedLinearGpu<'g> {
 
     /// `out = relu(x @ w + b)` in one launch, queued on the stream (asynchronous).
     pub fn fused_device(
-        &self,
-        x: &CudaSlice<f32>,
-        w: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        out: &mut CudaSlice<f32>,
-        shape: MatmulShape,
+        &self, x: &CudaSlice<f32>, w: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         Self::check_lens(shape, x, w, b, out)?;
         if shape.m == 0 || shape.n == 0 {
@@ -336,11 +329,7 @@ impl<'g> FusedLinearGpu<'g> {
 
     /// `out = y + b` (bias broadcast over the `m` rows of the `m × n` matrix `y`), queued.
     pub fn bias_device(
-        &self,
-        y: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        out: &mut CudaSlice<f32>,
-        shape: MatmulShape,
+        &self, y: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         for (operand, buf) in [("y", y), ("out", &*out)] {
             check_len(operand, shape.m, shape.n, buf)?;
@@ -394,14 +383,8 @@ impl<'g> FusedLinearGpu<'g> {
     /// intermediates in global memory.
     #[allow(clippy::too_many_arguments)]
     pub fn unfused_device(
-        &self,
-        x: &CudaSlice<f32>,
-        w: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        y: &mut CudaSlice<f32>,
-        z: &mut CudaSlice<f32>,
-        out: &mut CudaSlice<f32>,
-        shape: MatmulShape,
+        &self, x: &CudaSlice<f32>, w: &CudaSlice<f32>, b: &CudaSlice<f32>, y: &mut CudaSlice<f32>,
+        z: &mut CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         let (kernel, tw) = UNFUSED_MATMUL;
         self.gpu.matmul_device(kernel, tw, x, w, y, shape)?;

@@ -50,13 +50,7 @@ pub fn relu_f32(x: f32) -> f32 {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn fused_linear(
-    x: *const f32,
-    weight: *const f32,
-    bias: *const f32,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+    x: *const f32, weight: *const f32, bias: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let xs = shared_array!(f32; TW * TW);
     let ws = shared_array!(f32; TW * TW);

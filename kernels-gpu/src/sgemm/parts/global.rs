@@ -31,13 +31,7 @@ pub fn is_aligned16<T>(ptr: *const T) -> bool {
 /// aligned.
 #[inline(always)]
 pub unsafe fn store_out4(
-    out: *mut f32,
-    n: u32,
-    tile: &crate::sgemm::BlockTile,
-    r: u32,
-    c: u32,
-    v: [f32; 4],
-    fast: bool,
+    out: *mut f32, n: u32, tile: &crate::sgemm::BlockTile, r: u32, c: u32, v: [f32; 4], fast: bool,
 ) {
     if fast {
         // SAFETY: inside and aligned, by the fast-path contract.

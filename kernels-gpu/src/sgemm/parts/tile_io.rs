@@ -69,14 +69,8 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn load(
-        src: *const f32,
-        ld: u32,
-        row0: u32,
-        col0: u32,
-        rows_left: u32,
-        cols_left: u32,
-        vectors_ok: bool,
-        t: u32,
+        src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
+        vectors_ok: bool, t: u32,
     ) -> Staged {
         // SAFETY: the caller's contract.
         unsafe {
@@ -102,14 +96,8 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn load_nc(
-        src: *const f32,
-        ld: u32,
-        row0: u32,
-        col0: u32,
-        rows_left: u32,
-        cols_left: u32,
-        vectors_ok: bool,
-        t: u32,
+        src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
+        vectors_ok: bool, t: u32,
     ) -> Staged {
         // SAFETY: the caller's contract.
         unsafe {
@@ -170,15 +158,8 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn load_vectors<const ROWS: usize, const COLS: usize, const NC: bool>(
-    vecs: usize,
-    position: impl Fn(usize) -> (u32, u32),
-    src: *const f32,
-    ld: u32,
-    row0: u32,
-    col0: u32,
-    rows_left: u32,
-    cols_left: u32,
-    vectors_ok: bool,
+    vecs: usize, position: impl Fn(usize) -> (u32, u32), src: *const f32, ld: u32, row0: u32,
+    col0: u32, rows_left: u32, cols_left: u32, vectors_ok: bool,
 ) -> Staged {
     let mut staged = [[0.0f32; 4]; MAX_VECS];
     if vectors_ok && rows_left >= ROWS as u32 && cols_left >= COLS as u32 {
@@ -264,14 +245,8 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn load_nc(
-        src: *const f32,
-        ld: u32,
-        row0: u32,
-        col0: u32,
-        rows_left: u32,
-        cols_left: u32,
-        vectors_ok: bool,
-        t: u32,
+        src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
+        vectors_ok: bool, t: u32,
     ) -> Staged {
         // SAFETY: the caller's contract.
         unsafe {

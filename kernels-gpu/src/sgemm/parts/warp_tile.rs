@@ -14,9 +14,9 @@
 //! same address: broadcasts, without bank conflicts. The warp's outputs stay within one
 //! `WM × WN` region, which keeps each warp's shared reads few and local.
 
+use crate::sgemm::BlockTile;
 use crate::sgemm::parts::global::store_out4;
 use crate::sgemm::parts::unroll::unroll;
-use crate::sgemm::{BlockTile, Geometry};
 use nvptx_device::intrinsics::fma;
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::warp::WARP_SIZE;
@@ -75,29 +75,6 @@ impl<
             && BK.is_multiple_of(4)
     );
 
-    /// The launch geometry, with `stages` copies of the two shared tiles.
-    pub const fn geometry(stages: usize) -> Geometry {
-        Geometry {
-            bm: BM as u32,
-            bn: BN as u32,
-            bk: BK as u32,
-            threads: THREADS as u32,
-            static_shared_bytes: (stages * (BK * BM + BK * BN) * 4) as u32,
-        }
-    }
-
-    /// The launch geometry of `stages` copies of the two shared tiles, the transposed `a`
-    /// tile's rows being `lda` floats apart.
-    pub const fn geometry_padded(stages: usize, lda: usize) -> Geometry {
-        Geometry {
-            bm: BM as u32,
-            bn: BN as u32,
-            bk: BK as u32,
-            threads: THREADS as u32,
-            static_shared_bytes: (stages * (BK * lda + BK * BN) * 4) as u32,
-        }
-    }
-
     /// Thread `t`'s origin in the block tile: its first row (an offset into a column of the
     /// transposed `a` tile) and its first column (an offset into a row of the `b` tile).
     #[inline(always)]
@@ -128,9 +105,7 @@ impl<
     /// [`thread_origin`](Self::thread_origin), in arrays holding that whole stage.
     #[inline(always)]
     pub unsafe fn accumulate(
-        acc: &mut Acc<WMITER, TM, WNITER, TN>,
-        a_frags: SharedSlice<f32>,
-        b_frags: SharedSlice<f32>,
+        acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>, b_frags: SharedSlice<f32>,
     ) {
         // SAFETY: the caller's contract; the transposed `a` tile's rows are `BM` apart.
         unsafe { Self::accumulate_ld::<BM>(acc, a_frags, b_frags) }
@@ -143,9 +118,7 @@ impl<
     /// As [`accumulate`](Self::accumulate), the stage's `a` tile being `BK × LDA`.
     #[inline(always)]
     pub unsafe fn accumulate_ld<const LDA: usize>(
-        acc: &mut Acc<WMITER, TM, WNITER, TN>,
-        a_frags: SharedSlice<f32>,
-        b_frags: SharedSlice<f32>,
+        acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>, b_frags: SharedSlice<f32>,
     ) {
         unroll!(dot in BK => {
             let dot = dot as u32;
@@ -186,12 +159,8 @@ impl<
     /// interior, `n % 4 == 0` and `out` is 16-byte aligned.
     #[inline(always)]
     pub unsafe fn store(
-        acc: &Acc<WMITER, TM, WNITER, TN>,
-        out: *mut f32,
-        n: u32,
-        tile: &BlockTile,
-        origin: (u32, u32),
-        fast: bool,
+        acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
+        origin: (u32, u32), fast: bool,
     ) {
         unroll!(wm in WMITER => {
             unroll!(i in TM => {
