@@ -24,13 +24,13 @@ use cudarc::driver::CudaSlice;
 #[path = "common/bench_report.rs"]
 mod bench_report;
 use bench_report::{Check, Contender, Measurement, Summary};
-use host::backend::Backend;
-use host::data::Rng;
-use host::error::Result;
-use host::gpu::{Cublas, CublasMath, Gpu};
-use host::report::median;
-use host::sim::Simulator;
-use host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::error::Result;
+use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
+use kernels_gpu_host::report::median;
+use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -471,7 +471,7 @@ fn cpu_benches(c: &mut Criterion) {
     group.throughput(Throughput::Elements(2 * (m * k * n) as u64));
     group.bench_function(
         BenchmarkId::new("matmul_f64", format!("{m}x{k}x{n}")),
-        |bch| bch.iter(|| host::reference::matmul_f64(black_box(&a), black_box(&b), m, k, n)),
+        |bch| bch.iter(|| kernels_gpu_host::reference::matmul_f64(black_box(&a), black_box(&b), m, k, n)),
     );
     group.finish();
 }

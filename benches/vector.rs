@@ -6,13 +6,13 @@
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
-use host::Error;
-use host::data::Rng;
-use host::error::Result;
-use host::gpu::Gpu;
-use host::reduce::ReduceKernel;
-use host::sim::Simulator;
-use host::sliding::{SlidingKernel, SlidingShape};
+use kernels_gpu_host::Error;
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::error::Result;
+use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::reduce::ReduceKernel;
+use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::sliding::{SlidingKernel, SlidingShape};
 
 #[path = "common/bench_report.rs"]
 mod bench_report;

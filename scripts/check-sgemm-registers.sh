@@ -6,7 +6,7 @@
 # Needs ptxas: the CUDA toolkit, or `pip install nvidia-cuda-nvcc-cu12` (set PTXAS to its
 # nvidia/cuda_nvcc/bin/ptxas). No GPU needed.
 # Usage: scripts/check-sgemm-registers.sh KERNELS.ptx [sm_90]
-#   (KERNELS.ptx: target/debug/build/host-*/out/kernels_gpu.ptx after `cargo build -p host`)
+#   (KERNELS.ptx: target/debug/build/kernels-gpu-host-*/out/kernels_gpu.ptx after `cargo build -p kernels-gpu-host`)
 set -euo pipefail
 ptx=${1:?usage: $0 KERNELS.ptx [sm_arch]}
 arch=${2:-sm_90}
@@ -22,7 +22,7 @@ awk '
       if ($(i+1) == "registers,") regs = $i
       if ($(i+1) == "bytes" && $(i+2) == "smem") smem = $i
     }
-    # Threads per block, as host/src/sgemm.rs launches each configuration.
+    # Threads per block, as kernels-gpu/src/sgemm/mod.rs declares each configuration.
     threads = 256
     if (fn ~ /w64x64|64x128x16/ && fn !~ /128x256|256x128/) threads = 128
     if (fn ~ /coalesced|shared_blocking/) threads = 1024

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every kernel × tile width of the prebuilt `host` binary on odd shapes under each of
+# Runs every kernel × tile width of the prebuilt `kernels-gpu-host` binary on odd shapes under each of
 # compute-sanitizer's four tools, on a machine with an NVIDIA GPU and the CUDA toolkit:
 #
 #   memcheck   out-of-bounds and misaligned global/shared accesses, bad API arguments
@@ -7,7 +7,7 @@
 #   synccheck  barriers not reached by every thread of a block
 #   initcheck  reads of device memory nothing has written
 #
-# Usage: scripts/sanitize.sh [HOST_BINARY]        (default ./host; e.g. target/release/host)
+# Usage: scripts/sanitize.sh [HOST_BINARY]        (default ./kernels-gpu-host; e.g. target/release/kernels-gpu-host)
 #
 # Environment: COMPUTE_SANITIZER (path of the tool; default: on PATH or in $CUDA_HOME/bin),
 # SANITIZE_LOG_DIR (where the logs go; default a new temporary directory),
@@ -23,10 +23,10 @@
 
 set -uo pipefail
 
-host=${1:-./host}
+host=${1:-./kernels-gpu-host}
 if [[ ! -x $host ]]; then
     echo "sanitize.sh: host binary '$host' not found or not executable" >&2
-    echo "  build it with 'cargo build --release -p host' and pass target/release/host" >&2
+    echo "  build it with 'cargo build --release -p kernels-gpu-host' and pass target/release/kernels-gpu-host" >&2
     exit 2
 fi
 

@@ -7,11 +7,11 @@
 mod harness;
 
 use harness::Test;
-use host::backend::Backend;
-use host::data::Rng;
-use host::gpu::Gpu;
-use host::reference;
-use host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::reference;
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 
@@ -123,7 +123,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 g.upload(&rng.uniform(256 * 384))?,
             );
             let mut out = g.zeros(512 * 384)?;
-            let (best, choice) = host::autotune::tune(g, &da, &db, &mut out, shape)?;
+            let (best, choice) = kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape)?;
             let all_ran = SgemmKernel::TUNED.iter().all(|k| {
                 choice
                     .candidates_ms

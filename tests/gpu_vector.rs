@@ -5,9 +5,9 @@
 mod harness;
 
 use harness::Test;
-use host::data::Rng;
-use host::reduce::{self, ReduceKernel};
-use host::sliding::{self, SlidingKernel};
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::reduce::{self, ReduceKernel};
+use kernels_gpu_host::sliding::{self, SlidingKernel};
 
 fn signed(seed: u64, n: usize) -> Vec<f32> {
     Rng::new(seed)

@@ -1,7 +1,7 @@
 //! CPU checks of the embedded PTX module: what the GPU will load, checked without one.
 
-use host::MatmulKernel;
-use host::ptx::{KERNELS_PTX, entry_names};
+use kernels_gpu_host::MatmulKernel;
+use kernels_gpu_host::ptx::{KERNELS_PTX, entry_names};
 
 /// The body of entry `name`, from its `.entry` line to the closing brace.
 fn body(name: &str) -> &'static str {

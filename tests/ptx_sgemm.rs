@@ -13,8 +13,8 @@
 //! * The `.shared` declarations add up to the catalogue's static shared bytes, which the
 //!   host checks launches against.
 
-use host::SgemmKernel;
-use host::ptx::{KERNELS_PTX, entry_names};
+use kernels_gpu_host::SgemmKernel;
+use kernels_gpu_host::ptx::{KERNELS_PTX, entry_names};
 
 /// The body of entry `name`, from its `.entry` line to the closing brace.
 fn body(name: &str) -> &'static str {

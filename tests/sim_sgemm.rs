@@ -9,11 +9,11 @@
 //! nothing wrote, out-of-bounds shared indices and misplaced barriers, and every 16-byte
 //! shared access for alignment.
 
-use host::backend::Backend;
-use host::data::Rng;
-use host::reference::{compare, matmul_f64};
-use host::sim::{Aligned, Simulator, aligned_copy};
-use host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use libtest_mimic::{Arguments, Trial};
 

@@ -5,10 +5,10 @@
 //! The bench (`benches/matmul.rs`) measures; this module only formats, so it runs and is
 //! tested without a GPU.
 
-use host::gpu::CublasMath;
-use host::kernels::MatmulKernel;
-use host::shape::MatmulShape;
-use host::tile::TileWidth;
+use kernels_gpu_host::gpu::CublasMath;
+use kernels_gpu_host::kernels::MatmulKernel;
+use kernels_gpu_host::shape::MatmulShape;
+use kernels_gpu_host::tile::TileWidth;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -127,7 +127,7 @@ pub fn spot_check(
     if m == 0 || n == 0 {
         return check;
     }
-    let mut rng = host::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
+    let mut rng = kernels_gpu_host::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
     // The four corners first (edge tiles are where kernels go wrong), then random elements.
     let corners = [(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
     let random = (0..samples.saturating_sub(4)).map(|_| {
@@ -636,9 +636,9 @@ fn color(c: Contender) -> plotters::style::RGBColor {
 
 /// The SGEMM ladder's bars: cyan for rungs 1-5, olive for warp tiling, pink for double
 /// buffering and after, black for the autotuned choice.
-fn sgemm_color(k: host::SgemmKernel) -> (u8, u8, u8) {
+fn sgemm_color(k: kernels_gpu_host::SgemmKernel) -> (u8, u8, u8) {
     match k {
-        host::SgemmKernel::Autotuned => (0, 0, 0),
+        kernels_gpu_host::SgemmKernel::Autotuned => (0, 0, 0),
         config => match config.config().rung {
             1..=5 => (23, 190, 207),
             6 => (188, 189, 34),
@@ -742,7 +742,7 @@ mod tests {
     #[test]
     fn contenders_cover_every_kernel_and_tile_width_and_cublas() {
         let all = Contender::all();
-        assert_eq!(all.len(), 1 + 3 * 3 + host::SgemmKernel::ALL.len() + 2);
+        assert_eq!(all.len(), 1 + 3 * 3 + kernels_gpu_host::SgemmKernel::ALL.len() + 2);
         assert!(all.iter().any(|c| c.label() == "sgemm-autotuned"));
         assert_eq!(all[0].label(), "naive");
         assert!(all.iter().any(|c| c.label() == "tiled-dynamic-const tw32"));
@@ -824,9 +824,9 @@ mod tests {
     #[test]
     fn spot_check_accepts_the_product_and_rejects_its_transpose() {
         let s = shape(7, 5, 6);
-        let mut rng = host::data::Rng::new(1);
+        let mut rng = kernels_gpu_host::data::Rng::new(1);
         let (a, b) = (rng.uniform(35), rng.uniform(30));
-        let r = host::reference::matmul_f64(&a, &b, 7, 5, 6);
+        let r = kernels_gpu_host::reference::matmul_f64(&a, &b, 7, 5, 6);
         let out: Vec<f32> = r.values.iter().map(|&v| v as f32).collect();
         let ok = spot_check(&a, &b, &out, s, 32, f32_bound(5));
         assert!(ok.ok(), "{ok:?}");

@@ -2,13 +2,13 @@
 //! result against an f64 CPU reference, and prints a table or JSON lines.
 
 use clap::Parser;
-use host::backend::Backend;
-use host::data::Rng;
-use host::gpu::Gpu;
-use host::reference::{self, Reference};
-use host::report::{self, Row};
-use host::sim::Simulator;
-use host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::reference::{self, Reference};
+use kernels_gpu_host::report::{self, Row};
+use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use std::process::ExitCode;
 
 #[path = "cli/vector.rs"]

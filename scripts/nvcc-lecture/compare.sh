@@ -7,7 +7,7 @@
 #
 # Usage, from the repository root on a GPU machine with the CUDA toolkit and python3:
 #   scripts/nvcc-lecture/compare.sh RUST_BINARY [ROUNDS]
-# RUST_BINARY: our host binary (target/release/host, built elsewhere and copied over).
+# RUST_BINARY: our host binary (target/release/kernels-gpu-host, built elsewhere and copied over).
 # ROUNDS: how many times to run both binaries, alternating, Rust first (default 3).
 #
 # Environment (all optional):

@@ -1,7 +1,7 @@
 //! The harness of the GPU test binaries: libtest-compatible output in which, where there is
 //! no GPU, every test is reported as *ignored* with the reason printed — never as passed.
 
-use host::gpu::Gpu;
+use kernels_gpu_host::gpu::Gpu;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 

@@ -16,9 +16,9 @@
 
 #![allow(dead_code)]
 
-use host::backend::Backend;
-use host::data::Rng;
-use host::{MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
 
 /// 19×21×13: partial tiles at every tile width, in every dimension.
 pub const SPECIAL_SHAPE: (usize, usize, usize) = (19, 21, 13);

@@ -7,7 +7,7 @@
 //! * `build.rs` builds `../kernels` to PTX with `nvptx_builder::PtxBuilder`; it is embedded
 //!   here as [`FUSED_LINEAR_PTX`];
 //! * on a GPU, [`FusedLinearGpu`] loads that module into the context of a
-//!   [`host::gpu::Gpu`] ([`Gpu::load_module`]) and launches its entries with cudarc on the
+//!   [`kernels_gpu_host::gpu::Gpu`] ([`Gpu::load_module`]) and launches its entries with cudarc on the
 //!   same stream as the `Gpu`'s own matmul, so both can be timed with [`Gpu::time_ms`];
 //! * on the host, `fused_linear_kernels` is an ordinary dependency whose kernels run in the
 //!   CPU simulator ([`sim`]), checked against the plain CPU sequence [`cpu_unfused`].
@@ -17,11 +17,11 @@
 //! bit for bit, and all are checked against the f64 reference [`reference_f64`].
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
-use host::error::{Error, Result};
-use host::gpu::Gpu;
-use host::gpu::launch_config;
-use host::reference::{self, Accuracy, Reference};
-use host::{MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu_host::error::{Error, Result};
+use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::launch_config;
+use kernels_gpu_host::reference::{self, Accuracy, Reference};
+use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::nvptx_device::thread::Dim3;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ impl Operands {
     /// Seeded operands uniform in [-1, 1): about half the outputs are negative before the
     /// relu, so the activation matters.
     pub fn random(shape: MatmulShape, seed: u64) -> Self {
-        let mut rng = host::data::Rng::new(seed);
+        let mut rng = kernels_gpu_host::data::Rng::new(seed);
         let (lx, lw, _) = shape.lens();
         let mut signed = |len| -> Vec<f32> {
             rng.uniform(len)
@@ -190,8 +190,8 @@ pub fn elementwise_launch(len: u32) -> Launch {
 pub mod sim {
     use super::*;
     use fused_linear_kernels::entry;
-    use host::backend::Backend;
-    use host::sim::{SharedPtr, Simulator};
+    use kernels_gpu_host::backend::Backend;
+    use kernels_gpu_host::sim::{SharedPtr, Simulator};
 
     /// The fused kernel, one launch.
     pub fn fused(sim: &Simulator, ops: &Operands) -> Result<Vec<f32>> {

@@ -5,11 +5,11 @@
 
 use clap::Parser;
 use fused_linear::{FusedLinearGpu, Operands, UNFUSED_MATMUL};
-use host::MatmulShape;
-use host::error::{Error, Result};
-use host::gpu::Gpu;
-use host::report::median;
-use host::sim::Simulator;
+use kernels_gpu_host::MatmulShape;
+use kernels_gpu_host::error::{Error, Result};
+use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::report::median;
+use kernels_gpu_host::sim::Simulator;
 use std::process::ExitCode;
 
 /// The shape and the lecture's: x is m×k, W is k×n.
@@ -88,7 +88,7 @@ fn shapes(args: &Args, default: &[(usize, usize, usize)]) -> Result<Vec<MatmulSh
 }
 
 /// How `out` compares with the reference and with the other sequence's output.
-fn verdict(out: &[f32], other: &[f32], reference: &host::reference::Reference, k: u32) -> String {
+fn verdict(out: &[f32], other: &[f32], reference: &kernels_gpu_host::reference::Reference, k: u32) -> String {
     let acc = fused_linear::accuracy(out, reference);
     let same = match fused_linear::first_mismatch(out, other) {
         None => "bitwise equal".to_owned(),

@@ -6,9 +6,9 @@
 //! *ignored* with the reason printed — never as passed.
 
 use fused_linear::{FusedLinearGpu, Operands};
-use host::MatmulShape;
-use host::error::Error;
-use host::gpu::Gpu;
+use kernels_gpu_host::MatmulShape;
+use kernels_gpu_host::error::Error;
+use kernels_gpu_host::gpu::Gpu;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 

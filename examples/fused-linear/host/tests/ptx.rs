@@ -5,7 +5,7 @@ use fused_linear::{BIAS_ENTRY, FUSED_ENTRY, FUSED_LINEAR_PTX, RELU_ENTRY};
 
 #[test]
 fn module_holds_exactly_its_own_entries() {
-    let mut entries = host::ptx::entry_names(FUSED_LINEAR_PTX);
+    let mut entries = kernels_gpu_host::ptx::entry_names(FUSED_LINEAR_PTX);
     entries.sort_unstable();
     let mut expected = vec![BIAS_ENTRY, FUSED_ENTRY, RELU_ENTRY];
     expected.sort_unstable();

@@ -3,9 +3,9 @@
 //! needs no GPU to inspect.
 
 use fused_linear::{Operands, sim};
-use host::MatmulShape;
-use host::error::Error;
-use host::sim::Simulator;
+use kernels_gpu_host::MatmulShape;
+use kernels_gpu_host::error::Error;
+use kernels_gpu_host::sim::Simulator;
 
 /// Odd shapes (m, k, n): none a multiple of the tile, k = 1, k = 0 (out = relu(b)),
 /// whole tiles, and one spanning several tiles in every dimension.
@@ -116,7 +116,7 @@ fn ptx_module_has_the_three_entries() {
         (fused_linear::RELU_ENTRY, vec![8, 8, 4]),
     ] {
         assert_eq!(
-            host::ptx::param_sizes(ptx, entry),
+            kernels_gpu_host::ptx::param_sizes(ptx, entry),
             Some(params),
             "parameters of {entry}"
         );
