@@ -471,7 +471,11 @@ fn cpu_benches(c: &mut Criterion) {
     group.throughput(Throughput::Elements(2 * (m * k * n) as u64));
     group.bench_function(
         BenchmarkId::new("matmul_f64", format!("{m}x{k}x{n}")),
-        |bch| bch.iter(|| kernels_gpu_host::reference::matmul_f64(black_box(&a), black_box(&b), m, k, n)),
+        |bch| {
+            bch.iter(|| {
+                kernels_gpu_host::reference::matmul_f64(black_box(&a), black_box(&b), m, k, n)
+            })
+        },
     );
     group.finish();
 }

@@ -6,7 +6,7 @@
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
-use kernels_gpu_host::Error;
+use kernels_gpu_host::{Backend, Error};
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::error::Result;
 use kernels_gpu_host::gpu::Gpu;

@@ -93,7 +93,11 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
     // naive once, three tiled kernels at three tile widths, and each SGEMM kernel once.
-    assert_eq!(rows.len(), 10 + kernels_gpu_host::SgemmKernel::ALL.len(), "{stdout}");
+    assert_eq!(
+        rows.len(),
+        10 + kernels_gpu_host::SgemmKernel::ALL.len(),
+        "{stdout}"
+    );
     for row in &rows {
         assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
         assert_eq!(

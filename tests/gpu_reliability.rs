@@ -16,11 +16,11 @@ mod ieee;
 use cudarc::driver::CudaContext;
 use cudarc::driver::CudaSlice;
 use harness::Test;
+use kernels_gpu::nvptx_device::launch::{Launch, Limit, LimitError};
+use kernels_gpu::nvptx_device::thread::Dim3;
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
-use kernels_gpu::nvptx_device::launch::{Launch, Limit, LimitError};
-use kernels_gpu::nvptx_device::thread::Dim3;
 use libtest_mimic::{Failed, Trial};
 use std::sync::{Arc, RwLock};
 

@@ -5,6 +5,7 @@
 mod harness;
 
 use harness::Test;
+use kernels_gpu_host::Backend;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reduce::{self, ReduceKernel};
 use kernels_gpu_host::sliding::{self, SlidingKernel};

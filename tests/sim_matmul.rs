@@ -6,13 +6,13 @@
 //! Then zero-sized shapes, the typed launchers, shape errors and random shapes. No GPU is
 //! needed.
 
+use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::error::Error;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
-use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use proptest::prelude::*;
 
 /// Random operands for `shape`, from a seed derived from the shape so each test is fixed.

@@ -9,12 +9,12 @@
 //! nothing wrote, out-of-bounds shared indices and misplaced barriers, and every 16-byte
 //! shared access for alignment.
 
+use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
-use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use libtest_mimic::{Arguments, Trial};
 
 /// The shapes `(m, k, n)`: partial tiles in every dimension, `k = 1`, and several

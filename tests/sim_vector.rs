@@ -1,10 +1,10 @@
 //! Reductions and sliding averages on the CPU simulator.
 
-use kernels_gpu_host::Error;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reduce::{self, ReduceKernel};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::sliding::{self, SlidingKernel, SlidingShape};
+use kernels_gpu_host::{Backend, Error};
 
 fn signed(rng: &mut Rng, n: usize) -> Vec<f32> {
     rng.uniform(n).into_iter().map(|x| 2.0 * x - 1.0).collect()

@@ -742,7 +742,10 @@ mod tests {
     #[test]
     fn contenders_cover_every_kernel_and_tile_width_and_cublas() {
         let all = Contender::all();
-        assert_eq!(all.len(), 1 + 3 * 3 + kernels_gpu_host::SgemmKernel::ALL.len() + 2);
+        assert_eq!(
+            all.len(),
+            1 + 3 * 3 + kernels_gpu_host::SgemmKernel::ALL.len() + 2
+        );
         assert!(all.iter().any(|c| c.label() == "sgemm-autotuned"));
         assert_eq!(all[0].label(), "naive");
         assert!(all.iter().any(|c| c.label() == "tiled-dynamic-const tw32"));

@@ -1,7 +1,7 @@
 //! Sum reductions: kernel catalogue, launch shape, error bound, and the simulator launcher.
 
 use crate::error::{Error, Result};
-use crate::sim::{SharedPtr, Simulator, aligned_copy};
+use crate::sim::{SharedPtr, Simulator};
 use kernels_gpu::catalogue::{Extent, REDUCE, ReduceEntry, VectorConfig};
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::reduce::{BLOCK, UNROLL};
@@ -98,7 +98,9 @@ pub fn within_bound(sum: f32, x: &[f32]) -> bool {
 
 impl Simulator {
     /// One pass of `kernel` over `input[..n]`, one partial per block.
-    fn reduce_pass(&self, kernel: ReduceKernel, input: *const f32, n: u32) -> Result<Vec<f32>> {
+    pub(crate) fn reduce_pass(
+        &self, kernel: ReduceKernel, input: *const f32, n: u32,
+    ) -> Result<Vec<f32>> {
         let launch = kernel.launch(n);
         let mut partials = vec![0.0f32; launch.grid.x as usize];
         let (i, p) = (
@@ -109,21 +111,5 @@ impl Simulator {
         // SAFETY: `input` holds n floats in 16-byte-aligned storage, `partials` one per block.
         self.launch(&launch, move || unsafe { entry(i.get(), n, p.get()) })?;
         Ok(partials)
-    }
-
-    /// The sum of `input`, by two launches of `kernel` as on the GPU.
-    pub fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
-        let n = check_len(input.len())?;
-        if n == 0 {
-            return Ok(0.0);
-        }
-        let data = aligned_copy(input);
-        let partials = self.reduce_pass(kernel, data.as_ptr() as *const f32, n)?;
-        if let [sum] = partials[..] {
-            return Ok(sum);
-        }
-        let blocks = partials.len() as u32;
-        let partials = aligned_copy(&partials);
-        Ok(self.reduce_pass(kernel, partials.as_ptr() as *const f32, blocks)?[0])
     }
 }

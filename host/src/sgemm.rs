@@ -7,11 +7,8 @@
 //! width: each entry point is one compile-time configuration (block tile, warp tile, thread
 //! tile), named in its entry.
 
-use crate::error::Result;
 use crate::kernels::MatmulKernel;
-use crate::shape::MatmulShape;
-use kernels_gpu::catalogue::{Extent, KernelSpec};
-use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+use kernels_gpu::catalogue::KernelSpec;
 use kernels_gpu::sgemm::{CONFIGS, MatmulEntry, SgemmConfig};
 
 /// One SGEMM configuration (an index into `kernels_gpu::sgemm::CONFIGS`), or the autotuned
@@ -108,21 +105,6 @@ impl SgemmKernel {
     /// The entry point as the simulator calls it.
     pub(crate) fn sim_entry(self) -> MatmulEntry {
         self.config().sim
-    }
-
-    /// The launch for `shape`, checked against `limits` with the kernel's static shared
-    /// memory.
-    pub fn launch_within(self, shape: &MatmulShape, limits: &Limits) -> Result<Launch> {
-        let spec = self.spec();
-        let launch = spec.launch(
-            Extent::Matrix {
-                rows: shape.m,
-                cols: shape.n,
-            },
-            0,
-        );
-        limits.check(&launch, spec.static_shared_bytes)?;
-        Ok(launch)
     }
 }
 

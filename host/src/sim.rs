@@ -3,9 +3,9 @@
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
-use crate::reduce::ReduceKernel;
+use crate::reduce::{self, ReduceKernel};
 use crate::shape::MatmulShape;
-use crate::sliding::SlidingKernel;
+use crate::sliding::{SlidingKernel, SlidingShape};
 use crate::tile::TileWidth;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
@@ -45,12 +45,43 @@ impl Simulator {
 }
 
 impl Backend for Simulator {
+    /// The sum of `input`, by two launches of `kernel` as on the GPU.
     fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
-        Simulator::sum(self, kernel, input)
+        let n = reduce::check_len(input.len())?;
+        if n == 0 {
+            return Ok(0.0);
+        }
+        let data = aligned_copy(input);
+        let partials = self.reduce_pass(kernel, data.as_ptr() as *const f32, n)?;
+        if let [sum] = partials[..] {
+            return Ok(sum);
+        }
+        let blocks = partials.len() as u32;
+        let partials = aligned_copy(&partials);
+        Ok(self.reduce_pass(kernel, partials.as_ptr() as *const f32, blocks)?[0])
     }
 
+    /// The sliding average of `a` over windows of `window`, by `kernel`.
     fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
-        Simulator::sliding_average(self, kernel, a, window)
+        let shape = SlidingShape::new(a.len(), window)?;
+        let mut out = vec![0.0f32; shape.outputs() as usize];
+        if out.is_empty() {
+            return Ok(out);
+        }
+        let launch = kernel.launch(shape.outputs(), shape.window);
+        // The shared kernel loads 16 bytes at a time, as device allocations allow.
+        let aligned = aligned_copy(a);
+        let (pa, po) = (
+            SharedPtr(aligned.as_ptr() as *mut f32),
+            SharedPtr(out.as_mut_ptr()),
+        );
+        let SlidingShape { n, window } = shape;
+        let entry = kernel.config().sim;
+        // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1; 1 <= window <= n.
+        self.launch(&launch, move || unsafe {
+            entry(pa.get(), n, window, po.get())
+        })?;
+        Ok(out)
     }
 
     fn matmul(

@@ -2,7 +2,6 @@
 //! simulator launcher.
 
 use crate::error::{Error, Result};
-use crate::sim::{SharedPtr, Simulator};
 use kernels_gpu::catalogue::{Extent, SLIDING, SlidingEntry, VectorConfig};
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::sliding::BLOCK;
@@ -99,31 +98,4 @@ pub fn within_bound(out: &[f32], a: &[f32], window: usize) -> bool {
             let bound = (window as f64 + 1.0) * (f32::EPSILON as f64 / 2.0) * magnitude;
             ((o as f64) - r[i]).abs() <= bound || (o.is_nan() && r[i].is_nan())
         })
-}
-
-impl Simulator {
-    /// The sliding average of `a` over windows of `window`, by `kernel`.
-    pub fn sliding_average(
-        &self, kernel: SlidingKernel, a: &[f32], window: usize,
-    ) -> Result<Vec<f32>> {
-        let shape = SlidingShape::new(a.len(), window)?;
-        let mut out = vec![0.0f32; shape.outputs() as usize];
-        if out.is_empty() {
-            return Ok(out);
-        }
-        let launch = kernel.launch(shape.outputs(), shape.window);
-        // The shared kernel loads 16 bytes at a time, as device allocations allow.
-        let aligned = crate::sim::aligned_copy(a);
-        let (pa, po) = (
-            SharedPtr(aligned.as_ptr() as *mut f32),
-            SharedPtr(out.as_mut_ptr()),
-        );
-        let SlidingShape { n, window } = shape;
-        let entry = kernel.config().sim;
-        // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1; 1 <= window <= n.
-        self.launch(&launch, move || unsafe {
-            entry(pa.get(), n, window, po.get())
-        })?;
-        Ok(out)
-    }
 }

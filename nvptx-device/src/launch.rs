@@ -49,27 +49,29 @@ impl Limits {
         if grid.volume() == 0 || block.volume() == 0 {
             return Err(LimitError::Empty { grid, block });
         }
-        let m = self.max_block_dim;
+        let (m, g, w) = (self.max_block_dim, self.max_grid_dim, u64::from);
+        let shared = w(static_shared_bytes) + w(launch.dynamic_shared_bytes);
         for (what, requested, limit) in [
-            (Limit::BlockDimX, block.x, m.x),
-            (Limit::BlockDimY, block.y, m.y),
-            (Limit::BlockDimZ, block.z, m.z),
+            (Limit::BlockDimX, w(block.x), w(m.x)),
+            (Limit::BlockDimY, w(block.y), w(m.y)),
+            (Limit::BlockDimZ, w(block.z), w(m.z)),
+            (
+                Limit::ThreadsPerBlock,
+                block.volume(),
+                w(self.max_threads_per_block),
+            ),
+            (Limit::GridDimX, w(grid.x), w(g.x)),
+            (Limit::GridDimY, w(grid.y), w(g.y)),
+            (Limit::GridDimZ, w(grid.z), w(g.z)),
+            (
+                Limit::SharedBytesPerBlock,
+                shared,
+                w(self.max_shared_bytes_per_block),
+            ),
         ] {
-            what.check(requested as u64, limit as u64)?;
+            what.check(requested, limit)?;
         }
-        Limit::ThreadsPerBlock.check(block.volume(), self.max_threads_per_block as u64)?;
-        let g = self.max_grid_dim;
-        for (what, requested, limit) in [
-            (Limit::GridDimX, grid.x, g.x),
-            (Limit::GridDimY, grid.y, g.y),
-            (Limit::GridDimZ, grid.z, g.z),
-        ] {
-            what.check(requested as u64, limit as u64)?;
-        }
-        Limit::SharedBytesPerBlock.check(
-            static_shared_bytes as u64 + launch.dynamic_shared_bytes as u64,
-            self.max_shared_bytes_per_block as u64,
-        )
+        Ok(())
     }
 }
 

@@ -1,14 +1,14 @@
-//! `host --op sum|sliding`: the minitorch reductions and sliding averages, checked against
+//! `kernels-gpu-host --op sum|sliding`: the minitorch reductions and sliding averages, checked against
 //! f64 references and, on a GPU, timed against a device-to-device copy of the same data.
 
 use super::{Args, GPU_DEFAULT_LEN, Op, SIM_DEFAULT_LEN};
-use kernels_gpu_host::Error;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reduce::{self, ReduceKernel};
 use kernels_gpu_host::report::{self, VectorRow};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::sliding::{self, SlidingKernel, SlidingShape};
+use kernels_gpu_host::{Backend, Error};
 
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
     let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;

@@ -1,13 +1,10 @@
 //! Launching the matmul kernels on the GPU.
 
 use super::{Gpu, fault};
-use crate::backend::Backend;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
-use crate::reduce::ReduceKernel;
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
-use crate::sliding::SlidingKernel;
 use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
 
@@ -62,28 +59,5 @@ impl Gpu {
         // launcher checks the sizes against the PTX); the buffers have the lengths the
         // shape implies (checked above), and the shape fits u32 indices (MatmulShape).
         unsafe { args.launch(&launch) }
-    }
-}
-
-impl Backend for Gpu {
-    fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
-        Gpu::sum(self, kernel, input)
-    }
-
-    fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
-        Gpu::sliding_average(self, kernel, a, window)
-    }
-
-    fn matmul(
-        &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
-    ) -> Result<Vec<f32>> {
-        shape.check_inputs(a.len(), b.len())?;
-        let (la, lb, lo) = shape.lens();
-        self.reserve(4 * (la + lb + lo) as u64)?;
-        let (da, db) = (self.upload(a)?, self.upload(b)?);
-        let mut out = self.zeros(lo)?;
-        self.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
-        self.synchronize(kernel.entry(tw))?;
-        self.download(&out)
     }
 }

@@ -1,5 +1,6 @@
 //! The GPU: a CUDA context with the kernels' PTX module loaded, and checked launches.
 
+mod backend;
 mod cublas;
 mod launch;
 mod matmul;

@@ -55,16 +55,6 @@ impl Gpu {
         self.reduce_pass(kernel, &scratch.partials, blocks, &mut scratch.result)
     }
 
-    /// The sum of a host slice.
-    pub fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
-        reduce::check_len(input.len())?;
-        let data = self.upload(input)?;
-        let mut scratch = self.reduce_scratch()?;
-        self.sum_device(kernel, &data, &mut scratch)?;
-        self.synchronize(kernel.entry())?;
-        Ok(self.download(&scratch.result)?[0])
-    }
-
     /// Queues the sliding average of `a` over windows of `window` into `out`, which must
     /// hold [`SlidingShape::outputs`] floats.
     pub fn sliding_average_device(
@@ -94,20 +84,5 @@ impl Gpu {
         // SAFETY: (a, n, window, out) as the entry expects, with 1 <= window <= n and `out`
         // of n - window + 1 floats.
         unsafe { args.launch(&launch) }
-    }
-
-    /// The sliding average of a host slice.
-    pub fn sliding_average(
-        &self, kernel: SlidingKernel, a: &[f32], window: usize,
-    ) -> Result<Vec<f32>> {
-        let shape = SlidingShape::new(a.len(), window)?;
-        if shape.outputs() == 0 {
-            return Ok(vec![]);
-        }
-        let da = self.upload(a)?;
-        let mut out = self.zeros(shape.outputs() as usize)?;
-        self.sliding_average_device(kernel, &da, window, &mut out)?;
-        self.synchronize(kernel.entry())?;
-        self.download(&out)
     }
 }

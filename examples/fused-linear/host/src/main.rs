@@ -88,7 +88,9 @@ fn shapes(args: &Args, default: &[(usize, usize, usize)]) -> Result<Vec<MatmulSh
 }
 
 /// How `out` compares with the reference and with the other sequence's output.
-fn verdict(out: &[f32], other: &[f32], reference: &kernels_gpu_host::reference::Reference, k: u32) -> String {
+fn verdict(
+    out: &[f32], other: &[f32], reference: &kernels_gpu_host::reference::Reference, k: u32,
+) -> String {
     let acc = fused_linear::accuracy(out, reference);
     let same = match fused_linear::first_mismatch(out, other) {
         None => "bitwise equal".to_owned(),

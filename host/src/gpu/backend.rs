@@ -1,0 +1,48 @@
+//! The [`Backend`] operations on host slices: upload, launch, wait, download.
+
+use super::Gpu;
+use crate::backend::Backend;
+use crate::error::Result;
+use crate::kernels::MatmulKernel;
+use crate::reduce::{self, ReduceKernel};
+use crate::shape::MatmulShape;
+use crate::sliding::{SlidingKernel, SlidingShape};
+use crate::tile::TileWidth;
+
+impl Backend for Gpu {
+    fn matmul(
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let (la, lb, lo) = shape.lens();
+        self.reserve(4 * (la + lb + lo) as u64)?;
+        let (da, db) = (self.upload(a)?, self.upload(b)?);
+        let mut out = self.zeros(lo)?;
+        self.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
+        self.synchronize(kernel.entry(tw))?;
+        self.download(&out)
+    }
+
+    /// The sum of a host slice.
+    fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
+        reduce::check_len(input.len())?;
+        let data = self.upload(input)?;
+        let mut scratch = self.reduce_scratch()?;
+        self.sum_device(kernel, &data, &mut scratch)?;
+        self.synchronize(kernel.entry())?;
+        Ok(self.download(&scratch.result)?[0])
+    }
+
+    /// The sliding average of a host slice.
+    fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
+        let shape = SlidingShape::new(a.len(), window)?;
+        if shape.outputs() == 0 {
+            return Ok(vec![]);
+        }
+        let da = self.upload(a)?;
+        let mut out = self.zeros(shape.outputs() as usize)?;
+        self.sliding_average_device(kernel, &da, window, &mut out)?;
+        self.synchronize(kernel.entry())?;
+        self.download(&out)
+    }
+}
