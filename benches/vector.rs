@@ -6,13 +6,13 @@
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
-use kernels_gpu_host::{Backend, Error};
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::error::Result;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reduce::ReduceKernel;
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::sliding::{SlidingKernel, SlidingShape};
+use kernels_gpu_host::{Backend, Error};
 
 #[path = "common/bench_report.rs"]
 mod bench_report;

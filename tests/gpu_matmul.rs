@@ -5,6 +5,8 @@
 
 #[path = "common/gpu_harness.rs"]
 mod harness;
+#[path = "common/shapes.rs"]
+mod shapes;
 
 use harness::Test;
 use kernels_gpu_host::backend::Backend;
@@ -16,13 +18,11 @@ use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 
 /// The odd shapes (m, k, n): tiny, none a multiple of a tile, k = 1, and larger.
-const SHAPES: [(usize, usize, usize); 5] = [
-    (1, 1, 1),
-    (17, 33, 65),
-    (5, 300, 7),
-    (64, 1, 64),
-    (257, 129, 511),
-];
+/// [`shapes::ODD`] and one larger than a tile in every dimension.
+const SHAPES: [(usize, usize, usize); 5] = {
+    let [a, b, c, d] = shapes::ODD;
+    [a, b, c, d, (257, 129, 511)]
+};
 
 fn check(
     gpu: &Gpu, kernel: MatmulKernel, tw: TileWidth, (m, k, n): (usize, usize, usize), seed: u64,

@@ -11,6 +11,9 @@
 
 use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use kernels_gpu_host::backend::Backend;
+#[path = "common/shapes.rs"]
+mod shapes;
+
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
@@ -19,13 +22,11 @@ use libtest_mimic::{Arguments, Trial};
 
 /// The shapes `(m, k, n)`: partial tiles in every dimension, `k = 1`, and several
 /// blocks and k-tiles (130×67×129: 2 × 2 blocks of 128 × 128 with 4-row, 1-column edges).
-const ODD: [(usize, usize, usize); 5] = [
-    (1, 1, 1),
-    (17, 33, 65),
-    (5, 300, 7),
-    (64, 1, 64),
-    (130, 67, 129),
-];
+/// [`shapes::ODD`] and one with a partial block in each dimension.
+const ODD: [(usize, usize, usize); 5] = {
+    let [a, b, c, d] = shapes::ODD;
+    [a, b, c, d, (130, 67, 129)]
+};
 
 /// Shapes where `k` and `n` are multiples of 4: interior 128 × 128 blocks take the vector
 /// path, edge blocks (4 rows or 4 columns) and the last, partial k-tile the checked one;

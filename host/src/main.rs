@@ -239,15 +239,8 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
     let shape = args.shape(GPU_DEFAULT)?;
     let info = gpu.info()?;
     eprintln!(
-        "{} (sm_{}{}, CUDA driver API {}.{}): {shape}, seed {}, median of {} runs after {} warm-up",
-        info.name,
-        info.compute_capability.0,
-        info.compute_capability.1,
-        info.driver_api_version / 1000,
-        info.driver_api_version % 1000 / 10,
-        args.seed,
-        args.iters,
-        args.warmup
+        "{info}: {shape}, seed {}, median of {} runs after {} warm-up",
+        args.seed, args.iters, args.warmup
     );
     let (a, b, r) = inputs(args, shape);
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);

@@ -52,6 +52,20 @@ pub struct DeviceInfo {
     pub total_memory_bytes: usize,
 }
 
+/// `NVIDIA H100 80GB HBM3 (sm_90, CUDA driver API 13.0)`.
+impl std::fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ((major, minor), v) = (self.compute_capability, self.driver_api_version);
+        write!(
+            f,
+            "{} (sm_{major}{minor}, CUDA driver API {}.{})",
+            self.name,
+            v / 1000,
+            v % 1000 / 10
+        )
+    }
+}
+
 impl Gpu {
     /// GPU 0.
     pub fn new() -> Result<Self> {

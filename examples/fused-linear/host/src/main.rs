@@ -148,15 +148,8 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<bool> {
     let fl = FusedLinearGpu::new(gpu)?;
     let (kernel, tw) = UNFUSED_MATMUL;
     println!(
-        "{} (sm_{}{}, CUDA driver API {}.{}), seed {}; median of {} event-timed runs after {} warm-ups",
-        info.name,
-        info.compute_capability.0,
-        info.compute_capability.1,
-        info.driver_api_version / 1000,
-        info.driver_api_version % 1000 / 10,
-        args.seed,
-        args.iters,
-        args.warmup
+        "{info}, seed {}; median of {} event-timed runs after {} warm-ups",
+        args.seed, args.iters, args.warmup
     );
     println!(
         "fused: {} (one launch); unfused: {} then {} then {} (x@W and x@W+b in global memory)\n",

@@ -6,6 +6,9 @@
 //! *ignored* with the reason printed — never as passed.
 
 use fused_linear::{FusedLinearGpu, Operands};
+#[path = "../../../../tests/common/shapes.rs"]
+mod shapes;
+
 use kernels_gpu_host::MatmulShape;
 use kernels_gpu_host::error::Error;
 use kernels_gpu_host::gpu::Gpu;
@@ -13,15 +16,11 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 
 /// Odd shapes (m, k, n): tiny, none a multiple of the tile, k = 1, k = 0, larger.
-const SHAPES: [(usize, usize, usize); 7] = [
-    (1, 1, 1),
-    (17, 33, 65),
-    (5, 300, 7),
-    (64, 1, 64),
-    (3, 0, 5),
-    (257, 129, 511),
-    (0, 4, 6),
-];
+/// [`shapes::ODD`], k = 0 and empty outputs, and one larger than a tile in every dimension.
+const SHAPES: [(usize, usize, usize); 7] = {
+    let [a, b, c, d] = shapes::ODD;
+    [a, b, c, d, (3, 0, 5), (257, 129, 511), (0, 4, 6)]
+};
 
 fn check(gpu: &Gpu, (m, k, n): (usize, usize, usize), seed: u64) -> Result<(), Failed> {
     let fl = FusedLinearGpu::new(gpu)?;

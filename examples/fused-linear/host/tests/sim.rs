@@ -3,22 +3,20 @@
 //! needs no GPU to inspect.
 
 use fused_linear::{Operands, sim};
+#[path = "../../../../tests/common/shapes.rs"]
+mod shapes;
+
 use kernels_gpu_host::MatmulShape;
 use kernels_gpu_host::error::Error;
 use kernels_gpu_host::sim::Simulator;
 
 /// Odd shapes (m, k, n): none a multiple of the tile, k = 1, k = 0 (out = relu(b)),
 /// whole tiles, and one spanning several tiles in every dimension.
-const SHAPES: [(usize, usize, usize); 8] = [
-    (17, 33, 65),
-    (5, 300, 7),
-    (1, 1, 1),
-    (64, 1, 64),
-    (3, 0, 5),
-    (32, 16, 48),
-    (40, 57, 19),
-    (0, 4, 6),
-];
+/// [`shapes::ODD`], k = 0, an empty output, and two more odd ones.
+const SHAPES: [(usize, usize, usize); 8] = {
+    let [a, b, c, d] = shapes::ODD;
+    [a, b, c, d, (3, 0, 5), (32, 16, 48), (40, 57, 19), (0, 4, 6)]
+};
 
 fn check_fused(ops: &Operands) {
     let shape = ops.shape;
