@@ -209,3 +209,70 @@ impl KernelSpec {
         self.params.iter().map(|p| p.ty.size())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TILES: KernelSpec = KernelSpec {
+        entry: "k",
+        params: crate::params!(a: *const f32, out: *mut f32, n: u32),
+        block: Dim3::x(256),
+        grid: GridRule::Tiles {
+            rows: 128,
+            cols: 64,
+        },
+        static_shared_bytes: 0,
+        dynamic_shared: DynamicShared::None,
+        launch_bounds: None,
+    };
+
+    #[test]
+    fn params_come_from_the_signature() {
+        let sizes: std::vec::Vec<usize> = TILES.param_bytes().collect();
+        assert_eq!(sizes, [8, 8, 4]);
+        assert_eq!(TILES.params[2].name, "n");
+        assert_eq!(TILES.params[1].ty, ParamType::MutF32Ptr);
+    }
+
+    #[test]
+    fn grid_rules_cover_the_problem() {
+        let l = TILES.launch(
+            Extent::Matrix {
+                rows: 129,
+                cols: 64,
+            },
+            0,
+        );
+        assert_eq!(
+            (l.grid, l.block, l.dynamic_shared_bytes),
+            (Dim3::xy(1, 2), Dim3::x(256), 0)
+        );
+        let items = KernelSpec {
+            grid: GridRule::Items {
+                per_block: 1024,
+                max_blocks: 3,
+            },
+            dynamic_shared: DynamicShared::Affine {
+                base: 4092,
+                per_unit: 4,
+            },
+            ..TILES
+        };
+        assert_eq!(items.launch(Extent::Items(2049), 0).grid, Dim3::x(3));
+        assert_eq!(items.launch(Extent::Items(1_000_000), 0).grid, Dim3::x(3));
+        // Never an empty grid, even for no items; the window sizes the tile.
+        assert_eq!(items.launch(Extent::Items(0), 7).grid, Dim3::x(1));
+        assert_eq!(
+            items.launch(Extent::Items(0), 7).dynamic_shared_bytes,
+            4092 + 28
+        );
+        // A window too large saturates, so that the limit check refuses it.
+        assert_eq!(
+            items
+                .launch(Extent::Items(1), u32::MAX)
+                .dynamic_shared_bytes,
+            u32::MAX
+        );
+    }
+}

@@ -182,3 +182,69 @@ impl fmt::Display for LimitError {
 }
 
 impl core::error::Error for LimitError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::string::ToString;
+
+    fn launch(grid: Dim3, block: Dim3, dynamic_shared_bytes: u32) -> Launch {
+        Launch {
+            grid,
+            block,
+            dynamic_shared_bytes,
+        }
+    }
+
+    #[test]
+    fn each_limit_is_named_with_both_sizes() {
+        let l = Limits::CUDA;
+        let exceeds = |what, requested, limit| {
+            Err(LimitError::Exceeds {
+                what,
+                requested,
+                limit,
+            })
+        };
+        let one = Dim3::x(1);
+        assert_eq!(l.check(&launch(one, Dim3::xy(32, 32), 0), 0), Ok(()));
+        assert_eq!(
+            l.check(&launch(one, Dim3::xy(33, 32), 0), 0),
+            exceeds(Limit::ThreadsPerBlock, 1056, 1024)
+        );
+        assert_eq!(
+            l.check(&launch(one, Dim3::xyz(1, 1, 65), 0), 0),
+            exceeds(Limit::BlockDimZ, 65, 64)
+        );
+        assert_eq!(
+            l.check(&launch(Dim3::xy(1, 65_536), one, 0), 0),
+            exceeds(Limit::GridDimY, 65_536, 65_535)
+        );
+        // Static and dynamic shared memory count together, to the byte.
+        assert_eq!(l.check(&launch(one, one, 48 * 1024 - 4), 4), Ok(()));
+        assert_eq!(
+            l.check(&launch(one, one, 48 * 1024 - 3), 4),
+            exceeds(Limit::SharedBytesPerBlock, 48 * 1024 + 1, 48 * 1024)
+        );
+        assert_eq!(
+            l.check(&launch(Dim3::xy(4, 0), one, 0), 0),
+            Err(LimitError::Empty {
+                grid: Dim3::xy(4, 0),
+                block: one
+            })
+        );
+    }
+
+    #[test]
+    fn messages_name_the_limit() {
+        let e = LimitError::Exceeds {
+            what: Limit::SharedBytesPerBlock,
+            requested: 52_000,
+            limit: 49_152,
+        };
+        assert_eq!(
+            e.to_string(),
+            "the launch needs 52000 bytes of shared memory per block, more than the limit of 49152"
+        );
+    }
+}
