@@ -117,3 +117,33 @@ fn a_zero_window_is_a_typed_error() {
         other => panic!("expected InvalidWindow, got {other:?}"),
     }
 }
+
+/// `Backend` is object-safe: the same calls through `dyn Backend`, and the same limit error
+/// from the simulator as from a GPU for a window whose tile needs more shared memory than a
+/// block may have.
+#[test]
+fn every_operation_runs_through_a_trait_object() {
+    let backend: Box<dyn Backend> = Box::new(Simulator::default());
+    let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    assert_eq!(backend.sum(ReduceKernel::Warp, &x).unwrap(), 499_500.0);
+    let avg = backend
+        .sliding_average(SlidingKernel::Shared, &x, 3)
+        .unwrap();
+    assert_eq!((avg.len(), avg[0], avg[997]), (998, 1.0, 998.0));
+    let shape = kernels_gpu_host::MatmulShape::new(2, 3, 2).unwrap();
+    let c = backend
+        .matmul(
+            kernels_gpu_host::MatmulKernel::Naive,
+            kernels_gpu_host::TileWidth::Tw16,
+            &[1.0; 6],
+            &[1.0; 6],
+            shape,
+        )
+        .unwrap();
+    assert_eq!(c, [3.0; 4]);
+    let too_wide = vec![0.0; 20_000];
+    match backend.sliding_average(SlidingKernel::Shared, &too_wide, 12_000) {
+        Err(Error::Launch(e)) => assert!(e.to_string().contains("shared memory"), "{e}"),
+        other => panic!("expected a launch-limit error, got {other:?}"),
+    }
+}
