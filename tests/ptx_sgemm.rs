@@ -18,11 +18,7 @@ use kernels_gpu_host::ptx::{KERNELS_PTX, entry_names};
 
 /// The body of entry `name`, from its `.entry` line to the closing brace.
 fn body(name: &str) -> &'static str {
-    let start = KERNELS_PTX
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("no entry {name}"));
-    let rest = &KERNELS_PTX[start..];
-    &rest[..rest.find("\n}\n").expect("entry has a closing brace")]
+    nvptx_builder::ptx::entry_body(KERNELS_PTX, name).unwrap_or_else(|| panic!("no entry {name}"))
 }
 
 /// Every SGEMM kernel with an entry point of its own (all but the autotuned dispatch).
@@ -116,23 +112,8 @@ fn products_are_fused_and_shared_memory_is_shared_state_space() {
             !b.contains("mul.rn.f32") && !b.contains("mul.f32"),
             "{k}: separate multiply"
         );
-        for line in b.lines().map(str::trim) {
-            let generic = (line.starts_with("ld.") || line.starts_with("st."))
-                && ![
-                    "ld.param",
-                    "ld.global",
-                    "ld.shared",
-                    "st.global",
-                    "st.shared",
-                ]
-                .iter()
-                .any(|p| line.starts_with(p));
-            assert!(!generic, "{k}: generic access `{line}`");
-            assert!(
-                !line.contains("cvta.shared") && !line.contains("cvta.to.shared"),
-                "{k}: `{line}`"
-            );
-        }
+        let generic = nvptx_builder::ptx::generic_accesses(b);
+        assert!(generic.is_empty(), "{k}: generic accesses {generic:?}");
     }
 }
 

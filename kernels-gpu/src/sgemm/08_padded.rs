@@ -19,7 +19,8 @@ use nvptx_device::shared_array;
 use nvptx_device::thread::{self, sync_threads};
 
 /// [`sgemm_double_buffered`] with the padded, conflict-free `a` tile and read-only loads
-/// (see the [module](self)); `LDA` is the padded row length of the transposed `a` tile.
+/// (see the [module](self)); `LDA` is the padded row length of the transposed `a` tile, and
+/// `GROUP > 0` takes the blocks in rung 9's grouped order (0: launch order).
 ///
 /// # Safety
 /// See the [module contract](super); `out` does not overlap `a` or `b`.
@@ -36,12 +37,13 @@ pub unsafe fn sgemm_double_buffered_padded<
     const TN: usize,
     const THREADS: usize,
     const LDA: usize,
+    const GROUP: u32,
 >(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; 2 * BK * BN); // b_tile[stage][r * BN + c]
-    let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     // SAFETY: the caller's contract; the arrays are the two stages of each tile.
     unsafe {
         sgemm_double_buffered_padded_in::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA>(
@@ -52,7 +54,7 @@ pub unsafe fn sgemm_double_buffered_padded<
 
 /// The body of [`sgemm_double_buffered_padded`] on shared tiles declared by the caller
 /// (`a_tile`: at least `2 · BK · LDA` floats, `b_tile`: at least `2 · BK · BN`), for block
-/// tile `tile`: also the swizzled rung's loop, and the multistage rung's fallback for edge
+/// tile `tile`: the multistage rung's fallback for edge
 /// tiles and odd shapes, which shares its arrays.
 ///
 /// # Safety
@@ -161,7 +163,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<
 #[allow(clippy::too_many_arguments)]
 pub const fn geometry(
     bm: usize, bn: usize, bk: usize, _wm: usize, _wn: usize, _wmiter: usize, _wniter: usize,
-    _tm: usize, _tn: usize, threads: usize, lda: usize,
+    _tm: usize, _tn: usize, threads: usize, lda: usize, _group: usize,
 ) -> Geometry {
     Geometry::new(bm, bn, bk, threads, 2 * (bk * lda + bk * bn))
 }

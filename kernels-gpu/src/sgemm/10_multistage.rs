@@ -42,7 +42,7 @@ pub const STAGES: usize = 3;
 
 /// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
 /// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
-/// rung 9 ([`BlockTile::of_block_grouped`]; 0: none).
+/// rung 9 ([`BlockTile::ordered`]; 0: none).
 ///
 /// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
 ///
@@ -70,11 +70,7 @@ pub unsafe fn sgemm_multistage<
     type BTile<const BK: usize, const BN: usize, const THREADS: usize> = VecTile<BK, BN, THREADS>;
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
-    let tile = if GROUP > 0 {
-        BlockTile::of_block_grouped(BM as u32, BN as u32, m, n, GROUP)
-    } else {
-        BlockTile::of_block(BM as u32, BN as u32, m, n)
-    };
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     let copies = tile.is_interior(BM as u32, BN as u32)
         && k.is_multiple_of(BK as u32)
         && k.is_multiple_of(4)

@@ -12,7 +12,7 @@
 //! | 6 | `06_warptiling.rs` | [`warptiling::sgemm_warptiling`] | warp tiles: each warp owns a `WM × WN` sub-tile, threads spread over it in `WMITER × WNITER` steps, so a warp's shared reads are broadcasts without bank conflicts | `WMITER·TM·WNITER·TN` |
 //! | 7 | `07_double_buffered.rs` | [`double_buffered::sgemm_double_buffered`] | two shared stages and register prefetch: the next tile's global loads are in flight while this one's FMAs run, one barrier per tile | as rung 6 |
 //! | 8 | `08_padded.rs` | [`padded::sgemm_double_buffered_padded`] | a padded `a` tile whose transposed stores are free of bank conflicts, read-only (`ld.global.nc`) loads | as rung 6 |
-//! | 9 | `09_swizzled.rs` | [`swizzled::sgemm_double_buffered_swizzled`] | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
+//! | 9 | `09_swizzled.rs` | [`swizzled::grouped`] (rungs 8 and 10 with `GROUP > 0`) | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
 //! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages | as rung 6 |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
@@ -210,13 +210,13 @@ sgemm_configs! {
     sgemm_double_buffered_128x128x16_w64x64           = 7 double_buffered::sgemm_double_buffered::<128, 128, 16, 64, 64, 1, 4, 8, 4, 128> [autotune];
     /// Twice the blocks of the 128×128 tiles, for products with few output tiles.
     sgemm_double_buffered_64x128x16_w32x64            = 7 double_buffered::sgemm_double_buffered::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128> [autotune];
-    sgemm_double_buffered_padded_128x128x16_w64x32    = 8 padded::sgemm_double_buffered_padded::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132> [autotune], min_blocks(2);
-    sgemm_double_buffered_padded_128x128x16_w32x64    = 8 padded::sgemm_double_buffered_padded::<128, 128, 16, 32, 64, 2, 2, 4, 4, 256, 132> [autotune], min_blocks(2);
+    sgemm_double_buffered_padded_128x128x16_w64x32    = 8 padded::sgemm_double_buffered_padded::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2);
+    sgemm_double_buffered_padded_128x128x16_w32x64    = 8 padded::sgemm_double_buffered_padded::<128, 128, 16, 32, 64, 2, 2, 4, 4, 256, 132, 0> [autotune], min_blocks(2);
     /// 8×16 outputs per thread: one block per SM by registers.
-    sgemm_double_buffered_padded_128x256x8_w64x64     = 8 padded::sgemm_double_buffered_padded::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132> [autotune];
-    sgemm_double_buffered_padded_256x128x8_w64x64     = 8 padded::sgemm_double_buffered_padded::<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 260> [autotune];
-    sgemm_double_buffered_swizzled_128x128x16_w64x32  = 9 swizzled::sgemm_double_buffered_swizzled::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
-    sgemm_double_buffered_swizzled_128x256x8_w64x64   = 9 swizzled::sgemm_double_buffered_swizzled::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132, 8> [autotune];
+    sgemm_double_buffered_padded_128x256x8_w64x64     = 8 padded::sgemm_double_buffered_padded::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132, 0> [autotune];
+    sgemm_double_buffered_padded_256x128x8_w64x64     = 8 padded::sgemm_double_buffered_padded::<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 260, 0> [autotune];
+    sgemm_double_buffered_swizzled_128x128x16_w64x32  = 9 padded::sgemm_double_buffered_padded::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
+    sgemm_double_buffered_swizzled_128x256x8_w64x64   = 9 padded::sgemm_double_buffered_padded::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132, 8> [autotune];
     sgemm_multistage_128x128x16_w64x32                = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2);
     sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
 }
@@ -237,32 +237,24 @@ impl BlockTile {
     /// The tile of block `(blockIdx.x, blockIdx.y)` = (column block, row block).
     #[inline(always)]
     pub fn of_block(bm: u32, bn: u32, m: u32, n: u32) -> Self {
-        let row0 = thread::block_idx_y() * bm;
-        let col0 = thread::block_idx_x() * bn;
-        Self {
-            row0,
-            col0,
-            rows_left: m - row0,
-            cols_left: n - col0,
+        Self::at(thread::block_idx_y() * bm, thread::block_idx_x() * bn, m, n)
+    }
+
+    /// This block's tile in launch order if `group` is 0, else in the grouped order of rung
+    /// 9 ([`swizzled::grouped`]). `group` is a const generic of the kernels that take it, so
+    /// the branch folds away.
+    #[inline(always)]
+    pub fn ordered(bm: u32, bn: u32, m: u32, n: u32, group: u32) -> Self {
+        if group > 0 {
+            swizzled::grouped(bm, bn, m, n, group)
+        } else {
+            Self::of_block(bm, bn, m, n)
         }
     }
 
-    /// The tile of block `(blockIdx.x, blockIdx.y)` renumbered in groups of `group` block
-    /// rows (a block swizzle for L2 reuse): blocks are taken in launch order (`x` fastest),
-    /// and each run of `group · gridDim.x` of them walks its `group` block rows column by
-    /// column, so blocks resident at the same time share a few column panels of `b` and
-    /// `group` row panels of `a`. A bijection on the `gridDim.x × gridDim.y` grid (the last
-    /// group may have fewer rows). `group >= 1`.
+    /// The tile starting at `(row0, col0)` of an `m × n` output.
     #[inline(always)]
-    pub fn of_block_grouped(bm: u32, bn: u32, m: u32, n: u32, group: u32) -> Self {
-        let (gx, gy) = (thread::grid_dim_x(), thread::grid_dim_y());
-        let linear = thread::block_idx_y() * gx + thread::block_idx_x();
-        let per_group = group * gx;
-        let first_row = linear / per_group * group;
-        let rows = (gy - first_row).min(group);
-        let within = linear % per_group;
-        let row0 = (first_row + within % rows) * bm;
-        let col0 = within / rows * bn;
+    pub fn at(row0: u32, col0: u32, m: u32, n: u32) -> Self {
         Self {
             row0,
             col0,

@@ -114,85 +114,117 @@ fn race(
     })
 }
 
-/// A checked read of word `index` of `region` by the calling simulated thread.
+/// One access of the calling simulated thread to word `index` of a region, as the race
+/// checker sees it.
+struct Access<'a> {
+    t: &'a ThreadCtx,
+    region: &'a Region,
+    index: u32,
+    at: SourceLocation,
+    /// The thread's number in the block, from 1 (0 in a shadow slot is nobody).
+    me: u32,
+    /// The barrier interval it is in.
+    epoch: u64,
+}
+
+impl Access<'_> {
+    fn race(&self, kind: RaceKind, other_plus_one: u32) -> ! {
+        race(
+            self.t,
+            self.at,
+            self.region,
+            self.index,
+            kind,
+            other_plus_one,
+        )
+    }
+}
+
+/// Records an access to word `index` of `region` in its shadow (`next` gives the new shadow
+/// from the old one, after reporting what conflicts, or `None` when there is nothing new to
+/// record; it may run more than once, as the compare-exchange loop retries), then performs
+/// it on the word.
 #[track_caller]
-pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
+fn access<R>(
+    region: RegionRef, index: u32, next: impl Fn(&Access<'_>, Shadow) -> Option<Shadow>,
+    word: impl FnOnce(&AtomicU32) -> R,
+) -> R {
     let at = SourceLocation::from(Location::caller());
     context::with(|t| {
         t.check_aborted();
         let r = region.get();
-        let me = t.linear + 1;
-        let epoch = t.barriers_passed.get() as u64 & EPOCH_MASK;
+        let a = Access {
+            t,
+            region: r,
+            index,
+            at,
+            me: t.linear + 1,
+            epoch: t.barriers_passed.get() as u64 & EPOCH_MASK,
+        };
         let cell = &r.shadow[index as usize];
         let mut old = Shadow(cell.load(Ordering::Relaxed));
-        loop {
-            if old.0 & WRITTEN == 0 {
-                t.fail(SimError::UninitializedSharedRead {
-                    at: t.coord(),
-                    array: r.id,
-                    index,
-                    location: at,
-                });
-            }
-            let new = if old.epoch() == epoch {
-                let writer = old.slot(WRITER_SHIFT);
-                if writer != 0 && writer != me {
-                    race(t, at, r, index, RaceKind::ReadAfterWrite, writer);
-                }
-                let (r1, r2) = (old.slot(READER1_SHIFT), old.slot(READER2_SHIFT));
-                if r1 == me || r2 == me || (r1 != 0 && r2 != 0) {
-                    break; // already recorded, or two other readers already known
-                }
-                if r1 == 0 {
-                    Shadow::build(epoch, true, writer, me, r2)
-                } else {
-                    Shadow::build(epoch, true, writer, r1, me)
-                }
-            } else {
-                Shadow::build(epoch, true, 0, me, 0)
-            };
+        while let Some(new) = next(&a, old) {
             match cell.compare_exchange_weak(old.0, new.0, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(now) => old = Shadow(now),
             }
         }
-        r.words[index as usize].load(Ordering::Relaxed)
+        word(&r.words[index as usize])
     })
+}
+
+/// A checked read of word `index` of `region` by the calling simulated thread.
+#[track_caller]
+pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
+    let next = |a: &Access<'_>, old: Shadow| {
+        if old.0 & WRITTEN == 0 {
+            a.t.fail(SimError::UninitializedSharedRead {
+                at: a.t.coord(),
+                array: a.region.id,
+                index,
+                location: a.at,
+            });
+        }
+        if old.epoch() != a.epoch {
+            return Some(Shadow::build(a.epoch, true, 0, a.me, 0));
+        }
+        let writer = old.slot(WRITER_SHIFT);
+        if writer != 0 && writer != a.me {
+            a.race(RaceKind::ReadAfterWrite, writer);
+        }
+        let (r1, r2) = (old.slot(READER1_SHIFT), old.slot(READER2_SHIFT));
+        if r1 == a.me || r2 == a.me || (r1 != 0 && r2 != 0) {
+            return None; // already recorded, or two other readers already known
+        }
+        Some(if r1 == 0 {
+            Shadow::build(a.epoch, true, writer, a.me, r2)
+        } else {
+            Shadow::build(a.epoch, true, writer, r1, a.me)
+        })
+    };
+    access(region, index, next, |w| w.load(Ordering::Relaxed))
 }
 
 /// A checked write of word `index` of `region` by the calling simulated thread.
 #[track_caller]
 pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
-    let at = SourceLocation::from(Location::caller());
-    context::with(|t| {
-        t.check_aborted();
-        let r = region.get();
-        let me = t.linear + 1;
-        let epoch = t.barriers_passed.get() as u64 & EPOCH_MASK;
-        let cell = &r.shadow[index as usize];
-        let mut old = Shadow(cell.load(Ordering::Relaxed));
-        loop {
-            let (mut r1, mut r2) = (0, 0);
-            if old.epoch() == epoch {
-                let writer = old.slot(WRITER_SHIFT);
-                if writer != 0 && writer != me {
-                    race(t, at, r, index, RaceKind::WriteAfterWrite, writer);
-                }
-                (r1, r2) = (old.slot(READER1_SHIFT), old.slot(READER2_SHIFT));
-                for reader in [r1, r2] {
-                    if reader != 0 && reader != me {
-                        race(t, at, r, index, RaceKind::WriteAfterRead, reader);
-                    }
-                }
+    let next = |a: &Access<'_>, old: Shadow| {
+        let (mut r1, mut r2) = (0, 0);
+        if old.epoch() == a.epoch {
+            let writer = old.slot(WRITER_SHIFT);
+            if writer != 0 && writer != a.me {
+                a.race(RaceKind::WriteAfterWrite, writer);
             }
-            let new = Shadow::build(epoch, true, me, r1, r2);
-            match cell.compare_exchange_weak(old.0, new.0, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => break,
-                Err(now) => old = Shadow(now),
+            (r1, r2) = (old.slot(READER1_SHIFT), old.slot(READER2_SHIFT));
+            for reader in [r1, r2] {
+                if reader != 0 && reader != a.me {
+                    a.race(RaceKind::WriteAfterRead, reader);
+                }
             }
         }
-        r.words[index as usize].store(bits, Ordering::Relaxed);
-    })
+        Some(Shadow::build(a.epoch, true, a.me, r1, r2))
+    };
+    access(region, index, next, |w| w.store(bits, Ordering::Relaxed))
 }
 
 /// Reports an out-of-bounds access by the calling simulated thread.
