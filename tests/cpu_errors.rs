@@ -7,10 +7,10 @@ mod ieee;
 
 use cudarc::driver::DriverError;
 use cudarc::driver::sys::cudaError_enum as Code;
-use kernels_gpu::nvptx_device::launch::{Launch, Limit, LimitError, Limits};
-use kernels_gpu::nvptx_device::thread::Dim3;
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::launch::Dim3;
+use kernels_gpu_host::launch::{Launch, Limit, LimitError, Limits};
 use kernels_gpu_host::ptx::KERNELS_PTX;
 use kernels_gpu_host::ptx::param_sizes;
 use kernels_gpu_host::sim::Simulator;

@@ -16,10 +16,10 @@ mod ieee;
 use cudarc::driver::CudaContext;
 use cudarc::driver::CudaSlice;
 use harness::Test;
-use kernels_gpu::nvptx_device::launch::{Launch, Limit, LimitError};
-use kernels_gpu::nvptx_device::thread::Dim3;
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::launch::Dim3;
+use kernels_gpu_host::launch::{Launch, Limit, LimitError};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use libtest_mimic::{Failed, Trial};
 use std::sync::{Arc, RwLock};
@@ -87,7 +87,7 @@ fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
         false,
         Box::new(|g| {
             let l = g.limits();
-            let cuda = kernels_gpu::nvptx_device::launch::Limits::CUDA;
+            let cuda = kernels_gpu_host::launch::Limits::CUDA;
             if l.max_threads_per_block < 1024
                 || l.max_block_dim != cuda.max_block_dim
                 || l.max_grid_dim != cuda.max_grid_dim

@@ -5,8 +5,6 @@
 //! names a source location, the test compares it with the line of this file that carries a
 //! `// mark: NAME` comment (see [`line_of`]), so the expectations survive edits above them.
 
-use kernels_gpu::matmul::{cdiv, naive, tiled_dynamic, tiled_dynamic_const, tiled_static};
-use kernels_gpu::nvptx_device;
 use nvptx_device::intrinsics::fma;
 use nvptx_device::launch::{Launch, Limit, LimitError, Limits};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
@@ -116,7 +114,7 @@ struct Barriers {
     second: bool,
 }
 
-/// A DELIBERATE MUTANT: a copy of `kernels_gpu::matmul::tiled::tiled_phases` whose two
+/// A DELIBERATE MUTANT: a copy of kernels-gpu's `matmul::tiled::tiled_phases` whose two
 /// `sync_threads()` can be switched off, to show that the simulator catches the races that
 /// removing them causes. With both kept it is the lecture's loop (and runs clean). Each
 /// shared access is on its own line so that the test can tell which one a race names.
@@ -134,7 +132,7 @@ unsafe fn mutant_phases(
     let c = thread::block_idx_x() * tw + tc;
 
     let mut p = 0.0f32;
-    for ph in 0..cdiv(k, tw) {
+    for ph in 0..k.div_ceil(tw) {
         let idx = ph * tw;
         // The same guards as the lecture's ternaries keep both global reads in bounds.
         let a = if r < h && idx + tc < k {
@@ -191,7 +189,7 @@ fn run_mutant(barriers: Barriers, zero_tiles: bool) -> Result<(), SimError> {
         SharedPtr(out.as_mut_ptr()),
     );
     let result = launch(
-        Dim3::xy(cdiv(w, TW), cdiv(h, TW)),
+        Dim3::xy(w.div_ceil(TW), h.div_ceil(TW)),
         Dim3::xy(TW, TW),
         0,
         move || {
@@ -721,37 +719,6 @@ fn out_of_bounds_set_and_split() {
     assert_at(error_location(&error), "oob-split");
 }
 
-/// The real dynamic kernel launched with one tile's worth of dynamic shared memory instead
-/// of two: its `ns` tile is empty, and the first write to it is out of bounds.
-#[test]
-fn dynamic_kernel_with_too_little_shared_memory() {
-    let (h, k, w, tw) = (8u32, 8u32, 8u32, 8u32);
-    let (a, b, mut out) = (vec![1.0f32; 64], vec![1.0f32; 64], vec![0.0f32; 64]);
-    let (pa, pb, po) = (
-        SharedPtr(a.as_ptr() as *mut f32),
-        SharedPtr(b.as_ptr() as *mut f32),
-        SharedPtr(out.as_mut_ptr()),
-    );
-    let error = launch(Dim3::x(1), Dim3::xy(tw, tw), tw * tw * 4, move || {
-        // SAFETY: the buffers are 8×8; the launch deliberately gives half the shared
-        // memory the kernel needs, which the simulator reports before any access.
-        unsafe {
-            tiled_dynamic::entry::matmul_tiled_dynamic(pa.get(), pb.get(), po.get(), h, w, k, tw)
-        }
-    })
-    .unwrap_err();
-    let SimError::SharedOutOfBounds {
-        array: SharedArrayId::Dynamic,
-        len: 0,
-        location,
-        ..
-    } = error
-    else {
-        panic!("expected an access to the empty ns tile, got {error:?}");
-    };
-    assert!(location.file.ends_with("tiled.rs"), "{location}");
-}
-
 #[test]
 fn read_of_unwritten_shared_word() {
     let error = launch(Dim3::x(1), Dim3::x(32), 0, || {
@@ -983,94 +950,6 @@ fn arithmetic_overflow_is_a_kernel_panic() {
 // ---------------------------------------------------------------------------------------
 // No false positives.
 // ---------------------------------------------------------------------------------------
-
-/// Every entry point of the lecture's kernels, launched as the host launches them, on a
-/// shape with partial tiles and several phases: no error, and the exact f32 product in the
-/// kernels' accumulation order.
-#[test]
-fn lecture_kernels_run_clean() {
-    let (h, k, w) = (20u32, 40u32, 24u32);
-    let a: Vec<f32> = (0..h * k)
-        .map(|i| ((i * 37) % 101) as f32 / 101.0)
-        .collect();
-    let b: Vec<f32> = (0..k * w).map(|i| ((i * 53) % 97) as f32 / 97.0).collect();
-    let expected: Vec<f32> = (0..h * w)
-        .map(|o| {
-            let (r, c) = (o / w, o % w);
-            (0..k).fold(0.0f32, |p, i| {
-                a[(r * k + i) as usize].mul_add(b[(i * w + c) as usize], p)
-            })
-        })
-        .collect();
-    type Entry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32);
-    let kernels: [(&str, u32, u32, Entry); 7] = [
-        ("naive", naive::BLOCK, 0, naive::entry::matmul_naive),
-        (
-            "static tw8",
-            8,
-            0,
-            tiled_static::entry::matmul_tiled_static_tw8,
-        ),
-        (
-            "static tw16",
-            16,
-            0,
-            tiled_static::entry::matmul_tiled_static_tw16,
-        ),
-        (
-            "static tw32",
-            32,
-            0,
-            tiled_static::entry::matmul_tiled_static_tw32,
-        ),
-        (
-            "dynamic const tw8",
-            8,
-            2 * 8 * 8 * 4,
-            tiled_dynamic_const::entry::matmul_tiled_dynamic_const_tw8,
-        ),
-        (
-            "dynamic const tw16",
-            16,
-            2 * 16 * 16 * 4,
-            tiled_dynamic_const::entry::matmul_tiled_dynamic_const_tw16,
-        ),
-        (
-            "dynamic const tw32",
-            32,
-            2 * 32 * 32 * 4,
-            tiled_dynamic_const::entry::matmul_tiled_dynamic_const_tw32,
-        ),
-    ];
-    let check = |name: &str, edge: u32, dynamic: u32, kernel: &(dyn Fn(*mut f32) + Sync)| {
-        let mut out = vec![f32::NAN; (h * w) as usize];
-        let po = SharedPtr(out.as_mut_ptr());
-        launch(
-            Dim3::xy(cdiv(w, edge), cdiv(h, edge)),
-            Dim3::xy(edge, edge),
-            dynamic,
-            || kernel(po.get()),
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(out, expected, "{name}");
-    };
-    let (pa, pb) = (
-        SharedPtr(a.as_ptr() as *mut f32),
-        SharedPtr(b.as_ptr() as *mut f32),
-    );
-    for (name, edge, dynamic, entry) in kernels {
-        // SAFETY: a, b and out are h×k, k×w and h×w; the launch is the kernel's shape.
-        check(name, edge, dynamic, &|out| unsafe {
-            entry(pa.get(), pb.get(), out, h, w, k)
-        });
-    }
-    for tw in [8, 16, 32] {
-        // SAFETY: as above, with 2*tw*tw words of dynamic shared memory.
-        check("dynamic", tw, 2 * tw * tw * 4, &|out| unsafe {
-            tiled_dynamic::entry::matmul_tiled_dynamic(pa.get(), pb.get(), out, h, w, k, tw)
-        });
-    }
-}
 
 /// A tree reduction with a barrier between levels, then a broadcast of the total to every
 /// thread (many readers of one word) and an overwrite of it after another barrier: correct

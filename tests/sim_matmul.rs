@@ -6,10 +6,10 @@
 //! Then zero-sized shapes, the typed launchers, shape errors and random shapes. No GPU is
 //! needed.
 
-use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::error::Error;
+use kernels_gpu_host::launch::{Limit, LimitError, Limits};
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};

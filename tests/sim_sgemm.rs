@@ -9,8 +9,8 @@
 //! nothing wrote, out-of-bounds shared indices and misplaced barriers, and every 16-byte
 //! shared access for alignment.
 
-use kernels_gpu::nvptx_device::launch::{Limit, LimitError, Limits};
 use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::launch::{Limit, LimitError, Limits};
 #[path = "common/shapes.rs"]
 mod shapes;
 

@@ -17,11 +17,11 @@
 //! bit for bit, and all are checked against the f64 reference [`reference_f64`].
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
-use kernels_gpu::nvptx_device::launch::Launch;
-use kernels_gpu::nvptx_device::thread::Dim3;
 use kernels_gpu_host::error::{Error, Result};
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::gpu::launch_config;
+use kernels_gpu_host::launch::Dim3;
+use kernels_gpu_host::launch::Launch;
 use kernels_gpu_host::reference::{self, Accuracy, Reference};
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
 use std::sync::Arc;
