@@ -30,6 +30,9 @@ pub mod launch {
 }
 pub use error::Error;
 pub use kernels::MatmulKernel;
+/// The kernel crate whose PTX this crate launches: its plain-data catalogue and building
+/// blocks, at the version this crate was built with.
+pub use kernels_gpu;
 pub use sgemm::SgemmKernel;
 pub use shape::MatmulShape;
 pub use tile::TileWidth;

@@ -1,7 +1,7 @@
 //! The kernels-gpu PTX module, built by `build.rs` and embedded in the binary. Its text is
 //! parsed by `nvptx_builder::ptx`, the one PTX parser of the project.
 
-pub use nvptx_builder::ptx::{entry_names, param_sizes};
+pub use nvptx_builder::ptx::{entry_body, entry_directives, entry_names, param_sizes};
 
 /// The complete PTX module.
 pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_gpu.ptx"));

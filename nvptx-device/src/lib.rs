@@ -106,6 +106,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// }
 /// ```
 #[macro_export]
+#[allow_internal_unstable(asm_experimental_arch)]
 macro_rules! entry_points {
     ($( $(#[$meta:meta])*
         $entry:ident ( $($arg:ident : $ty:ty),* $(,)? ) => $($body:ident)::+ $(::<$($generic:tt),*> $(:: $method:ident)?)?

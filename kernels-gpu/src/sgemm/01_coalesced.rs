@@ -7,6 +7,8 @@
 //! maps `x` to columns in its 2D block; this is the same access pattern, written the way the
 //! later rungs index their threads.)
 
+use super::epilogue::Epilogue;
+use super::global::store_out;
 use super::{BlockTile, Geometry, at};
 use nvptx_device::intrinsics::fma;
 use nvptx_device::thread;
@@ -18,8 +20,8 @@ use nvptx_device::thread;
 /// # Safety
 /// See the [module contract](super).
 #[inline(always)]
-pub unsafe fn sgemm_coalesced<const BS: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+pub unsafe fn sgemm_coalesced<const BS: usize, E: Epilogue>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let bs = BS as u32;
     let tile = BlockTile::of_block(bs, bs, m, n);
@@ -39,7 +41,7 @@ pub unsafe fn sgemm_coalesced<const BS: usize>(
         col = col.wrapping_add(n as usize);
     }
     // SAFETY: r < m and c < n; this thread is the only writer of out[r, c].
-    unsafe { *out.add(at(r, n, c)) = acc };
+    unsafe { store_out(out, n, r, c, acc, &epilogue) };
 }
 
 /// The launch geometry of [`sgemm_coalesced`]`::<bs>`.

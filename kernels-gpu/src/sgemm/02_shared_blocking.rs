@@ -5,6 +5,8 @@
 //! The lecture's tiled kernel with rung 1's 1D thread indexing. Every FMA still needs two
 //! shared loads, which caps it near the lecture's 9 TFLOP/s: the next rungs reuse registers.
 
+use super::epilogue::Epilogue;
+use super::global::store_out;
 use super::{BlockTile, Geometry, at, cdiv};
 use nvptx_device::intrinsics::fma;
 use nvptx_device::shared_array;
@@ -17,8 +19,8 @@ use nvptx_device::thread::{self, sync_threads};
 /// # Safety
 /// See the [module contract](super).
 #[inline(always)]
-pub unsafe fn sgemm_shared_blocking<const BS: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+pub unsafe fn sgemm_shared_blocking<const BS: usize, E: Epilogue>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let bs = BS as u32;
     let a_tile = shared_array!(f32; BS * BS);
@@ -66,7 +68,7 @@ pub unsafe fn sgemm_shared_blocking<const BS: usize>(
     }
     if row_in && col_in {
         // SAFETY: inside out; this thread is the only writer of this element.
-        unsafe { *out.add(at(tile.row0 + tr, n, tile.col0 + tc)) = acc };
+        unsafe { store_out(out, n, tile.row0 + tr, tile.col0 + tc, acc, &epilogue) };
     }
 }
 

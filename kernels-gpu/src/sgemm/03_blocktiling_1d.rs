@@ -2,6 +2,8 @@
 //! outputs, so the `b` value of each step is loaded from shared memory once and used `TM`
 //! times from a register. Shared loads per FMA drop from 2 to `1 + 1/TM`.
 
+use super::epilogue::Epilogue;
+use super::global::store_out;
 use super::unroll::unroll;
 use super::{BlockTile, Geometry, at, cdiv};
 use nvptx_device::intrinsics::fma;
@@ -20,8 +22,9 @@ pub unsafe fn sgemm_blocktiling_1d<
     const BN: usize,
     const BK: usize,
     const TM: usize,
+    E: Epilogue,
 >(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let threads = BM * BN / TM;
     const {
@@ -84,7 +87,7 @@ pub unsafe fn sgemm_blocktiling_1d<
         let r = tr * TM as u32 + i as u32;
         if r < tile.rows_left && tc < tile.cols_left {
             // SAFETY: inside out; this thread is the only writer of this element.
-            unsafe { *out.add(at(tile.row0 + r, n, tile.col0 + tc)) = acc[i] };
+            unsafe { store_out(out, n, tile.row0 + r, tile.col0 + tc, acc[i], &epilogue) };
         }
     });
 }

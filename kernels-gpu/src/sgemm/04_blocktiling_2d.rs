@@ -3,6 +3,8 @@
 //! `a` and a row fragment of `TN` values of `b` into registers and does `TM · TN` FMAs, so
 //! shared loads per FMA drop to `1/TN + 1/TM` (a quarter at 8 × 8).
 
+use super::epilogue::Epilogue;
+use super::global::store_out;
 use super::unroll::unroll;
 use super::{BlockTile, Geometry, at, cdiv};
 use nvptx_device::intrinsics::fma;
@@ -23,8 +25,9 @@ pub unsafe fn sgemm_blocktiling_2d<
     const BK: usize,
     const TM: usize,
     const TN: usize,
+    E: Epilogue,
 >(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let threads = BM * BN / (TM * TN);
     const {
@@ -96,7 +99,7 @@ pub unsafe fn sgemm_blocktiling_2d<
             let c = col_base + j as u32;
             if r < tile.rows_left && c < tile.cols_left {
                 // SAFETY: inside out; this thread is the only writer of this element.
-                unsafe { *out.add(at(tile.row0 + r, n, tile.col0 + c)) = acc[i][j] };
+                unsafe { store_out(out, n, tile.row0 + r, tile.col0 + c, acc[i][j], &epilogue) };
             }
         });
     });

@@ -7,6 +7,7 @@
 //!   of one column are contiguous: its fragments of `a` and of `b` are both `ld.shared.v4`
 //!   loads, `TM/4 + TN/4` of them per step instead of `TM + TN` scalar ones.
 
+use super::epilogue::Epilogue;
 use super::global::{is_aligned16, store_out4};
 use super::tile_io::VecTile;
 use super::unroll::unroll;
@@ -30,8 +31,9 @@ pub unsafe fn sgemm_vectorized<
     const TM: usize,
     const TN: usize,
     const THREADS: usize,
+    E: Epilogue,
 >(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     const {
         assert!(
@@ -112,7 +114,7 @@ pub unsafe fn sgemm_vectorized<
             let v = [acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]];
             let (r, c) = (row_base + i as u32, col_base + 4 * j as u32);
             // SAFETY: this thread alone writes these outputs; `fast` is the fast-path check.
-            unsafe { store_out4(out, n, &tile, r, c, v, fast) };
+            unsafe { store_out4(out, n, &tile, r, c, v, fast, &epilogue) };
         });
     });
 }

@@ -6,6 +6,7 @@
 //! Per shared tile: load both tiles (16-byte where the block is interior), barrier, `BK`
 //! steps of FMAs, barrier. Rung 7 overlaps the loads with the FMAs.
 
+use super::epilogue::Epilogue;
 use super::global::is_aligned16;
 use super::tile_io::VecTile;
 use super::warp_tile::{Acc, WarpTile};
@@ -31,8 +32,9 @@ pub unsafe fn sgemm_warptiling<
     const TM: usize,
     const TN: usize,
     const THREADS: usize,
+    E: Epilogue,
 >(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let a_tile = shared_array!(f32; BK * BM); // transposed: a_tile[c * BM + r]
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
@@ -86,7 +88,7 @@ pub unsafe fn sgemm_warptiling<
     // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
     unsafe {
         WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
-            &acc, out, n, &tile, origin, fast,
+            &acc, out, n, &tile, origin, fast, &epilogue,
         )
     };
 }

@@ -13,6 +13,7 @@
 //!
 //! Rung 8 ([`super::padded`]) keeps this loop and makes its shared stores conflict-free.
 
+use super::epilogue::Epilogue;
 use super::global::is_aligned16;
 use super::tile_io::VecTile;
 use super::warp_tile::{Acc, WarpTile};
@@ -38,8 +39,9 @@ pub unsafe fn sgemm_double_buffered<
     const TM: usize,
     const TN: usize,
     const THREADS: usize,
+    E: Epilogue,
 >(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     // Two stages each: stage s starts at s * BK * BM (resp. s * BK * BN).
     let a_tile = shared_array!(f32; 2 * BK * BM); // transposed: a_tile[stage][c * BM + r]
@@ -121,7 +123,7 @@ pub unsafe fn sgemm_double_buffered<
     // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
     unsafe {
         WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
-            &acc, out, n, &tile, origin, fast,
+            &acc, out, n, &tile, origin, fast, &epilogue,
         )
     };
 }

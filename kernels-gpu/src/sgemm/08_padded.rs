@@ -10,6 +10,7 @@
 //!
 //! Its 128 × 256 and 256 × 128 tiles run one 256-thread block per SM.
 
+use super::epilogue::Epilogue;
 use super::global::is_aligned16;
 use super::tile_io::{PaddedTransposedTile, VecTile};
 use super::warp_tile::{Acc, WarpTile};
@@ -38,16 +39,17 @@ pub unsafe fn sgemm_double_buffered_padded<
     const THREADS: usize,
     const LDA: usize,
     const GROUP: u32,
+    E: Epilogue,
 >(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; 2 * BK * BN); // b_tile[stage][r * BN + c]
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     // SAFETY: the caller's contract; the arrays are the two stages of each tile.
     unsafe {
-        sgemm_double_buffered_padded_in::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA>(
-            a_tile, b_tile, &tile, a, b, out, n, k,
+        sgemm_double_buffered_padded_in::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA, E>(
+            a_tile, b_tile, &tile, a, b, out, n, k, epilogue,
         )
     }
 }
@@ -74,9 +76,10 @@ pub unsafe fn sgemm_double_buffered_padded_in<
     const TN: usize,
     const THREADS: usize,
     const LDA: usize,
+    E: Epilogue,
 >(
     a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-    b: *const f32, out: *mut f32, n: u32, k: u32,
+    b: *const f32, out: *mut f32, n: u32, k: u32, epilogue: E,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
@@ -153,7 +156,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<
     // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
     unsafe {
         WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
-            &acc, out, n, tile, origin, fast,
+            &acc, out, n, tile, origin, fast, &epilogue,
         )
     };
 }

@@ -27,6 +27,7 @@
 //! shapes) runs rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays, so every
 //! shape gives the same bits as the rest of the ladder.
 
+use super::epilogue::Epilogue;
 use super::global::is_aligned16;
 use super::padded::sgemm_double_buffered_padded_in;
 use super::tile_io::{PaddedTransposedTile, VecTile};
@@ -62,8 +63,9 @@ pub unsafe fn sgemm_multistage<
     const THREADS: usize,
     const LDA: usize,
     const GROUP: u32,
+    E: Epilogue,
 >(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
@@ -92,7 +94,8 @@ pub unsafe fn sgemm_multistage<
                 TN,
                 THREADS,
                 LDA,
-            >(a_tile, b_tile, &tile, a, b, out, n, k)
+                E,
+            >(a_tile, b_tile, &tile, a, b, out, n, k, epilogue)
         };
         return;
     }
@@ -188,7 +191,7 @@ pub unsafe fn sgemm_multistage<
     // is this thread's.
     unsafe {
         WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
-            &acc, out, n, &tile, origin, fast,
+            &acc, out, n, &tile, origin, fast, &epilogue,
         )
     };
 }

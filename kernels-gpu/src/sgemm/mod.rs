@@ -60,6 +60,7 @@ pub mod vectorized;
 #[path = "06_warptiling.rs"]
 pub mod warptiling;
 
+pub mod epilogue;
 pub mod parts;
 use parts::{global, tile_io, unroll, warp_tile};
 
@@ -102,9 +103,19 @@ impl Geometry {
     /// The plain-data description of entry `entry` with this geometry and the SGEMM
     /// parameters `(a, b, out, m, n, k)`.
     pub const fn spec(self, entry: &'static str, min_blocks: Option<u32>) -> KernelSpec {
+        self.spec_with_params(entry, SGEMM_PARAMS, min_blocks)
+    }
+
+    /// The plain-data description of entry `entry` with this geometry and parameters
+    /// `params`: an entry of another crate that runs this configuration with an
+    /// [epilogue](epilogue) of its own, which takes more parameters.
+    pub const fn spec_with_params(
+        self, entry: &'static str, params: &'static [nvptx_device::catalogue::Param],
+        min_blocks: Option<u32>,
+    ) -> KernelSpec {
         KernelSpec {
             entry,
-            params: nvptx_device::params!(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32),
+            params,
             block: Dim3::x(self.threads),
             grid: GridRule::Tiles {
                 rows: self.bm,
@@ -122,6 +133,10 @@ impl Geometry {
         }
     }
 }
+
+/// The parameters of every SGEMM entry point of the table: `(a, b, out, m, n, k)`.
+pub const SGEMM_PARAMS: &[nvptx_device::catalogue::Param] =
+    nvptx_device::params!(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32);
 
 /// One SGEMM configuration: an entry point of the ladder, as the table below declares it.
 #[derive(Clone, Copy, Debug)]
@@ -156,24 +171,90 @@ macro_rules! has_flag {
     (@ default == autotune) => { false };
 }
 
+/// The position of the configuration whose entry point is `entry` in [`CONFIGS`] (a
+/// compile-time error if there is none: only used on the table's own names).
+const fn index_of(entry: &str) -> usize {
+    let mut i = 0;
+    while i < CONFIGS.len() {
+        let name = CONFIGS[i].spec.entry.as_bytes();
+        if name.len() == entry.len() {
+            let mut j = 0;
+            while j < name.len() && name[j] == entry.as_bytes()[j] {
+                j += 1;
+            }
+            if j == name.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not an entry of the SGEMM table")
+}
+
 /// The SGEMM table: one line per configuration, generating its entry point (with launch
-/// bounds where `min_blocks` is given), its [`KernelSpec`] and its simulator twin.
+/// bounds where `min_blocks` is given), its [`KernelSpec`], its simulator twin, and its
+/// module in [`configs`] (the configuration with any [epilogue](epilogue), for other crates).
 macro_rules! sgemm_configs {
     ($( $(#[$meta:meta])* $entry:ident = $rung:literal $module:ident :: $kernel:ident ::<$($g:tt),*>
         $([$($flag:ident),*])? $(, min_blocks($mb:expr))?; )*) => {
-        /// Each configuration's geometry, from its rung's `geometry(…)`.
-        #[allow(non_upper_case_globals)]
-        mod geometry_of {
-            use super::*;
-            $(pub const $entry: Geometry = $module::geometry($($g as usize),*);)*
-        }
+        /// Every configuration of the table as a building block: its launch geometry and
+        /// its kernel with an epilogue of the caller's choice. A kernel crate exports
+        /// `configs::<entry>::run` with, say, [`epilogue::Linear`] under an entry name of
+        /// its own, launched as [`GEOMETRY`](configs::sgemm_coalesced_32::GEOMETRY) says
+        /// (its [`spec_with_params`](Geometry::spec_with_params)), with launch bounds
+        /// `(GEOMETRY.threads, MIN_BLOCKS)`.
+        pub mod configs {$(
+            $(#[$meta])*
+            #[doc = concat!("Configuration `", stringify!($entry), "` (rung ", stringify!($rung), ").")]
+            pub mod $entry {
+                #[allow(unused_imports)]
+                use super::super::*;
+                /// The table's entry point of this configuration (with [`epilogue::Store`]).
+                pub const ENTRY: &str = stringify!($entry);
+                /// Its position in [`CONFIGS`](super::super::CONFIGS).
+                pub const INDEX: usize = index_of(ENTRY);
+                /// Block tile, depth, threads and static shared memory.
+                pub const GEOMETRY: Geometry = $module::geometry($($g as usize),*);
+                /// The `.minnctapersm` of the table's entry point (1 where it has none).
+                pub const MIN_BLOCKS: u32 = match opt!($($mb)?) {
+                    Some(b) => b,
+                    None => 1,
+                };
+                /// The table's `min_blocks`, if it gives one.
+                pub(in super::super) const TABLE_MIN_BLOCKS: Option<u32> = opt!($($mb)?);
+
+                /// The configuration's kernel with `epilogue` applied to every output.
+                ///
+                /// # Safety
+                /// The [module contract](super::super), the launch [`GEOMETRY`] describes,
+                /// and the epilogue's own (a [`Linear`](epilogue::Linear)'s bias holds `n`
+                /// floats; `out` holds valid floats where it reads the output).
+                #[inline(always)]
+                pub unsafe fn run<E: epilogue::Epilogue>(
+                    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
+                ) {
+                    // SAFETY: the caller's contract.
+                    unsafe { $module::$kernel::<$($g,)* E>(a, b, out, m, n, k, epilogue) }
+                }
+
+                /// [`run`] with [`Store`](epilogue::Store): the table's entry point.
+                ///
+                /// # Safety
+                /// As [`run`].
+                #[inline(always)]
+                pub unsafe fn store(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32) {
+                    // SAFETY: the caller's contract.
+                    unsafe { run(a, b, out, m, n, k, epilogue::Store) }
+                }
+            }
+        )*}
 
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             $(#[$meta])*
             $entry(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
-                => $module::$kernel::<$($g),*>
-                $(, launch_bounds(geometry_of::$entry.threads, $mb))?;
+                => configs::$entry::store
+                $(, launch_bounds(configs::$entry::GEOMETRY.threads, $mb))?;
         )*}
 
         /// Every SGEMM configuration, lowest rung first.
@@ -181,8 +262,8 @@ macro_rules! sgemm_configs {
             SgemmConfig {
                 name: dashed!(stringify!($entry)),
                 rung: $rung,
-                geometry: geometry_of::$entry,
-                spec: geometry_of::$entry.spec(stringify!($entry), opt!($($mb)?)),
+                geometry: configs::$entry::GEOMETRY,
+                spec: configs::$entry::GEOMETRY.spec(stringify!($entry), configs::$entry::TABLE_MIN_BLOCKS),
                 autotune: has_flag!(autotune in $($($flag),*)?),
                 default: has_flag!(default in $($($flag),*)?),
                 #[cfg(not(target_arch = "nvptx64"))]

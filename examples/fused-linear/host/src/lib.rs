@@ -1,14 +1,16 @@
 //! A fused linear layer, `out = relu(x @ W + b)`, from a kernel crate of its own
-//! (`fused-linear-kernels`) built on `kernels-gpu`, against the unfused sequence of three
-//! launches (matmul, bias, relu) with intermediates in global memory.
+//! (`fused-linear-kernels`): the SGEMM ladder's multistage configuration with a bias-and-relu
+//! epilogue, against the unfused sequences — the same SGEMM configuration, or cuBLAS, then a
+//! separate bias-relu kernel that reads the product back from global memory.
 //!
 //! How the pieces fit, as they would in any crate that reuses `kernels-gpu`:
 //!
 //! * `build.rs` builds `../kernels` to PTX with `nvptx_builder::PtxBuilder`; it is embedded
 //!   here as [`FUSED_LINEAR_PTX`];
 //! * on a GPU, [`FusedLinearGpu`] loads that module into the context of a
-//!   [`kernels_gpu_host::gpu::Gpu`] ([`Gpu::load_module`]) and launches its entries with cudarc on the
-//!   same stream as the `Gpu`'s own matmul, so both can be timed with [`Gpu::time_ms`];
+//!   [`kernels_gpu_host::gpu::Gpu`] ([`Gpu::load_module`]) and launches its entries with
+//!   cudarc on the same stream as the `Gpu`'s own matmul, so all can be timed with
+//!   [`Gpu::time_ms`];
 //! * on the host, `fused_linear_kernels` is an ordinary dependency whose kernels run in the
 //!   CPU simulator ([`sim`]), checked against the plain CPU sequence [`cpu_unfused`].
 //!
@@ -17,36 +19,36 @@
 //! bit for bit, and all are checked against the f64 reference [`reference_f64`].
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
+use fused_linear_kernels::{BIAS_RELU, FUSED_LINEAR, config};
 use kernels_gpu_host::error::{Error, Result};
-use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::gpu::launch_config;
-use kernels_gpu_host::launch::Dim3;
+use kernels_gpu_host::gpu::Cublas;
+use kernels_gpu_host::gpu::{Gpu, launch_config};
+use kernels_gpu_host::kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu_host::launch::Launch;
 use kernels_gpu_host::reference::{self, Accuracy, Reference};
-use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu_host::{MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use std::sync::Arc;
 
-pub use fused_linear_kernels::{BLOCK, TW, relu_f32};
+pub use fused_linear_kernels::{BLOCK, relu_f32};
 
-/// The `fused-linear-kernels` PTX module, built by `build.rs`: this crate's three entries
+/// The `fused-linear-kernels` PTX module, built by `build.rs`: this crate's two entries
 /// and no other (it uses `kernels-gpu` with `default-features = false`, without its
 /// entry points; a CPU test checks).
 pub const FUSED_LINEAR_PTX: &str =
     include_str!(concat!(env!("OUT_DIR"), "/fused_linear_kernels.ptx"));
 
 /// Entry point of the fused kernel.
-pub const FUSED_ENTRY: &str = "fused_linear_tw16";
-/// Entry point of the unfused sequence's bias kernel.
-pub const BIAS_ENTRY: &str = "bias_add";
-/// Entry point of the unfused sequence's relu kernel.
-pub const RELU_ENTRY: &str = "relu";
+pub const FUSED_ENTRY: &str = FUSED_LINEAR.entry;
+/// Entry point of the unfused sequences' bias-relu kernel.
+pub const BIAS_RELU_ENTRY: &str = BIAS_RELU.entry;
 
-/// The matmul of the unfused sequence: the lecture's static tiled kernel at the fused
-/// kernel's tile width, so the two sequences differ only in the epilogue.
-pub const UNFUSED_MATMUL: (MatmulKernel, TileWidth) = (MatmulKernel::TiledStatic, TileWidth::Tw16);
+/// The matmul of the unfused sequence: the SGEMM configuration the fused kernel runs
+/// ([`config`]), as the host library launches it, so the two differ only in the epilogue.
+pub const UNFUSED_MATMUL: MatmulKernel = MatmulKernel::Sgemm(SgemmKernel::Config(config::INDEX));
 
-/// Bytes of static shared memory of the fused kernel: two `TW × TW` f32 tiles.
-pub const FUSED_STATIC_SHARED_BYTES: u32 = (2 * TW * TW * 4) as u32;
+/// The tile width argument of the host library's matmul calls (the SGEMM kernels have
+/// none; it is ignored).
+const NO_TW: TileWidth = TileWidth::Tw16;
 
 /// Inputs of one layer: `x` is `m × k`, `w` is `k × n`, `b` has `n` elements (row-major).
 #[derive(Clone, Debug)]
@@ -166,23 +168,20 @@ fn check_len(operand: &'static str, rows: u32, cols: u32, buf: &CudaSlice<f32>) 
     Ok(())
 }
 
-/// The fused kernel's launch: `ceil(n / TW) × ceil(m / TW)` blocks of `TW × TW`.
+/// The fused kernel's launch for `shape`: [`config`]'s tiles over the `m × n` output.
 pub fn fused_launch(shape: MatmulShape) -> Launch {
-    let tw = TW as u32;
-    Launch {
-        grid: Dim3::xy(shape.n.div_ceil(tw), shape.m.div_ceil(tw)),
-        block: Dim3::xy(tw, tw),
-        dynamic_shared_bytes: 0,
-    }
+    FUSED_LINEAR.launch(
+        Extent::Matrix {
+            rows: shape.m,
+            cols: shape.n,
+        },
+        0,
+    )
 }
 
-/// The elementwise kernels' launch for `len` elements: 1D blocks of [`BLOCK`].
-pub fn elementwise_launch(len: u32) -> Launch {
-    Launch {
-        grid: Dim3::x(fused_linear_kernels::elementwise_blocks(len)),
-        block: Dim3::x(BLOCK),
-        dynamic_shared_bytes: 0,
-    }
+/// The bias-relu kernel's launch for an `m × n` output: one thread per element.
+pub fn bias_relu_launch(shape: MatmulShape) -> Launch {
+    BIAS_RELU.launch(Extent::Items(shape.m * shape.n), 0)
 }
 
 /// The kernels in the CPU simulator: the same source as the PTX, with the simulator's
@@ -210,36 +209,29 @@ pub mod sim {
         // SAFETY: the buffers have the shape's lengths (checked above), the shape fits u32
         // indices (MatmulShape), and the launch is the kernel's.
         sim.launch(&fused_launch(s), move || unsafe {
-            entry::fused_linear_tw16(x.get(), w.get(), b.get(), o.get(), s.m, s.n, s.k)
+            entry::fused_linear(x.get(), w.get(), b.get(), o.get(), s.m, s.n, s.k)
         })?;
         Ok(out)
     }
 
-    /// The unfused sequence: the simulator's [`UNFUSED_MATMUL`], then the bias kernel, then
-    /// the relu kernel, each into a buffer of its own.
+    /// The unfused sequence: the simulator's [`UNFUSED_MATMUL`], then the bias-relu kernel
+    /// into a buffer of its own.
     pub fn unfused(sim: &Simulator, ops: &Operands) -> Result<Vec<f32>> {
         ops.check()?;
         let s = ops.shape;
-        let (kernel, tw) = UNFUSED_MATMUL;
-        let y = sim.matmul(kernel, tw, &ops.x, &ops.w, s)?;
-        let len = s.m * s.n;
-        let (mut z, mut out) = (vec![0.0f32; len as usize], vec![0.0f32; len as usize]);
-        if len == 0 {
+        let y = sim.matmul(UNFUSED_MATMUL, NO_TW, &ops.x, &ops.w, s)?;
+        let mut out = vec![0.0f32; y.len()];
+        if y.is_empty() {
             return Ok(out);
         }
-        let (yp, bp, zp) = (
+        let (yp, bp, op) = (
             SharedPtr(y.as_ptr() as *mut f32),
             SharedPtr(ops.b.as_ptr() as *mut f32),
-            SharedPtr(z.as_mut_ptr()),
+            SharedPtr(out.as_mut_ptr()),
         );
-        // SAFETY: y and z hold m * n floats, b holds n > 0; the launch covers m * n.
-        sim.launch(&elementwise_launch(len), move || unsafe {
-            entry::bias_add(yp.get(), bp.get(), zp.get(), s.m, s.n)
-        })?;
-        let (zp, op) = (SharedPtr(z.as_mut_ptr()), SharedPtr(out.as_mut_ptr()));
-        // SAFETY: z and out hold len floats; the launch covers len.
-        sim.launch(&elementwise_launch(len), move || unsafe {
-            entry::relu(zp.get(), op.get(), len)
+        // SAFETY: y and out hold m * n floats, b holds n > 0; the launch covers m * n.
+        sim.launch(&bias_relu_launch(s), move || unsafe {
+            entry::bias_relu(yp.get(), bp.get(), op.get(), s.m, s.n)
         })?;
         Ok(out)
     }
@@ -252,12 +244,11 @@ pub struct FusedLinearGpu<'g> {
     /// Keeps the module loaded for as long as its functions are used.
     _module: Arc<CudaModule>,
     fused: CudaFunction,
-    bias: CudaFunction,
-    relu: CudaFunction,
+    bias_relu: CudaFunction,
 }
 
 impl<'g> FusedLinearGpu<'g> {
-    /// Loads [`FUSED_LINEAR_PTX`] into `gpu`'s context and looks up the three entries.
+    /// Loads [`FUSED_LINEAR_PTX`] into `gpu`'s context and looks up the two entries.
     pub fn new(gpu: &'g Gpu) -> Result<Self> {
         let module = gpu.load_module(FUSED_LINEAR_PTX)?;
         let load = |name: &str| {
@@ -274,8 +265,7 @@ impl<'g> FusedLinearGpu<'g> {
         Ok(Self {
             gpu,
             fused: load(FUSED_ENTRY)?,
-            bias: load(BIAS_ENTRY)?,
-            relu: load(RELU_ENTRY)?,
+            bias_relu: load(BIAS_RELU_ENTRY)?,
             _module: module,
         })
     }
@@ -285,14 +275,9 @@ impl<'g> FusedLinearGpu<'g> {
         self.gpu
     }
 
-    /// Checks that the device buffers have the lengths `shape` implies.
-    fn check_lens(
-        shape: MatmulShape, x: &CudaSlice<f32>, w: &CudaSlice<f32>, b: &CudaSlice<f32>,
-        out: &CudaSlice<f32>,
-    ) -> Result<()> {
-        shape.check_inputs(x.len(), w.len())?;
-        check_len("bias", 1, shape.n, b)?;
-        check_len("out", shape.m, shape.n, out)
+    /// Checks `launch` of `spec` against the device's limits.
+    fn check(&self, spec: &KernelSpec, launch: &Launch) -> Result<()> {
+        Ok(self.gpu.limits().check(launch, spec.static_shared_bytes)?)
     }
 
     /// `out = relu(x @ w + b)` in one launch, queued on the stream (asynchronous).
@@ -300,14 +285,13 @@ impl<'g> FusedLinearGpu<'g> {
         &self, x: &CudaSlice<f32>, w: &CudaSlice<f32>, b: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
-        Self::check_lens(shape, x, w, b, out)?;
+        shape.check_buffers(x.len(), w.len(), out.len())?;
+        check_len("bias", 1, shape.n, b)?;
         if shape.m == 0 || shape.n == 0 {
             return Ok(());
         }
         let launch = fused_launch(shape);
-        self.gpu
-            .limits()
-            .check(&launch, FUSED_STATIC_SHARED_BYTES)?;
+        self.check(&FUSED_LINEAR, &launch)?;
         let mut args = self.gpu.stream().launch_builder(&self.fused);
         args.arg(x)
             .arg(w)
@@ -327,21 +311,21 @@ impl<'g> FusedLinearGpu<'g> {
         Ok(())
     }
 
-    /// `out = y + b` (bias broadcast over the `m` rows of the `m × n` matrix `y`), queued.
-    pub fn bias_device(
+    /// `out = relu(y + b)` (bias broadcast over the `m` rows of the `m × n` matrix `y`),
+    /// queued: the separate pass of the unfused sequences.
+    pub fn bias_relu_device(
         &self, y: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         for (operand, buf) in [("y", y), ("out", &*out)] {
             check_len(operand, shape.m, shape.n, buf)?;
         }
         check_len("bias", 1, shape.n, b)?;
-        let len = shape.m * shape.n;
-        if len == 0 {
+        if shape.m == 0 || shape.n == 0 {
             return Ok(());
         }
-        let launch = elementwise_launch(len);
-        self.gpu.limits().check(&launch, 0)?;
-        let mut args = self.gpu.stream().launch_builder(&self.bias);
+        let launch = bias_relu_launch(shape);
+        self.check(&BIAS_RELU, &launch)?;
+        let mut args = self.gpu.stream().launch_builder(&self.bias_relu);
         args.arg(y).arg(b).arg(out).arg(&shape.m).arg(&shape.n);
         // SAFETY: (y, bias, out, m, n) as the entry declares them; y and out hold m * n
         // floats and b holds n > 0 (checked above); the launch covers m * n elements.
@@ -352,44 +336,21 @@ impl<'g> FusedLinearGpu<'g> {
         Ok(())
     }
 
-    /// `out = max(y, 0)` elementwise, queued.
-    pub fn relu_device(&self, y: &CudaSlice<f32>, out: &mut CudaSlice<f32>) -> Result<()> {
-        let Ok(len) = u32::try_from(y.len()) else {
-            return Err(Error::IndexOverflow {
-                operand: "y",
-                rows: 1,
-                cols: y.len(),
-                elements: y.len() as u128,
-            });
-        };
-        check_len("out", 1, len, out)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let launch = elementwise_launch(len);
-        self.gpu.limits().check(&launch, 0)?;
-        let mut args = self.gpu.stream().launch_builder(&self.relu);
-        args.arg(y).arg(out).arg(&len);
-        // SAFETY: (y, out, len) as the entry declares them; both hold len floats.
-        unsafe { args.launch(launch_config(&launch)) }.map_err(|source| Error::Driver {
-            call: "cuLaunchKernel",
-            source,
-        })?;
-        Ok(())
-    }
-
-    /// The unfused sequence, three launches queued: `y = x @ w` with the `Gpu`'s
-    /// [`UNFUSED_MATMUL`], `z = y + b`, `out = max(z, 0)`; `y` and `z` are the
-    /// intermediates in global memory.
+    /// The unfused sequence, two launches queued: `y = x @ w` with [`UNFUSED_MATMUL`] (or
+    /// with `cublas`, if given), then `out = relu(y + b)`; `y` is the intermediate in
+    /// global memory.
     #[allow(clippy::too_many_arguments)]
     pub fn unfused_device(
-        &self, x: &CudaSlice<f32>, w: &CudaSlice<f32>, b: &CudaSlice<f32>, y: &mut CudaSlice<f32>,
-        z: &mut CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+        &self, cublas: Option<&Cublas>, x: &CudaSlice<f32>, w: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        y: &mut CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
-        let (kernel, tw) = UNFUSED_MATMUL;
-        self.gpu.matmul_device(kernel, tw, x, w, y, shape)?;
-        self.bias_device(y, b, z, shape)?;
-        self.relu_device(z, out)
+        match cublas {
+            Some(blas) => blas.sgemm(x, w, y, shape)?,
+            None => self
+                .gpu
+                .matmul_device(UNFUSED_MATMUL, NO_TW, x, w, y, shape)?,
+        }
+        self.bias_relu_device(y, b, out, shape)
     }
 
     /// [`fused_device`](Self::fused_device) from and to host memory, synchronised.
@@ -404,14 +365,14 @@ impl<'g> FusedLinearGpu<'g> {
     }
 
     /// [`unfused_device`](Self::unfused_device) from and to host memory, synchronised.
-    pub fn unfused(&self, ops: &Operands) -> Result<Vec<f32>> {
+    pub fn unfused(&self, cublas: Option<&Cublas>, ops: &Operands) -> Result<Vec<f32>> {
         ops.check()?;
         let g = self.gpu;
         let (x, w, b) = (g.upload(&ops.x)?, g.upload(&ops.w)?, g.upload(&ops.b)?);
         let len = ops.shape.lens().2;
-        let (mut y, mut z, mut out) = (g.zeros(len)?, g.zeros(len)?, g.zeros(len)?);
-        self.unfused_device(&x, &w, &b, &mut y, &mut z, &mut out, ops.shape)?;
-        g.synchronize("matmul + bias_add + relu")?;
+        let (mut y, mut out) = (g.zeros(len)?, g.zeros(len)?);
+        self.unfused_device(cublas, &x, &w, &b, &mut y, &mut out, ops.shape)?;
+        g.synchronize("matmul + bias_relu")?;
         g.download(&out)
     }
 }

@@ -1,6 +1,6 @@
-//! GPU tests: the fused kernel against the unfused sequence (the `Gpu`'s tiled matmul, the
-//! bias kernel, the relu kernel) and the CPU sequence, bit for bit, and against the f64
-//! reference.
+//! GPU tests: the fused kernel against the unfused sequence (the same SGEMM configuration
+//! through the `Gpu`, then the bias-relu kernel) and the CPU sequence, bit for bit, and
+//! against the f64 reference; cuBLAS then the bias-relu kernel within the f32 bound.
 //!
 //! Uses a libtest-compatible harness so that, without a GPU, every test is reported as
 //! *ignored* with the reason printed — never as passed.
@@ -11,22 +11,33 @@ mod shapes;
 
 use kernels_gpu_host::MatmulShape;
 use kernels_gpu_host::error::Error;
-use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 
 /// Odd shapes (m, k, n): tiny, none a multiple of the tile, k = 1, k = 0, larger.
-/// [`shapes::ODD`], k = 0 and empty outputs, and one larger than a tile in every dimension.
-const SHAPES: [(usize, usize, usize); 7] = {
+/// [`shapes::ODD`], k = 0 and empty outputs, one larger than a tile in every dimension,
+/// whole tiles (the `cp.async` fast path everywhere) and a mix of interior and edge tiles.
+const SHAPES: [(usize, usize, usize); 9] = {
     let [a, b, c, d] = shapes::ODD;
-    [a, b, c, d, (3, 0, 5), (257, 129, 511), (0, 4, 6)]
+    [
+        a,
+        b,
+        c,
+        d,
+        (3, 0, 5),
+        (257, 129, 511),
+        (0, 4, 6),
+        (384, 64, 256),
+        (1000, 300, 700),
+    ]
 };
 
 fn check(gpu: &Gpu, (m, k, n): (usize, usize, usize), seed: u64) -> Result<(), Failed> {
     let fl = FusedLinearGpu::new(gpu)?;
     let ops = Operands::random(MatmulShape::new(m, k, n)?, seed);
     let fused = fl.fused(&ops)?;
-    let unfused = fl.unfused(&ops)?;
+    let unfused = fl.unfused(None, &ops)?;
     let cpu = fused_linear::cpu_unfused(&ops.x, &ops.w, &ops.b, ops.shape);
     for (name, other) in [("unfused (GPU)", &unfused), ("the CPU sequence", &cpu)] {
         if let Some(i) = fused_linear::first_mismatch(&fused, other) {
@@ -37,12 +48,14 @@ fn check(gpu: &Gpu, (m, k, n): (usize, usize, usize), seed: u64) -> Result<(), F
             .into());
         }
     }
-    let acc = fused_linear::accuracy(
-        &fused,
-        &fused_linear::reference_f64(&ops.x, &ops.w, &ops.b, ops.shape),
-    );
-    if !fused_linear::within_bound(&acc, ops.shape.k) {
-        return Err(format!("{m}×{k}×{n}: {acc:?}").into());
+    let reference = fused_linear::reference_f64(&ops.x, &ops.w, &ops.b, ops.shape);
+    let cublas = Cublas::new(gpu, CublasMath::Fp32)?;
+    let with_cublas = fl.unfused(Some(&cublas), &ops)?;
+    for (name, out) in [("fused", &fused), ("cuBLAS + bias_relu", &with_cublas)] {
+        let acc = fused_linear::accuracy(out, &reference);
+        if !fused_linear::within_bound(&acc, ops.shape.k) {
+            return Err(format!("{m}×{k}×{n}: {name}: {acc:?}").into());
+        }
     }
     Ok(())
 }

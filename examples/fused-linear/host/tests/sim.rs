@@ -101,7 +101,7 @@ fn wrong_bias_length_is_a_typed_error() {
 }
 
 #[test]
-fn ptx_module_has_the_three_entries() {
+fn ptx_module_has_its_two_entries_with_launch_bounds() {
     let ptx = fused_linear::FUSED_LINEAR_PTX;
     assert!(
         ptx.lines()
@@ -110,8 +110,7 @@ fn ptx_module_has_the_three_entries() {
     );
     for (entry, params) in [
         (fused_linear::FUSED_ENTRY, vec![8, 8, 8, 8, 4, 4, 4]),
-        (fused_linear::BIAS_ENTRY, vec![8, 8, 8, 4, 4]),
-        (fused_linear::RELU_ENTRY, vec![8, 8, 4]),
+        (fused_linear::BIAS_RELU_ENTRY, vec![8, 8, 8, 4, 4]),
     ] {
         assert_eq!(
             kernels_gpu_host::ptx::param_sizes(ptx, entry),
@@ -119,12 +118,14 @@ fn ptx_module_has_the_three_entries() {
             "parameters of {entry}"
         );
     }
-    // The fused kernel: two static 16×16 f32 tiles, the epilogue's max, and no local
-    // memory (nothing spilled, no closure left on the stack).
-    let start = ptx.find(".entry fused_linear_tw16(").unwrap();
-    let body = &ptx[start..start + ptx[start..].find("\n}\n").unwrap()];
-    assert_eq!(body.matches(".shared .align 16 .b8").count(), 2, "{body}");
-    assert!(body.contains("[1024]"));
-    assert!(body.contains("max.f32"));
+    // The fused kernel: the configuration's shared arrays and launch bounds, the epilogue's
+    // max, and no local memory (nothing spilled, no closure left on the stack).
+    let spec = fused_linear_kernels::FUSED_LINEAR;
+    let body = kernels_gpu_host::ptx::entry_body(ptx, spec.entry).expect("fused entry");
+    assert!(body.contains("max.f32"), "{body}");
     assert!(!body.contains(".local"), "{body}");
+    let directives = kernels_gpu_host::ptx::entry_directives(ptx, spec.entry).expect("directives");
+    let bounds = spec.launch_bounds.expect("launch bounds");
+    assert_eq!(directives.maxntid, Some([bounds.max_threads, 1, 1]));
+    assert_eq!(directives.minnctapersm, Some(bounds.min_blocks));
 }

@@ -1,7 +1,8 @@
 //! 16-byte global-memory stores, and the alignment test that decides whether a block may use
 //! 16-byte accesses at all (the counterpart of [`nvptx_device::intrinsics::load_f32x4`]).
 
-use nvptx_device::intrinsics::F32x4;
+use crate::sgemm::epilogue::Epilogue;
+use nvptx_device::intrinsics::{F32x4, load_f32x4};
 
 /// Writes `ptr[0..4]` with one 16-byte store (`st.global.v4`): a quarter of the store
 /// instructions of the scalar epilogue, and whole 32-byte sectors per pair of lanes.
@@ -21,32 +22,65 @@ pub fn is_aligned16<T>(ptr: *const T) -> bool {
     ptr.addr().is_multiple_of(16)
 }
 
-/// Writes `v` to `out[tile.row0 + r, tile.col0 + c ..+ 4]`: one 16-byte store on the fast
-/// path, else each element that lies inside `out`, one by one.
+/// Writes the output `out[row, col]` for the product `acc` through `epilogue` (reading the
+/// old value first if the epilogue needs it): the scalar store of every rung.
+///
+/// # Safety
+/// `out` points to a row-major matrix with rows of `n` floats that contains `[row, col]`,
+/// and this thread is the only one that reads or writes that element.
+#[inline(always)]
+pub unsafe fn store_out<E: Epilogue>(
+    out: *mut f32, n: u32, row: u32, col: u32, acc: f32, epilogue: &E,
+) {
+    // SAFETY: [row, col] is inside out (caller).
+    let p = unsafe { out.add(crate::sgemm::at(row, n, col)) };
+    let old = if epilogue.reads_output() {
+        // SAFETY: p is this thread's element of out.
+        unsafe { *p }
+    } else {
+        0.0
+    };
+    // SAFETY: as above.
+    unsafe { *p = epilogue.apply(row, col, acc, old) };
+}
+
+/// Writes the products `v` to `out[tile.row0 + r, tile.col0 + c ..+ 4]` through `epilogue`:
+/// one 16-byte store (and load, if the epilogue reads the output) on the fast path, else each
+/// element that lies inside `out`, one by one.
 ///
 /// # Safety
 /// `out` points to an `m × n` row-major matrix (the `m`, `n` that `tile` was made with) and
-/// this thread is the only writer of these four elements. If `fast`: the whole block tile is
-/// inside `out` and contains `[r, c ..+ 4]`, `n % 4 == 0`, `c % 4 == 0`, and `out` is 16-byte
-/// aligned.
+/// this thread is the only reader and writer of these four elements. If `fast`: the whole
+/// block tile is inside `out` and contains `[r, c ..+ 4]`, `n % 4 == 0`, `c % 4 == 0`, and
+/// `out` is 16-byte aligned.
 #[inline(always)]
-pub unsafe fn store_out4(
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn store_out4<E: Epilogue>(
     out: *mut f32, n: u32, tile: &crate::sgemm::BlockTile, r: u32, c: u32, v: [f32; 4], fast: bool,
+    epilogue: &E,
 ) {
+    let (row, col) = (tile.row0 + r, tile.col0 + c);
     if fast {
         // SAFETY: inside and aligned, by the fast-path contract.
-        unsafe {
-            store_f32x4(
-                out.add(crate::sgemm::at(tile.row0 + r, n, tile.col0 + c)),
-                v,
-            )
+        let p = unsafe { out.add(crate::sgemm::at(row, n, col)) };
+        let old = if epilogue.reads_output() {
+            // SAFETY: as above; this thread's four elements.
+            unsafe { load_f32x4(p) }
+        } else {
+            [0.0; 4]
         };
+        let mut w = [0.0f32; 4];
+        crate::sgemm::parts::unroll::unroll!(e in 4 => {
+            w[e] = epilogue.apply(row, col + e as u32, v[e], old[e]);
+        });
+        // SAFETY: as above.
+        unsafe { store_f32x4(p, w) };
     } else {
         crate::sgemm::parts::unroll::unroll!(e in 4 => {
             let ce = c + e as u32;
             if r < tile.rows_left && ce < tile.cols_left {
-                // SAFETY: [row0 + r, col0 + ce] is inside out.
-                unsafe { *out.add(crate::sgemm::at(tile.row0 + r, n, tile.col0 + ce)) = v[e] };
+                // SAFETY: [row, col + e] is inside out; this thread's element.
+                unsafe { store_out(out, n, row, tile.col0 + ce, v[e], epilogue) };
             }
         });
     }

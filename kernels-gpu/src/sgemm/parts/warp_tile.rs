@@ -15,6 +15,7 @@
 //! `WM × WN` region, which keeps each warp's shared reads few and local.
 
 use crate::sgemm::BlockTile;
+use crate::sgemm::epilogue::Epilogue;
 use crate::sgemm::parts::global::store_out4;
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::intrinsics::fma;
@@ -151,16 +152,17 @@ impl<
         });
     }
 
-    /// Writes the thread's outputs: 16-byte stores if `fast`, else bounds-checked scalar ones.
+    /// Writes the thread's outputs through `epilogue`: 16-byte stores if `fast`, else
+    /// bounds-checked scalar ones.
     ///
     /// # Safety
     /// `out` is the `m × n` output `tile` was made with, `origin` is this thread's
     /// [`thread_origin`](Self::thread_origin), and `fast` is only true if the block tile is
     /// interior, `n % 4 == 0` and `out` is 16-byte aligned.
     #[inline(always)]
-    pub unsafe fn store(
+    pub unsafe fn store<E: Epilogue>(
         acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
-        origin: (u32, u32), fast: bool,
+        origin: (u32, u32), fast: bool, epilogue: &E,
     ) {
         unroll!(wm in WMITER => {
             unroll!(i in TM => {
@@ -171,7 +173,7 @@ impl<
                         let row = &acc[wm][i][wn];
                         let v = [row[4 * j], row[4 * j + 1], row[4 * j + 2], row[4 * j + 3]];
                         // SAFETY: each output belongs to one thread; `fast` per the contract.
-                        unsafe { store_out4(out, n, tile, r, c, v, fast) };
+                        unsafe { store_out4(out, n, tile, r, c, v, fast, epilogue) };
                     });
                 });
             });
