@@ -11,9 +11,10 @@
 //! 2. else the JSON cache file ([`TuneCache::default_path`]: `$XDG_CACHE_HOME` or
 //!    `~/.cache`, then `pure-rust-cuda-kernels/autotune.json`), under the same key;
 //! 3. else it times each candidate with CUDA events ([`Gpu::time_ms`], the median of
-//!    [`RUNS`] runs after [`WARMUP`]) on the launch's own buffers, prints the timings to
-//!    stderr (`autotune: <key>: <choice> ...`), and writes the choice to both. That first
-//!    launch of a shape therefore waits for the GPU.
+//!    [`RUNS`] runs after [`WARMUP`]) on the launch's own buffers, says so on stderr (one
+//!    line before, one line with the choice after; every candidate's time too if
+//!    [`set_verbose`]), and writes the choice, with every candidate's time, to both. That
+//!    first launch of a shape therefore waits for the GPU.
 //!
 //! A missing, unreadable or corrupted cache file is ignored with a warning on stderr (and
 //! rewritten on the next choice), never an error; so is a cached kernel name this build does
@@ -204,6 +205,35 @@ fn cache_path(xdg_cache_home: Option<OsString>, home: Option<OsString>) -> Optio
     Some(base.join("pure-rust-cuda-kernels").join("autotune.json"))
 }
 
+/// Whether a new choice prints every candidate's time ([`set_verbose`]).
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether tuning a new shape prints every candidate's time on stderr (the CLI's
+/// `--verbose`), beside the one line with the choice. Off by default; the times are in the
+/// cache file either way.
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Says on stderr what was chosen for `shape`: one line, and with [`set_verbose`] every
+/// candidate's time, fastest first.
+fn report(shape: MatmulShape, choice: &Choice, path: Option<&std::path::Path>) {
+    let saved = path.map_or(String::new(), |p| format!("; saved in {}", p.display()));
+    eprintln!(
+        "autotune: {shape}: {} ({:.3} ms), the fastest of {} candidates{saved}",
+        choice.kernel,
+        choice.ms,
+        choice.candidates_ms.len()
+    );
+    if VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        let mut all: Vec<_> = choice.candidates_ms.iter().collect();
+        all.sort_by(|x, y| x.1.total_cmp(y.1));
+        for (name, ms) in all {
+            eprintln!("autotune:   {ms:>9.3} ms  {name}");
+        }
+    }
+}
+
 /// Choices made in this process, by [`key`].
 static MEMO: Mutex<BTreeMap<String, SgemmKernel>> = Mutex::new(BTreeMap::new());
 
@@ -227,17 +257,16 @@ pub fn choose(
         return Ok(kernel);
     }
     let Some(path) = TuneCache::default_path() else {
-        return Ok(memo(tune(gpu, a, b, out, shape)?.0));
+        let (kernel, choice) = tune(gpu, a, b, out, shape)?;
+        report(shape, &choice, None);
+        return Ok(memo(kernel));
     };
     let cache = TuneCache::load(path);
     if let Some(kernel) = cache.kernel(&key) {
         return Ok(memo(kernel));
     }
     let (kernel, choice) = tune(gpu, a, b, out, shape)?;
-    eprintln!(
-        "autotune: {key}: {} ({:.3} ms); {:?}",
-        choice.kernel, choice.ms, choice.candidates_ms
-    );
+    report(shape, &choice, Some(cache.path()));
     // Re-read just before writing, to keep what other processes added meanwhile (unless the
     // file was bad already: that was said once).
     let mut fresh = match cache.warning {
@@ -265,6 +294,10 @@ pub fn tune(
 ) -> Result<(SgemmKernel, Choice)> {
     let mut timings = vec![];
     let mut refused = None;
+    eprintln!(
+        "autotune: {shape}: timing {} SGEMM configurations (once per shape, device and build)",
+        SgemmKernel::TUNED.len()
+    );
     for candidate in SgemmKernel::TUNED {
         let kernel = MatmulKernel::Sgemm(candidate);
         let run = || gpu.matmul_device(kernel, TileWidth::Tw16, a, b, out, shape);

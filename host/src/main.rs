@@ -49,9 +49,13 @@ struct Args {
     /// Seed of the random inputs (uniform in [0, 1)).
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Print one JSON object per result instead of a table.
+    /// Print one JSON object per result instead of a table (and, as --verbose, every
+    /// autotuning candidate's time on stderr).
     #[arg(long)]
     json: bool,
+    /// Print every autotuning candidate's time on stderr (otherwise one line per new shape).
+    #[arg(long)]
+    verbose: bool,
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
@@ -145,6 +149,7 @@ impl Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    kernels_gpu_host::autotune::set_verbose(args.verbose || args.json);
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {

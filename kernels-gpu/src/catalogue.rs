@@ -9,6 +9,7 @@
 pub use crate::sgemm::{CONFIGS as SGEMM, SgemmConfig};
 pub use nvptx_device::catalogue::*;
 
+use crate::fusion;
 use crate::matmul::{naive, tiled_dynamic, tiled_dynamic_const, tiled_static};
 use crate::reduce::{self, block_tree, warp_shuffle};
 use crate::sliding::{self, naive as sliding_naive, shared};
@@ -154,6 +155,24 @@ pub const SLIDING: &[VectorConfig<SlidingEntry>] = &[
             static: 0, dynamic: DynamicShared::Affine { base: (shared::TILE - 1) * 4, per_unit: 4 }),
 ];
 
+/// The fusion lesson's zip ([`crate::fusion::zip_mul`]): one thread per element of the
+/// `m·n·k` intermediate.
+pub const ZIP: KernelSpec = {
+    let (entry, params) = entry_of!(fusion::zip_mul);
+    KernelSpec {
+        entry,
+        params,
+        block: Dim3::x(fusion::BLOCK),
+        grid: GridRule::Items {
+            per_block: fusion::BLOCK,
+            max_blocks: 0,
+        },
+        static_shared_bytes: 0,
+        dynamic_shared: DynamicShared::None,
+        launch_bounds: None,
+    }
+};
+
 /// Every entry point's description, each once (the lecture's run-time-width kernel is one
 /// entry launched at three widths: its first row stands for it).
 pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
@@ -170,4 +189,5 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(SGEMM.iter().map(|c| &c.spec))
         .chain(REDUCE.iter().map(|c| &c.spec))
         .chain(SLIDING.iter().map(|c| &c.spec))
+        .chain(core::iter::once(&ZIP))
 }

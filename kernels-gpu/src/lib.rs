@@ -28,6 +28,7 @@ mod macros;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod catalogue;
+pub mod fusion;
 pub mod matmul;
 pub mod reduce;
 pub mod sgemm;
