@@ -298,8 +298,14 @@ fn gpu_benches(
                 runner.run(contender, &mut out)?;
                 let host_out = gpu.download(&out)?;
                 let bound = bench_report::bound_for(contender, shape.k);
-                let check =
-                    bench_report::spot_check(&a, &b, &host_out, shape, CHECK_SAMPLES, bound);
+                let check = kernels_gpu_host::spot::spot_check(
+                    &a,
+                    &b,
+                    &host_out,
+                    shape,
+                    CHECK_SAMPLES,
+                    bound,
+                );
                 let mut ms = gpu.time_ms(warmup, runs, || runner.run(contender, &mut out))?;
                 let measurement = Measurement {
                     contender,

@@ -77,27 +77,7 @@ impl std::fmt::Display for Contender {
     }
 }
 
-/// A spot check of a result against an f64 reference.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Check {
-    /// Elements compared.
-    pub samples: usize,
-    /// Largest `|out - ref| / Σ|a||b|` over them (infinite for a non-finite output).
-    pub max_scaled_err: f64,
-    /// The largest error the arithmetic allows: see [`f32_bound`] and [`tf32_bound`].
-    pub bound: f64,
-}
-
-impl Check {
-    pub fn ok(&self) -> bool {
-        self.max_scaled_err <= self.bound
-    }
-}
-
-/// The FP32 dot-product error bound, in units of `Σ|a||b|`: `k` roundings of `2⁻²³`.
-pub fn f32_bound(k: u32) -> f64 {
-    k.max(1) as f64 * f32::EPSILON as f64
-}
+pub use kernels_gpu_host::spot::{Check, f32_bound};
 
 /// The bound when the inputs are first rounded (or truncated) to TF32's 10-bit mantissa:
 /// `2⁻⁹` for the two inputs of each product, plus FP32 accumulation.
@@ -111,52 +91,6 @@ pub fn bound_for(contender: Contender, k: u32) -> f64 {
         Contender::Cublas(CublasMath::Tf32) => tf32_bound(k),
         _ => f32_bound(k),
     }
-}
-
-/// Compares `samples` elements of `out` (spread over the matrix, the same for every call
-/// with the same shape) with f64 dot products of row-major `a` and `b`.
-pub fn spot_check(
-    a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape, samples: usize, bound: f64,
-) -> Check {
-    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
-    let mut check = Check {
-        samples: 0,
-        max_scaled_err: 0.0,
-        bound,
-    };
-    if m == 0 || n == 0 {
-        return check;
-    }
-    let mut rng = kernels_gpu_host::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
-    // The four corners first (edge tiles are where kernels go wrong), then random elements.
-    let corners = [(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-    let random = (0..samples.saturating_sub(4)).map(|_| {
-        let i = (rng.next_u64() % m as u64) as usize;
-        let j = (rng.next_u64() % n as u64) as usize;
-        (i, j)
-    });
-    for (i, j) in corners.into_iter().take(samples).chain(random) {
-        let (mut value, mut magnitude) = (0.0f64, 0.0f64);
-        for p in 0..k {
-            let prod = a[i * k + p] as f64 * b[p * n + j] as f64;
-            value += prod;
-            magnitude += prod.abs();
-        }
-        let o = out[i * n + j] as f64;
-        let err = (o - value).abs();
-        let scaled = if !o.is_finite() {
-            f64::INFINITY
-        } else if magnitude > 0.0 {
-            err / magnitude
-        } else if err > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        };
-        check.max_scaled_err = check.max_scaled_err.max(scaled);
-        check.samples += 1;
-    }
-    check
 }
 
 /// One contender on one shape, timed by the bench.

@@ -19,6 +19,8 @@ pub mod sgemm;
 pub mod shape;
 pub mod sim;
 pub mod sliding;
+pub mod spot;
+pub mod suite;
 pub mod tile;
 
 pub use backend::Backend;

@@ -56,6 +56,10 @@ struct Args {
     /// Print every autotuning candidate's time on stderr (otherwise one line per new shape).
     #[arg(long)]
     verbose: bool,
+    /// Run the GEMM shape suite (14 shapes, autotuned SGEMM against cuBLAS FP32 in the same
+    /// run, spot-checked) and print the ratios and their geometric mean. Needs a GPU.
+    #[arg(long, conflicts_with_all = ["m", "k", "n", "kernel", "tw", "simulate", "op"])]
+    suite: bool,
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
@@ -170,6 +174,9 @@ fn run(args: &Args) -> Result<bool, Error> {
     } else {
         Some(Gpu::new())
     };
+    if args.suite {
+        return run_suite(args, gpu.unwrap_or_else(Gpu::new)?);
+    }
     if args.op != Op::Matmul {
         return vector::run(args, gpu);
     }
@@ -268,4 +275,58 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// `--suite`: every shape of [`suite::SHAPES`], one line each as it finishes.
+fn run_suite(args: &Args, gpu: Gpu) -> Result<bool, Error> {
+    use kernels_gpu_host::gpu::{Cublas, CublasMath};
+    use kernels_gpu_host::suite;
+    let cublas = Cublas::new(&gpu, CublasMath::Fp32)?;
+    let shapes = suite::SHAPES
+        .iter()
+        .map(|&(m, k, n)| MatmulShape::new(m, k, n))
+        .collect::<Result<Vec<_>, _>>()?;
+    println!(
+        "{}, cuBLAS {} ({}); median of {} event-timed runs after {} warm-ups; {} outputs \
+         spot-checked per result against f64",
+        gpu.info()?,
+        cublas.version()?,
+        CublasMath::Fp32.label(),
+        args.iters,
+        args.warmup,
+        suite::CHECK_SAMPLES
+    );
+    println!(
+        "{:<20} {:>10} {:>10} {:>8}  {:<7} chosen configuration",
+        "m×k×n", "ours ms", "cuBLAS ms", "ratio", "check"
+    );
+    let rows = suite::run(
+        &gpu,
+        &cublas,
+        &shapes,
+        (args.warmup as usize, args.iters as usize),
+        args.seed,
+        |r| {
+            println!(
+                "{:<20} {:>10.3} {:>10.3} {:>7.3}×  {:<7} {}",
+                r.shape.to_string(),
+                r.ms,
+                r.cublas_ms,
+                r.ratio(),
+                if r.check.ok() && r.cublas_check.ok() {
+                    "ok"
+                } else {
+                    "WRONG"
+                },
+                r.kernel
+            )
+        },
+    )?;
+    let worst = rows.iter().map(|r| r.ratio()).fold(f64::INFINITY, f64::min);
+    println!(
+        "geometric mean {:.3}× cuBLAS FP32, worst {:.3}× (ratio = cuBLAS ms / ours ms)",
+        suite::geomean(&rows),
+        worst
+    );
+    Ok(rows.iter().all(|r| r.check.ok() && r.cublas_check.ok()))
 }

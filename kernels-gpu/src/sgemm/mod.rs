@@ -300,6 +300,11 @@ sgemm_configs! {
     sgemm_double_buffered_swizzled_128x256x8_w64x64   = 9 padded::sgemm_double_buffered_padded::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132, 8> [autotune];
     sgemm_multistage_128x128x16_w64x32                = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2);
     sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
+    /// Small tiles for outputs with few 128 × 128 tiles (1024², a short side of 32–64): four
+    /// times the blocks, 4 warps of 32 × 32.
+    sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune];
+    sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune];
+    sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
 }
 
 /// This block's `BM × BN` tile of `out`: where it starts, and how many rows and columns of

@@ -1,0 +1,118 @@
+//! The GEMM shape suite: big and small, square, odd, skinny and wide products, each run by
+//! the autotuned SGEMM and by cuBLAS FP32 in the same process, so that the ratio of the two
+//! says how the ladder does on shapes other than big aligned squares.
+//!
+//! Results are spot-checked ([`crate::spot`]) rather than compared in full: an f64 product
+//! of 8192³ on the CPU would take far longer than the suite.
+
+use crate::data::Rng;
+use crate::error::Result;
+use crate::gpu::{Cublas, Gpu};
+use crate::kernels::MatmulKernel;
+use crate::report::median;
+use crate::sgemm::SgemmKernel;
+use crate::shape::MatmulShape;
+use crate::spot::{Check, f32_bound, spot_check};
+use crate::tile::TileWidth;
+
+/// The suite's shapes, `(m, k, n)`: the lecture's, powers of two from 512 to 8192, odd
+/// sizes, small `m` or `n` with large `k` (a linear layer on a small batch), tiny `k`, and
+/// a wide output over a short `k`.
+pub const SHAPES: [(usize, usize, usize); 14] = [
+    (5120, 256, 5120),
+    (512, 512, 512),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (4093, 4093, 4093),
+    (2049, 2047, 2051),
+    (64, 4096, 4096),
+    (4096, 4096, 64),
+    (32, 8192, 8192),
+    (8192, 8192, 32),
+    (8192, 128, 8192),
+    (16384, 256, 16384),
+];
+
+/// Output elements checked per result.
+pub const CHECK_SAMPLES: usize = 64;
+
+/// One shape of the suite.
+#[derive(Clone, Debug)]
+pub struct SuiteRow {
+    pub shape: MatmulShape,
+    /// The configuration the autotuner chose.
+    pub kernel: SgemmKernel,
+    /// Median milliseconds of the autotuned SGEMM.
+    pub ms: f64,
+    /// Median milliseconds of cuBLAS FP32.
+    pub cublas_ms: f64,
+    /// The spot checks of the SGEMM's and cuBLAS's results.
+    pub check: Check,
+    pub cublas_check: Check,
+}
+
+impl SuiteRow {
+    /// cuBLAS's time over ours: above 1 is faster than cuBLAS.
+    pub fn ratio(&self) -> f64 {
+        self.cublas_ms / self.ms
+    }
+}
+
+/// The geometric mean of the rows' [ratios](SuiteRow::ratio) (1 for none).
+pub fn geomean(rows: &[SuiteRow]) -> f64 {
+    if rows.is_empty() {
+        return 1.0;
+    }
+    (rows.iter().map(|r| r.ratio().ln()).sum::<f64>() / rows.len() as f64).exp()
+}
+
+/// Runs `shapes` on `gpu`: for each, uniform inputs from `seed`, the autotuned SGEMM and
+/// `cublas` (which should be in FP32 math) timed with `warmup` and `runs` event-timed
+/// launches, both spot-checked; `progress` sees each row as it is done.
+pub fn run(
+    gpu: &Gpu, cublas: &Cublas, shapes: &[MatmulShape], (warmup, runs): (usize, usize), seed: u64,
+    mut progress: impl FnMut(&SuiteRow),
+) -> Result<Vec<SuiteRow>> {
+    let autotuned = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
+    let tw = TileWidth::Tw16;
+    let mut rows = vec![];
+    for &shape in shapes {
+        let (la, lb, lo) = shape.lens();
+        let mut rng = Rng::new(seed);
+        let (a, b) = (rng.uniform(la), rng.uniform(lb));
+        let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+        let mut out = gpu.zeros(lo)?;
+        // The first launch tunes the shape (once per device, shape and build).
+        gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
+        let kernel = crate::autotune::choose(gpu, &da, &db, &mut out, shape)?;
+        let bound = f32_bound(shape.k);
+        gpu.stream()
+            .memset_zeros(&mut out)
+            .map_err(|source| crate::Error::Driver {
+                call: "cuMemsetD8Async",
+                source,
+            })?;
+        gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
+        let check = spot_check(&a, &b, &gpu.download(&out)?, shape, CHECK_SAMPLES, bound);
+        let ms = median(&mut gpu.time_ms(warmup, runs, || {
+            gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)
+        })?);
+        cublas.sgemm(&da, &db, &mut out, shape)?;
+        let cublas_check = spot_check(&a, &b, &gpu.download(&out)?, shape, CHECK_SAMPLES, bound);
+        let cublas_ms =
+            median(&mut gpu.time_ms(warmup, runs, || cublas.sgemm(&da, &db, &mut out, shape))?);
+        let row = SuiteRow {
+            shape,
+            kernel,
+            ms,
+            cublas_ms,
+            check,
+            cublas_check,
+        };
+        progress(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
