@@ -9,10 +9,12 @@ mod harness;
 mod shapes;
 
 use harness::Test;
+use kernels_gpu_host::autotune::Tuned;
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reference;
+use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
@@ -91,12 +93,17 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         "gpu::sgemm_kernels_agree_bitwise_with_naive".into(),
         Box::new(|g| {
             // Interior 128 × 128 blocks on the 16-byte path beside checked edge blocks: every
-            // SGEMM kernel accumulates fma in k order from zero, as the naive kernel does.
+            // SGEMM configuration accumulates fma in k order from zero, as the naive kernel
+            // does. (The autotuned choice may be a split-k run, whose bits differ: see
+            // `autotune_times_every_candidate` and the split-k tests.)
             let shape = MatmulShape::new(260, 132, 264)?;
             let mut rng = Rng::new(11);
             let (a, b) = (rng.uniform(260 * 132), rng.uniform(132 * 264));
             let naive = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &b, shape)?;
-            for kernel in SgemmKernel::ALL {
+            for kernel in SgemmKernel::ALL
+                .into_iter()
+                .filter(|&k| k != SgemmKernel::Autotuned)
+            {
                 let out = g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
                 if let Some(i) = out
                     .iter()
@@ -124,34 +131,72 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             );
             let mut out = g.zeros(512 * 384)?;
             let (best, choice) = kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape)?;
-            let all_ran = SgemmKernel::TUNED.iter().all(|k| {
+            let all_ran = Tuned::candidates(shape).iter().all(|k| {
                 choice
                     .candidates_ms
-                    .get(k.name())
+                    .get(&k.name())
                     .is_some_and(|&ms| ms > 0.0)
             });
             let fastest = choice.candidates_ms.values().all(|&ms| ms >= choice.ms);
             if !all_ran || !fastest || choice.kernel() != Some(best) {
                 return Err(format!("{best}: {choice:?}").into());
             }
-            // The autotuned dispatch runs a tuned kernel and gets its bits.
+            // The autotuned dispatch runs the candidate it chose (timed again: the choice
+            // may differ from `best`) and gets its bits.
             let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
             g.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
             let tuned = g.download(&out)?;
-            g.matmul_device(
-                MatmulKernel::Sgemm(best),
-                TileWidth::Tw16,
-                &da,
-                &db,
-                &mut out,
-                shape,
-            )?;
+            let best = kernels_gpu_host::autotune::choose(g, &da, &db, &mut out, shape)?;
+            match best {
+                Tuned::Config(k) => g.matmul_device(
+                    MatmulKernel::Sgemm(k),
+                    TileWidth::Tw16,
+                    &da,
+                    &db,
+                    &mut out,
+                    shape,
+                )?,
+                Tuned::SplitK(s) => g.matmul_split_k_device(s, &da, &db, &mut out, shape)?,
+            }
             if tuned != g.download(&out)? {
                 return Err("autotuned output differs from the tuned kernel's".into());
             }
             Ok(())
         }),
     );
+    for (m, k, n) in [
+        (5, 97, 7),
+        (70, 160, 66),
+        (257, 1029, 131),
+        (64, 4096, 256),
+        (9, 1, 4),
+    ] {
+        add(
+            format!("gpu::split_k_is_its_cpu_twin::{m}x{k}x{n}"),
+            Box::new(move |g| {
+                let shape = MatmulShape::new(m, k, n)?;
+                let mut rng = Rng::new(31);
+                let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
+                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+                let mut out = g.upload(&vec![f32::NAN; m * n])?;
+                for s in SplitK::candidates() {
+                    g.matmul_split_k_device(s, &da, &db, &mut out, shape)?;
+                    let first = g.download(&out)?;
+                    g.matmul_split_k_device(s, &da, &db, &mut out, shape)?;
+                    let second = g.download(&out)?;
+                    let exact = cpu_split_k(s, &a, &b, shape);
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    if bits(&first) != bits(&exact) || bits(&second) != bits(&first) {
+                        return Err(format!(
+                            "{s} {shape}: differs from its CPU twin or from run to run"
+                        )
+                        .into());
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
     add(
         "gpu::typed_launchers_match_dispatch".into(),
         Box::new(|g| {

@@ -83,3 +83,24 @@ fn products_use_fused_multiply_add() {
         );
     }
 }
+
+/// The plain-data catalogue describes every entry point of the module, and nothing else,
+/// with the parameter sizes the PTX declares: a host that launches from it alone (cust,
+/// cudarc without this crate) finds every kernel.
+#[test]
+fn catalogue_describes_every_entry_and_nothing_else() {
+    use kernels_gpu_host::kernels_gpu::catalogue::all_specs;
+    let mut in_ptx = entry_names(KERNELS_PTX);
+    in_ptx.sort_unstable();
+    let mut described: Vec<_> = all_specs().map(|s| s.entry).collect();
+    described.sort_unstable();
+    assert_eq!(in_ptx, described);
+    for spec in all_specs() {
+        assert_eq!(
+            kernels_gpu_host::ptx::param_sizes(KERNELS_PTX, spec.entry),
+            Some(spec.param_bytes().collect()),
+            "{}",
+            spec.entry
+        );
+    }
+}

@@ -27,6 +27,7 @@ use crate::kernels::MatmulKernel;
 use crate::report::median;
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
+use crate::split_k::SplitK;
 use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
 use std::collections::BTreeMap;
@@ -53,11 +54,52 @@ pub struct Choice {
 }
 
 impl Choice {
-    /// The chosen kernel, if it is one of this build's [`SgemmKernel::TUNED`].
-    pub fn kernel(&self) -> Option<SgemmKernel> {
+    /// The chosen kernel, if it is one of this build's candidates.
+    pub fn kernel(&self) -> Option<Tuned> {
+        Tuned::from_name(&self.kernel)
+    }
+}
+
+/// What the autotuner chooses among: a configuration of [`SgemmKernel::TUNED`], or a
+/// split-k run of one ([`SplitK::candidates`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tuned {
+    Config(SgemmKernel),
+    SplitK(SplitK),
+}
+
+impl Tuned {
+    /// Every candidate for `shape`: the tuned configurations, then the split-k runs deep
+    /// enough for its `k`.
+    pub fn candidates(shape: MatmulShape) -> Vec<Tuned> {
         SgemmKernel::TUNED
             .into_iter()
-            .find(|k| k.name() == self.kernel)
+            .map(Tuned::Config)
+            .chain(SplitK::candidates_for(shape).map(Tuned::SplitK))
+            .collect()
+    }
+
+    /// The configuration's name, or the split-k run's.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Config(k) => k.name().to_owned(),
+            Self::SplitK(s) => s.name(),
+        }
+    }
+
+    /// Parses [`name`](Self::name), for this build's candidates.
+    pub fn from_name(name: &str) -> Option<Self> {
+        SgemmKernel::TUNED
+            .into_iter()
+            .find(|k| k.name() == name)
+            .map(Self::Config)
+            .or_else(|| SplitK::from_name(name).map(Self::SplitK))
+    }
+}
+
+impl std::fmt::Display for Tuned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
     }
 }
 
@@ -162,7 +204,7 @@ impl TuneCache {
     }
 
     /// The cached kernel for `key`, if this build has it.
-    pub fn kernel(&self, key: &str) -> Option<SgemmKernel> {
+    pub fn kernel(&self, key: &str) -> Option<Tuned> {
         self.get(key).and_then(Choice::kernel)
     }
 
@@ -235,7 +277,7 @@ fn report(shape: MatmulShape, choice: &Choice, path: Option<&std::path::Path>) {
 }
 
 /// Choices made in this process, by [`key`].
-static MEMO: Mutex<BTreeMap<String, SgemmKernel>> = Mutex::new(BTreeMap::new());
+static MEMO: Mutex<BTreeMap<String, Tuned>> = Mutex::new(BTreeMap::new());
 
 /// The configuration to run for `shape` on `gpu`: memoised, else cached in the file, else
 /// timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
@@ -243,7 +285,7 @@ static MEMO: Mutex<BTreeMap<String, SgemmKernel>> = Mutex::new(BTreeMap::new());
 /// Fails only if the GPU does (a candidate the device refuses to launch is skipped).
 pub fn choose(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
-) -> Result<SgemmKernel> {
+) -> Result<Tuned> {
     let info = gpu.info()?;
     let fingerprint = module_fingerprint(gpu.ptx());
     let key = key(&info.name, info.compute_capability, shape, fingerprint);
@@ -291,16 +333,21 @@ pub fn choose(
 /// registers or too much shared memory for it, a grid beyond its limits) is skipped.
 pub fn tune(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
-) -> Result<(SgemmKernel, Choice)> {
+) -> Result<(Tuned, Choice)> {
     let mut timings = vec![];
     let mut refused = None;
+    let candidates = Tuned::candidates(shape);
     eprintln!(
-        "autotune: {shape}: timing {} SGEMM configurations (once per shape, device and build)",
-        SgemmKernel::TUNED.len()
+        "autotune: {shape}: timing {} SGEMM candidates (once per shape, device and build)",
+        candidates.len()
     );
-    for candidate in SgemmKernel::TUNED {
-        let kernel = MatmulKernel::Sgemm(candidate);
-        let run = || gpu.matmul_device(kernel, TileWidth::Tw16, a, b, out, shape);
+    for candidate in candidates {
+        let run = || match candidate {
+            Tuned::Config(k) => {
+                gpu.matmul_device(MatmulKernel::Sgemm(k), TileWidth::Tw16, a, b, out, shape)
+            }
+            Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
+        };
         match gpu.time_ms(WARMUP, RUNS, run) {
             Ok(mut ms) => timings.push((candidate, median(&mut ms))),
             Err(e) if is_refusal(&e) => refused = Some(e),
@@ -311,12 +358,9 @@ pub fn tune(
         return Err(refused.expect("at least one candidate ran or was refused"));
     };
     let choice = Choice {
-        kernel: best.name().to_owned(),
+        kernel: best.name(),
         ms,
-        candidates_ms: timings
-            .iter()
-            .map(|(k, ms)| (k.name().to_owned(), *ms))
-            .collect(),
+        candidates_ms: timings.iter().map(|(k, ms)| (k.name(), *ms)).collect(),
     };
     Ok((best, choice))
 }
@@ -426,11 +470,11 @@ mod tests {
         );
         assert_eq!(
             loaded.kernel(&k1),
-            Some(by_entry("sgemm_double_buffered_128x128x16_w64x64"))
+            Some(Tuned::Config(by_entry("sgemm_double_buffered_128x128x16_w64x64")))
         );
         assert_eq!(
             loaded.kernel(&k2),
-            Some(by_entry("sgemm_double_buffered_64x128x16_w32x64"))
+            Some(Tuned::Config(by_entry("sgemm_double_buffered_64x128x16_w32x64")))
         );
         assert_eq!(loaded.kernel("other"), None);
         // No temporary file is left behind.
@@ -459,7 +503,7 @@ mod tests {
             cache.save().unwrap();
             let reloaded = TuneCache::load(&path);
             assert!(reloaded.warning.is_none());
-            assert_eq!(reloaded.kernel("k"), Some(SgemmKernel::DEFAULT));
+            assert_eq!(reloaded.kernel("k"), Some(Tuned::Config(SgemmKernel::DEFAULT)));
         }
     }
 
@@ -496,7 +540,7 @@ mod tests {
         std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
         let cache = TuneCache::load(&path);
         assert!(cache.warning.is_none());
-        assert_eq!(cache.kernel("k"), Some(SgemmKernel::DEFAULT));
+        assert_eq!(cache.kernel("k"), Some(Tuned::Config(SgemmKernel::DEFAULT)));
         // Only the tuned candidates are ever chosen from the file.
         assert_eq!(cache.kernel("gone"), None);
         assert_eq!(cache.kernel("not-tuned"), None);
@@ -531,5 +575,23 @@ mod tests {
         );
         assert_eq!(cache_path(None, Some("".into())), None);
         assert_eq!(cache_path(None, None), None);
+    }
+
+    #[test]
+    fn split_k_choices_round_trip_through_their_names() {
+        for candidate in Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap()) {
+            assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
+        }
+        assert!(
+            Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap())
+                .iter()
+                .any(|c| matches!(c, Tuned::SplitK(_)))
+        );
+        // k = 16 is too short to split.
+        assert!(
+            Tuned::candidates(MatmulShape::new(64, 16, 64).unwrap())
+                .iter()
+                .all(|c| matches!(c, Tuned::Config(_)))
+        );
     }
 }

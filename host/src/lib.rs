@@ -19,6 +19,7 @@ pub mod sgemm;
 pub mod shape;
 pub mod sim;
 pub mod sliding;
+pub mod split_k;
 pub mod spot;
 pub mod suite;
 pub mod tile;

@@ -6,9 +6,11 @@ use crate::kernels::MatmulKernel;
 use crate::reduce::{self, ReduceKernel};
 use crate::shape::MatmulShape;
 use crate::sliding::{SlidingKernel, SlidingShape};
+use crate::split_k::SplitK;
 use crate::tile::TileWidth;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
+use kernels_gpu::sgemm::{CONFIGS, split_k};
 
 /// Runs kernels from `kernels-gpu` on host threads, with the simulator's checks.
 #[derive(Clone, Debug, Default)]
@@ -34,6 +36,46 @@ pub fn aligned_copy(x: &[f32]) -> Vec<Aligned> {
 }
 
 impl Simulator {
+    /// `a · b` by split-k ([`crate::split_k`]): the slice kernel into a workspace, then
+    /// the reduction, as on the GPU (and with the same bits). `a` and `b` are used where
+    /// they are: pass 16-byte-aligned slices for the vector paths.
+    pub fn matmul_split_k(
+        &self, s: SplitK, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let len = shape.lens().2;
+        if shape.is_trivial() {
+            return Ok(vec![0.0; len]);
+        }
+        let l = s.launch(shape)?;
+        let mut ws = vec![Aligned::default(); l.workspace.div_ceil(4)];
+        let mut out = vec![Aligned::default(); len.div_ceil(4)];
+        let (pa, pb, pw, po) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(ws.as_mut_ptr().cast::<f32>()),
+            SharedPtr(out.as_mut_ptr().cast::<f32>()),
+        );
+        let MatmulShape { m, k, n } = shape;
+        let (slice, slices) = (l.slice, l.slices);
+        let partial = CONFIGS[s.config]
+            .sim_split_k
+            .expect("SplitK values name configurations with a split-k entry");
+        // SAFETY: a and b have the shape's lengths (checked above), ws holds slices · m · n
+        // floats, and the launch is the slice kernel's with the slices in z.
+        self.launch(&l.partial, move || unsafe {
+            partial(pa.get(), pb.get(), pw.get(), m, n, k, slice)
+        })?;
+        let len32 = m * n; // fits u32 (MatmulShape)
+        // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
+        self.launch(&l.reduce, move || unsafe {
+            split_k::entry::sgemm_split_k_reduce(pw.get(), po.get(), len32, n, slices)
+        })?;
+        // SAFETY: `Aligned` is repr(C) around [f32; 4]: out holds 4 · out.len() >= len floats.
+        let floats = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<f32>(), len) };
+        Ok(floats.to_vec())
+    }
+
     /// Runs `kernel` for every thread of `launch`: grid, block, dynamic shared bytes.
     ///
     /// The simulator checks the launch against [`Simulator::limits`] as a GPU would: a

@@ -71,3 +71,26 @@ pub fn spot_check(
     }
     check
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spot_check_accepts_the_product_and_rejects_its_transpose() {
+        let s = MatmulShape::new(7, 5, 6).unwrap();
+        let mut rng = crate::data::Rng::new(1);
+        let (a, b) = (rng.uniform(35), rng.uniform(30));
+        let r = crate::reference::matmul_f64(&a, &b, 7, 5, 6);
+        let out: Vec<f32> = r.values.iter().map(|&v| v as f32).collect();
+        let ok = spot_check(&a, &b, &out, s, 32, f32_bound(5));
+        assert!(ok.ok(), "{ok:?}");
+        assert_eq!(ok.samples, 32);
+        // The column-major reading of the right answer (what a wrong cuBLAS call gives).
+        let wrong: Vec<f32> = (0..42).map(|x| out[(x % 7) * 6 + x / 7]).collect();
+        assert!(!spot_check(&a, &b, &wrong, s, 32, f32_bound(5)).ok());
+        let mut nan = out.clone();
+        nan[0] = f32::NAN;
+        assert!(!spot_check(&a, &b, &nan, s, 4, f32_bound(5)).ok());
+    }
+}

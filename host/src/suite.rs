@@ -5,6 +5,7 @@
 //! Results are spot-checked ([`crate::spot`]) rather than compared in full: an f64 product
 //! of 8192³ on the CPU would take far longer than the suite.
 
+use crate::autotune::Tuned;
 use crate::data::Rng;
 use crate::error::Result;
 use crate::gpu::{Cublas, Gpu};
@@ -42,8 +43,8 @@ pub const CHECK_SAMPLES: usize = 64;
 #[derive(Clone, Debug)]
 pub struct SuiteRow {
     pub shape: MatmulShape,
-    /// The configuration the autotuner chose.
-    pub kernel: SgemmKernel,
+    /// What the autotuner chose.
+    pub kernel: Tuned,
     /// Median milliseconds of the autotuned SGEMM.
     pub ms: f64,
     /// Median milliseconds of cuBLAS FP32.

@@ -187,6 +187,8 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .enumerate()
         .filter_map(first)
         .chain(SGEMM.iter().map(|c| &c.spec))
+        .chain(SGEMM.iter().filter_map(|c| c.split_k.as_ref()))
+        .chain(core::iter::once(&crate::sgemm::split_k::REDUCE))
         .chain(REDUCE.iter().map(|c| &c.spec))
         .chain(SLIDING.iter().map(|c| &c.spec))
         .chain(core::iter::once(&ZIP))

@@ -1,10 +1,12 @@
 //! Launching the matmul kernels on the GPU.
 
 use super::{Gpu, fault};
+use crate::autotune::Tuned;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
+use crate::split_k::SplitK;
 use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
 
@@ -26,11 +28,15 @@ impl Gpu {
                 .memset_zeros(out)
                 .map_err(|e| fault(kernel.entry(tw), e));
         }
-        // The autotuned SGEMM is whichever configuration is fastest here for this shape
-        // (timed on these buffers the first time this shape is seen: see crate::autotune).
+        // The autotuned SGEMM is whichever configuration (or split-k run of one) is fastest
+        // here for this shape (timed on these buffers the first time this shape is seen:
+        // see crate::autotune).
         let kernel = match kernel {
             MatmulKernel::Sgemm(SgemmKernel::Autotuned) => {
-                MatmulKernel::Sgemm(crate::autotune::choose(self, a, b, out, shape)?)
+                match crate::autotune::choose(self, a, b, out, shape)? {
+                    Tuned::Config(k) => MatmulKernel::Sgemm(k),
+                    Tuned::SplitK(s) => return self.matmul_split_k_device(s, a, b, out, shape),
+                }
             }
             other => other,
         };
@@ -59,5 +65,55 @@ impl Gpu {
         // launcher checks the sizes against the PTX); the buffers have the lengths the
         // shape implies (checked above), and the shape fits u32 indices (MatmulShape).
         unsafe { args.launch(&launch) }
+    }
+
+    /// `out = a · b` by split-k ([`crate::split_k`]): `s`'s configuration over slices of
+    /// `k` into the [`Gpu`]'s workspace (grown as needed), then the reduction of the slices
+    /// in order. Asynchronous, like [`matmul_device`](Self::matmul_device), with the same
+    /// errors; deterministic run to run.
+    pub fn matmul_split_k_device(
+        &self, s: SplitK, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        shape.check_buffers(a.len(), b.len(), out.len())?;
+        if shape.is_trivial() {
+            return self
+                .stream
+                .memset_zeros(out)
+                .map_err(|e| fault(s.spec().entry, e));
+        }
+        let l = s.launch(shape)?;
+        let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        if workspace.as_ref().is_none_or(|w| w.len() < l.workspace) {
+            *workspace = None; // free the old one first
+            *workspace = Some(self.zeros(l.workspace)?);
+        }
+        let ws = workspace.as_mut().expect("allocated above");
+        let (m, n, k, slice) = (shape.m, shape.n, shape.k, l.slice);
+        let info = self.entry_info(s.spec().entry)?;
+        let mut args = self.launcher(&info);
+        args.buffer(a)
+            .buffer(b)
+            .buffer_mut(ws)
+            .scalar(&m)
+            .scalar(&n)
+            .scalar(&k)
+            .scalar(&slice);
+        // SAFETY: (a, b, ws, m, n, k, slice) as the slice entry declares them; a and b have
+        // the shape's lengths (checked above), ws holds slices · m · n floats, and the grid
+        // has cdiv(k, slice) slices in z.
+        unsafe { args.launch(&l.partial) }?;
+        let (len, slices) = (m * n, l.slices);
+        let info = self.entry_info(kernels_gpu::sgemm::split_k::REDUCE.entry)?;
+        let mut args = self.launcher(&info);
+        args.buffer(ws)
+            .buffer_mut(out)
+            .scalar(&len)
+            .scalar(&n)
+            .scalar(&slices);
+        // SAFETY: (ws, out, len, n, splits) as the reduction declares them; ws holds slices
+        // planes of len = m · n floats (written by the launch before, on the same stream),
+        // out holds len (checked above).
+        unsafe { args.launch(&l.reduce) }
     }
 }

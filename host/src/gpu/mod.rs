@@ -40,6 +40,8 @@ pub struct Gpu {
     /// Entry points looked up so far, with their attributes: one driver query per entry
     /// instead of four per launch.
     entries: Mutex<HashMap<String, Arc<launch::EntryInfo>>>,
+    /// The split-k workspace, grown to the largest one used so far.
+    workspace: Mutex<Option<CudaSlice<f32>>>,
 }
 
 /// What describes the device in a report.
@@ -128,6 +130,7 @@ impl Gpu {
             ptx,
             limits,
             entries: Mutex::new(HashMap::new()),
+            workspace: Mutex::new(None),
         })
     }
 
@@ -213,8 +216,14 @@ impl Gpu {
     }
 
     /// A new zeroed device buffer of `len` f32s.
+    /// A length whose byte size does not fit `u64` is [`Error::IndexOverflow`].
     pub fn zeros(&self, len: usize) -> Result<CudaSlice<f32>> {
-        let bytes = len as u64 * 4;
+        let bytes = (len as u64).checked_mul(4).ok_or(Error::IndexOverflow {
+            operand: "device buffer",
+            rows: 1,
+            cols: len,
+            elements: len as u128,
+        })?;
         self.reserve(bytes)?;
         self.stream
             .alloc_zeros(len)

@@ -49,19 +49,20 @@ pub unsafe fn sgemm_double_buffered_padded<
     // SAFETY: the caller's contract; the arrays are the two stages of each tile.
     unsafe {
         sgemm_double_buffered_padded_in::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA, E>(
-            a_tile, b_tile, &tile, a, b, out, n, k, epilogue,
+            a_tile, b_tile, &tile, a, b, out, n, k, k, epilogue,
         )
     }
 }
 
 /// The body of [`sgemm_double_buffered_padded`] on shared tiles declared by the caller
 /// (`a_tile`: at least `2 · BK · LDA` floats, `b_tile`: at least `2 · BK · BN`), for block
-/// tile `tile`: the multistage rung's fallback for edge
-/// tiles and odd shapes, which shares its arrays.
+/// tile `tile`, with `a`'s rows `lda >= k` floats apart: the multistage rung's fallback for
+/// edge tiles and odd shapes, which shares its arrays.
 ///
 /// # Safety
-/// As [`sgemm_double_buffered_padded`]; `tile` is this block's, the same in every thread;
-/// nothing else uses the arrays while it runs, and every thread of the block calls it.
+/// As [`sgemm_double_buffered_padded`], `a` pointing to rows of `lda` floats; `tile` is this
+/// block's, the same in every thread; nothing else uses the arrays while it runs, and every
+/// thread of the block calls it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sgemm_double_buffered_padded_in<
@@ -79,14 +80,14 @@ pub unsafe fn sgemm_double_buffered_padded_in<
     E: Epilogue,
 >(
     a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-    b: *const f32, out: *mut f32, n: u32, k: u32, epilogue: E,
+    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let t = thread::thread_idx_x();
     let (vec_a, vec_b) = (
-        k.is_multiple_of(4) && is_aligned16(a),
+        lda.is_multiple_of(4) && is_aligned16(a),
         n.is_multiple_of(4) && is_aligned16(b),
     );
     let origin = WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::thread_origin(t);
@@ -95,8 +96,16 @@ pub unsafe fn sgemm_double_buffered_padded_in<
     // Prologue: tile 0 into stage 0.
     // SAFETY: as in `sgemm_double_buffered`; `a` and `b` are read-only during the kernel.
     unsafe {
-        let sa =
-            ATile::<BM, BK, THREADS, LDA>::load_nc(a, k, tile.row0, 0, tile.rows_left, k, vec_a, t);
+        let sa = ATile::<BM, BK, THREADS, LDA>::load_nc(
+            a,
+            lda,
+            tile.row0,
+            0,
+            tile.rows_left,
+            k,
+            vec_a,
+            t,
+        );
         let sb =
             VecTile::<BK, BN, THREADS>::load_nc(b, n, 0, tile.col0, k, tile.cols_left, vec_b, t);
         ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t);
@@ -116,7 +125,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<
             (
                 ATile::<BM, BK, THREADS, LDA>::load_nc(
                     a,
-                    k,
+                    lda,
                     tile.row0,
                     k1,
                     tile.rows_left,

@@ -67,6 +67,38 @@ pub unsafe fn sgemm_multistage<
 >(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
+    // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
+    unsafe {
+        sgemm_multistage_ld::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA, GROUP, E>(
+            a, b, out, m, n, k, k, epilogue,
+        )
+    }
+}
+
+/// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart: the product of
+/// the first `k` columns of `a` with `b`'s `k` rows (split-k runs it on column slices).
+///
+/// # Safety
+/// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_multistage_ld<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const WM: usize,
+    const WN: usize,
+    const WMITER: usize,
+    const WNITER: usize,
+    const TM: usize,
+    const TN: usize,
+    const THREADS: usize,
+    const LDA: usize,
+    const GROUP: u32,
+    E: Epilogue,
+>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, epilogue: E,
+) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
     type BTile<const BK: usize, const BN: usize, const THREADS: usize> = VecTile<BK, BN, THREADS>;
@@ -75,7 +107,7 @@ pub unsafe fn sgemm_multistage<
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     let copies = tile.is_interior(BM as u32, BN as u32)
         && k.is_multiple_of(BK as u32)
-        && k.is_multiple_of(4)
+        && lda.is_multiple_of(4)
         && n.is_multiple_of(4)
         && is_aligned16(a)
         && is_aligned16(b);
@@ -95,7 +127,7 @@ pub unsafe fn sgemm_multistage<
                 THREADS,
                 LDA,
                 E,
-            >(a_tile, b_tile, &tile, a, b, out, n, k, epilogue)
+            >(a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue)
         };
         return;
     }
@@ -126,11 +158,11 @@ pub unsafe fn sgemm_multistage<
     // Thread t's vectors of a tile `p < tiles`: the fast path only (the tile is inside `a`).
     let load_a = |p: u32| {
         // SAFETY: p < tiles, so rows row0..+BM (interior) and columns p·BK..+BK (k = tiles ·
-        // BK) are inside `a`; k is a multiple of 4 and `a` 16-byte aligned.
+        // BK <= lda) are inside `a`; lda is a multiple of 4 and `a` 16-byte aligned.
         unsafe {
             ATile::<BM, BK, THREADS, LDA>::load_nc(
                 a,
-                k,
+                lda,
                 tile.row0,
                 p * BK as u32,
                 BM as u32,
@@ -194,6 +226,12 @@ pub unsafe fn sgemm_multistage<
             &acc, out, n, &tile, origin, fast, &epilogue,
         )
     };
+}
+
+/// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's
+/// split-k entries (`multistage::ld::sgemm_multistage`).
+pub mod ld {
+    pub use super::sgemm_multistage_ld as sgemm_multistage;
 }
 
 /// The launch geometry of [`sgemm_multistage`] with the same parameters: [`STAGES`] stages

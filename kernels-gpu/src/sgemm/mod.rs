@@ -62,6 +62,7 @@ pub mod warptiling;
 
 pub mod epilogue;
 pub mod parts;
+pub mod split_k;
 use parts::{global, tile_io, unroll, warp_tile};
 
 pub use crate::matmul::{at, cdiv};
@@ -153,10 +154,20 @@ pub struct SgemmConfig {
     pub autotune: bool,
     /// What the autotuned choice is where nothing is timed (the simulator).
     pub default: bool,
+    /// Its split-k slice entry point ([`split_k`]), if the table gives it one: launched on
+    /// the configuration's grid with the slices in z, then [`split_k::REDUCE`].
+    pub split_k: Option<KernelSpec>,
     /// The entry point as the simulator calls it: `(a, b, out, m, n, k)`.
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim: MatmulEntry,
+    /// The split-k slice entry point as the simulator calls it: `(a, b, ws, m, n, k, slice)`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim_split_k: Option<SplitKEntry>,
 }
+
+/// A split-k slice entry point as the simulator calls it: `(a, b, ws, m, n, k, slice)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type SplitKEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32, u32);
 
 /// A matmul entry point as the simulator calls it: `(a, b, out, m, n, k)`.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -191,12 +202,42 @@ const fn index_of(entry: &str) -> usize {
     panic!("not an entry of the SGEMM table")
 }
 
+/// A configuration's split-k slice kernel, for the table's lines with `split_k(name)`
+/// (the kernel's `ld` twin takes `a`'s row stride apart from the depth).
+macro_rules! split_k_fn {
+    ($module:ident, $kernel:ident, [$($g:tt),*], []) => {};
+    ($module:ident, $kernel:ident, [$($g:tt),*], [$sk:ident]) => {
+        /// The name of this configuration's split-k slice entry point.
+        pub const SPLIT_K_ENTRY: &str = stringify!($sk);
+
+        /// Slice `blockIdx.z` of the split-k product into the workspace `ws`
+        /// ([`split_k`](super::super::split_k)): this configuration's kernel on `a`'s
+        /// columns and `b`'s rows `z·slice ..+ slice`.
+        ///
+        /// # Safety
+        /// As [`split_k::slice_of`](super::super::split_k::slice_of).
+        #[inline(always)]
+        pub unsafe fn split_k(
+            a: *const f32, b: *const f32, ws: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+        ) {
+            // SAFETY: the caller's contract, for every slice.
+            unsafe {
+                split_k::slice_of(a, b, ws, m, n, k, slice, |a, b, plane, m, n, ks, lda| {
+                    $module::ld::$kernel::<$($g,)* epilogue::Store>(
+                        a, b, plane, m, n, ks, lda, epilogue::Store,
+                    )
+                })
+            }
+        }
+    };
+}
+
 /// The SGEMM table: one line per configuration, generating its entry point (with launch
 /// bounds where `min_blocks` is given), its [`KernelSpec`], its simulator twin, and its
 /// module in [`configs`] (the configuration with any [epilogue](epilogue), for other crates).
 macro_rules! sgemm_configs {
     ($( $(#[$meta:meta])* $entry:ident = $rung:literal $module:ident :: $kernel:ident ::<$($g:tt),*>
-        $([$($flag:ident),*])? $(, min_blocks($mb:expr))?; )*) => {
+        $([$($flag:ident),*])? $(, min_blocks($mb:expr))? $(, split_k($sk:ident))?; )*) => {
         /// Every configuration of the table as a building block: its launch geometry and
         /// its kernel with an epilogue of the caller's choice. A kernel crate exports
         /// `configs::<entry>::run` with, say, [`epilogue::Linear`] under an entry name of
@@ -237,6 +278,8 @@ macro_rules! sgemm_configs {
                     unsafe { $module::$kernel::<$($g,)* E>(a, b, out, m, n, k, epilogue) }
                 }
 
+                split_k_fn!($module, $kernel, [$($g),*], [$($sk)?]);
+
                 /// [`run`] with [`Store`](epilogue::Store): the table's entry point.
                 ///
                 /// # Safety
@@ -255,6 +298,11 @@ macro_rules! sgemm_configs {
             $entry(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
                 => configs::$entry::store
                 $(, launch_bounds(configs::$entry::GEOMETRY.threads, $mb))?;
+            $(
+            $sk(a: *const f32, b: *const f32, ws: *mut f32, m: u32, n: u32, k: u32, slice: u32)
+                => configs::$entry::split_k,
+                launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
+            )?
         )*}
 
         /// Every SGEMM configuration, lowest rung first.
@@ -266,8 +314,12 @@ macro_rules! sgemm_configs {
                 spec: configs::$entry::GEOMETRY.spec(stringify!($entry), configs::$entry::TABLE_MIN_BLOCKS),
                 autotune: has_flag!(autotune in $($($flag),*)?),
                 default: has_flag!(default in $($($flag),*)?),
+                split_k: opt!($(configs::$entry::GEOMETRY.spec_with_params(
+                    stringify!($sk), split_k::SLICE_PARAMS, configs::$entry::TABLE_MIN_BLOCKS))?),
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim: entry::$entry,
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_split_k: opt!($(entry::$sk)?),
             },
         )*];
     };
@@ -302,8 +354,8 @@ sgemm_configs! {
     sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
     /// Small tiles for outputs with few 128 × 128 tiles (1024², a short side of 32–64): four
     /// times the blocks, 4 warps of 32 × 32.
-    sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune];
-    sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune];
+    sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32);
+    sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32);
     sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
 }
 

@@ -1,0 +1,211 @@
+//! Split-k on the host ([`kernels_gpu::sgemm::split_k`]): a configuration that has a split-k
+//! entry point runs `k` in `s` slices into a workspace, then one reduction adds the slices
+//! in a fixed order. Deterministic, run to run; the f32 error bound is the plain product's
+//! with `k + s` roundings instead of `k` ([`SplitK::roundings`]).
+//!
+//! The autotuner ([`crate::autotune`]) times each [`SplitK::candidates`] beside the plain
+//! configurations, so products whose output has few block tiles (a small `m` or `n` and a
+//! large `k`) get one; it can also be run directly ([`crate::gpu::Gpu::matmul_split_k_device`],
+//! [`crate::sim::Simulator::matmul_split_k`]).
+
+use crate::error::{Error, Result};
+use crate::sgemm::SgemmKernel;
+use crate::shape::MatmulShape;
+use kernels_gpu::catalogue::{Extent, KernelSpec};
+use kernels_gpu::nvptx_device::launch::Launch;
+use kernels_gpu::sgemm::{CONFIGS, split_k};
+
+/// A split-k run: configuration `config` (one with a split-k entry point) over `splits`
+/// slices of `k` (fewer where `k` is short: see [`SplitK::slices`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SplitK {
+    /// Index into `kernels_gpu::sgemm::CONFIGS`.
+    pub config: usize,
+    /// Slices asked for.
+    pub splits: u32,
+}
+
+/// How one split-k product is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitKLaunch {
+    /// Depth of each slice but the last (a multiple of the configuration's `bk`).
+    pub slice: u32,
+    /// Slices actually run: `cdiv(k, slice)`, at most [`SplitK::splits`].
+    pub slices: u32,
+    /// The slice kernel: the configuration's grid, `slices` blocks in z.
+    pub partial: Launch,
+    /// The reduction over the `m·n` outputs.
+    pub reduce: Launch,
+    /// Floats of workspace: `slices · m · n`.
+    pub workspace: usize,
+}
+
+impl SplitK {
+    /// The slice counts the autotuner tries.
+    pub const SPLITS: [u32; 5] = [2, 4, 8, 16, 32];
+
+    /// Every configuration with a split-k entry point, at each of [`SPLITS`](Self::SPLITS).
+    pub fn candidates() -> impl Iterator<Item = SplitK> {
+        CONFIGS
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.split_k.is_some())
+            .flat_map(|(config, _)| Self::SPLITS.map(|splits| SplitK { config, splits }))
+    }
+
+    /// The candidates worth timing for `shape`: at least two slices of at least two
+    /// `bk`-deep tiles each.
+    pub fn candidates_for(shape: MatmulShape) -> impl Iterator<Item = SplitK> {
+        Self::candidates().filter(move |s| {
+            let bk = CONFIGS[s.config].geometry.bk.max(1) as u64;
+            shape.k as u64 >= 2 * bk * s.splits as u64
+        })
+    }
+
+    /// `<configuration name>-split<splits>`, e.g. `sgemm-multistage-64x64x16-w32x32-split8`.
+    pub fn name(self) -> String {
+        format!("{}-split{}", CONFIGS[self.config].name, self.splits)
+    }
+
+    /// Parses [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Self> {
+        let (config, splits) = name.rsplit_once("-split")?;
+        let splits: u32 = splits.parse().ok()?;
+        let config = CONFIGS
+            .iter()
+            .position(|c| c.name == config && c.split_k.is_some())?;
+        Self::SPLITS
+            .contains(&splits)
+            .then_some(SplitK { config, splits })
+    }
+
+    /// The configuration it splits.
+    pub fn kernel(self) -> SgemmKernel {
+        SgemmKernel::Config(self.config)
+    }
+
+    /// The slice entry point's description.
+    pub fn spec(self) -> &'static KernelSpec {
+        CONFIGS[self.config]
+            .split_k
+            .as_ref()
+            .expect("SplitK values name configurations with a split-k entry")
+    }
+
+    /// The slice depth and count for depth `k >= 1`: `cdiv(k, splits)` rounded up to the
+    /// configuration's `bk` (so every slice but the last is whole tiles), then as many
+    /// slices as that takes.
+    pub fn slices(self, k: u32) -> (u32, u32) {
+        let bk = CONFIGS[self.config].geometry.bk.max(1);
+        let slice = k
+            .div_ceil(self.splits)
+            .div_ceil(bk)
+            .saturating_mul(bk)
+            .max(1);
+        (slice, k.div_ceil(slice))
+    }
+
+    /// Roundings per output in the worst case: `k` in the slices' FMA chains, and one per
+    /// added slice. The f32 bound is this many times `2⁻²⁴ · Σ|a||b|`.
+    pub fn roundings(self, k: u32) -> usize {
+        let (_, slices) = self.slices(k.max(1));
+        k as usize + slices as usize
+    }
+
+    /// The launches for `shape` (not [trivial](MatmulShape::is_trivial)), and the
+    /// workspace they need: [`Error::IndexOverflow`] if it does not fit.
+    pub fn launch(self, shape: MatmulShape) -> Result<SplitKLaunch> {
+        let (slice, slices) = self.slices(shape.k);
+        let outputs = shape.m as usize * shape.n as usize;
+        let workspace = outputs
+            .checked_mul(slices as usize)
+            .filter(|&w| w <= isize::MAX as usize / 4)
+            .ok_or(Error::IndexOverflow {
+                operand: "split-k workspace",
+                rows: slices as usize,
+                cols: outputs,
+                elements: slices as u128 * outputs as u128,
+            })?;
+        let mut partial = self.spec().launch(
+            Extent::Matrix {
+                rows: shape.m,
+                cols: shape.n,
+            },
+            0,
+        );
+        partial.grid.z = slices;
+        // m·n fits u32 (MatmulShape).
+        let reduce = split_k::REDUCE.launch(Extent::Items(shape.m * shape.n), 0);
+        Ok(SplitKLaunch {
+            slice,
+            slices,
+            partial,
+            reduce,
+            workspace,
+        })
+    }
+}
+
+/// What split-k computes, on the CPU, bit for bit: each output as the slices' FMA chains
+/// (`k` order from `0.0` within a slice) added in slice order. The GPU and simulator runs
+/// of `s` must give exactly this.
+pub fn cpu_split_k(s: SplitK, a: &[f32], b: &[f32], shape: MatmulShape) -> Vec<f32> {
+    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+    let mut out = vec![0.0f32; m * n];
+    if k == 0 {
+        return out;
+    }
+    let (slice, slices) = s.slices(shape.k);
+    for r in 0..m {
+        for c in 0..n {
+            let mut sum = 0.0f32;
+            for z in 0..slices as usize {
+                let range = z * slice as usize..((z + 1) * slice as usize).min(k);
+                let part = range.fold(0.0f32, |p, i| a[r * k + i].mul_add(b[i * n + c], p));
+                sum = if z == 0 { part } else { sum + part };
+            }
+            out[r * n + c] = sum;
+        }
+    }
+    out
+}
+
+impl std::fmt::Display for SplitK {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_slices_cover_k() {
+        let all: Vec<_> = SplitK::candidates().collect();
+        assert!(!all.is_empty(), "some configuration has a split-k entry");
+        for s in all {
+            assert_eq!(SplitK::from_name(&s.name()), Some(s));
+            let bk = CONFIGS[s.config].geometry.bk;
+            for k in [1, 15, 16, 17, 64, 1000, 4096, 8191] {
+                let (slice, slices) = s.slices(k);
+                assert!(slices >= 1 && slices <= s.splits, "{s} k={k}: {slices}");
+                assert!(slice.is_multiple_of(bk), "{s} k={k}: slice {slice}");
+                assert!((slices - 1) * slice < k && slices * slice >= k, "{s} k={k}");
+            }
+        }
+        assert_eq!(SplitK::from_name("sgemm-coalesced-32-split2"), None);
+        assert_eq!(SplitK::from_name("nonsense"), None);
+    }
+
+    #[test]
+    fn launch_puts_the_slices_in_z() {
+        let s = SplitK::candidates().find(|s| s.splits == 8).unwrap();
+        let shape = MatmulShape::new(64, 4096, 4096).unwrap();
+        let l = s.launch(shape).unwrap();
+        assert_eq!(l.slices, 8);
+        assert_eq!(l.partial.grid.z, 8);
+        assert_eq!(l.workspace, 8 * 64 * 4096);
+        assert_eq!(l.slice * 8, 4096);
+    }
+}
