@@ -135,8 +135,14 @@ fn sliding(both: &Both, kernel: Kernel) -> Result<(), Failed> {
             cust.upload(&poison).map_err(e)?,
             gpu.upload(&poison).map_err(e)?,
         );
-        cust.sliding(kernel, &cx, w, &mut co).map_err(e)?;
-        gpu.sliding_average_device(sk, &gx, w, &mut go).map_err(e)?;
+        let via_cust = cust.sliding(kernel, &cx, w, &mut co);
+        let via_cudarc = gpu.sliding_average_device(sk, &gx, w, &mut go);
+        match (via_cust, via_cudarc) {
+            (Ok(()), Ok(())) => {}
+            // A window whose tile does not fit a block's shared memory: the same refusal.
+            (Err(Error::Launch(c)), Err(kernels_gpu_host::Error::Launch(g))) if c == g => continue,
+            (c, g) => return Err(format!("window {w}: cust {c:?}, cudarc {g:?}").into()),
+        }
         let via_cust = cust.download(&co).map_err(e)?;
         same_bits(
             &format!("window {w}"),
