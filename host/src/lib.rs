@@ -28,7 +28,9 @@ pub use backend::Backend;
 /// The launch shape and device limits the kernels and the simulator share, re-exported so
 /// that users of this crate need no direct dependency on `nvptx-device`.
 pub mod launch {
-    pub use kernels_gpu::nvptx_device::launch::{Launch, Limit, LimitError, Limits};
+    pub use kernels_gpu::nvptx_device::launch::{
+        FunctionLimits, Launch, Limit, LimitError, Limits,
+    };
     pub use kernels_gpu::nvptx_device::thread::Dim3;
 }
 pub use error::Error;

@@ -75,6 +75,41 @@ impl Limits {
     }
 }
 
+/// What the driver says about one compiled function (`cuFuncGetAttribute`), beside the
+/// device's [`Limits`]: a GPU host queries it once per entry point, whichever host library
+/// it is (cudarc, cust, …), and [`Limits::check_function`] refuses the same launches the
+/// same way for all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionLimits {
+    /// Its static `.shared` declarations (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`).
+    pub static_shared_bytes: u32,
+    /// Threads per block it can launch with: the device's limit, or fewer where its
+    /// register use or `.maxntid` does not allow them (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+    pub max_threads_per_block: u32,
+    /// Dynamic shared memory it may be launched with, unless it opted in to more
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+    pub max_dynamic_shared_bytes: u32,
+}
+
+impl Limits {
+    /// Checks `launch` of a function with the attributes `function`: the device's limits
+    /// ([`Limits::check`]), then the function's own threads per block and dynamic shared
+    /// memory. The first limit exceeded is the error.
+    pub fn check_function(
+        &self, launch: &Launch, function: &FunctionLimits,
+    ) -> Result<(), LimitError> {
+        self.check(launch, function.static_shared_bytes)?;
+        Limit::ThreadsPerBlockForKernel.check(
+            launch.block.volume(),
+            u64::from(function.max_threads_per_block),
+        )?;
+        Limit::DynamicSharedBytesForKernel.check(
+            u64::from(launch.dynamic_shared_bytes),
+            u64::from(function.max_dynamic_shared_bytes),
+        )
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Self::CUDA
@@ -231,6 +266,51 @@ mod tests {
             Err(LimitError::Empty {
                 grid: Dim3::xy(4, 0),
                 block: one
+            })
+        );
+    }
+
+    #[test]
+    fn a_function_limits_threads_and_dynamic_shared_memory() {
+        let f = FunctionLimits {
+            static_shared_bytes: 1024,
+            max_threads_per_block: 256,
+            max_dynamic_shared_bytes: 47 * 1024,
+        };
+        let one = Dim3::x(1);
+        let l = Limits::CUDA;
+        assert_eq!(
+            l.check_function(&launch(one, Dim3::x(256), 47 * 1024), &f),
+            Ok(())
+        );
+        // The device allows 512 threads; this function does not.
+        assert_eq!(
+            l.check_function(&launch(one, Dim3::x(512), 0), &f),
+            Err(LimitError::Exceeds {
+                what: Limit::ThreadsPerBlockForKernel,
+                requested: 512,
+                limit: 256
+            })
+        );
+        // The device's limits come first: static + dynamic over 48 KiB.
+        assert_eq!(
+            l.check_function(&launch(one, one, 47 * 1024 + 4), &f),
+            Err(LimitError::Exceeds {
+                what: Limit::SharedBytesPerBlock,
+                requested: 48 * 1024 + 4,
+                limit: 48 * 1024
+            })
+        );
+        let tight = FunctionLimits {
+            max_dynamic_shared_bytes: 100,
+            ..f
+        };
+        assert_eq!(
+            l.check_function(&launch(one, one, 104), &tight),
+            Err(LimitError::Exceeds {
+                what: Limit::DynamicSharedBytesForKernel,
+                requested: 104,
+                limit: 100
             })
         );
     }

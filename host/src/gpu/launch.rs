@@ -17,7 +17,7 @@ use cudarc::driver::sys::{CUfunction_attribute as FuncAttr, cudaError_enum as Co
 use cudarc::driver::{
     CudaFunction, CudaSlice, DeviceRepr, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
 };
-use kernels_gpu::nvptx_device::launch::{Launch, Limit};
+use kernels_gpu::nvptx_device::launch::{FunctionLimits, Launch};
 use std::sync::Arc;
 
 /// An entry point of the loaded module and what the driver says about it.
@@ -178,13 +178,11 @@ impl Gpu {
     }
 
     fn check_entry_launch(&self, info: &EntryInfo, launch: &Launch) -> Result<()> {
-        self.limits.check(launch, info.static_shared_bytes)?;
-        Limit::ThreadsPerBlockForKernel
-            .check(launch.block.volume(), info.max_threads_per_block as u64)?;
-        Limit::DynamicSharedBytesForKernel.check(
-            launch.dynamic_shared_bytes as u64,
-            info.max_dynamic_shared_bytes as u64,
-        )?;
-        Ok(())
+        let function = FunctionLimits {
+            static_shared_bytes: info.static_shared_bytes,
+            max_threads_per_block: info.max_threads_per_block,
+            max_dynamic_shared_bytes: info.max_dynamic_shared_bytes,
+        };
+        Ok(self.limits.check_function(launch, &function)?)
     }
 }
