@@ -470,11 +470,15 @@ mod tests {
         );
         assert_eq!(
             loaded.kernel(&k1),
-            Some(Tuned::Config(by_entry("sgemm_double_buffered_128x128x16_w64x64")))
+            Some(Tuned::Config(by_entry(
+                "sgemm_double_buffered_128x128x16_w64x64"
+            )))
         );
         assert_eq!(
             loaded.kernel(&k2),
-            Some(Tuned::Config(by_entry("sgemm_double_buffered_64x128x16_w32x64")))
+            Some(Tuned::Config(by_entry(
+                "sgemm_double_buffered_64x128x16_w32x64"
+            )))
         );
         assert_eq!(loaded.kernel("other"), None);
         // No temporary file is left behind.
@@ -503,7 +507,10 @@ mod tests {
             cache.save().unwrap();
             let reloaded = TuneCache::load(&path);
             assert!(reloaded.warning.is_none());
-            assert_eq!(reloaded.kernel("k"), Some(Tuned::Config(SgemmKernel::DEFAULT)));
+            assert_eq!(
+                reloaded.kernel("k"),
+                Some(Tuned::Config(SgemmKernel::DEFAULT))
+            );
         }
     }
 

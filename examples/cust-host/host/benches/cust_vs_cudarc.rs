@@ -62,7 +62,17 @@ fn main() -> Res<()> {
         let (ca, cb, mut co) = (cust.upload(&a)?, cust.upload(&b)?, cust.zeros(m * n)?);
         let (ck, tw, ours) = match kernel {
             None => {
-                let chosen = kernels_gpu_host::autotune::choose(&gpu, &ga, &gb, &mut go, shape)?;
+                // At 4096³ the autotuner picks a configuration (split-k runs are for
+                // outputs with few tiles, and this host launches configurations only).
+                let chosen =
+                    match kernels_gpu_host::autotune::choose(&gpu, &ga, &gb, &mut go, shape)? {
+                        kernels_gpu_host::autotune::Tuned::Config(k) => k,
+                        other => {
+                            return Err(
+                                format!("the autotuner chose {other}, not a configuration").into()
+                            );
+                        }
+                    };
                 let ours = Kernel::by_name(chosen.name()).ok_or("an SGEMM row per tuned kernel")?;
                 (MatmulKernel::Sgemm(chosen), TileWidth::Tw16, ours)
             }
