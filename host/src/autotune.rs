@@ -28,6 +28,7 @@ use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
+use kernels_gpu::sgemm::Precision;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -52,24 +53,32 @@ pub struct Choice {
 }
 
 impl Choice {
-    /// The chosen kernel, if it is one of this build's [`SgemmKernel::TUNED`].
+    /// The chosen kernel, if it is one of this build's [`SgemmKernel::TUNED`] or
+    /// [`SgemmKernel::TUNED_TF32`].
     pub fn kernel(&self) -> Option<SgemmKernel> {
         SgemmKernel::TUNED
             .into_iter()
+            .chain(SgemmKernel::TUNED_TF32)
             .find(|k| k.name() == self.kernel)
     }
 }
 
-/// The cache key: device name, compute capability, shape (`m×k×n`) and the fingerprint of
-/// the PTX module the candidates were timed from, e.g.
-/// `NVIDIA H200 sm_90 4096x4096x4096 ptx:5d0c1e2f3a4b5c6d`. A change to any kernel changes
-/// the fingerprint, so a choice timed on old code is never reused for new code.
+/// The cache key: device name, compute capability, shape (`m×k×n`), the precision unless
+/// it is FP32, and the fingerprint of the PTX module the candidates were timed from, e.g.
+/// `NVIDIA H200 sm_90 4096x4096x4096 ptx:5d0c1e2f3a4b5c6d` or `… 4096x4096x4096 tf32
+/// ptx:…`. A change to any kernel changes the fingerprint, so a choice timed on old code is
+/// never reused for new code.
 pub fn key(
-    device: &str, compute_capability: (i32, i32), shape: MatmulShape, module_fingerprint: u64,
+    device: &str, compute_capability: (i32, i32), shape: MatmulShape, precision: Precision,
+    module_fingerprint: u64,
 ) -> String {
     let (major, minor) = compute_capability;
+    let precision = match precision {
+        Precision::Fp32 => String::new(),
+        other => format!(" {}", other.name()),
+    };
     format!(
-        "{device} sm_{major}{minor} {}x{}x{} ptx:{module_fingerprint:016x}",
+        "{device} sm_{major}{minor} {}x{}x{}{precision} ptx:{module_fingerprint:016x}",
         shape.m, shape.k, shape.n
     )
 }
@@ -207,16 +216,24 @@ fn cache_path(xdg_cache_home: Option<OsString>, home: Option<OsString>) -> Optio
 /// Choices made in this process, by [`key`].
 static MEMO: Mutex<BTreeMap<String, SgemmKernel>> = Mutex::new(BTreeMap::new());
 
-/// The configuration to run for `shape` on `gpu`: memoised, else cached in the file, else
-/// timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
+/// The configuration of `precision` to run for `shape` on `gpu`: memoised, else cached in
+/// the file, else timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
 ///
-/// Fails only if the GPU does (a candidate the device refuses to launch is skipped).
+/// Fails only if the GPU does (a candidate the device refuses to launch is skipped), or
+/// with [`Error::PrecisionNotImplemented`] for a precision without candidates.
 pub fn choose(
-    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+    shape: MatmulShape, precision: Precision,
 ) -> Result<SgemmKernel> {
     let info = gpu.info()?;
     let fingerprint = module_fingerprint(gpu.ptx());
-    let key = key(&info.name, info.compute_capability, shape, fingerprint);
+    let key = key(
+        &info.name,
+        info.compute_capability,
+        shape,
+        precision,
+        fingerprint,
+    );
     let memo = |kernel| {
         MEMO.lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -227,13 +244,13 @@ pub fn choose(
         return Ok(kernel);
     }
     let Some(path) = TuneCache::default_path() else {
-        return Ok(memo(tune(gpu, a, b, out, shape)?.0));
+        return Ok(memo(tune(gpu, a, b, out, shape, precision)?.0));
     };
     let cache = TuneCache::load(path);
     if let Some(kernel) = cache.kernel(&key) {
         return Ok(memo(kernel));
     }
-    let (kernel, choice) = tune(gpu, a, b, out, shape)?;
+    let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
     eprintln!(
         "autotune: {key}: {} ({:.3} ms); {:?}",
         choice.kernel, choice.ms, choice.candidates_ms
@@ -257,15 +274,21 @@ pub fn choose(
     Ok(memo(kernel))
 }
 
-/// Times every [`SgemmKernel::TUNED`] configuration on `shape` with `a`, `b` and `out`, and
-/// returns the fastest by median time. A configuration this device cannot launch (too many
-/// registers or too much shared memory for it, a grid beyond its limits) is skipped.
+/// Times every configuration of [`SgemmKernel::tuned`]`(precision)` on `shape` with `a`,
+/// `b` and `out`, and returns the fastest by median time. A configuration this device
+/// cannot launch (too many registers or too much shared memory for it, a grid beyond its
+/// limits) is skipped.
 pub fn tune(
-    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+    shape: MatmulShape, precision: Precision,
 ) -> Result<(SgemmKernel, Choice)> {
     let mut timings = vec![];
     let mut refused = None;
-    for candidate in SgemmKernel::TUNED {
+    let candidates = SgemmKernel::tuned(precision);
+    if candidates.is_empty() {
+        return Err(Error::PrecisionNotImplemented { precision });
+    }
+    for &candidate in candidates {
         let kernel = MatmulKernel::Sgemm(candidate);
         let run = || gpu.matmul_device(kernel, TileWidth::Tw16, a, b, out, shape);
         match gpu.time_ms(WARMUP, RUNS, run) {
@@ -346,12 +369,24 @@ mod tests {
     #[test]
     fn key_names_device_capability_and_shape() {
         assert_eq!(
-            key("NVIDIA H200", (9, 0), shape(5120, 256, 4096), 0xabc),
+            key(
+                "NVIDIA H200",
+                (9, 0),
+                shape(5120, 256, 4096),
+                Precision::Fp32,
+                0xabc
+            ),
             "NVIDIA H200 sm_90 5120x256x4096 ptx:0000000000000abc"
         );
         assert_ne!(
-            key("NVIDIA H200", (9, 0), shape(1, 2, 3), 1),
-            key("NVIDIA H100 80GB HBM3", (9, 0), shape(1, 2, 3), 1)
+            key("NVIDIA H200", (9, 0), shape(1, 2, 3), Precision::Fp32, 1),
+            key(
+                "NVIDIA H100 80GB HBM3",
+                (9, 0),
+                shape(1, 2, 3),
+                Precision::Fp32,
+                1
+            )
         );
     }
 
@@ -373,8 +408,8 @@ mod tests {
         let path = dir.0.join("nested").join("autotune.json");
         let mut cache = TuneCache::load(&path);
         assert!(cache.warning.is_none() && cache.get("x").is_none());
-        let k1 = key("GPU", (9, 0), shape(4096, 4096, 4096), 7);
-        let k2 = key("GPU", (9, 0), shape(5120, 256, 5120), 7);
+        let k1 = key("GPU", (9, 0), shape(4096, 4096, 4096), Precision::Fp32, 7);
+        let k2 = key("GPU", (9, 0), shape(5120, 256, 5120), Precision::Fp32, 7);
         cache.insert(
             k1.clone(),
             choice(by_entry("sgemm_double_buffered_128x128x16_w64x64")),

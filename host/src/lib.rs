@@ -30,6 +30,7 @@ pub mod launch {
 }
 pub use error::Error;
 pub use kernels::MatmulKernel;
+pub use kernels_gpu::sgemm::Precision;
 pub use sgemm::SgemmKernel;
 pub use shape::MatmulShape;
 pub use tile::TileWidth;

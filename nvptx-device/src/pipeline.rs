@@ -104,3 +104,21 @@ pub fn wait_group<const N: u32>() {
         core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags));
     }
 }
+
+/// [`wait_group::<n>`](wait_group) for an `n` that is a constant only after inlining (an
+/// expression of a kernel's const generics, which cannot be a const argument on stable
+/// generics): one branch per value, all but one folded away. `n > 7` waits for all groups.
+#[inline(always)]
+pub fn wait_group_n(n: u32) {
+    match n {
+        0 => wait_group::<0>(),
+        1 => wait_group::<1>(),
+        2 => wait_group::<2>(),
+        3 => wait_group::<3>(),
+        4 => wait_group::<4>(),
+        5 => wait_group::<5>(),
+        6 => wait_group::<6>(),
+        7 => wait_group::<7>(),
+        _ => wait_group::<0>(),
+    }
+}

@@ -29,8 +29,15 @@ impl Gpu {
         // The autotuned SGEMM is whichever configuration is fastest here for this shape
         // (timed on these buffers the first time this shape is seen: see crate::autotune).
         let kernel = match kernel {
-            MatmulKernel::Sgemm(SgemmKernel::Autotuned) => {
-                MatmulKernel::Sgemm(crate::autotune::choose(self, a, b, out, shape)?)
+            MatmulKernel::Sgemm(auto @ (SgemmKernel::Autotuned | SgemmKernel::AutotunedTf32)) => {
+                MatmulKernel::Sgemm(crate::autotune::choose(
+                    self,
+                    a,
+                    b,
+                    out,
+                    shape,
+                    auto.precision(),
+                )?)
             }
             other => other,
         };
