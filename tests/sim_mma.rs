@@ -58,8 +58,8 @@ fn layout_matches_the_ptx_isa_table() {
             assert_eq!(a_position(lane, reg), a[reg], "lane {lane} a{reg}");
             assert_eq!(c_position(lane, reg), c[reg], "lane {lane} c{reg}");
         }
-        for reg in 0..2 {
-            assert_eq!(b_position(lane, reg), b[reg], "lane {lane} b{reg}");
+        for (reg, &want) in b.iter().enumerate() {
+            assert_eq!(b_position(lane, reg), want, "lane {lane} b{reg}");
         }
     }
     // Each fragment covers its matrix exactly once.
