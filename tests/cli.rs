@@ -111,7 +111,16 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
 #[test]
 fn precision_tf32_runs_the_tensor_core_rung_within_its_bound() {
     let out = host(&[
-        "--simulate", "--precision", "tf32", "--m", "9", "--k", "12", "--n", "33", "--json",
+        "--simulate",
+        "--precision",
+        "tf32",
+        "--m",
+        "9",
+        "--k",
+        "12",
+        "--n",
+        "33",
+        "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
@@ -127,7 +136,10 @@ fn precision_tf32_runs_the_tensor_core_rung_within_its_bound() {
         .count();
     assert_eq!(names.len(), tf32, "{stdout}");
     assert!(names.iter().all(|n| n.contains("tf32")), "{names:?}");
-    assert!(names.iter().any(|n| n == "sgemm-autotuned-tf32"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == "sgemm-autotuned-tf32"),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -135,6 +147,9 @@ fn precision_bf16_is_a_typed_usage_error() {
     let out = host(&["--simulate", "--precision", "bf16"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("bf16 is not implemented on this build"), "{err}");
+    assert!(
+        err.contains("bf16 is not implemented on this build"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }

@@ -13,8 +13,8 @@
 //! * The `.shared` declarations add up to the catalogue's static shared bytes, which the
 //!   host checks launches against.
 
-use kernels_gpu_host::{Precision, SgemmKernel};
 use kernels_gpu_host::ptx::{KERNELS_PTX, entry_names};
+use kernels_gpu_host::{Precision, SgemmKernel};
 
 /// The body of entry `name`, from its `.entry` line to the closing brace.
 fn body(name: &str) -> &'static str {
@@ -204,11 +204,24 @@ fn tf32_rung_is_unrolled_mma_sync() {
         let b = body(k.entry());
         let per_thread = g.bm * g.bn / g.threads;
         let mma = count(b, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
-        assert_eq!(mma, (2 * g.bk / 8 * per_thread / 4) as usize, "{k}: {mma} mma.sync");
-        assert!(count(b, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0, "{k}: no ldmatrix");
+        assert_eq!(
+            mma,
+            (2 * g.bk / 8 * per_thread / 4) as usize,
+            "{k}: {mma} mma.sync"
+        );
+        assert!(
+            count(b, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0,
+            "{k}: no ldmatrix"
+        );
         assert!(count(b, "cvt.rna.tf32.f32") > 0, "{k}: no cvt.rna.tf32");
-        assert!(count(b, "cp.async.cg.shared.global") > 0, "{k}: no cp.async");
-        assert!(count(b, "cp.async.wait_group 1") > 0, "{k}: no wait_group 1");
+        assert!(
+            count(b, "cp.async.cg.shared.global") > 0,
+            "{k}: no cp.async"
+        );
+        assert!(
+            count(b, "cp.async.wait_group 1") > 0,
+            "{k}: no wait_group 1"
+        );
         assert_eq!(count(b, "fma.rn.f32"), 0, "{k}: FMAs");
     }
 }
