@@ -107,8 +107,7 @@ pub fn check_special_values<B: Backend>(
                     let p = a[r * k + i] as f64 * b[i * n + c] as f64;
                     (s + p, g + p.abs())
                 });
-                let bound =
-                    kernels_gpu_host::reference::error_bound(k, kernel.precision()) * scale;
+                let bound = kernels_gpu_host::reference::error_bound(k, kernel.precision()) * scale;
                 if (got as f64 - exact).abs() > bound {
                     wrong.push(format!("[{r}][{c}] = {got}, expected {exact} ± {bound}"));
                 }
