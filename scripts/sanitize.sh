@@ -59,6 +59,17 @@ runs=(
     "matmul-256x96x384|--m 256 --k 96 --n 384"
     "matmul-1x1x1|--m 1 --k 1 --n 1"
 )
+# The TF32 tensor-core rung (opt-in, so `--kernel all` runs it only with `--precision tf32`),
+# where the binary has it: odd shapes on its checked path; interior 128×128 blocks on the
+# cp.async path with a zero-filled partial last k-tile (k = 36, 260) beside edge blocks.
+if "$host" --help 2>/dev/null | grep -q -- '--precision'; then
+    runs+=(
+        "tf32-67x45x93|--precision tf32 --m 67 --k 45 --n 93"
+        "tf32-33x1x17|--precision tf32 --m 33 --k 1 --n 17"
+        "tf32-128x36x128|--precision tf32 --m 128 --k 36 --n 128"
+        "tf32-260x260x264|--precision tf32 --m 260 --k 260 --n 264"
+    )
+fi
 # The reductions and sliding averages, where the binary has them.
 if "$host" --help 2>/dev/null | grep -q -- '--op'; then
     runs+=(

@@ -92,12 +92,13 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
-    // naive once, three tiled kernels at three tile widths, and each SGEMM kernel once.
-    assert_eq!(
-        rows.len(),
-        10 + kernels_gpu_host::SgemmKernel::ALL.len(),
-        "{stdout}"
-    );
+    // naive once, three tiled kernels at three tile widths, and each FP32 SGEMM kernel once
+    // (TF32 is opt-in: `--precision tf32`).
+    let fp32 = kernels_gpu_host::SgemmKernel::ALL
+        .iter()
+        .filter(|k| k.precision() == kernels_gpu_host::Precision::Fp32)
+        .count();
+    assert_eq!(rows.len(), 10 + fp32, "{stdout}");
     for row in &rows {
         assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
         assert_eq!(
@@ -105,4 +106,50 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
             (&5.into(), &7.into(), &3.into())
         );
     }
+}
+
+#[test]
+fn precision_tf32_runs_the_tensor_core_rung_within_its_bound() {
+    let out = host(&[
+        "--simulate",
+        "--precision",
+        "tf32",
+        "--m",
+        "9",
+        "--k",
+        "12",
+        "--n",
+        "33",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let names: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
+        .inspect(|row| assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}"))
+        .map(|row| row["kernel"].as_str().expect("name").to_owned())
+        .collect();
+    let tf32 = kernels_gpu_host::SgemmKernel::ALL
+        .iter()
+        .filter(|k| k.precision() == kernels_gpu_host::Precision::Tf32)
+        .count();
+    assert_eq!(names.len(), tf32, "{stdout}");
+    assert!(names.iter().all(|n| n.contains("tf32")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == "sgemm-autotuned-tf32"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn precision_bf16_is_a_typed_usage_error() {
+    let out = host(&["--simulate", "--precision", "bf16"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bf16 is not implemented on this build"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
 }

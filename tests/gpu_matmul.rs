@@ -15,7 +15,7 @@ use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reference;
 use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
-use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 
@@ -44,7 +44,9 @@ fn check(
         .collect();
     let out = gpu.matmul(kernel, tw, &a, &b, shape)?;
     let acc = reference::compare(&out, &reference::matmul_f64(&a, &b, m, k, n));
-    if out.len() != m * n || !acc.within_f32_bound(k) {
+    // Each kernel against the bound of its own precision (TF32: inputs rounded to a 10-bit
+    // mantissa, f32 accumulation; `reference::error_bound`).
+    if out.len() != m * n || !acc.within_bound(k, kernel.precision()) {
         return Err(format!("{kernel} tw{tw} {m}×{k}×{n}: {acc:?}").into());
     }
     Ok(())
@@ -100,9 +102,12 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             let mut rng = Rng::new(11);
             let (a, b) = (rng.uniform(260 * 132), rng.uniform(132 * 264));
             let naive = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &b, shape)?;
+            // (The TF32 rung rounds its inputs: it is checked against its bound instead. The
+            // autotuned choice may be a split-k run, whose bits differ: see
+            // `autotune_times_every_candidate` and the split-k tests.)
             for kernel in SgemmKernel::ALL
                 .into_iter()
-                .filter(|&k| k != SgemmKernel::Autotuned)
+                .filter(|&k| k.precision() == Precision::Fp32 && k != SgemmKernel::Autotuned)
             {
                 let out = g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
                 if let Some(i) = out
@@ -130,8 +135,9 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 g.upload(&rng.uniform(256 * 384))?,
             );
             let mut out = g.zeros(512 * 384)?;
-            let (best, choice) = kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape)?;
-            let all_ran = Tuned::candidates(shape).iter().all(|k| {
+            let (best, choice) =
+                kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, Precision::Fp32)?;
+            let all_ran = Tuned::candidates(shape, Precision::Fp32).iter().all(|k| {
                 choice
                     .candidates_ms
                     .get(&k.name())
@@ -146,7 +152,8 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
             g.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
             let tuned = g.download(&out)?;
-            let best = kernels_gpu_host::autotune::choose(g, &da, &db, &mut out, shape)?;
+            let best =
+                kernels_gpu_host::autotune::choose(g, &da, &db, &mut out, shape, Precision::Fp32)?;
             match best {
                 Tuned::Config(k) => g.matmul_device(
                     MatmulKernel::Sgemm(k),
@@ -197,6 +204,51 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             }),
         );
     }
+    add(
+        "gpu::tf32_rung_rounds_like_cvt_rna_and_tunes".into(),
+        Box::new(|g| {
+            // Interior 128 × 128 blocks on the cp.async path with a zero-filled partial last
+            // k-tile (k = 260), beside edge blocks: within the f32 accumulation bound of
+            // the product of the TF32-rounded inputs, for every TF32 configuration and the
+            // autotuned TF32 choice (which times only TF32 candidates).
+            let (m, k, n) = (260, 260, 264);
+            let shape = MatmulShape::new(m, k, n)?;
+            let mut rng = Rng::new(13);
+            let signed =
+                |x: Vec<f32>| -> Vec<f32> { x.into_iter().map(|v| 2.0 * v - 1.0).collect() };
+            let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+            let round = |x: &[f32]| -> Vec<f32> {
+                x.iter()
+                    .map(|&v| {
+                        f32::from_bits(kernels_gpu::nvptx_device::mma::tf32_round_bits(v.to_bits()))
+                    })
+                    .collect()
+            };
+            let rounded = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
+            let exact = reference::matmul_f64(&a, &b, m, k, n);
+            for kernel in SgemmKernel::TUNED_TF32
+                .into_iter()
+                .chain([SgemmKernel::AutotunedTf32])
+            {
+                let out = g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
+                let vs_rounded = reference::compare(&out, &rounded);
+                let vs_exact = reference::compare(&out, &exact);
+                if !vs_rounded.within_f32_bound(k) || !vs_exact.within_bound(k, Precision::Tf32) {
+                    return Err(format!("{kernel}: {vs_rounded:?} / {vs_exact:?}").into());
+                }
+            }
+            let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+            let mut out = g.zeros(m * n)?;
+            let (best, choice) =
+                kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, Precision::Tf32)?;
+            if !matches!(best, Tuned::Config(k) if SgemmKernel::TUNED_TF32.contains(&k))
+                || choice.candidates_ms.len() != SgemmKernel::TUNED_TF32.len()
+            {
+                return Err(format!("{best}: {choice:?}").into());
+            }
+            Ok(())
+        }),
+    );
     add(
         "gpu::typed_launchers_match_dispatch".into(),
         Box::new(|g| {

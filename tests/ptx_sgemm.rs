@@ -13,8 +13,8 @@
 //! * The `.shared` declarations add up to the catalogue's static shared bytes, which the
 //!   host checks launches against.
 
-use kernels_gpu_host::SgemmKernel;
 use kernels_gpu_host::ptx::{KERNELS_PTX, entry_names};
+use kernels_gpu_host::{Precision, SgemmKernel};
 
 /// The body of entry `name`, from its `.entry` line to the closing brace.
 fn body(name: &str) -> &'static str {
@@ -35,9 +35,15 @@ fn count(body: &str, op: &str) -> usize {
         .count()
 }
 
-/// Rungs 5 and up: the 16-byte fast path and the transposed `a` tile.
+/// Rungs 5 to 10: the 16-byte fast path and the transposed `a` tile (rung 11 loads by
+/// `cp.async` and `ldmatrix` instead).
 fn is_vectorized(k: SgemmKernel) -> bool {
-    k.config().rung >= 5
+    (5..=10).contains(&k.config().rung)
+}
+
+/// The FP32 kernels (the FMA rungs); the TF32 rung's arithmetic is `mma.sync`.
+fn is_fp32(k: SgemmKernel) -> bool {
+    k.precision() == Precision::Fp32
 }
 
 #[test]
@@ -84,7 +90,7 @@ fn vectorized_rungs_use_16_byte_accesses() {
 
 #[test]
 fn tile_loops_are_fully_unrolled_fmas() {
-    for k in entries().filter(|&k| k.config().rung >= 3) {
+    for k in entries().filter(|&k| k.config().rung >= 3 && is_fp32(k)) {
         let g = k.config().geometry;
         let per_thread = g.bm * g.bn / g.threads;
         let fmas = count(body(k.entry()), "fma.rn.f32");
@@ -107,7 +113,7 @@ fn tile_loops_are_fully_unrolled_fmas() {
 fn products_are_fused_and_shared_memory_is_shared_state_space() {
     for k in entries() {
         let b = body(k.entry());
-        assert!(b.contains("fma.rn.f32"), "{k}: no FMA");
+        assert!(b.contains("fma.rn.f32") || !is_fp32(k), "{k}: no FMA");
         assert!(
             !b.contains("mul.rn.f32") && !b.contains("mul.f32"),
             "{k}: separate multiply"
@@ -183,5 +189,39 @@ fn multistage_rung_copies_asynchronously() {
             "{k}: no wait_group 1"
         );
         assert_eq!(count(b, "bar.sync"), 4, "{k}");
+    }
+}
+
+/// The TF32 rung: per shared tile, `BK/8` steps of fully unrolled `mma.sync` (one per 16 × 8
+/// accumulator tile, i.e. per 4 outputs of a lane), in each of its two loops (`cp.async`
+/// and checked); `a` fragments by `ldmatrix`, every operand rounded by `cvt.rna.tf32.f32`,
+/// both operands copied by `cp.async` (with a source size, for the zero fill) and the ring's
+/// wait for all but `STAGES - 2 = 1` groups. No FMA, no local memory (checked above).
+#[test]
+fn tf32_rung_is_unrolled_mma_sync() {
+    for k in entries().filter(|&k| k.precision() == Precision::Tf32) {
+        let g = k.config().geometry;
+        let b = body(k.entry());
+        let per_thread = g.bm * g.bn / g.threads;
+        let mma = count(b, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+        assert_eq!(
+            mma,
+            (2 * g.bk / 8 * per_thread / 4) as usize,
+            "{k}: {mma} mma.sync"
+        );
+        assert!(
+            count(b, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0,
+            "{k}: no ldmatrix"
+        );
+        assert!(count(b, "cvt.rna.tf32.f32") > 0, "{k}: no cvt.rna.tf32");
+        assert!(
+            count(b, "cp.async.cg.shared.global") > 0,
+            "{k}: no cp.async"
+        );
+        assert!(
+            count(b, "cp.async.wait_group 1") > 0,
+            "{k}: no wait_group 1"
+        );
+        assert_eq!(count(b, "fma.rn.f32"), 0, "{k}: FMAs");
     }
 }

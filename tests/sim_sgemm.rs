@@ -14,10 +14,11 @@ use kernels_gpu_host::launch::{Limit, LimitError, Limits};
 #[path = "common/shapes.rs"]
 mod shapes;
 
+use kernels_gpu::nvptx_device::mma::tf32_round_bits;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
-use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::{Arguments, Trial};
 
 /// The shapes `(m, k, n)`: partial tiles in every dimension, `k = 1`, and several
@@ -69,14 +70,36 @@ fn fma_in_k_order(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32
     out
 }
 
+/// `x` with every element rounded to TF32 as `cvt.rna.tf32.f32` does.
+fn tf32(x: &[f32]) -> Vec<f32> {
+    x.iter()
+        .map(|&v| f32::from_bits(tf32_round_bits(v.to_bits())))
+        .collect()
+}
+
 /// Runs `kernel` on `a`, `b` and checks it: within the f32 bound of the f64 product, and
-/// bit-identical to [`fma_in_k_order`].
+/// bit-identical to [`fma_in_k_order`]. A TF32 kernel instead: within the TF32 bound of the
+/// f64 product, and within the f32 accumulation bound of the f64 product of the
+/// TF32-rounded inputs (so it rounds as `cvt.rna` does, not by truncation or not at all).
 fn check_operands(kernel: SgemmKernel, a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize)) {
     let shape = MatmulShape::new(m, k, n).unwrap();
     let out = Simulator::default()
         .matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, a, b, shape)
         .unwrap_or_else(|e| panic!("{kernel} {shape}: {e}"));
     assert_eq!(out.len(), m * n, "{kernel} {shape}: output length");
+    if kernel.precision() == Precision::Tf32 {
+        let accuracy = compare(&out, &matmul_f64(a, b, m, k, n));
+        assert!(
+            accuracy.within_bound(k, Precision::Tf32),
+            "{kernel} {shape}: {accuracy:?} is outside the TF32 bound for k={k}"
+        );
+        let rounded = compare(&out, &matmul_f64(&tf32(a), &tf32(b), m, k, n));
+        assert!(
+            rounded.within_f32_bound(k),
+            "{kernel} {shape}: {rounded:?} is not the product of the TF32-rounded inputs"
+        );
+        return;
+    }
     let accuracy = compare(&out, &matmul_f64(a, b, m, k, n));
     assert!(
         accuracy.within_f32_bound(k),
@@ -170,7 +193,18 @@ fn check_all(kernel: SgemmKernel) {
         check(kernel, MULTISTAGE);
         check_misaligned(kernel, MULTISTAGE);
     }
+    if kernel.precision() == Precision::Tf32 {
+        for shape in TF32 {
+            check(kernel, shape);
+        }
+        check_misaligned(kernel, TF32[0]);
+    }
 }
+
+/// For the TF32 rung: an interior 128 × 128 block on the `cp.async` path six k-tiles deep
+/// (twice round its 3-stage ring) beside edge blocks on the checked path; then `k` = 36, a
+/// partial last k-tile that `cp.async` zero-fills; then a single row, every block an edge.
+const TF32: [(usize, usize, usize); 3] = [(136, 96, 132), (128, 36, 128), (1, 20, 256)];
 
 /// Names, entries and geometries: each name is its entry with dashes, every entry is
 /// distinct, and the launch fits CUDA's defaults (≤ 1024 threads, ≤ 48 KiB static shared).
@@ -186,6 +220,11 @@ fn catalogue_is_consistent() {
         assert!(!MatmulKernel::Sgemm(kernel).is_tiled());
         if kernel == SgemmKernel::Autotuned {
             assert_eq!(g, SgemmKernel::DEFAULT.config().geometry);
+            continue;
+        }
+        if kernel == SgemmKernel::AutotunedTf32 {
+            assert_eq!(g, SgemmKernel::DEFAULT_TF32.config().geometry);
+            assert_eq!(kernel.precision(), Precision::Tf32);
             continue;
         }
         let entry = kernel.entry();
@@ -208,6 +247,26 @@ fn catalogue_is_consistent() {
             .all(|k| SgemmKernel::ALL.contains(k))
     );
     assert!(SgemmKernel::TUNED.contains(&SgemmKernel::DEFAULT));
+    assert!(SgemmKernel::TUNED_TF32.contains(&SgemmKernel::DEFAULT_TF32));
+    // Precision is opt-in: the FP32 candidates are all FP32, the TF32 ones all TF32, and
+    // BF16 has no rung in this build (a typed error, not a panic).
+    assert!(
+        SgemmKernel::TUNED
+            .iter()
+            .all(|k| k.precision() == Precision::Fp32)
+    );
+    assert!(
+        SgemmKernel::TUNED_TF32
+            .iter()
+            .all(|k| k.precision() == Precision::Tf32)
+    );
+    assert!(!SgemmKernel::TUNED_TF32.is_empty());
+    assert!(matches!(
+        SgemmKernel::autotuned(Precision::Bf16),
+        Err(Error::PrecisionNotImplemented {
+            precision: Precision::Bf16
+        })
+    ));
     assert_eq!(&MatmulKernel::ALL[..4], &MatmulKernel::LECTURE);
     for (i, kernel) in SgemmKernel::ALL.into_iter().enumerate() {
         assert_eq!(MatmulKernel::ALL[4 + i], MatmulKernel::Sgemm(kernel));

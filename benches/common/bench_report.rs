@@ -89,6 +89,10 @@ pub fn tf32_bound(k: u32) -> f64 {
 pub fn bound_for(contender: Contender, k: u32) -> f64 {
     match contender {
         Contender::Cublas(CublasMath::Tf32) => tf32_bound(k),
+        // Our kernels round to nearest (TF32: `cvt.rna`), so their bound is the host's.
+        Contender::Kernel { kernel, .. } => {
+            kernels_gpu_host::reference::error_bound(k as usize, kernel.precision())
+        }
         _ => f32_bound(k),
     }
 }
@@ -569,13 +573,16 @@ fn color(c: Contender) -> plotters::style::RGBColor {
 }
 
 /// The SGEMM ladder's bars: cyan for rungs 1-5, olive for warp tiling, pink for double
-/// buffering and after, black for the autotuned choice.
+/// buffering and after, red for the TF32 tensor cores, black for the autotuned choices.
 fn sgemm_color(k: kernels_gpu_host::SgemmKernel) -> (u8, u8, u8) {
     match k {
-        kernels_gpu_host::SgemmKernel::Autotuned => (0, 0, 0),
+        kernels_gpu_host::SgemmKernel::Autotuned | kernels_gpu_host::SgemmKernel::AutotunedTf32 => {
+            (0, 0, 0)
+        }
         config => match config.config().rung {
             1..=5 => (23, 190, 207),
             6 => (188, 189, 34),
+            11 => (214, 39, 40),
             _ => (227, 119, 194),
         },
     }

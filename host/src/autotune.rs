@@ -30,6 +30,7 @@ use crate::shape::MatmulShape;
 use crate::split_k::SplitK;
 use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
+use kernels_gpu::sgemm::Precision;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -69,13 +70,18 @@ pub enum Tuned {
 }
 
 impl Tuned {
-    /// Every candidate for `shape`: the tuned configurations, then the split-k runs deep
-    /// enough for its `k`.
-    pub fn candidates(shape: MatmulShape) -> Vec<Tuned> {
-        SgemmKernel::TUNED
+    /// Every candidate of `precision` for `shape`: the tuned configurations of that
+    /// precision, then (FP32) the split-k runs deep enough for its `k`.
+    pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
+        let split = (precision == Precision::Fp32)
+            .then(|| SplitK::candidates_for(shape).map(Tuned::SplitK))
             .into_iter()
+            .flatten();
+        SgemmKernel::tuned(precision)
+            .iter()
+            .copied()
             .map(Tuned::Config)
-            .chain(SplitK::candidates_for(shape).map(Tuned::SplitK))
+            .chain(split)
             .collect()
     }
 
@@ -87,10 +93,11 @@ impl Tuned {
         }
     }
 
-    /// Parses [`name`](Self::name), for this build's candidates.
+    /// Parses [`name`](Self::name), for this build's candidates of any precision.
     pub fn from_name(name: &str) -> Option<Self> {
         SgemmKernel::TUNED
             .into_iter()
+            .chain(SgemmKernel::TUNED_TF32)
             .find(|k| k.name() == name)
             .map(Self::Config)
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))
@@ -103,16 +110,22 @@ impl std::fmt::Display for Tuned {
     }
 }
 
-/// The cache key: device name, compute capability, shape (`m×k×n`) and the fingerprint of
-/// the PTX module the candidates were timed from, e.g.
-/// `NVIDIA H200 sm_90 4096x4096x4096 ptx:5d0c1e2f3a4b5c6d`. A change to any kernel changes
-/// the fingerprint, so a choice timed on old code is never reused for new code.
+/// The cache key: device name, compute capability, shape (`m×k×n`), the precision unless
+/// it is FP32, and the fingerprint of the PTX module the candidates were timed from, e.g.
+/// `NVIDIA H200 sm_90 4096x4096x4096 ptx:5d0c1e2f3a4b5c6d` or `… 4096x4096x4096 tf32
+/// ptx:…`. A change to any kernel changes the fingerprint, so a choice timed on old code is
+/// never reused for new code.
 pub fn key(
-    device: &str, compute_capability: (i32, i32), shape: MatmulShape, module_fingerprint: u64,
+    device: &str, compute_capability: (i32, i32), shape: MatmulShape, precision: Precision,
+    module_fingerprint: u64,
 ) -> String {
     let (major, minor) = compute_capability;
+    let precision = match precision {
+        Precision::Fp32 => String::new(),
+        other => format!(" {}", other.name()),
+    };
     format!(
-        "{device} sm_{major}{minor} {}x{}x{} ptx:{module_fingerprint:016x}",
+        "{device} sm_{major}{minor} {}x{}x{}{precision} ptx:{module_fingerprint:016x}",
         shape.m, shape.k, shape.n
     )
 }
@@ -279,16 +292,24 @@ fn report(shape: MatmulShape, choice: &Choice, path: Option<&std::path::Path>) {
 /// Choices made in this process, by [`key`].
 static MEMO: Mutex<BTreeMap<String, Tuned>> = Mutex::new(BTreeMap::new());
 
-/// The configuration to run for `shape` on `gpu`: memoised, else cached in the file, else
-/// timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
+/// The configuration of `precision` to run for `shape` on `gpu`: memoised, else cached in
+/// the file, else timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
 ///
-/// Fails only if the GPU does (a candidate the device refuses to launch is skipped).
+/// Fails only if the GPU does (a candidate the device refuses to launch is skipped), or
+/// with [`Error::PrecisionNotImplemented`] for a precision without candidates.
 pub fn choose(
-    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+    shape: MatmulShape, precision: Precision,
 ) -> Result<Tuned> {
     let info = gpu.info()?;
     let fingerprint = module_fingerprint(gpu.ptx());
-    let key = key(&info.name, info.compute_capability, shape, fingerprint);
+    let key = key(
+        &info.name,
+        info.compute_capability,
+        shape,
+        precision,
+        fingerprint,
+    );
     let memo = |kernel| {
         MEMO.lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -299,7 +320,7 @@ pub fn choose(
         return Ok(kernel);
     }
     let Some(path) = TuneCache::default_path() else {
-        let (kernel, choice) = tune(gpu, a, b, out, shape)?;
+        let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
         report(shape, &choice, None);
         return Ok(memo(kernel));
     };
@@ -307,7 +328,7 @@ pub fn choose(
     if let Some(kernel) = cache.kernel(&key) {
         return Ok(memo(kernel));
     }
-    let (kernel, choice) = tune(gpu, a, b, out, shape)?;
+    let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
     report(shape, &choice, Some(cache.path()));
     // Re-read just before writing, to keep what other processes added meanwhile (unless the
     // file was bad already: that was said once).
@@ -328,18 +349,24 @@ pub fn choose(
     Ok(memo(kernel))
 }
 
-/// Times every [`SgemmKernel::TUNED`] configuration on `shape` with `a`, `b` and `out`, and
-/// returns the fastest by median time. A configuration this device cannot launch (too many
-/// registers or too much shared memory for it, a grid beyond its limits) is skipped.
+/// Times every configuration of [`SgemmKernel::tuned`]`(precision)` on `shape` with `a`,
+/// `b` and `out`, and returns the fastest by median time. A configuration this device
+/// cannot launch (too many registers or too much shared memory for it, a grid beyond its
+/// limits) is skipped.
 pub fn tune(
-    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+    shape: MatmulShape, precision: Precision,
 ) -> Result<(Tuned, Choice)> {
     let mut timings = vec![];
     let mut refused = None;
-    let candidates = Tuned::candidates(shape);
+    let candidates = Tuned::candidates(shape, precision);
+    if candidates.is_empty() {
+        return Err(Error::PrecisionNotImplemented { precision });
+    }
     eprintln!(
-        "autotune: {shape}: timing {} SGEMM candidates (once per shape, device and build)",
-        candidates.len()
+        "autotune: {shape}: timing {} {} SGEMM candidates (once per shape, device and build)",
+        candidates.len(),
+        precision.name()
     );
     for candidate in candidates {
         let run = || match candidate {
@@ -423,12 +450,24 @@ mod tests {
     #[test]
     fn key_names_device_capability_and_shape() {
         assert_eq!(
-            key("NVIDIA H200", (9, 0), shape(5120, 256, 4096), 0xabc),
+            key(
+                "NVIDIA H200",
+                (9, 0),
+                shape(5120, 256, 4096),
+                Precision::Fp32,
+                0xabc
+            ),
             "NVIDIA H200 sm_90 5120x256x4096 ptx:0000000000000abc"
         );
         assert_ne!(
-            key("NVIDIA H200", (9, 0), shape(1, 2, 3), 1),
-            key("NVIDIA H100 80GB HBM3", (9, 0), shape(1, 2, 3), 1)
+            key("NVIDIA H200", (9, 0), shape(1, 2, 3), Precision::Fp32, 1),
+            key(
+                "NVIDIA H100 80GB HBM3",
+                (9, 0),
+                shape(1, 2, 3),
+                Precision::Fp32,
+                1
+            )
         );
     }
 
@@ -450,8 +489,8 @@ mod tests {
         let path = dir.0.join("nested").join("autotune.json");
         let mut cache = TuneCache::load(&path);
         assert!(cache.warning.is_none() && cache.get("x").is_none());
-        let k1 = key("GPU", (9, 0), shape(4096, 4096, 4096), 7);
-        let k2 = key("GPU", (9, 0), shape(5120, 256, 5120), 7);
+        let k1 = key("GPU", (9, 0), shape(4096, 4096, 4096), Precision::Fp32, 7);
+        let k2 = key("GPU", (9, 0), shape(5120, 256, 5120), Precision::Fp32, 7);
         cache.insert(
             k1.clone(),
             choice(by_entry("sgemm_double_buffered_128x128x16_w64x64")),
@@ -586,17 +625,25 @@ mod tests {
 
     #[test]
     fn split_k_choices_round_trip_through_their_names() {
-        for candidate in Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap()) {
+        for candidate in
+            Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Fp32)
+        {
             assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
         }
         assert!(
-            Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap())
+            Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Fp32)
                 .iter()
                 .any(|c| matches!(c, Tuned::SplitK(_)))
         );
+        // TF32 has no split-k runs.
+        assert!(
+            Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Tf32)
+                .iter()
+                .all(|c| matches!(c, Tuned::Config(k) if k.precision() == Precision::Tf32))
+        );
         // k = 16 is too short to split.
         assert!(
-            Tuned::candidates(MatmulShape::new(64, 16, 64).unwrap())
+            Tuned::candidates(MatmulShape::new(64, 16, 64).unwrap(), Precision::Fp32)
                 .iter()
                 .all(|c| matches!(c, Tuned::Config(_)))
         );

@@ -111,6 +111,14 @@ pub enum Error {
     },
     #[error("unknown kernel `{requested}`; known: {known}")]
     UnknownKernel { requested: String, known: String },
+    /// A precision this build has no kernel for (BF16: no rung yet).
+    #[error(
+        "precision {} is not implemented on this build (fp32 and tf32 are)",
+        precision.name()
+    )]
+    PrecisionNotImplemented {
+        precision: kernels_gpu::sgemm::Precision,
+    },
     #[error(
         "a sliding window must hold at least one element (window {window}, input length {len})"
     )]

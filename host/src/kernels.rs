@@ -79,6 +79,15 @@ impl MatmulKernel {
             })
     }
 
+    /// How the kernel rounds its inputs: FP32 for the lecture's, the configuration's for
+    /// the SGEMM ladder.
+    pub fn precision(self) -> kernels_gpu::sgemm::Precision {
+        match self {
+            Self::Sgemm(k) => k.precision(),
+            _ => kernels_gpu::sgemm::Precision::Fp32,
+        }
+    }
+
     /// Whether the tile width changes this kernel (the naive one and the SGEMM ones have
     /// none).
     pub fn is_tiled(self) -> bool {

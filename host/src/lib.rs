@@ -38,6 +38,7 @@ pub use kernels::MatmulKernel;
 /// The kernel crate whose PTX this crate launches: its plain-data catalogue and building
 /// blocks, at the version this crate was built with.
 pub use kernels_gpu;
+pub use kernels_gpu::sgemm::Precision;
 pub use sgemm::SgemmKernel;
 pub use shape::MatmulShape;
 pub use tile::TileWidth;

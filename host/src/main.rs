@@ -8,7 +8,7 @@ use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reference::{self, Reference};
 use kernels_gpu_host::report::{self, Row};
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use std::process::ExitCode;
 
 #[path = "cli/vector.rs"]
@@ -37,6 +37,12 @@ struct Args {
     /// sgemm-double-buffered-128x128x8-w64x32 or sgemm-autotuned (a wrong name lists them).
     #[arg(long, default_value = "all", value_parser = parse_kernel)]
     kernel: KernelChoice,
+    /// How SGEMM kernels may round their inputs, as cuBLAS's math mode: fp32 (the default),
+    /// or tf32 (opt-in: the tensor-core rung, inputs rounded to a 10-bit mantissa, f32
+    /// accumulation). It picks what `all` and `sgemm-autotuned` run, and every result is
+    /// checked against its kernel's own error bound. bf16 is not implemented on this build.
+    #[arg(long, default_value = "fp32", value_parser = parse_precision)]
+    precision: Precision,
     /// Tile width: all, 8, 16 or 32.
     #[arg(long, default_value = "all", value_parser = parse_tw)]
     tw: TwChoice,
@@ -110,6 +116,17 @@ fn parse_kernel(s: &str) -> Result<KernelChoice, String> {
         .map_err(|e| e.to_string())
 }
 
+fn parse_precision(s: &str) -> Result<Precision, String> {
+    let precision = Precision::ALL
+        .into_iter()
+        .find(|p| p.name() == s)
+        .ok_or_else(|| format!("`{s}`: allowed: fp32, tf32, bf16"))?;
+    // A precision without kernels is refused here, with the library's typed error.
+    SgemmKernel::autotuned(precision)
+        .map(|_| precision)
+        .map_err(|e| e.to_string())
+}
+
 fn parse_tw(s: &str) -> Result<TwChoice, String> {
     if s == "all" {
         return Ok(TwChoice::All);
@@ -123,11 +140,20 @@ fn parse_tw(s: &str) -> Result<TwChoice, String> {
 }
 
 impl Args {
-    /// Every (kernel, tile width) the flags select; the naive kernel runs once.
+    /// Every (kernel, tile width) the flags select; the naive kernel runs once. `all` is
+    /// every kernel of `--precision`, and `sgemm-autotuned` the autotuned choice of it.
     fn runs(&self) -> Vec<(MatmulKernel, TileWidth)> {
         let kernels = match self.kernel {
-            KernelChoice::All => MatmulKernel::ALL.to_vec(),
+            KernelChoice::All => MatmulKernel::ALL
+                .into_iter()
+                .filter(|k| k.precision() == self.precision)
+                .collect(),
             KernelChoice::Lecture => MatmulKernel::LECTURE.to_vec(),
+            KernelChoice::One(MatmulKernel::Sgemm(SgemmKernel::Autotuned)) => {
+                vec![MatmulKernel::Sgemm(
+                    SgemmKernel::autotuned(self.precision).expect("checked by parse_precision"),
+                )]
+            }
             KernelChoice::One(k) => vec![k],
         };
         let mut runs = vec![];
@@ -157,7 +183,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            eprintln!("error: some results are outside the f32 error bound (see the `ok` column)");
+            eprintln!("error: some results are outside their error bound (see the `ok` column)");
             ExitCode::FAILURE
         }
         Err(e) => {
@@ -221,7 +247,7 @@ fn checked_row(
     let mut row = Row::new(kernel, kernel.is_tiled().then_some(tw.get()), shape);
     row.max_abs_err = acc.max_abs_err;
     row.max_rel_err = acc.max_rel_err;
-    row.ok = acc.within_f32_bound(shape.k as usize);
+    row.ok = acc.within_bound(shape.k as usize, kernel.precision());
     row
 }
 

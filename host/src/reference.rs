@@ -1,5 +1,7 @@
 //! The CPU reference: the product in f64, and how far an f32 result may be from it.
 
+use kernels_gpu::sgemm::Precision;
+
 /// `a[m×k] · b[k×n]` in f64, with `Σ|a||b|` per element (the scale of rounding errors).
 pub struct Reference {
     pub values: Vec<f64>,
@@ -62,10 +64,27 @@ impl Accuracy {
     /// Whether every element is within the f32 dot-product error bound: `k` roundings of at
     /// most 2⁻²⁴ relative to `Σ|a||b|` (with FMA the bound is about half of that).
     pub fn within_f32_bound(&self, k: usize) -> bool {
-        let bound = (k.max(1) as f64) * f32::EPSILON as f64;
-        self.non_finite == 0 && self.max_scaled_err <= bound
+        self.within_bound(k, Precision::Fp32)
+    }
+
+    /// Whether every element is within the error bound of a product whose inputs were
+    /// rounded to `precision` and accumulated in f32: [`error_bound`].
+    pub fn within_bound(&self, k: usize, precision: Precision) -> bool {
+        self.non_finite == 0 && self.max_scaled_err <= error_bound(k, precision)
     }
 }
+
+/// The largest `|out − ref| / Σ|a||b|` of a length-`k` dot product whose inputs are rounded
+/// to `precision` (relative error `u` each, [`Precision::input_rounding`]: 0 for FP32,
+/// 2⁻¹¹ for TF32) and accumulated in f32: each product `a(1+δ₁)·b(1+δ₂)` is off by at most
+/// `(2u + u²)|ab|`, and the `k` f32 additions add `k · 2⁻²³` (twice the round-to-nearest
+/// bound, which also covers the tensor cores' unspecified internal rounding).
+pub fn error_bound(k: usize, precision: Precision) -> f64 {
+    let u = precision.input_rounding();
+    2.0 * u + u * u + (k.max(1) as f64) * f32::EPSILON as f64
+}
+
+impl Accuracy {}
 
 /// Compares `out` with `reference`, element by element.
 pub fn compare(out: &[f32], reference: &Reference) -> Accuracy {

@@ -7,72 +7,120 @@
 //! width: each entry point is one compile-time configuration (block tile, warp tile, thread
 //! tile), named in its entry.
 
+use crate::error::{Error, Result};
 use crate::kernels::MatmulKernel;
 use kernels_gpu::catalogue::KernelSpec;
-use kernels_gpu::sgemm::{CONFIGS, MatmulEntry, SgemmConfig};
+use kernels_gpu::sgemm::{CONFIGS, MatmulEntry, Precision, SgemmConfig};
 
 /// One SGEMM configuration (an index into `kernels_gpu::sgemm::CONFIGS`), or the autotuned
-/// choice among the configurations marked `autotune` there.
+/// choice among the configurations marked `autotune` there, per precision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SgemmKernel {
     /// `CONFIGS[i]`.
     Config(usize),
-    /// The fastest of [`SgemmKernel::TUNED`] for the shape on the present GPU
+    /// The fastest of [`SgemmKernel::TUNED`] (FP32) for the shape on the present GPU
     /// ([`crate::autotune`]); [`SgemmKernel::DEFAULT`] in the simulator.
     Autotuned,
+    /// The fastest of [`SgemmKernel::TUNED_TF32`] (TF32, opt-in); [`SgemmKernel::DEFAULT_TF32`]
+    /// in the simulator.
+    AutotunedTf32,
 }
 
-/// How many configurations have the `autotune` flag.
-const fn tuned_count() -> usize {
+/// How many configurations of `precision` have the `autotune` flag.
+const fn tuned_count(precision: Precision) -> usize {
     let (mut i, mut n) = (0, 0);
     while i < CONFIGS.len() {
-        n += CONFIGS[i].autotune as usize;
+        n += (CONFIGS[i].autotune && same(CONFIGS[i].precision, precision)) as usize;
         i += 1;
     }
     n
 }
 
+/// `a == b` in a const context.
+const fn same(a: Precision, b: Precision) -> bool {
+    a as u8 == b as u8
+}
+
+/// The configurations of `precision` with the `autotune` flag, in table order.
+const fn tuned<const N: usize>(precision: Precision) -> [SgemmKernel; N] {
+    let mut tuned = [SgemmKernel::Autotuned; N];
+    let (mut i, mut n) = (0, 0);
+    while i < CONFIGS.len() {
+        if CONFIGS[i].autotune && same(CONFIGS[i].precision, precision) {
+            tuned[n] = SgemmKernel::Config(i);
+            n += 1;
+        }
+        i += 1;
+    }
+    tuned
+}
+
+/// The configuration of `precision` flagged `default`.
+const fn default_of(precision: Precision) -> SgemmKernel {
+    let mut i = 0;
+    while !(CONFIGS[i].default && same(CONFIGS[i].precision, precision)) {
+        i += 1;
+    }
+    SgemmKernel::Config(i)
+}
+
 impl SgemmKernel {
-    /// Every configuration, lowest rung first, the autotuned dispatch last.
-    pub const ALL: [Self; CONFIGS.len() + 1] = {
-        let mut all = [Self::Autotuned; CONFIGS.len() + 1];
+    /// Every configuration, lowest rung first, the autotuned dispatches (FP32, TF32) last.
+    pub const ALL: [Self; CONFIGS.len() + 2] = {
+        let mut all = [Self::Autotuned; CONFIGS.len() + 2];
         let mut i = 0;
         while i < CONFIGS.len() {
             all[i] = Self::Config(i);
             i += 1;
         }
+        all[CONFIGS.len() + 1] = Self::AutotunedTf32;
         all
     };
 
-    /// The configurations the autotuner times.
-    pub const TUNED: [Self; tuned_count()] = {
-        let mut tuned = [Self::Autotuned; tuned_count()];
-        let (mut i, mut n) = (0, 0);
-        while i < CONFIGS.len() {
-            if CONFIGS[i].autotune {
-                tuned[n] = Self::Config(i);
-                n += 1;
-            }
-            i += 1;
-        }
-        tuned
-    };
+    /// The FP32 configurations the autotuner times for [`SgemmKernel::Autotuned`].
+    pub const TUNED: [Self; tuned_count(Precision::Fp32)] = tuned(Precision::Fp32);
+
+    /// The TF32 configurations the autotuner times for [`SgemmKernel::AutotunedTf32`].
+    pub const TUNED_TF32: [Self; tuned_count(Precision::Tf32)] = tuned(Precision::Tf32);
 
     /// What [`SgemmKernel::Autotuned`] runs where nothing is timed: the simulator, and the
-    /// launch shape it reports before tuning. The configuration flagged `default`.
-    pub const DEFAULT: Self = {
-        let mut i = 0;
-        while !CONFIGS[i].default {
-            i += 1;
-        }
-        Self::Config(i)
-    };
+    /// launch shape it reports before tuning. The FP32 configuration flagged `default`.
+    pub const DEFAULT: Self = default_of(Precision::Fp32);
 
-    /// The configuration (the [default](Self::DEFAULT) one for the autotuned choice).
+    /// What [`SgemmKernel::AutotunedTf32`] runs where nothing is timed: the TF32
+    /// configuration flagged `default`.
+    pub const DEFAULT_TF32: Self = default_of(Precision::Tf32);
+
+    /// The autotuned dispatch of `precision`; [`Error::PrecisionNotImplemented`] for BF16,
+    /// which has no rung in this build.
+    pub fn autotuned(precision: Precision) -> Result<Self> {
+        match precision {
+            Precision::Fp32 => Ok(Self::Autotuned),
+            Precision::Tf32 => Ok(Self::AutotunedTf32),
+            Precision::Bf16 => Err(Error::PrecisionNotImplemented { precision }),
+        }
+    }
+
+    /// The candidates the autotuner times for `precision` (none for BF16).
+    pub fn tuned(precision: Precision) -> &'static [Self] {
+        match precision {
+            Precision::Fp32 => &Self::TUNED,
+            Precision::Tf32 => &Self::TUNED_TF32,
+            Precision::Bf16 => &[],
+        }
+    }
+
+    /// How the kernel rounds its inputs.
+    pub fn precision(self) -> Precision {
+        self.config().precision
+    }
+
+    /// The configuration (the default one of its precision for an autotuned choice).
     pub fn config(self) -> &'static SgemmConfig {
         match self {
             Self::Config(i) => &CONFIGS[i],
             Self::Autotuned => Self::DEFAULT.config(),
+            Self::AutotunedTf32 => Self::DEFAULT_TF32.config(),
         }
     }
 
@@ -89,6 +137,7 @@ impl SgemmKernel {
         match self {
             Self::Config(i) => CONFIGS[i].name,
             Self::Autotuned => "sgemm-autotuned",
+            Self::AutotunedTf32 => "sgemm-autotuned-tf32",
         }
     }
 

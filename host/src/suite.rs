@@ -15,6 +15,7 @@ use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::spot::{Check, f32_bound, spot_check};
 use crate::tile::TileWidth;
+use kernels_gpu::sgemm::Precision;
 
 /// The suite's shapes, `(m, k, n)`: the lecture's, powers of two from 512 to 8192, odd
 /// sizes, small `m` or `n` with large `k` (a linear layer on a small batch), tiny `k`, and
@@ -87,7 +88,7 @@ pub fn run(
         let mut out = gpu.zeros(lo)?;
         // The first launch tunes the shape (once per device, shape and build).
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
-        let kernel = crate::autotune::choose(gpu, &da, &db, &mut out, shape)?;
+        let kernel = crate::autotune::choose(gpu, &da, &db, &mut out, shape, Precision::Fp32)?;
         let bound = f32_bound(shape.k);
         gpu.stream()
             .memset_zeros(&mut out)

@@ -19,6 +19,7 @@
 //! | [`pipeline`] | asynchronous global → shared copies in groups | `cp.async`, `__pipeline_memcpy_async` |
 //! | [`warp`] | lane index, register shuffles, warp sum | `__shfl_down_sync`, `__shfl_xor_sync` |
 //! | [`intrinsics`] | FMA, 16-byte loads | `fmaf`, `float4` loads |
+//! | [`mma`] | tensor-core TF32 `mma.sync` m16n8k8 with documented fragment layouts, `cvt.rna.tf32.f32`, `ldmatrix` | `mma.sync`, `ldmatrix` (inline PTX) |
 //! | [`entry_points!`] | exports kernels as PTX `.entry` functions, with launch bounds | `extern "C" __global__`, `__launch_bounds__` |
 //! | [`launch`] | one launch shape, device limits and the typed error for exceeding them | `<<<grid, block, shared>>>` |
 //! | [`catalogue`] | plain-data descriptions of entry points (parameters, block, grid rule, shared memory) that any host library can read | |
@@ -65,6 +66,7 @@ extern crate std;
 pub mod catalogue;
 pub mod intrinsics;
 pub mod launch;
+pub mod mma;
 pub mod pipeline;
 pub mod shared;
 pub mod thread;

@@ -50,6 +50,37 @@ pub unsafe fn cp_async_16(dst: SharedSlice<f32>, i: u32, src: *const f32) {
     }
 }
 
+/// [`cp_async_16`] that copies the 16 bytes at `src` if `full`, else writes 16 zero bytes
+/// and reads nothing (`cp.async.cg.shared.global [dst], [src], 16, src_size;` with
+/// `src_size` 16 or 0): how a tile that reaches past the edge of a matrix is padded with
+/// zeros on the asynchronous path.
+///
+/// # Safety
+/// As [`cp_async_16`] where `full`; otherwise `src` is any 16-byte aligned pointer (it is
+/// not read) and only the conditions on `dst` apply.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn cp_async_16_zfill(dst: SharedSlice<f32>, i: u32, src: *const f32, full: bool) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees bounds and alignment of `dst`, and of `src` where it is read.
+    unsafe {
+        core::arch::asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
+                         d = in(reg32) dst.shared_addr() + i * 4, s = in(reg64) src,
+                         n = in(reg32) if full { 16u32 } else { 0 },
+                         options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if full {
+            // SAFETY: the caller's contract for a full copy.
+            unsafe { cp_async_16(dst, i, src) };
+        } else {
+            // SAFETY: the store is checked.
+            unsafe { dst.set4_unchecked(i, [0.0; 4]) };
+        }
+    }
+}
+
 /// Closes this thread's copies issued since the last call into one group
 /// (`cp.async.commit_group;`). A group may be empty.
 #[inline(always)]
@@ -71,5 +102,23 @@ pub fn wait_group<const N: u32>() {
     // SAFETY: only waits; clobbers memory so that shared loads stay after it.
     unsafe {
         core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags));
+    }
+}
+
+/// [`wait_group::<n>`](wait_group) for an `n` that is a constant only after inlining (an
+/// expression of a kernel's const generics, which cannot be a const argument on stable
+/// generics): one branch per value, all but one folded away. `n > 7` waits for all groups.
+#[inline(always)]
+pub fn wait_group_n(n: u32) {
+    match n {
+        0 => wait_group::<0>(),
+        1 => wait_group::<1>(),
+        2 => wait_group::<2>(),
+        3 => wait_group::<3>(),
+        4 => wait_group::<4>(),
+        5 => wait_group::<5>(),
+        6 => wait_group::<6>(),
+        7 => wait_group::<7>(),
+        _ => wait_group::<0>(),
     }
 }

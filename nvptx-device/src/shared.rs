@@ -326,6 +326,13 @@ mod backend {
         pub(super) fn out_of_bounds(&self, index: u32) -> ! {
             shared_mem::out_of_bounds(self.region, index, self.len)
         }
+
+        /// Which array and where in it the slice starts: equal for two handles exactly when
+        /// they are the same slice's (for warp-collective loads, which all lanes make from
+        /// one slice).
+        pub(crate) fn sim_identity(&self) -> (usize, u32) {
+            (self.region.addr(), self.offset)
+        }
     }
 
     /// The block's dynamic shared memory, as many `T` as the launch's dynamic shared bytes hold.

@@ -12,7 +12,8 @@
 //! | `a[15][8] = −∞` | row 15 −∞ |
 //! | `b[6][12] = NaN` | column 12 all NaN |
 //!
-//! Finite elements must be within the f32 dot-product bound of the f64 product.
+//! Finite elements must be within the dot-product bound of the f64 product for the kernel's
+//! precision (`reference::error_bound`: f32, or TF32 inputs with f32 accumulation).
 
 #![allow(dead_code)]
 
@@ -106,7 +107,7 @@ pub fn check_special_values<B: Backend>(
                     let p = a[r * k + i] as f64 * b[i * n + c] as f64;
                     (s + p, g + p.abs())
                 });
-                let bound = k as f64 * f32::EPSILON as f64 * scale;
+                let bound = kernels_gpu_host::reference::error_bound(k, kernel.precision()) * scale;
                 if (got as f64 - exact).abs() > bound {
                     wrong.push(format!("[{r}][{c}] = {got}, expected {exact} ± {bound}"));
                 }

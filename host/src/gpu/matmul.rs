@@ -32,8 +32,8 @@ impl Gpu {
         // here for this shape (timed on these buffers the first time this shape is seen:
         // see crate::autotune).
         let kernel = match kernel {
-            MatmulKernel::Sgemm(SgemmKernel::Autotuned) => {
-                match crate::autotune::choose(self, a, b, out, shape)? {
+            MatmulKernel::Sgemm(auto @ (SgemmKernel::Autotuned | SgemmKernel::AutotunedTf32)) => {
+                match crate::autotune::choose(self, a, b, out, shape, auto.precision())? {
                     Tuned::Config(k) => MatmulKernel::Sgemm(k),
                     Tuned::SplitK(s) => return self.matmul_split_k_device(s, a, b, out, shape),
                 }

@@ -14,6 +14,7 @@
 //! | 8 | `08_padded.rs` | [`padded::sgemm_double_buffered_padded`] | a padded `a` tile whose transposed stores are free of bank conflicts, read-only (`ld.global.nc`) loads | as rung 6 |
 //! | 9 | `09_swizzled.rs` | [`swizzled::grouped`] (rungs 8 and 10 with `GROUP > 0`) | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
 //! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages | as rung 6 |
+//! | 11 | `11_tf32.rs` | [`tf32::sgemm_tf32`] | tensor cores: TF32 `mma.sync` warp tiles, both operands by `cp.async` into swizzled stages ([`Precision::Tf32`], opt-in) | `WM·WN/32` |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
 //! compile-time unrolling) is in [`parts`]. Every configuration that becomes an entry point
@@ -55,6 +56,8 @@ pub mod padded;
 pub mod shared_blocking;
 #[path = "09_swizzled.rs"]
 pub mod swizzled;
+#[path = "11_tf32.rs"]
+pub mod tf32;
 #[path = "05_vectorized.rs"]
 pub mod vectorized;
 #[path = "06_warptiling.rs"]
@@ -139,20 +142,61 @@ impl Geometry {
 pub const SGEMM_PARAMS: &[nvptx_device::catalogue::Param] =
     nvptx_device::params!(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32);
 
+/// How a product may round its inputs: cuBLAS's math mode, as a property of each entry.
+/// FP32 is the default everywhere; the others are opt-in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// f32 inputs as they are, f32 FMAs: every rung up to 10.
+    #[default]
+    Fp32,
+    /// Inputs rounded to TF32 (10-bit mantissa, relative error ≤ 2⁻¹¹ each), products on the
+    /// tensor cores, f32 accumulation: rung 11.
+    Tf32,
+    /// Inputs rounded to BF16 (7-bit mantissa), f32 accumulation: no rung yet.
+    Bf16,
+}
+
+impl Precision {
+    /// Every precision, the default first.
+    pub const ALL: [Precision; 3] = [Self::Fp32, Self::Tf32, Self::Bf16];
+
+    /// The name on command lines and in reports: `fp32`, `tf32` or `bf16`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Fp32 => "fp32",
+            Self::Tf32 => "tf32",
+            Self::Bf16 => "bf16",
+        }
+    }
+
+    /// The largest relative error of one input after rounding to this precision (f32's
+    /// own rounding of the data is not counted: the inputs are f32 already): 0, 2⁻¹¹ for
+    /// TF32 (round to nearest of a 10-bit mantissa), 2⁻⁸ for BF16.
+    pub const fn input_rounding(self) -> f64 {
+        match self {
+            Self::Fp32 => 0.0,
+            Self::Tf32 => 1.0 / 2048.0,
+            Self::Bf16 => 1.0 / 256.0,
+        }
+    }
+}
+
 /// One SGEMM configuration: an entry point of the ladder, as the table below declares it.
 #[derive(Clone, Copy, Debug)]
 pub struct SgemmConfig {
     /// The name on command lines and in reports: the entry's, with dashes.
     pub name: &'static str,
-    /// The rung (1 to 10).
+    /// The rung (1 to 11).
     pub rung: u32,
+    /// How it rounds its inputs (the row's `tf32` flag; FP32 otherwise).
+    pub precision: Precision,
     /// Block, warp-independent tile sizes and threads.
     pub geometry: Geometry,
     /// How to launch it.
     pub spec: KernelSpec,
     /// Whether the autotuner times it.
     pub autotune: bool,
-    /// What the autotuned choice is where nothing is timed (the simulator).
+    /// What the autotuned choice of its precision is where nothing is timed (the simulator).
     pub default: bool,
     /// Its split-k slice entry point ([`split_k`]), if the table gives it one: launched on
     /// the configuration's grid with the slices in z, then [`split_k::REDUCE`].
@@ -178,8 +222,13 @@ macro_rules! has_flag {
     ($want:ident in $($flag:ident),*) => { false $(|| has_flag!(@ $flag == $want))* };
     (@ autotune == autotune) => { true };
     (@ default == default) => { true };
+    (@ tf32 == tf32) => { true };
     (@ autotune == default) => { false };
+    (@ autotune == tf32) => { false };
     (@ default == autotune) => { false };
+    (@ default == tf32) => { false };
+    (@ tf32 == autotune) => { false };
+    (@ tf32 == default) => { false };
 }
 
 /// The position of the configuration whose entry point is `entry` in [`CONFIGS`] (a
@@ -310,6 +359,7 @@ macro_rules! sgemm_configs {
             SgemmConfig {
                 name: dashed!(stringify!($entry)),
                 rung: $rung,
+                precision: if has_flag!(tf32 in $($($flag),*)?) { Precision::Tf32 } else { Precision::Fp32 },
                 geometry: configs::$entry::GEOMETRY,
                 spec: configs::$entry::GEOMETRY.spec(stringify!($entry), configs::$entry::TABLE_MIN_BLOCKS),
                 autotune: has_flag!(autotune in $($($flag),*)?),
@@ -357,6 +407,11 @@ sgemm_configs! {
     sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32);
     sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32);
     sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
+    // rung 11, TF32 (opt-in):                              block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group
+    /// 8 warps of 64 × 32, three 48 KiB stages: the simulator's TF32 choice.
+    sgemm_tf32_128x128x16_w64x32                      = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 4, 3, 256, 0> [tf32, autotune, default], min_blocks(2);
+    sgemm_tf32_128x128x16_w64x64                      = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 8, 3, 128, 0> [tf32, autotune], min_blocks(2);
+    sgemm_tf32_swizzled_128x128x16_w64x32             = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 4, 3, 256, 8> [tf32, autotune], min_blocks(2);
 }
 
 /// This block's `BM × BN` tile of `out`: where it starts, and how many rows and columns of

@@ -16,9 +16,12 @@
 
 use super::epilogue::{Epilogue, Store};
 use super::unroll::unroll;
+#[cfg(not(target_arch = "nvptx64"))]
 use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec};
 use nvptx_device::intrinsics::{F32x4, load_f32x4};
-use nvptx_device::thread::{self, Dim3};
+use nvptx_device::thread;
+#[cfg(not(target_arch = "nvptx64"))]
+use nvptx_device::thread::Dim3;
 
 /// Threads per block of [`sgemm_split_k_reduce`], each summing four outputs.
 pub const REDUCE_BLOCK: u32 = 256;
@@ -125,7 +128,9 @@ pub const SLICE_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params
     a: *const f32, b: *const f32, ws: *mut f32, m: u32, n: u32, k: u32, slice: u32
 );
 
-/// How to launch [`sgemm_split_k_reduce`] for `len` outputs (as items).
+/// How to launch [`sgemm_split_k_reduce`] for `len` outputs (as items). (Host only, as
+/// the catalogue: the entry's parameter list exists wherever its simulator twin does.)
+#[cfg(not(target_arch = "nvptx64"))]
 pub const REDUCE: KernelSpec = KernelSpec {
     entry: "sgemm_split_k_reduce",
     params: entry::params::sgemm_split_k_reduce,

@@ -168,7 +168,8 @@ pub enum SimError {
         /// The panic message.
         message: String,
     },
-    /// A warp shuffle that cannot complete or is used inconsistently.
+    /// A warp shuffle or another warp-collective operation (`mma.sync`, `ldmatrix`) that
+    /// cannot complete or is used inconsistently; the reason starts with the instruction.
     WarpShuffle {
         /// The lane that found the problem.
         at: ThreadCoord,
@@ -247,7 +248,7 @@ impl fmt::Display for SimError {
                 at,
                 reason,
                 location,
-            } => write!(f, "{at}: warp shuffle at {location}: {reason}"),
+            } => write!(f, "{at}: warp-collective operation at {location}: {reason}"),
             Self::HostThreads { threads, message } => {
                 write!(
                     f,

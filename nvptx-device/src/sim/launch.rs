@@ -152,7 +152,7 @@ fn run_thread<F: Fn()>(cfg: &Launch, linear: u32, block: &Arc<BlockState>, kerne
                 thread: thread_idx,
             },
             reason: std::format!(
-                "returned while lanes of mask {mask:#010x} wait for it at a shuffle"
+                "returned while lanes of mask {mask:#010x} wait for it at a warp-collective operation"
             ),
             location,
         });

@@ -39,6 +39,11 @@ impl Region {
 pub(crate) struct RegionRef(*const Region);
 
 impl RegionRef {
+    /// The region's address, which identifies it while the block runs.
+    pub(crate) fn addr(&self) -> usize {
+        self.0.addr()
+    }
+
     fn get(&self) -> &Region {
         // SAFETY: see the type's documentation; regions are boxed, so they never move.
         unsafe { &*self.0 }

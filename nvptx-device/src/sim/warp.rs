@@ -1,5 +1,7 @@
-//! Warp shuffles in the simulator: the lanes in the mask meet, publish their values, and
-//! each reads its source lane's.
+//! Warp-collective operations in the simulator: the lanes in the mask meet, each publishes
+//! up to [`WORDS`] words, and each leaves with a copy of every lane's words. A shuffle
+//! publishes one value and reads its source lane's; `mma.sync` publishes a lane's fragment
+//! registers and computes its own accumulators from all of them ([`crate::mma`]).
 //!
 //! Values are double-buffered by generation: lanes can only publish for exchange `g + 2`
 //! after every lane has arrived at `g + 1`, i.e. after all of them have read exchange `g`.
@@ -17,8 +19,14 @@ pub(crate) enum Mode {
     Xor(u32),
 }
 
+/// The most words one lane publishes in one exchange (`mma.sync`: four of `a`, two of `b`).
+pub(crate) const WORDS: usize = 8;
+
+/// Every lane's published words of one exchange, by lane.
+pub(crate) type Published = [[u32; WORDS]; 32];
+
 struct State {
-    values: [[u32; 32]; 2],
+    values: [Published; 2],
     /// Lanes that have arrived at the current exchange, and its mask and location.
     arrived: u32,
     current: Option<(u32, SourceLocation)>,
@@ -44,7 +52,7 @@ impl WarpExchange {
                 (1 << lanes) - 1
             },
             state: Mutex::new(State {
-                values: [[0; 32]; 2],
+                values: [[[0; WORDS]; 32]; 2],
                 arrived: 0,
                 current: None,
                 generation: 0,
@@ -84,10 +92,41 @@ fn fail(t: &ThreadCtx, reason: std::string::String, at: SourceLocation) -> ! {
     })
 }
 
+/// Fails the calling simulated thread's block with a warp-collective error at `location`.
+pub(crate) fn fail_here(reason: std::string::String, location: &'static Location<'static>) -> ! {
+    context::with(|t| fail(t, reason, SourceLocation::from(location)))
+}
+
 /// A shuffle by the calling simulated thread.
 pub(crate) fn shuffle(
     mask: u32, bits: u32, mode: Mode, location: &'static Location<'static>,
 ) -> u32 {
+    let (lane, values) = exchange(mask, &[bits], "shfl.sync: ", location);
+    let src = match mode {
+        Mode::Down(delta) => lane.saturating_add(delta),
+        Mode::Xor(m) => lane ^ (m & 31),
+    };
+    // Out-of-range sources read the lane's own value, as `shfl.sync` with c = 0x1f does.
+    let src = if src > 31 || mask & (1 << src) == 0 {
+        lane
+    } else {
+        src
+    };
+    values[src as usize][0]
+}
+
+/// One warp-collective exchange by the calling simulated thread: it publishes `words`
+/// (at most [`WORDS`]), waits until every lane of `mask` has published at this same
+/// call site, and returns its lane and a copy of every lane's words (lanes outside
+/// `mask` read as zeros of an earlier exchange: callers only look at lanes in `mask`).
+/// `op` prefixes the reasons of errors (`"shfl.sync: "`, `"mma.sync: "` ...).
+///
+/// A lane not in its own mask, a mask naming lanes that do not exist or have returned,
+/// lanes disagreeing on the mask or the call site, and lanes that never arrive are reported
+/// as [`SimError::WarpShuffle`] instead of hanging.
+pub(crate) fn exchange(
+    mask: u32, words: &[u32], op: &str, location: &'static Location<'static>,
+) -> (u32, Published) {
     let at = SourceLocation::from(location);
     context::with(|t| {
         t.check_aborted();
@@ -96,7 +135,7 @@ pub(crate) fn shuffle(
         if mask & (1 << lane) == 0 {
             fail(
                 t,
-                std::format!("lane {lane} is not in its own mask {mask:#010x}"),
+                std::format!("{op}lane {lane} is not in its own mask {mask:#010x}"),
                 at,
             );
         }
@@ -104,7 +143,7 @@ pub(crate) fn shuffle(
             fail(
                 t,
                 std::format!(
-                    "mask {mask:#010x} names lanes that do not exist (warp has {:#010x})",
+                    "{op}mask {mask:#010x} names lanes that do not exist (warp has {:#010x})",
                     x.lanes
                 ),
                 at,
@@ -115,7 +154,7 @@ pub(crate) fn shuffle(
             fail(
                 t,
                 std::format!(
-                    "mask {mask:#010x} includes lanes that already returned ({:#010x})",
+                    "{op}mask {mask:#010x} includes lanes that already returned ({:#010x})",
                     s.exited
                 ),
                 at,
@@ -125,13 +164,13 @@ pub(crate) fn shuffle(
             None => s.current = Some((mask, at)),
             Some((m, a)) if m != mask || a != at => fail(
                 t,
-                std::format!("lanes disagree: mask {m:#010x} at {a} vs mask {mask:#010x} here"),
+                std::format!("{op}lanes disagree: mask {m:#010x} at {a} vs mask {mask:#010x} here"),
                 at,
             ),
             Some(_) => {}
         }
         let slot = (s.generation % 2) as usize;
-        s.values[slot][lane as usize] = bits;
+        s.values[slot][lane as usize][..words.len()].copy_from_slice(words);
         s.arrived |= 1 << lane;
         let generation = s.generation;
         if s.arrived == mask {
@@ -152,7 +191,7 @@ pub(crate) fn shuffle(
                     fail(
                         t,
                         std::format!(
-                            "lanes {missing:#010x} never reached this shuffle (waiting at a barrier?)"
+                            "{op}lanes {missing:#010x} never reached this point (waiting at a barrier?)"
                         ),
                         at,
                     );
@@ -162,16 +201,6 @@ pub(crate) fn shuffle(
                 std::panic::resume_unwind(std::boxed::Box::new(Abort));
             }
         }
-        let src = match mode {
-            Mode::Down(delta) => lane.saturating_add(delta),
-            Mode::Xor(m) => lane ^ (m & 31),
-        };
-        // Out-of-range sources read the lane's own value, as `shfl.sync` with c = 0x1f does.
-        let src = if src > 31 || mask & (1 << src) == 0 {
-            lane
-        } else {
-            src
-        };
-        s.values[slot][src as usize]
+        (lane, s.values[slot])
     })
 }

@@ -65,7 +65,7 @@ fn main() -> Res<()> {
                 // At 4096³ the autotuner picks a configuration (split-k runs are for
                 // outputs with few tiles, and this host launches configurations only).
                 let chosen =
-                    match kernels_gpu_host::autotune::choose(&gpu, &ga, &gb, &mut go, shape)? {
+                    match kernels_gpu_host::autotune::choose(&gpu, &ga, &gb, &mut go, shape, kernels_gpu_host::Precision::Fp32)? {
                         kernels_gpu_host::autotune::Tuned::Config(k) => k,
                         other => {
                             return Err(

@@ -1,0 +1,411 @@
+//! Rung 11: the tensor cores. The same product with TF32 inputs and f32 accumulation
+//! ([`nvptx_device::mma`]): each warp owns a `WM × WN` tile of `out` as `WM/16 × WN/8`
+//! `mma.m16n8k8` accumulators, and both operands travel global → shared by `cp.async`
+//! through a ring of `STAGES` stages, stored swizzled so that every fragment load is free of
+//! bank conflicts. Precision is opt-in: the table marks these entries `tf32`, and the host
+//! runs them only when TF32 is asked for (relative error of each input up to 2⁻¹¹).
+//!
+//! Shared layout (one stage; `a` tiles `BM × BK`, `b` tiles `BK × BN`, both row-major as in
+//! global memory, so a `cp.async` of 16 bytes moves four consecutive elements of a row).
+//! Rows are split into 16-byte chunks, and a chunk's position within its row is XORed with
+//! a function of the row ([`a_index`], [`b_index`]):
+//!
+//! * `a` fragments are read by `ldmatrix.x4` (or four scalar loads), eight rows × one chunk
+//!   per 8 lanes. Without a swizzle those 8 chunks lie in 2 (`BK = 16`) or 1 (`BK = 32`) of
+//!   the 8 chunk-wide bank groups; XORing the chunk with `row / (8 / chunks per row)` spreads
+//!   them over all 8.
+//! * `b` fragments are read one word per lane, 4 rows (`k`) × 8 consecutive columns (`n`):
+//!   rows are `BN ≥ 32` words, so without a swizzle the 4 rows hit the same banks. XORing the
+//!   chunk with `2·(row % 4)` moves each row's pair of chunks to its own quarter of the banks.
+//!
+//! The `cp.async` stores then permute chunks within a row (or pair of rows), which keeps
+//! them conflict-free too.
+//!
+//! Any shape is correct. A block takes the `cp.async` path when its `BM × BN` tile of `out`
+//! is interior, `k` and `n` are multiples of 4 and `a`, `b` 16-byte aligned; the last
+//! k-tile may be partial: chunks past `k` are zero-filled by `cp.async` with source size 0.
+//! Every other block stages its tiles through bounds-checked scalar loads (zero outside the
+//! matrices), one stage at a time, and runs the same warp tiles. Outputs go through
+//! [`store_pair`], one function of `(row, column, value)` for every accumulator.
+
+use super::epilogue::Epilogue;
+use super::parts::global::{is_aligned16, store_out};
+use super::parts::unroll::unroll;
+use super::{BlockTile, Geometry, at};
+use nvptx_device::mma::{FragA, FragB, FragC, ldmatrix_x4, mma_m16n8k8_tf32, to_tf32};
+use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group, wait_group_n};
+use nvptx_device::shared::SharedSlice;
+use nvptx_device::shared_array;
+use nvptx_device::thread::{self, sync_threads};
+use nvptx_device::warp::WARP_SIZE;
+
+/// Where element `(r, c)` of an `a` tile with `BK`-word rows lies in its stage: the chunk
+/// `c / 4` XORed with `(r / (8 / chunks)) % chunks`, so any 8 consecutive rows' copies of one
+/// chunk cover the 8 bank groups (`BK` is 8, 16 or 32).
+#[inline(always)]
+pub const fn a_index<const BK: usize>(r: u32, c: u32) -> u32 {
+    let chunks = (BK / 4) as u32;
+    let rows_per_line = 8 / chunks;
+    let chunk = (c / 4) ^ ((r / rows_per_line) % chunks);
+    r * BK as u32 + 4 * chunk + c % 4
+}
+
+/// Where element `(r, c)` of a `b` tile with `BN`-word rows lies in its stage: the chunk
+/// `c / 4` XORed with `2·(r % 4)` (`BN` a multiple of 32).
+#[inline(always)]
+pub const fn b_index<const BN: usize>(r: u32, c: u32) -> u32 {
+    let chunk = (c / 4) ^ (2 * (r % 4));
+    r * BN as u32 + 4 * chunk + c % 4
+}
+
+/// A warp's accumulators: `acc[i][j]` is the [`FragC`] of rows `16·i..+16`, columns
+/// `8·j..+8` of its `WM × WN` tile.
+pub type Acc<const MI: usize, const NI: usize> = [[FragC; NI]; MI];
+
+/// The TF32 tensor-core product: block tile `BM × BN`, shared tiles `BK` deep in a ring of
+/// `STAGES`, warp tiles of `MI × NI` mma tiles (`WM × WN = 16·MI × 8·NI` outputs),
+/// `THREADS = (BM/WM)·(BN/WN)·32`, and `GROUP` the block order of rung 9
+/// ([`BlockTile::ordered`]; 0: none).
+///
+/// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
+///
+/// # Safety
+/// See the [module contract](super); `out` does not overlap `a` or `b`.
+#[inline(always)]
+pub unsafe fn sgemm_tf32<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const MI: usize,
+    const NI: usize,
+    const STAGES: usize,
+    const THREADS: usize,
+    const GROUP: u32,
+    E: Epilogue,
+>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
+) {
+    let () = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::VALID;
+    let a_tile = shared_array!(f32; STAGES * BM * BK); // a_tile[stage][a_index(r, c)]
+    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][b_index(r, c)]
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let t = thread::thread_idx_x();
+    let warp = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::warp_of(t);
+    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
+    let tiles = k.div_ceil(BK as u32);
+    let (a_stage, b_stage) = ((BM * BK) as u32, (BK * BN) as u32);
+    let asynchronous = tile.is_interior(BM as u32, BN as u32)
+        && k.is_multiple_of(4)
+        && n.is_multiple_of(4)
+        && is_aligned16(a)
+        && is_aligned16(b);
+
+    if asynchronous {
+        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+        let issue = |p: u32| {
+            let stage = p % STAGES as u32;
+            let k0 = p * BK as u32;
+            unroll!(j in Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
+                let (r, c) = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+                let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
+                // SAFETY: the tile is interior, so row0 + r < m; where `full`, columns
+                // k0 + c..+4 are inside `a` (k % 4 == 0) and 16-byte aligned (k, c, k0
+                // multiples of 4, `a` aligned); otherwise `a` itself is only an aligned
+                // placeholder. The stage's chunk is inside and aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        a_tile,
+                        stage * a_stage + a_index::<BK>(r, c),
+                        if full { a.add(at(tile.row0 + r, k, k0 + c)) } else { a },
+                        full,
+                    )
+                };
+            });
+            unroll!(j in Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
+                let (r, c) = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+                let full = k0 + r < k;
+                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+                // are zero-filled without a read, n % 4 == 0 and `b` aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        b_tile,
+                        stage * b_stage + b_index::<BN>(r, c),
+                        if full { b.add(at(k0 + r, n, tile.col0 + c)) } else { b },
+                        full,
+                    )
+                };
+            });
+        };
+        // Prologue: tiles 0..STAGES-1 in flight, one group each (empty past the last tile).
+        unroll!(s in STAGES - 1 => {
+            if (s as u32) < tiles {
+                issue(s as u32);
+            }
+            commit_group();
+        });
+        for p in 0..tiles {
+            // Tile p has landed for this thread; after the barrier, for every thread, and
+            // every warp is done with tile p - 1, whose stage the next copies overwrite.
+            wait_group_n(STAGES as u32 - 2);
+            sync_threads();
+            if p + (STAGES as u32 - 1) < tiles {
+                issue(p + STAGES as u32 - 1);
+            }
+            commit_group(); // one group per trip, so the wait above counts right
+            let stage = p % STAGES as u32;
+            // SAFETY: the stage holds tile p, complete and visible (wait and barrier).
+            unsafe {
+                Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
+        }
+        // No copy is left in flight (the last groups are empty), and nothing reads shared
+        // memory after this point.
+        wait_group::<0>();
+    } else {
+        for p in 0..tiles {
+            let k0 = p * BK as u32;
+            // SAFETY: every element is checked against m, k and n before it is read.
+            unsafe {
+                Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
+                    a_tile, b_tile, a, b, &tile, k0, n, k, t,
+                )
+            };
+            sync_threads();
+            // SAFETY: stage 0 holds tile p, complete and visible after the barrier.
+            unsafe {
+                Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(&mut acc, a_tile, b_tile, warp)
+            };
+            sync_threads(); // everyone is done with stage 0 before the next tile overwrites it
+        }
+    }
+
+    let fast = tile.is_interior(BM as u32, BN as u32)
+        && n.is_multiple_of(2)
+        && out.addr().is_multiple_of(8);
+    let lane = t % WARP_SIZE;
+    unroll!(i in MI => {
+        unroll!(j in NI => {
+            unroll!(h in 2 => {
+                let r = warp.0 + (16 * i) as u32 + lane / 4 + 8 * h as u32;
+                let c = warp.1 + (8 * j) as u32 + 2 * (lane % 4);
+                let v = [acc[i][j][2 * h], acc[i][j][2 * h + 1]];
+                // SAFETY: this lane alone holds outputs (r, c) and (r, c + 1) of the block
+                // tile (the FragC layout); `fast` as store_pair requires.
+                unsafe { store_pair(out, n, &tile, r, c, v, fast, &epilogue) };
+            });
+        });
+    });
+}
+
+/// Writes the accumulators `v` of block-tile row `r`, columns `c` and `c + 1`, to `out`:
+/// the one place every output of the rung goes through, element by element as
+/// `(row, column, value)`, so that a per-element epilogue belongs here. One 8-byte store
+/// where `fast`, else each element inside `out` on its own.
+///
+/// # Safety
+/// `out` is the `m × n` output `tile` was made with, this thread is the only writer of the
+/// two elements, and `fast` only if the block tile is interior, `n` even, `c` even and
+/// `out` 8-byte aligned.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn store_pair<E: Epilogue>(
+    out: *mut f32, n: u32, tile: &BlockTile, r: u32, c: u32, v: [f32; 2], fast: bool, epilogue: &E,
+) {
+    let (row, col) = (tile.row0 + r, tile.col0 + c);
+    if fast {
+        // SAFETY: inside and 8-byte aligned by the contract.
+        let p = unsafe { out.add(at(row, n, col)) } as *mut [f32; 2];
+        let old = if epilogue.reads_output() {
+            // SAFETY: as above; this thread's two elements.
+            unsafe { *p }
+        } else {
+            [0.0; 2]
+        };
+        let mut w = [0.0f32; 2];
+        unroll!(e in 2 => w[e] = epilogue.apply(row, col + e as u32, v[e], old[e]));
+        // SAFETY: as above.
+        unsafe { *p = w };
+    } else {
+        unroll!(e in 2 => {
+            let ce = c + e as u32;
+            if r < tile.rows_left && ce < tile.cols_left {
+                // SAFETY: inside `out`; one reader and writer per element.
+                unsafe { store_out(out, n, row, tile.col0 + ce, v[e], epilogue) };
+            }
+        });
+    }
+}
+
+/// The parameters of [`sgemm_tf32`] (a type only for its constants and functions).
+pub struct Tf32Tile<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const MI: usize,
+    const NI: usize,
+    const THREADS: usize,
+>;
+
+impl<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const MI: usize,
+    const NI: usize,
+    const THREADS: usize,
+> Tf32Tile<BM, BN, BK, MI, NI, THREADS>
+{
+    /// Rows of a warp tile.
+    pub const WM: usize = 16 * MI;
+    /// Columns of a warp tile.
+    pub const WN: usize = 8 * NI;
+    /// 16-byte chunks per thread of one `a` tile.
+    pub const A_COPIES: usize = BM * BK / 4 / THREADS;
+    /// 16-byte chunks per thread of one `b` tile.
+    pub const B_COPIES: usize = BK * BN / 4 / THREADS;
+    /// The parameters fit: warps tile the block in whole mma tiles, the swizzles apply
+    /// (`BK` 8, 16 or 32; `BN` and `WN` multiples of 32 so a warp's columns are whole
+    /// 8-chunk groups), and every thread copies the same whole number of chunks.
+    const VALID: () = assert!(
+        BM.is_multiple_of(16 * MI)
+            && BN.is_multiple_of(8 * NI)
+            && NI.is_multiple_of(4)
+            && BN.is_multiple_of(32)
+            && THREADS == (BM / (16 * MI)) * (BN / (8 * NI)) * WARP_SIZE as usize
+            && (BK == 8 || BK == 16 || BK == 32)
+            && (BM * BK / 4).is_multiple_of(THREADS)
+            && (BK * BN / 4).is_multiple_of(THREADS)
+            && BM * BK / 4 >= THREADS
+            && BK * BN / 4 >= THREADS
+    );
+
+    /// The first row and column of thread `t`'s warp tile in the block tile.
+    #[inline(always)]
+    pub fn warp_of(t: u32) -> (u32, u32) {
+        let warp = t / WARP_SIZE;
+        let across = (BN / Self::WN) as u32;
+        (
+            (warp / across) * Self::WM as u32,
+            (warp % across) * Self::WN as u32,
+        )
+    }
+
+    /// Row and first column of thread `t`'s chunk `j` of an `a` tile: consecutive threads on
+    /// consecutive chunks of a row, so a warp reads whole rows of `a`.
+    #[inline(always)]
+    pub fn a_chunk(t: u32, j: usize) -> (u32, u32) {
+        let v = t + (j * THREADS) as u32;
+        let per_row = (BK / 4) as u32;
+        (v / per_row, 4 * (v % per_row))
+    }
+
+    /// Row and first column of thread `t`'s chunk `j` of a `b` tile.
+    #[inline(always)]
+    pub fn b_chunk(t: u32, j: usize) -> (u32, u32) {
+        let v = t + (j * THREADS) as u32;
+        let per_row = (BN / 4) as u32;
+        (v / per_row, 4 * (v % per_row))
+    }
+
+    /// Fills stage 0 with k-tile `k0..k0 + BK` through scalar loads, zero outside the
+    /// matrices: the path of edge blocks and of shapes `cp.async` cannot take.
+    ///
+    /// # Safety
+    /// `a`, `b` are the `m × k`, `k × n` operands `tile` was made for (with its `n`), and
+    /// the arrays hold at least one stage; no thread reads stage 0 until a barrier.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn stage_checked(
+        a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, a: *const f32, b: *const f32,
+        tile: &BlockTile, k0: u32, n: u32, k: u32, t: u32,
+    ) {
+        unroll!(j in Self::A_COPIES => {
+            let (r, c) = Self::a_chunk(t, j);
+            let v: [f32; 4] = core::array::from_fn(|e| {
+                let col = k0 + c + e as u32;
+                if r < tile.rows_left && col < k {
+                    // SAFETY: row0 + r < m and col < k: inside `a`.
+                    unsafe { *a.add(at(tile.row0 + r, k, col)) }
+                } else {
+                    0.0
+                }
+            });
+            // SAFETY: the chunk is inside stage 0 and 16-byte aligned.
+            unsafe { a_tile.set4_unchecked(a_index::<BK>(r, c), v) };
+        });
+        unroll!(j in Self::B_COPIES => {
+            let (r, c) = Self::b_chunk(t, j);
+            let v: [f32; 4] = core::array::from_fn(|e| {
+                let col = c + e as u32;
+                if k0 + r < k && col < tile.cols_left {
+                    // SAFETY: k0 + r < k and col0 + col < n: inside `b`.
+                    unsafe { *b.add(at(k0 + r, n, tile.col0 + col)) }
+                } else {
+                    0.0
+                }
+            });
+            // SAFETY: as for `a`.
+            unsafe { b_tile.set4_unchecked(b_index::<BN>(r, c), v) };
+        });
+    }
+
+    /// `acc += a · b` over the `BK` columns of one stage, for the warp whose tile starts at
+    /// `warp` (from [`warp_of`](Self::warp_of)): per 8-deep step, each `a` fragment by one
+    /// `ldmatrix.x4`, each `b` fragment by two scalar loads, all rounded to TF32, then
+    /// `MI × NI` mma.
+    ///
+    /// # Safety
+    /// `a_stage` and `b_stage` start at one stage of the swizzled tiles, complete and
+    /// visible to every thread of the block; all 32 lanes of each warp call it together.
+    #[inline(always)]
+    unsafe fn accumulate(
+        acc: &mut Acc<MI, NI>, a_stage: SharedSlice<f32>, b_stage: SharedSlice<f32>,
+        warp: (u32, u32),
+    ) {
+        let lane = thread::thread_idx_x() % WARP_SIZE;
+        let (group, quad) = (lane / 4, lane % 4);
+        // ldmatrix: lane l gives row l % 8 of matrix l / 8 = rows 8·(q % 2).., chunk q / 2.
+        let a_row = warp.0 + lane % 8 + 8 * ((lane / 8) % 2);
+        unroll!(step in BK / 8 => {
+            let k0 = (8 * step) as u32;
+            let mut frag_a: [FragA; MI] = [[0; 4]; MI];
+            let mut frag_b: [FragB; NI] = [[0; 2]; NI];
+            unroll!(i in MI => {
+                // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
+                let at = a_index::<BK>(a_row + (16 * i) as u32, k0 + 4 * (lane / 16));
+                // SAFETY: the whole warp, one stage slice, chunk-aligned rows inside it.
+                let raw = unsafe { ldmatrix_x4(a_stage, at) };
+                unroll!(e in 4 => frag_a[i][e] = to_tf32(f32::from_bits(raw[e])));
+            });
+            unroll!(j in NI => {
+                let col = warp.1 + (8 * j) as u32 + group;
+                unroll!(e in 2 => {
+                    // SAFETY: row k0 + quad + 4e < BK and col < BN: inside the stage.
+                    let x = unsafe { b_stage.get_unchecked(b_index::<BN>(k0 + quad + 4 * e as u32, col)) };
+                    frag_b[j][e] = to_tf32(x);
+                });
+            });
+            unroll!(i in MI => {
+                unroll!(j in NI => {
+                    // SAFETY: every lane of the warp is here (block-uniform control flow).
+                    acc[i][j] = unsafe { mma_m16n8k8_tf32(&frag_a[i], &frag_b[j], acc[i][j]) };
+                });
+            });
+        });
+    }
+}
+
+/// The launch geometry of [`sgemm_tf32`] with the same parameters: `STAGES` stages of the
+/// `a` and `b` tiles.
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _mi: usize, _ni: usize, stages: usize, threads: usize,
+    _group: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, bk, threads, stages * (bm * bk + bk * bn))
+}

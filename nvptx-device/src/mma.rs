@@ -1,0 +1,293 @@
+//! Warp-level matrix multiply-accumulate on the tensor cores (`mma.sync`, sm_80+): TF32
+//! inputs with f32 accumulators in the shape `m16n8k8`, the `cvt.rna.tf32.f32` rounding that
+//! makes f32 values TF32, and `ldmatrix` to load an `a` fragment from shared memory in one
+//! instruction. CUDA C has these only as inline PTX (or WMMA's opaque fragments); here the
+//! fragments are plain register arrays whose layout is documented and tested.
+//!
+//! One [`mma_m16n8k8_tf32`] is issued by the 32 lanes of a warp together and computes
+//! `D = A · B + C` with `A` 16 × 8 (row-major), `B` 8 × 8 (column-major, i.e. `B[k][n]`
+//! indexed as the product needs it), `C` and `D` 16 × 8. Each lane holds a fragment of each
+//! matrix in registers, where the PTX ISA ("Matrix Fragments for mma.m16n8k8", `.tf32`)
+//! puts it. With `group = lane / 4` and `quad = lane % 4` (the ISA's `groupID` and
+//! `threadID_in_group`):
+//!
+//! | fragment | register | row | column |
+//! |---|---|---|---|
+//! | [`FragA`] (4 × `.b32` TF32) | `a[0]` | `group` | `quad` |
+//! | | `a[1]` | `group + 8` | `quad` |
+//! | | `a[2]` | `group` | `quad + 4` |
+//! | | `a[3]` | `group + 8` | `quad + 4` |
+//! | [`FragB`] (2 × `.b32` TF32) | `b[0]` | `quad` (k) | `group` (n) |
+//! | | `b[1]` | `quad + 4` (k) | `group` (n) |
+//! | [`FragC`] (4 × f32) | `c[0]`, `c[1]` | `group` | `2·quad`, `2·quad + 1` |
+//! | | `c[2]`, `c[3]` | `group + 8` | `2·quad`, `2·quad + 1` |
+//!
+//! [`a_position`], [`b_position`] and [`c_position`] compute these; a kernel uses them to
+//! know which element of its tile each register holds, and the simulator uses the same
+//! table to gather a warp's fragments.
+//!
+//! In the simulator, `mma_m16n8k8_tf32` is a warp-collective operation like a shuffle: the
+//! 32 lanes meet, publish their `a` and `b` registers, and each lane computes its own four
+//! accumulators from the whole warp's, so a kernel that puts an element in the wrong
+//! register computes a wrong product on the CPU too. A missing lane is reported, not
+//! waited for.
+
+use crate::shared::SharedSlice;
+
+/// Rows of `A`, `C` and `D` in one `mma.m16n8k8`.
+pub const M: u32 = 16;
+/// Columns of `B`, `C` and `D`.
+pub const N: u32 = 8;
+/// Columns of `A`, rows of `B`: the depth of one product.
+pub const K: u32 = 8;
+
+/// A lane's `A` fragment: four TF32 values (`.b32` registers, see [`to_tf32`]) at the
+/// positions [`a_position`] gives.
+pub type FragA = [u32; 4];
+/// A lane's `B` fragment: two TF32 values at the positions [`b_position`] gives.
+pub type FragB = [u32; 2];
+/// A lane's accumulators: four f32 at the positions [`c_position`] gives.
+pub type FragC = [f32; 4];
+
+/// `(row, column)` in the 16 × 8 `A` of the value lane `lane` holds in register `reg` of
+/// its [`FragA`] (`lane < 32`, `reg < 4`).
+#[inline(always)]
+pub const fn a_position(lane: u32, reg: usize) -> (u32, u32) {
+    let (group, quad) = (lane / 4, lane % 4);
+    (group + 8 * (reg % 2) as u32, quad + 4 * (reg / 2) as u32)
+}
+
+/// `(k, n)` in the 8 × 8 `B` of the value lane `lane` holds in register `reg` of its
+/// [`FragB`] (`lane < 32`, `reg < 2`).
+#[inline(always)]
+pub const fn b_position(lane: u32, reg: usize) -> (u32, u32) {
+    let (group, quad) = (lane / 4, lane % 4);
+    (quad + 4 * reg as u32, group)
+}
+
+/// `(row, column)` in the 16 × 8 `C` (and `D`) of the accumulator lane `lane` holds in
+/// register `reg` of its [`FragC`] (`lane < 32`, `reg < 4`).
+#[inline(always)]
+pub const fn c_position(lane: u32, reg: usize) -> (u32, u32) {
+    let (group, quad) = (lane / 4, lane % 4);
+    (group + 8 * (reg / 2) as u32, 2 * quad + (reg % 2) as u32)
+}
+
+/// `x` rounded to TF32 (a 10-bit mantissa, f32's exponent), to the nearest with ties away
+/// from zero: `cvt.rna.tf32.f32`. The result is the `.b32` register an `mma` takes, an f32
+/// bit pattern whose low 13 bits are zero; its relative error is at most 2⁻¹¹. Infinities
+/// stay, NaN stays NaN, and values that round past the largest finite TF32 become infinite.
+#[inline(always)]
+pub fn to_tf32(x: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let out: u32;
+        // SAFETY: a register-to-register conversion.
+        unsafe {
+            core::arch::asm!("cvt.rna.tf32.f32 {o}, {x};", o = out(reg32) out, x = in(reg32) x.to_bits(),
+                             options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        tf32_round_bits(x.to_bits())
+    }
+}
+
+/// [`to_tf32`] on the bits of an f32, in plain integer arithmetic (the simulator's
+/// `cvt.rna.tf32.f32`, and a reference for tests).
+pub const fn tf32_round_bits(bits: u32) -> u32 {
+    const LOW: u32 = (1 << 13) - 1;
+    if bits & 0x7f80_0000 == 0x7f80_0000 {
+        // Infinity stays; a NaN keeps a mantissa bit among the ten that remain.
+        return if bits & 0x007f_ffff == 0 {
+            bits
+        } else {
+            (bits & !LOW) | 0x0040_0000
+        };
+    }
+    // Adding half a TF32 unit to the magnitude and truncating rounds to nearest with ties
+    // away from zero; a carry out of the mantissa moves to the next binade (or infinity).
+    (bits + (1 << 12)) & !LOW
+}
+
+/// The f32 value of a TF32 register (its low 13 bits ignored, as the tensor cores read a
+/// `.tf32` operand).
+#[inline(always)]
+pub const fn tf32_value(bits: u32) -> f32 {
+    f32::from_bits(bits & !((1 << 13) - 1))
+}
+
+/// `D = A · B + C` for the warp's 16 × 8 × 8 TF32 product
+/// (`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`): this lane passes its fragments of
+/// `A`, `B` and `C` and gets back its fragment of `D` (layouts in the [module](self) table).
+///
+/// The products of TF32 values are exact in f32; the tensor cores add them with f32
+/// accumulation, whose order and intermediate rounding the PTX ISA does not specify. The
+/// simulator adds the exact products and `C` in f64 and rounds once, so results on the
+/// GPU may differ from it in the last bits (never by more than f32 accumulation allows).
+///
+/// # Safety
+/// All 32 lanes of the warp execute the same `mma_m16n8k8_tf32` together (`.sync.aligned`:
+/// the behaviour is undefined otherwise; the simulator reports it).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn mma_m16n8k8_tf32(a: &FragA, b: &FragB, c: FragC) -> FragC {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (d0, d1, d2, d3): (u32, u32, u32, u32);
+        // SAFETY: register operands only; the caller guarantees the whole warp is here.
+        unsafe {
+            core::arch::asm!(
+                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
+                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+                c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
+                c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        [
+            f32::from_bits(d0),
+            f32::from_bits(d1),
+            f32::from_bits(d2),
+            f32::from_bits(d3),
+        ]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        sim::mma_m16n8k8_tf32(a, b, c, core::panic::Location::caller())
+    }
+}
+
+/// Loads four 8 × 8 matrices of 32-bit words from shared memory, one per quarter of the warp's
+/// addresses (`ldmatrix.sync.aligned.m8n8.x4.shared.b16`, whose 8 × 8 matrices of 16-bit
+/// elements are 8 rows of 16 bytes, i.e. of four 32-bit words).
+///
+/// Lane `l` gives the start `i` (an element index, a multiple of 4) of row `l % 8` of
+/// matrix `l / 8`; each row is `tile[i..i + 4]`. Lane `l` gets, in register `q`, word
+/// `l % 4` of row `l / 4` of matrix `q`. That is exactly the [`FragA`] layout when matrix
+/// `q` is rows `8·(q % 2)..+8`, columns `4·(q / 2)..+4` of a 16 × 8 tile stored with its
+/// rows contiguous (the `k` direction): one `ldmatrix` loads a whole `a` fragment, where
+/// scalar loads would take four. (It does not apply to a `b` tile stored `k × n`: its
+/// fragment runs down columns, and `ldmatrix`'s transpose works on 16-bit elements.)
+///
+/// The words arrive as they are in shared memory; round them with [`to_tf32`].
+///
+/// # Safety
+/// All 32 lanes of the warp execute the same `ldmatrix_x4` together, on the same `tile`,
+/// each with `i % 4 == 0` and `i + 4 <= tile.len()`; nothing writes those words between the
+/// barriers around it. (The simulator checks all of this.)
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn ldmatrix_x4(tile: SharedSlice<f32>, i: u32) -> [u32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (r0, r1, r2, r3): (u32, u32, u32, u32);
+        // SAFETY: the caller guarantees bounds, alignment and that the warp is converged.
+        unsafe {
+            core::arch::asm!(
+                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+                r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+                a = in(reg32) tile.shared_addr() + i * 4,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        [r0, r1, r2, r3]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        sim::ldmatrix_x4(tile, i, core::panic::Location::caller())
+    }
+}
+
+/// The warp-collective operations in the simulator, on [`crate::sim::warp`]'s exchange.
+#[cfg(not(target_arch = "nvptx64"))]
+mod sim {
+    use super::{FragA, FragB, FragC, K, a_position, b_position, c_position, tf32_value};
+    use crate::shared::SharedSlice;
+    use crate::sim::warp::exchange;
+    use crate::warp::FULL_MASK;
+    use core::panic::Location;
+
+    /// The lane and register of `A[row][col]` ([`a_position`] inverted).
+    const fn a_owner(row: u32, col: u32) -> (usize, usize) {
+        (
+            (4 * (row % 8) + col % 4) as usize,
+            (row / 8) as usize + 2 * (col / 4) as usize,
+        )
+    }
+
+    /// The lane and register of `B[k][n]` ([`b_position`] inverted).
+    const fn b_owner(k: u32, n: u32) -> (usize, usize) {
+        ((4 * n + k % 4) as usize, (k / 4) as usize)
+    }
+
+    // The inverses agree with the table, for every lane and register.
+    const _: () = {
+        let mut lane = 0;
+        while lane < 32 {
+            let mut reg = 0;
+            while reg < 4 {
+                let (r, c) = a_position(lane, reg);
+                let (l, g) = a_owner(r, c);
+                assert!(l == lane as usize && g == reg);
+                if reg < 2 {
+                    let (k, n) = b_position(lane, reg);
+                    let (l, g) = b_owner(k, n);
+                    assert!(l == lane as usize && g == reg);
+                }
+                reg += 1;
+            }
+            lane += 1;
+        }
+    };
+
+    pub(super) fn mma_m16n8k8_tf32(
+        a: &FragA, b: &FragB, c: FragC, location: &'static Location<'static>,
+    ) -> FragC {
+        let words = [a[0], a[1], a[2], a[3], b[0], b[1]];
+        let (lane, all) = exchange(FULL_MASK, &words, "mma.sync: ", location);
+        core::array::from_fn(|reg| {
+            let (row, col) = c_position(lane, reg);
+            let mut sum = c[reg] as f64;
+            for i in 0..K {
+                let (al, ar) = a_owner(row, i);
+                let (bl, br) = b_owner(i, col);
+                let x = tf32_value(all[al][ar]) as f64;
+                let y = tf32_value(all[bl][4 + br]) as f64;
+                sum += x * y;
+            }
+            sum as f32
+        })
+    }
+
+    #[track_caller]
+    pub(super) fn ldmatrix_x4(
+        tile: SharedSlice<f32>, i: u32, location: &'static Location<'static>,
+    ) -> [u32; 4] {
+        let (region, offset) = tile.sim_identity();
+        let words = [
+            i,
+            offset,
+            region as u32,
+            (region as u64 >> 32) as u32,
+            tile.len(),
+        ];
+        let (lane, all) = exchange(FULL_MASK, &words, "ldmatrix: ", location);
+        if let Some(other) = (0..32).find(|&l| all[l][1..5] != words[1..5]) {
+            crate::sim::warp::fail_here(
+                std::format!("ldmatrix: lanes {lane} and {other} address different shared arrays"),
+                location,
+            );
+        }
+        core::array::from_fn(|q| {
+            let row = all[8 * q + lane as usize / 4][0];
+            // SAFETY: the simulator checks the bounds and alignment of the row.
+            let words = unsafe { tile.get4_unchecked(row) };
+            words[lane as usize % 4].to_bits()
+        })
+    }
+}

@@ -1,0 +1,282 @@
+//! The tensor-core API (`nvptx_device::mma`) in the simulator: the fragment layouts against
+//! the PTX ISA's table written out by hand, the warp-level TF32 product against a plain
+//! matrix product, a kernel with a wrong layout caught on the CPU, `ldmatrix` delivering an
+//! `a` fragment, the TF32 rounding, and misuse reported instead of hanging.
+
+use nvptx_device::launch::{Launch, Limits};
+use nvptx_device::mma::{
+    self, FragA, FragB, FragC, a_position, b_position, c_position, ldmatrix_x4, mma_m16n8k8_tf32,
+    tf32_round_bits, tf32_value, to_tf32,
+};
+use nvptx_device::shared_array;
+use nvptx_device::sim::{self, SharedPtr, SimError};
+use nvptx_device::thread::{Dim3, sync_threads, thread_idx_x};
+
+fn launch_warp(threads: u32, kernel: impl Fn() + Sync) -> Result<(), SimError> {
+    let cfg = Launch {
+        grid: Dim3::x(1),
+        block: Dim3::x(threads),
+        dynamic_shared_bytes: 0,
+    };
+    sim::launch(&cfg, &Limits::default(), kernel)
+}
+
+/// A few lanes' registers as the PTX ISA's m16n8k8 `.tf32` figures show them, copied out
+/// by hand (not computed from the formulas the module uses).
+#[test]
+fn layout_matches_the_ptx_isa_table() {
+    // lane: ([a0..a3], [b0, b1], [c0..c3]) as (row, col)
+    #[allow(clippy::type_complexity)]
+    let table: [(u32, [(u32, u32); 4], [(u32, u32); 2], [(u32, u32); 4]); 4] = [
+        (
+            0,
+            [(0, 0), (8, 0), (0, 4), (8, 4)],
+            [(0, 0), (4, 0)],
+            [(0, 0), (0, 1), (8, 0), (8, 1)],
+        ),
+        (
+            5,
+            [(1, 1), (9, 1), (1, 5), (9, 5)],
+            [(1, 1), (5, 1)],
+            [(1, 2), (1, 3), (9, 2), (9, 3)],
+        ),
+        (
+            14,
+            [(3, 2), (11, 2), (3, 6), (11, 6)],
+            [(2, 3), (6, 3)],
+            [(3, 4), (3, 5), (11, 4), (11, 5)],
+        ),
+        (
+            31,
+            [(7, 3), (15, 3), (7, 7), (15, 7)],
+            [(3, 7), (7, 7)],
+            [(7, 6), (7, 7), (15, 6), (15, 7)],
+        ),
+    ];
+    for (lane, a, b, c) in table {
+        for reg in 0..4 {
+            assert_eq!(a_position(lane, reg), a[reg], "lane {lane} a{reg}");
+            assert_eq!(c_position(lane, reg), c[reg], "lane {lane} c{reg}");
+        }
+        for (reg, &want) in b.iter().enumerate() {
+            assert_eq!(b_position(lane, reg), want, "lane {lane} b{reg}");
+        }
+    }
+    // Each fragment covers its matrix exactly once.
+    let mut seen_a = [[0; 8]; 16];
+    let mut seen_b = [[0; 8]; 8];
+    let mut seen_c = [[0; 8]; 16];
+    for lane in 0..32 {
+        for reg in 0..4 {
+            let (r, c) = a_position(lane, reg);
+            seen_a[r as usize][c as usize] += 1;
+            let (r, c) = c_position(lane, reg);
+            seen_c[r as usize][c as usize] += 1;
+        }
+        for reg in 0..2 {
+            let (k, n) = b_position(lane, reg);
+            seen_b[k as usize][n as usize] += 1;
+        }
+    }
+    assert!(seen_a.iter().flatten().all(|&x| x == 1));
+    assert!(seen_b.iter().flatten().all(|&x| x == 1));
+    assert!(seen_c.iter().flatten().all(|&x| x == 1));
+    assert_eq!((mma::M, mma::N, mma::K), (16, 8, 8));
+}
+
+/// `A` 16 × 8, `B` 8 × 8, `C` 16 × 8 with distinct values exact in TF32 (small integers
+/// and halves), none symmetric, so a transposed or shifted fragment changes the product.
+fn matrices() -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let a = (0..128).map(|i| ((i * 7) % 23) as f32 - 11.0).collect();
+    let b = (0..64).map(|i| ((i * 5) % 17) as f32 * 0.5 - 4.0).collect();
+    let c = (0..128).map(|i| (i % 9) as f32).collect();
+    (a, b, c)
+}
+
+fn product(a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
+    let mut d = c.to_vec();
+    for r in 0..16 {
+        for n in 0..8 {
+            d[r * 8 + n] += (0..8).map(|k| a[r * 8 + k] * b[k * 8 + n]).sum::<f32>();
+        }
+    }
+    d
+}
+
+/// One warp: every lane loads its fragments with `place_a` (the documented layout, or a
+/// deliberately wrong one), issues one mma and stores `D` by the documented layout.
+fn run_mma(place_a: fn(u32, usize) -> (u32, u32)) -> Vec<f32> {
+    let (a, b, c) = matrices();
+    let mut d = vec![f32::NAN; 128];
+    let out = SharedPtr(d.as_mut_ptr());
+    launch_warp(32, || {
+        let lane = thread_idx_x();
+        let frag_a: FragA = core::array::from_fn(|reg| {
+            let (r, k) = place_a(lane, reg);
+            to_tf32(a[(r * 8 + k) as usize])
+        });
+        let frag_b: FragB = core::array::from_fn(|reg| {
+            let (k, n) = b_position(lane, reg);
+            to_tf32(b[(k * 8 + n) as usize])
+        });
+        let frag_c: FragC = core::array::from_fn(|reg| {
+            let (r, n) = c_position(lane, reg);
+            c[(r * 8 + n) as usize]
+        });
+        // SAFETY: all 32 lanes of the warp issue it.
+        let frag_d = unsafe { mma_m16n8k8_tf32(&frag_a, &frag_b, frag_c) };
+        for (reg, v) in frag_d.into_iter().enumerate() {
+            let (r, n) = c_position(lane, reg);
+            // SAFETY: each (r, n) belongs to one lane.
+            unsafe { *out.get().add((r * 8 + n) as usize) = v };
+        }
+    })
+    .unwrap();
+    d
+}
+
+#[test]
+fn mma_computes_the_warp_product() {
+    let (a, b, c) = matrices();
+    assert_eq!(run_mma(a_position), product(&a, &b, &c));
+}
+
+/// A kernel that swaps two `a` registers (rows 8..16 and columns 4..8 of its fragment)
+/// gets a wrong product in the simulator, not only on a GPU.
+#[test]
+fn a_wrong_fragment_layout_fails_on_the_cpu() {
+    fn swapped(lane: u32, reg: usize) -> (u32, u32) {
+        a_position(lane, [0, 2, 1, 3][reg])
+    }
+    let (a, b, c) = matrices();
+    assert_ne!(run_mma(swapped), product(&a, &b, &c));
+}
+
+/// The accumulation adds TF32-rounded inputs: an input's low 13 bits never count.
+#[test]
+fn mma_reads_only_the_tf32_bits() {
+    let mut d = [0.0f32; 128];
+    let out = SharedPtr(d.as_mut_ptr());
+    launch_warp(32, || {
+        let lane = thread_idx_x();
+        // A = 1 + 2⁻²⁰ everywhere (not a TF32 value), B = identity.
+        let raw = (1.0f32 + f32::EPSILON * 8.0).to_bits();
+        let frag_a: FragA = [raw; 4];
+        let frag_b: FragB = core::array::from_fn(|reg| {
+            (b_position(lane, reg).0 == b_position(lane, reg).1) as u32 * 1.0f32.to_bits()
+        });
+        // SAFETY: the whole warp issues it.
+        let frag_d = unsafe { mma_m16n8k8_tf32(&frag_a, &frag_b, [0.0; 4]) };
+        for (reg, v) in frag_d.into_iter().enumerate() {
+            let (r, n) = c_position(lane, reg);
+            // SAFETY: one writer per element.
+            unsafe { *out.get().add((r * 8 + n) as usize) = v };
+        }
+    })
+    .unwrap();
+    assert!(d.iter().all(|&x| x == 1.0), "{d:?}");
+}
+
+#[test]
+fn to_tf32_rounds_to_nearest_ties_away_from_zero() {
+    let ulp = 2.0f32.powi(-10); // one TF32 unit at 1.0
+    let cases = [
+        (1.0, 1.0),
+        (1.0 + ulp, 1.0 + ulp),
+        (1.0 + ulp / 2.0, 1.0 + ulp),          // tie: away from zero
+        (-(1.0 + ulp / 2.0), -(1.0 + ulp)),    // tie, negative
+        (1.0 + ulp / 2.0 - f32::EPSILON, 1.0), // just below the tie
+        (1.0 + 1.5 * ulp, 1.0 + 2.0 * ulp),    // tie: away, which is also even here
+        (2.0 - ulp / 4.0, 2.0),                // carry into the exponent
+        (f32::MAX, f32::INFINITY),             // past the largest finite TF32
+        (f32::INFINITY, f32::INFINITY),
+        (-0.0, -0.0),
+        (1e-40, f32::from_bits(tf32_round_bits(1e-40f32.to_bits()))), // subnormal
+    ];
+    for (x, want) in cases {
+        let got = f32::from_bits(to_tf32(x));
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "to_tf32({x:e}) = {got:e}, want {want:e}"
+        );
+        assert_eq!(to_tf32(x) & 0x1fff, 0, "{x:e}: low bits left");
+    }
+    assert!(f32::from_bits(to_tf32(f32::NAN)).is_nan());
+    assert_eq!(tf32_value(0x3f80_1fff), 1.0);
+    // Relative error at most 2⁻¹¹ over a sweep of mantissas.
+    for i in 0..100_000u32 {
+        let x = f32::from_bits(0x3f80_0000 + i * 83);
+        let err = ((f32::from_bits(to_tf32(x)) as f64 - x as f64) / x as f64).abs();
+        assert!(err <= 2f64.powi(-11), "{x}: {err:e}");
+    }
+}
+
+/// `ldmatrix_x4` with the addresses the module documents delivers exactly an `a` fragment
+/// of a row-major 16 × 8 tile in shared memory.
+#[test]
+fn ldmatrix_x4_loads_an_a_fragment() {
+    let (a, _, _) = matrices();
+    let mut got = vec![[0u32; 4]; 32];
+    let out = SharedPtr(got.as_mut_ptr());
+    launch_warp(32, || {
+        let tile = shared_array!(f32; 128);
+        let lane = thread_idx_x();
+        for j in 0..4 {
+            tile.set(4 * lane + j, a[(4 * lane + j) as usize]);
+        }
+        sync_threads();
+        // Row (lane % 8) of matrix q = lane / 8: rows 8·(q % 2).., columns 4·(q / 2)...
+        let q = lane / 8;
+        let row = lane % 8 + 8 * (q % 2);
+        // SAFETY: the whole warp, one tile, aligned rows inside it.
+        let regs = unsafe { ldmatrix_x4(tile, row * 8 + 4 * (q / 2)) };
+        // SAFETY: one writer per lane.
+        unsafe { *out.get().add(lane as usize) = regs };
+    })
+    .unwrap();
+    for (lane, regs) in got.iter().enumerate() {
+        for (reg, &bits) in regs.iter().enumerate() {
+            let (r, k) = a_position(lane as u32, reg);
+            assert_eq!(
+                f32::from_bits(bits),
+                a[(r * 8 + k) as usize],
+                "lane {lane} a{reg}"
+            );
+        }
+    }
+}
+
+/// An `mma` in a block of 16 threads (half a warp) is reported, naming the instruction.
+#[test]
+fn mma_without_a_whole_warp_is_reported() {
+    let err = launch_warp(16, || {
+        // SAFETY: deliberately broken: only 16 lanes exist.
+        let _ = unsafe { mma_m16n8k8_tf32(&[0; 4], &[0; 2], [0.0; 4]) };
+    })
+    .unwrap_err();
+    match err {
+        SimError::WarpShuffle { reason, .. } => {
+            assert!(reason.starts_with("mma.sync:"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `ldmatrix` rows that are not 16-byte aligned are reported as out-of-bounds shared
+/// accesses, as the GPU would fault.
+#[test]
+fn misaligned_ldmatrix_is_reported() {
+    let err = launch_warp(32, || {
+        let tile = shared_array!(f32; 256);
+        let lane = thread_idx_x();
+        for j in 0..8 {
+            tile.set(8 * lane + j, 1.0);
+        }
+        sync_threads();
+        // SAFETY: deliberately broken: row starts at odd words.
+        let _ = unsafe { ldmatrix_x4(tile, 8 * lane + 1) };
+    })
+    .unwrap_err();
+    assert!(matches!(err, SimError::SharedOutOfBounds { .. }), "{err:?}");
+}
