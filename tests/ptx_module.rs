@@ -76,7 +76,16 @@ fn shared_memory_is_accessed_with_shared_instructions_only() {
 fn products_use_fused_multiply_add() {
     for name in MatmulKernel::all_entries() {
         let b = body(name);
-        assert!(b.contains("fma.rn.f32"), "{name} has no FMA");
+        let tensor_cores = MatmulKernel::ALL.iter().any(|k| {
+            k.entry(kernels_gpu_host::TileWidth::Tw16) == name
+                && matches!(k, MatmulKernel::Sgemm(s) if s.precision() != kernels_gpu_host::Precision::Fp32)
+        });
+        if tensor_cores {
+            // The TF32 rung's products are `mma.sync` (checked per tile in ptx_sgemm).
+            assert!(b.contains("mma.sync.aligned"), "{name} has no mma.sync");
+        } else {
+            assert!(b.contains("fma.rn.f32"), "{name} has no FMA");
+        }
         assert!(
             !b.contains("mul.rn.f32") && !b.contains("mul.f32"),
             "{name} multiplies separately"
