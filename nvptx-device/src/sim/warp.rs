@@ -14,7 +14,10 @@ use std::sync::{Condvar, Mutex};
 #[derive(Clone, Copy)]
 pub(crate) enum Mode {
     Down(u32),
+    Up(u32),
     Xor(u32),
+    /// Every lane gets the mask of lanes whose value is nonzero.
+    Ballot,
 }
 
 struct State {
@@ -164,7 +167,13 @@ pub(crate) fn shuffle(
         }
         let src = match mode {
             Mode::Down(delta) => lane.saturating_add(delta),
+            Mode::Up(delta) => lane.checked_sub(delta).unwrap_or(lane),
             Mode::Xor(m) => lane ^ (m & 31),
+            Mode::Ballot => {
+                return (0..32)
+                    .filter(|&l| mask & (1 << l) != 0 && s.values[slot][l as usize] != 0)
+                    .fold(0, |b, l| b | (1 << l));
+            }
         };
         // Out-of-range sources read the lane's own value, as `shfl.sync` with c = 0x1f does.
         let src = if src > 31 || mask & (1 << src) == 0 {
