@@ -93,12 +93,7 @@ mod backend {
 
     #[track_caller]
     pub fn shuffle_up(mask: u32, bits: u32, delta: u32) -> u32 {
-        warp::shuffle(
-            mask,
-            bits,
-            Mode::Up(delta),
-            core::panic::Location::caller(),
-        )
+        warp::shuffle(mask, bits, Mode::Up(delta), core::panic::Location::caller())
     }
 
     #[track_caller]

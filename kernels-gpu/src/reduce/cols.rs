@@ -69,10 +69,18 @@ pub const fn column_plan(rows: u32, cols: u32) -> ColumnPlan {
     if segments == 0 {
         segments = 1;
     }
-    let rows_per_segment = if rows == 0 { 1 } else { rows.div_ceil(segments) };
+    let rows_per_segment = if rows == 0 {
+        1
+    } else {
+        rows.div_ceil(segments)
+    };
     ColumnPlan {
         col_blocks,
-        segments: if rows == 0 { 1 } else { rows.div_ceil(rows_per_segment) },
+        segments: if rows == 0 {
+            1
+        } else {
+            rows.div_ceil(rows_per_segment)
+        },
         rows_per_segment,
     }
 }
@@ -148,7 +156,11 @@ unsafe fn reduce_cols_v<const OP: u32, const V: usize>(
     let unit = block_idx_x() * lanes + tx;
     let segment = block_idx_y();
     let r0 = segment * rows_per_segment;
-    let r1 = if rows - r0 < rows_per_segment { rows } else { r0 + rows_per_segment };
+    let r1 = if rows - r0 < rows_per_segment {
+        rows
+    } else {
+        r0 + rows_per_segment
+    };
     let in_range = V as u32 * unit < cols;
     let mut v = [Op::<OP>::IDENTITY; V];
     if in_range {

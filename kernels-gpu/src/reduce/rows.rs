@@ -36,7 +36,9 @@ pub const fn row_group(cols: u32) -> u32 {
 /// `row` points to `len` floats (`len % V == 0`), 16-byte aligned if `V == 4`.
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // register arrays: constant indices only
-unsafe fn lane_share<const OP: u32, const V: usize>(row: *const f32, len: u32, j: u32, g: u32) -> f32 {
+unsafe fn lane_share<const OP: u32, const V: usize>(
+    row: *const f32, len: u32, j: u32, g: u32,
+) -> f32 {
     let units = len / V as u32;
     let mut acc = [Op::<OP>::IDENTITY; UNROLL as usize];
     let load = |i: u32| -> f32 {
@@ -80,7 +82,9 @@ unsafe fn lane_share<const OP: u32, const V: usize>(row: *const f32, len: u32, j
 /// `x` points to `rows · cols` floats and is 16-byte aligned, `out` to `rows` floats;
 /// `rows · row_group(cols)` fits in `u32`.
 #[inline(always)]
-pub unsafe fn reduce_rows<const OP: u32>(x: *const f32, rows: u32, cols: u32, scale: f32, out: *mut f32) {
+pub unsafe fn reduce_rows<const OP: u32>(
+    x: *const f32, rows: u32, cols: u32, scale: f32, out: *mut f32,
+) {
     let g = row_group(cols);
     let lane = index_1d();
     let (r, j) = (lane / g, lane % g);

@@ -249,9 +249,8 @@ pub unsafe fn look_back(state: *mut u64, b: u32) -> Tally {
     let mut end = b;
     while end > 0 {
         let exists = lane < end;
-        let d = state.wrapping_add(
-            HEADER_WORDS + DESCRIPTOR_WORDS * end.wrapping_sub(1 + lane) as usize,
-        );
+        let d = state
+            .wrapping_add(HEADER_WORDS + DESCRIPTOR_WORDS * end.wrapping_sub(1 + lane) as usize);
         // Tiles before the first count as an inclusive prefix of zero.
         let flag = if exists {
             // SAFETY: tile end - 1 - lane < b is in the state.
@@ -394,7 +393,13 @@ unsafe fn load_old(a: *const f32, n: u32, window: u32, p0: u32, x: &mut [f32; IT
 /// thread's first `ITEMS - r`.
 #[inline(always)]
 fn compose(r: usize, j: usize, prev: &[f32; 3], m: &[f32; ITEMS as usize]) -> f32 {
-    let at = |shift: usize| if j < shift { prev[3 - shift + j] } else { m[j - shift] };
+    let at = |shift: usize| {
+        if j < shift {
+            prev[3 - shift + j]
+        } else {
+            m[j - shift]
+        }
+    };
     pick4(r, at(0), at(1), at(2), at(3))
 }
 
@@ -508,9 +513,7 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     // SAFETY: every lane of every warp.
     let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
     let thread_prefix = if lane == 0 { Tally::ZERO } else { below };
-    let mut run = Tally::load(prefix, 0)
-        .add(warp_prefix)
-        .add(thread_prefix);
+    let mut run = Tally::load(prefix, 0).add(warp_prefix).add(thread_prefix);
     let inv_window = 1.0 / window as f64;
     let mut m = [0.0f32; ITEMS as usize];
     if clean {
