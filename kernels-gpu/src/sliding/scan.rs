@@ -73,11 +73,11 @@ pub const fn state_words(n: u32) -> usize {
 }
 
 /// A tile's flag: nothing published yet.
-const EMPTY: u64 = 0;
+pub const EMPTY: u64 = 0;
 /// The tile's own aggregate is published (words 1..4).
-const AGGREGATE: u64 = 1;
+pub const AGGREGATE: u64 = 1;
 /// The inclusive prefix through the tile is published (words 4..7).
-const INCLUSIVE: u64 = 2;
+pub const INCLUSIVE: u64 = 2;
 
 /// One -∞ in [`Tally::inf`].
 const NEG_INF: u64 = 1 << 32;
