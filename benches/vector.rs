@@ -1,14 +1,19 @@
-//! `cargo bench -p host --bench vector`: the minitorch 3.5 kernels — sum reductions and
-//! sliding averages — against a device-to-device copy of the same bytes, the bandwidth
-//! ceiling. Timed with CUDA events through criterion's `iter_custom`; throughput in bytes
-//! (criterion's `B/s`): a sum reads its input once, a sliding average also writes its output.
+//! `cargo bench -p host --bench vector`: the minitorch 3.5 kernels — flat sums, sum / max /
+//! mean along rows and columns, sliding averages — against a device-to-device copy of the
+//! same bytes, the bandwidth ceiling. Timed with CUDA events through criterion's
+//! `iter_custom`; throughput in bytes (criterion's `B/s`): a reduction reads its input once
+//! and writes its outputs, a sliding average reads its input and writes its outputs, a copy
+//! reads and writes its input. Every group has its `device-copy` row, so a kernel's `B/s`
+//! over the copy's is its fraction of copy bandwidth (the sum group counts the copy per byte
+//! of input, as before: double its figure).
 //!
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
+use kernels_gpu_host::axis::{Axis, AxisOp, AxisShape};
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::error::Result;
-use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
 use kernels_gpu_host::reduce::ReduceKernel;
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::sliding::{SlidingKernel, SlidingShape};
@@ -22,7 +27,12 @@ use std::time::Duration;
 /// 1 GiB of f32: far past the L2, as in the CLI's default.
 const GPU_LEN: usize = 1 << 28;
 const SIM_LEN: usize = 20_003;
-const WINDOWS: [usize; 3] = [2, 8, 16];
+/// The windows; the naive and shared kernels, whose cost grows with the window, run
+/// up to [`SCALING_WINDOWS_UP_TO`] only.
+const WINDOWS: [usize; 5] = [2, 16, 64, 1024, 100_000];
+const SCALING_WINDOWS_UP_TO: usize = 64;
+/// The 2-D reductions' shapes, 2^28 values each: square, and tall with 64-wide rows.
+const AXIS_SHAPES: [(usize, usize); 2] = [(16384, 16384), (1 << 22, 64)];
 
 fn input(len: usize) -> Vec<f32> {
     Rng::new(42)
@@ -67,20 +77,71 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
     group.finish();
     drop(copy);
 
+    let copy_bytes = 2 * bytes;
+    let mut copy = gpu.zeros(GPU_LEN)?;
+    let mut copy_row = |group: &mut criterion::BenchmarkGroup<'_, _>| {
+        group.throughput(Throughput::Bytes(copy_bytes));
+        group.bench_function("device-copy", |b| {
+            b.iter_custom(|iters| {
+                timed(
+                    &mut || {
+                        gpu.stream()
+                            .memcpy_dtod(&x, &mut copy)
+                            .map_err(|source| Error::Driver {
+                                call: "cuMemcpyDtoD",
+                                source,
+                            })
+                    },
+                    iters,
+                )
+            })
+        });
+    };
+
+    let mut scratch = SlidingScratch::default();
     for window in WINDOWS {
         let outputs = SlidingShape::new(GPU_LEN, window)?.outputs() as usize;
         let mut out = gpu.zeros(outputs)?;
         let mut group = c.benchmark_group(format!("sliding-{GPU_LEN}"));
+        copy_row(&mut group);
         group.throughput(Throughput::Bytes(bytes + 4 * outputs as u64));
         for k in SlidingKernel::ALL {
+            if k != SlidingKernel::Scan && window > SCALING_WINDOWS_UP_TO {
+                continue;
+            }
             group.bench_function(BenchmarkId::new(k.name(), format!("w{window}")), |b| {
                 b.iter_custom(|iters| {
                     timed(
-                        &mut || gpu.sliding_average_device(k, &x, window, &mut out),
+                        &mut || gpu.sliding_average_device(k, &x, window, &mut out, &mut scratch),
                         iters,
                     )
                 })
             });
+        }
+        group.finish();
+    }
+
+    let mut scratch = AxisScratch::default();
+    for (rows, cols) in AXIS_SHAPES {
+        let shape = AxisShape::new(rows, cols)?;
+        let mut group = c.benchmark_group(format!("reduce-{rows}x{cols}"));
+        copy_row(&mut group);
+        for axis in Axis::ALL {
+            let outputs = shape.outputs(axis) as usize;
+            let mut out = gpu.zeros(outputs)?;
+            group.throughput(Throughput::Bytes(bytes + 4 * outputs as u64));
+            for op in AxisOp::ALL {
+                group.bench_function(format!("{}-{}", axis.name(), op.name()), |b| {
+                    b.iter_custom(|iters| {
+                        timed(
+                            &mut || {
+                                gpu.reduce_axis_device(op, axis, &x, shape, &mut out, &mut scratch)
+                            },
+                            iters,
+                        )
+                    })
+                });
+            }
         }
         group.finish();
     }
@@ -97,6 +158,16 @@ fn cpu_benches(c: &mut Criterion) {
     for k in ReduceKernel::ALL {
         group.bench_function(k.name(), |b| {
             b.iter(|| black_box(sim.sum(k, black_box(&x)).expect("simulated sum")))
+        });
+    }
+    for (axis, op) in [(Axis::Rows, AxisOp::Sum), (Axis::Cols, AxisOp::Max)] {
+        group.bench_function(format!("{}-{}-141x141", axis.name(), op.name()), |b| {
+            b.iter(|| {
+                black_box(
+                    sim.reduce_axis(op, axis, black_box(&x[..141 * 141]), 141, 141)
+                        .expect("simulated reduction"),
+                )
+            })
         });
     }
     for k in SlidingKernel::ALL {

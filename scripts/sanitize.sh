@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every kernel × tile width of the prebuilt `kernels-gpu-host` binary on odd shapes under each of
-# compute-sanitizer's four tools, on a machine with an NVIDIA GPU and the CUDA toolkit:
+# Runs every kernel × tile width of the prebuilt `kernels-gpu-host` binary on odd shapes (and its
+# reductions and sliding averages on odd lengths) under each of compute-sanitizer's four tools, on a machine with an NVIDIA GPU and the CUDA toolkit:
 #
 #   memcheck   out-of-bounds and misaligned global/shared accesses, bad API arguments
 #   racecheck  shared-memory data races (a missing or misplaced sync_threads)
@@ -75,6 +75,19 @@ if "$host" --help 2>/dev/null | grep -q -- '--op'; then
     runs+=(
         "sum-100003|--op sum --len 100003"
         "sliding-100003w16|--op sliding --len 100003 --window 16"
+        "sliding-100003w3|--op sliding --len 100003 --window 3"
+    )
+fi
+# The scan sliding average at a window past shared memory, and the 2-D reductions: odd
+# shapes (scalar loads), 16-byte rows, and a column sum of several row segments (two
+# passes), where the binary has them.
+if "$host" --help 2>/dev/null | grep -q -- '--rows'; then
+    runs+=(
+        "sliding-100003w12001|--op sliding --len 100003 --window 12001"
+        "reduce-1001x67|--op reduce --rows 1001 --cols 67"
+        "reduce-37x4100|--op reduce --rows 37 --cols 4100"
+        "reduce-20000x64|--op reduce --rows 20000 --cols 64"
+        "reduce-1x1|--op reduce --rows 1 --cols 1"
     )
 fi
 readonly COMMON_ARGS=(--iters 1 --warmup 0 --json)

@@ -1,11 +1,12 @@
-//! GPU tests of the reductions and sliding averages; ignored, with the reason printed,
-//! where there is no GPU.
+//! GPU tests of the reductions (flat, along rows and columns) and sliding averages; ignored,
+//! with the reason printed, where there is no GPU.
 
 #[path = "common/gpu_harness.rs"]
 mod harness;
 
 use harness::Test;
 use kernels_gpu_host::Backend;
+use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reduce::{self, ReduceKernel};
 use kernels_gpu_host::sliding::{self, SlidingKernel};
@@ -52,7 +53,7 @@ fn tests() -> Vec<(String, Test)> {
                 Box::new(move |g| {
                     let a = signed(7 + n as u64, n);
                     let out = g.sliding_average(k, &a, w)?;
-                    if !sliding::within_bound(&out, &a, w) {
+                    if !sliding::within_bound(k, &out, &a, w) {
                         return Err(format!("n={n} w={w}: outside the bound").into());
                     }
                     Ok(())
@@ -60,6 +61,145 @@ fn tests() -> Vec<(String, Test)> {
             ));
         }
     }
+    // The scan at any window, on inputs spanning many tiles: thousands of blocks look back
+    // concurrently, over predecessors still running.
+    for (n, w) in [
+        (1usize, 1usize),
+        (9001, 4099),
+        (1 << 24, 1),
+        (1 << 24, 2),
+        (1 << 24, 3),
+        (1 << 24, 64),
+        ((1 << 24) + 7, 1021),
+        (1 << 24, 100_000),
+        (3_000_001, 3_000_001),
+        (3_000_001, 2_999_999),
+    ] {
+        t.push((
+            format!("gpu::sliding-scan::n{n}_w{w}"),
+            Box::new(move |g| {
+                let a = signed(11 + n as u64 + w as u64, n);
+                let out = g.sliding_average(SlidingKernel::Scan, &a, w)?;
+                let r = sliding::reference(&a, w);
+                if !sliding::within_bound_of(SlidingKernel::Scan, &out, &r, w) {
+                    return Err(format!(
+                        "n={n} w={w}: outside the bound, max err {}",
+                        sliding::max_abs_err(&out, &r)
+                    )
+                    .into());
+                }
+                Ok(())
+            }),
+        ));
+    }
+    t.push((
+        "gpu::sliding-scan::non_finite_inputs".into(),
+        Box::new(|g| {
+            let mut a = signed(5, 1 << 20);
+            a[1000] = f32::NAN;
+            a[500_000] = f32::INFINITY;
+            a[500_010] = f32::NEG_INFINITY;
+            a[900_000] = f32::NEG_INFINITY;
+            for w in [1, 7, 64] {
+                let out = g.sliding_average(SlidingKernel::Scan, &a, w)?;
+                if !sliding::within_bound(SlidingKernel::Scan, &out, &a, w) {
+                    return Err(format!("w={w}: outside the bound").into());
+                }
+            }
+            Ok(())
+        }),
+    ));
+    t.push((
+        "gpu::sliding-scan::scan_and_simulator_agree_on_a_window_past_shared_memory".into(),
+        Box::new(|g| {
+            let a = signed(6, 40_000);
+            let gpu = g.sliding_average(SlidingKernel::Scan, &a, 12_000)?;
+            let sim = kernels_gpu_host::sim::Simulator::default().sliding_average(
+                SlidingKernel::Scan,
+                &a,
+                12_000,
+            )?;
+            if !sliding::within_bound(SlidingKernel::Scan, &gpu, &a, 12_000) {
+                return Err("outside the bound".into());
+            }
+            if gpu.len() != sim.len() {
+                return Err("lengths differ".into());
+            }
+            Ok(())
+        }),
+    ));
+    for (rows, cols) in [
+        (1usize, 1usize),
+        (7, 5),
+        (1, 100_003),
+        (100_003, 1),
+        (1001, 67),
+        (4099, 1027),
+        (1 << 20, 64),
+        (2048, 4096),
+        (3, 0),
+        (0, 3),
+    ] {
+        for axis in Axis::ALL {
+            for op in AxisOp::ALL {
+                t.push((
+                    format!("gpu::{}-{}::{rows}x{cols}", axis.name(), op.name()),
+                    Box::new(move |g| {
+                        let x = signed(rows as u64 * 31 + cols as u64, rows * cols);
+                        let shape = AxisShape::new(rows, cols)?;
+                        let empty_max = op == AxisOp::Max
+                            && shape.reduced_len(axis) == 0
+                            && shape.outputs(axis) > 0;
+                        let out = match g.reduce_axis(op, axis, &x, rows, cols) {
+                            Err(kernels_gpu_host::Error::EmptyReduction { .. }) if empty_max => {
+                                return Ok(());
+                            }
+                            other => other?,
+                        };
+                        if !axis::within_bound(op, axis, &out, &x, shape) {
+                            return Err(format!(
+                                "outside the bound, max err {}",
+                                axis::max_abs_err(op, axis, &out, &x, shape)
+                            )
+                            .into());
+                        }
+                        // Fixed combination order: the same bits every run.
+                        let again = g.reduce_axis(op, axis, &x, rows, cols)?;
+                        if out
+                            .iter()
+                            .zip(&again)
+                            .any(|(a, b)| a.to_bits() != b.to_bits())
+                        {
+                            return Err("two runs differ".into());
+                        }
+                        Ok(())
+                    }),
+                ));
+            }
+        }
+    }
+    t.push((
+        "gpu::axis_max_propagates_nan".into(),
+        Box::new(|g| {
+            let (rows, cols) = (3000, 64);
+            let mut x = signed(9, rows * cols);
+            x[1234 * cols + 17] = f32::NAN;
+            let by_row = g.reduce_axis(AxisOp::Max, Axis::Rows, &x, rows, cols)?;
+            let by_col = g.reduce_axis(AxisOp::Max, Axis::Cols, &x, rows, cols)?;
+            let rows_ok = by_row
+                .iter()
+                .enumerate()
+                .all(|(r, m)| m.is_nan() == (r == 1234));
+            let cols_ok = by_col
+                .iter()
+                .enumerate()
+                .all(|(c, m)| m.is_nan() == (c == 17));
+            if !(rows_ok && cols_ok) {
+                return Err("NaN not confined to its row and column".into());
+            }
+            Ok(())
+        }),
+    ));
     t.push((
         "gpu::sliding_naive_and_shared_agree_bitwise".into(),
         Box::new(|g| {

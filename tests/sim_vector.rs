@@ -1,5 +1,7 @@
-//! Reductions and sliding averages on the CPU simulator.
+//! Reductions (flat, and along rows and columns) and sliding averages on the CPU simulator.
 
+use kernels_gpu::sliding::scan::{self, Tally};
+use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reduce::{self, ReduceKernel};
 use kernels_gpu_host::sim::Simulator;
@@ -92,11 +94,148 @@ fn sliding_kernels_agree_with_the_reference_on_odd_lengths() {
             .sliding_average(SlidingKernel::Shared, &a, window)
             .unwrap();
         assert!(
-            sliding::within_bound(&naive, &a, window),
+            sliding::within_bound(SlidingKernel::Naive, &naive, &a, window),
             "naive n={n} w={window}"
         );
         // Same order of additions: identical bits.
         assert_eq!(naive, shared, "n={n} w={window}");
+    }
+}
+
+#[test]
+fn sliding_scan_is_within_its_bound_at_any_window() {
+    let sim = Simulator::default();
+    let mut rng = Rng::new(11);
+    // Several tiles (4096 positions each), windows below, across and beyond a tile, windows
+    // not multiples of 4 (unaligned loads and stores), the whole input as one window.
+    for (n, window) in [
+        (1, 1),
+        (6, 2),
+        (7, 3),
+        (4096, 1),
+        (4097, 4097),
+        (9001, 2),
+        (9001, 5),
+        (9001, 4096),
+        (9001, 4099),
+        (20_000, 12_000),
+        (13_313, 13_000),
+    ] {
+        let a = signed(&mut rng, n);
+        let out = sim
+            .sliding_average(SlidingKernel::Scan, &a, window)
+            .unwrap();
+        assert_eq!(out.len(), n - window + 1);
+        assert!(
+            sliding::within_bound(SlidingKernel::Scan, &out, &a, window),
+            "n={n} w={window}: max err {}",
+            sliding::max_abs_err(&out, &sliding::reference(&a, window))
+        );
+    }
+}
+
+#[test]
+fn sliding_scan_of_the_slides_example_and_of_constants_is_exact() {
+    let sim = Simulator::default();
+    assert_eq!(
+        sim.sliding_average(SlidingKernel::Scan, &[4.0, 2.0, 5.0, 6.0, 2.0, 4.0], 2)
+            .unwrap(),
+        vec![3.0, 3.5, 5.5, 4.0, 3.0]
+    );
+    let a = vec![0.375f32; 10_001];
+    let out = sim.sliding_average(SlidingKernel::Scan, &a, 333).unwrap();
+    assert!(out.iter().all(|&o| o == 0.375));
+}
+
+/// Non-finite inputs are counted, not summed: only the windows that hold them are NaN or
+/// infinite, as a direct sum of the window would be.
+#[test]
+fn sliding_scan_confines_non_finite_values_to_their_windows() {
+    let sim = Simulator::default();
+    let mut a = signed(&mut Rng::new(4), 9000);
+    a[100] = f32::NAN;
+    a[5000] = f32::INFINITY;
+    a[5003] = f32::NEG_INFINITY;
+    a[7000] = f32::INFINITY;
+    for window in [1, 3, 4, 17] {
+        let out = sim
+            .sliding_average(SlidingKernel::Scan, &a, window)
+            .unwrap();
+        let naive = sim
+            .sliding_average(SlidingKernel::Naive, &a, window)
+            .unwrap();
+        assert!(
+            sliding::within_bound(SlidingKernel::Scan, &out, &a, window),
+            "w={window}"
+        );
+        for (i, (&o, &e)) in out.iter().zip(&naive).enumerate() {
+            assert_eq!(o.is_nan(), e.is_nan(), "w={window} i={i}");
+            assert_eq!(o.is_infinite(), e.is_infinite(), "w={window} i={i}");
+        }
+        assert!(out[8000 - window + 1].is_finite());
+    }
+}
+
+/// The look-back on its own, with predecessors in every state a running GPU can show: it
+/// adds aggregates back to the nearest inclusive prefix, 32 tiles at a time.
+#[test]
+fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
+    use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+    use kernels_gpu::nvptx_device::sim::{self as device_sim, SharedPtr};
+    use kernels_gpu::nvptx_device::thread::Dim3;
+    use std::sync::Mutex;
+
+    let tiles = 100u32;
+    let mut state = vec![0u64; scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * tiles as usize];
+    let set = |state: &mut Vec<u64>, b: usize, flag: u64, t: Tally| {
+        let d = scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * b;
+        let at = if flag == scan::INCLUSIVE { 4 } else { 1 };
+        state[d] = flag;
+        state[d + at] = t.sum.to_bits();
+        state[d + at + 1] = t.inf;
+        state[d + at + 2] = t.nan as u64;
+    };
+    // Tile 20 has its inclusive prefix; 21..99 only their aggregates (one of them a NaN).
+    set(
+        &mut state,
+        20,
+        scan::INCLUSIVE,
+        Tally {
+            sum: 1000.0,
+            inf: 0,
+            nan: 0,
+        },
+    );
+    for b in 21..99 {
+        let t = if b == 50 {
+            Tally::of(f32::NAN)
+        } else {
+            Tally {
+                sum: b as f64,
+                inf: 0,
+                nan: 0,
+            }
+        };
+        set(&mut state, b, scan::AGGREGATE, t);
+    }
+    let got = Mutex::new(vec![]);
+    let ps = SharedPtr(state.as_mut_ptr());
+    let launch = Launch {
+        grid: Dim3::x(1),
+        block: Dim3::x(32),
+        dynamic_shared_bytes: 0,
+    };
+    device_sim::launch(&launch, &Limits::default(), || {
+        // SAFETY: one full warp; tiles 20..99 are published.
+        let t = unsafe { scan::look_back(ps.get(), 99) };
+        got.lock().unwrap().push(t);
+    })
+    .unwrap();
+    let got = got.into_inner().unwrap();
+    let expected: f64 = 1000.0 + (21..99).filter(|&b| b != 50).map(|b| b as f64).sum::<f64>();
+    assert_eq!(got.len(), 32);
+    for t in got {
+        assert_eq!((t.sum, t.inf, t.nan), (expected, 0, 1));
     }
 }
 
@@ -112,9 +251,146 @@ fn empty_input_and_windows_longer_than_the_input_have_no_outputs() {
 
 #[test]
 fn a_zero_window_is_a_typed_error() {
-    match Simulator::default().sliding_average(SlidingKernel::Shared, &[1.0], 0) {
-        Err(Error::InvalidWindow { window: 0, len: 1 }) => {}
-        other => panic!("expected InvalidWindow, got {other:?}"),
+    for k in SlidingKernel::ALL {
+        match Simulator::default().sliding_average(k, &[1.0], 0) {
+            Err(Error::InvalidWindow { window: 0, len: 1 }) => {}
+            other => panic!("expected InvalidWindow, got {other:?}"),
+        }
+    }
+}
+
+/// Odd shapes: one element, one row, one column, sizes not multiples of 4 (scalar loads),
+/// multiples of 4 (16-byte loads), rows long enough for a whole warp each, and column sums of
+/// several row segments (two passes).
+const AXIS_SHAPES: [(usize, usize); 10] = [
+    (1, 1),
+    (1, 37),
+    (41, 1),
+    (7, 5),
+    (33, 64),
+    (5, 700),
+    (3, 1028),
+    (5000, 3),
+    (3000, 64),
+    (129, 129),
+];
+
+#[test]
+fn axis_reductions_are_within_their_bound_on_odd_shapes() {
+    let sim = Simulator::default();
+    let mut rng = Rng::new(21);
+    for (rows, cols) in AXIS_SHAPES {
+        let x = signed(&mut rng, rows * cols);
+        let shape = AxisShape::new(rows, cols).unwrap();
+        for axis in Axis::ALL {
+            for op in AxisOp::ALL {
+                let out = sim.reduce_axis(op, axis, &x, rows, cols).unwrap();
+                assert!(
+                    axis::within_bound(op, axis, &out, &x, shape),
+                    "{op:?} {axis:?} {rows}x{cols}: max err {}",
+                    axis::max_abs_err(op, axis, &out, &x, shape)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn column_sums_of_several_segments_are_bit_identical_run_to_run() {
+    let (rows, cols) = (5000, 3);
+    let plan = AxisShape::new(rows, cols).unwrap().cols_plan();
+    assert!(plan.segments > 1, "{plan:?}");
+    let x = signed(&mut Rng::new(8), rows * cols);
+    let sim = Simulator::default();
+    let first = sim
+        .reduce_axis(AxisOp::Sum, Axis::Cols, &x, rows, cols)
+        .unwrap();
+    let second = sim
+        .reduce_axis(AxisOp::Sum, Axis::Cols, &x, rows, cols)
+        .unwrap();
+    assert_eq!(
+        first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        second.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn max_propagates_nan_and_sums_of_integers_are_exact() {
+    let sim = Simulator::default();
+    let (rows, cols) = (9, 12);
+    let mut x: Vec<f32> = (0..rows * cols).map(|i| (i % 13) as f32 - 6.0).collect();
+    x[4 * cols + 7] = f32::NAN;
+    let by_row = sim
+        .reduce_axis(AxisOp::Max, Axis::Rows, &x, rows, cols)
+        .unwrap();
+    let by_col = sim
+        .reduce_axis(AxisOp::Max, Axis::Cols, &x, rows, cols)
+        .unwrap();
+    for (r, &m) in by_row.iter().enumerate() {
+        assert_eq!(m.is_nan(), r == 4, "row {r}: {m}");
+    }
+    for (c, &m) in by_col.iter().enumerate() {
+        assert_eq!(m.is_nan(), c == 7, "col {c}: {m}");
+    }
+    x[4 * cols + 7] = 0.0;
+    let sums = sim
+        .reduce_axis(AxisOp::Sum, Axis::Cols, &x, rows, cols)
+        .unwrap();
+    for (c, &s) in sums.iter().enumerate() {
+        let exact: f32 = (0..rows).map(|r| x[r * cols + c]).sum();
+        assert_eq!(s, exact, "col {c}");
+    }
+    // -0 < +0, and a column of -∞ has -∞ for its max.
+    let max = sim
+        .reduce_axis(
+            AxisOp::Max,
+            Axis::Rows,
+            &[-0.0, 0.0, f32::NEG_INFINITY, f32::NEG_INFINITY],
+            2,
+            2,
+        )
+        .unwrap();
+    assert!(max[0] == 0.0 && max[0].is_sign_positive());
+    assert_eq!(max[1], f32::NEG_INFINITY);
+}
+
+#[test]
+fn empty_dimensions_and_wrong_lengths_are_handled() {
+    let sim = Simulator::default();
+    // Reducing a dimension of length 0: sums are 0, means NaN, a max an error.
+    assert_eq!(
+        sim.reduce_axis(AxisOp::Sum, Axis::Rows, &[], 3, 0).unwrap(),
+        [0.0; 3]
+    );
+    assert!(
+        sim.reduce_axis(AxisOp::Mean, Axis::Cols, &[], 0, 2)
+            .unwrap()
+            .iter()
+            .all(|m| m.is_nan())
+    );
+    match sim.reduce_axis(AxisOp::Max, Axis::Rows, &[], 3, 0) {
+        Err(Error::EmptyReduction {
+            rows: 3, cols: 0, ..
+        }) => {}
+        other => panic!("expected EmptyReduction, got {other:?}"),
+    }
+    // Nothing to output.
+    assert!(
+        sim.reduce_axis(AxisOp::Max, Axis::Cols, &[], 3, 0)
+            .unwrap()
+            .is_empty()
+    );
+    match sim.reduce_axis(AxisOp::Sum, Axis::Cols, &[1.0; 5], 2, 3) {
+        Err(Error::InputLength {
+            expected: 6,
+            actual: 5,
+            ..
+        }) => {}
+        other => panic!("expected InputLength, got {other:?}"),
+    }
+    match AxisShape::new(1 << 20, 1 << 20) {
+        Err(Error::IndexOverflow { .. }) => {}
+        other => panic!("expected IndexOverflow, got {other:?}"),
     }
 }
 

@@ -1,5 +1,6 @@
 //! One interface to every operation, the same on the GPU and on the simulator.
 
+use crate::axis::{Axis, AxisOp};
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
 use crate::reduce::ReduceKernel;
@@ -20,6 +21,14 @@ pub trait Backend {
     /// The sliding average of `a` over windows of `window`: `a.len() - window + 1` outputs,
     /// none if the window is longer than the input; a window of 0 is an error.
     fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>>;
+
+    /// `op` of every row (`axis` = rows: `rows` outputs) or every column (`cols` outputs)
+    /// of the row-major `rows × cols` matrix `x`. A wrong length is
+    /// [`Error::InputLength`](crate::Error::InputLength); a max over an empty dimension,
+    /// [`Error::EmptyReduction`](crate::Error::EmptyReduction).
+    fn reduce_axis(
+        &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
+    ) -> Result<Vec<f32>>;
 
     /// Runs `kernel` with tile width `tw` (ignored by the naive kernel): run-time dispatch.
     fn matmul(

@@ -123,6 +123,13 @@ pub enum Error {
         "a sliding window must hold at least one element (window {window}, input length {len})"
     )]
     InvalidWindow { window: usize, len: usize },
+    /// A max over a dimension of length 0: there is no value to return.
+    #[error("{op} over an empty dimension of a {rows}×{cols} tensor has no value")]
+    EmptyReduction {
+        op: &'static str,
+        rows: usize,
+        cols: usize,
+    },
     /// What the simulator found wrong with a kernel (races, barriers, bounds, panics).
     /// Launch limits are [`Error::Launch`] on both backends.
     #[error("simulated kernel failed: {0}")]

@@ -6,6 +6,7 @@
 //! simulator alike.
 
 pub mod autotune;
+pub mod axis;
 pub mod backend;
 pub mod data;
 pub mod error;

@@ -69,7 +69,8 @@ struct Args {
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
-    /// What to run: matmul (the lecture), sum (reductions) or sliding (sliding averages).
+    /// What to run: matmul (the lecture), sum (flat sums), reduce (sum, max and mean along
+    /// rows and along columns of a 2-D tensor) or sliding (sliding averages).
     #[arg(long, value_enum, default_value_t = Op::Matmul)]
     op: Op,
     /// Input length for sum and sliding [default: 2^28 on a GPU, 100003 in the simulator].
@@ -78,12 +79,21 @@ struct Args {
     /// Window of the sliding average (the slides' `sub_size`; their example uses 2).
     #[arg(long, default_value_t = 2)]
     window: usize,
+    /// Rows of the 2-D tensor of `--op reduce` [default: 16384 on a GPU, 301 in the
+    /// simulator].
+    #[arg(long)]
+    rows: Option<usize>,
+    /// Columns of the 2-D tensor of `--op reduce` [default: 16384 on a GPU, 67 in the
+    /// simulator].
+    #[arg(long)]
+    cols: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Op {
     Matmul,
     Sum,
+    Reduce,
     Sliding,
 }
 
@@ -91,6 +101,9 @@ enum Op {
 /// cache; a size the simulator handles in seconds.
 const GPU_DEFAULT_LEN: usize = 1 << 28;
 const SIM_DEFAULT_LEN: usize = 100_003;
+/// Default shapes of `--op reduce`: 1 GiB of f32 on a GPU; odd sizes in the simulator.
+const GPU_DEFAULT_SHAPE: (usize, usize) = (16384, 16384);
+const SIM_DEFAULT_SHAPE: (usize, usize) = (301, 67);
 
 #[derive(Clone, Debug)]
 enum KernelChoice {

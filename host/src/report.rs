@@ -93,6 +93,8 @@ pub struct VectorRow {
     pub n: u64,
     /// The window of a sliding average.
     pub window: Option<u64>,
+    /// `rows×cols` of a 2-D reduction.
+    pub shape: Option<String>,
     pub ms_median: Option<f64>,
     /// Bytes the kernel must move (inputs read, outputs written) per second.
     pub gbps: Option<f64>,
@@ -108,15 +110,18 @@ pub struct VectorRow {
 pub fn vector_table(rows: &[VectorRow]) -> String {
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
     let mut s = format!(
-        "{:<16} {:>11} {:>7} {:>9} {:>8} {:>9} {:>8} {:>11} {:>5}\n",
-        "kernel", "n", "window", "ms", "GB/s", "copy GB/s", "% copy", "max_abs", "ok"
+        "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11} {:>5}\n",
+        "kernel", "n", "window/shape", "ms", "GB/s", "copy GB/s", "% copy", "max_abs", "ok"
     );
     for r in rows {
         s += &format!(
-            "{:<16} {:>11} {:>7} {:>9} {:>8} {:>9} {:>8} {:>11.3e} {:>5}\n",
+            "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11.3e} {:>5}\n",
             r.kernel,
             r.n,
-            r.window.map_or("-".to_owned(), |w| w.to_string()),
+            r.window
+                .map(|w| w.to_string())
+                .or(r.shape.clone())
+                .unwrap_or_else(|| "-".to_owned()),
             opt(r.ms_median, 4),
             opt(r.gbps, 0),
             opt(r.copy_gbps, 0),

@@ -1,13 +1,15 @@
 //! Launching the kernels on the CPU simulator: the same launch shape as on the GPU.
 
+use crate::axis::{self, Axis, AxisOp, AxisShape};
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
 use crate::reduce::{self, ReduceKernel};
 use crate::shape::MatmulShape;
-use crate::sliding::{SlidingKernel, SlidingShape};
+use crate::sliding::{self, SlidingKernel, SlidingShape};
 use crate::split_k::SplitK;
 use crate::tile::TileWidth;
+use kernels_gpu::catalogue::{SLIDING, SLIDING_SCAN};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
 use kernels_gpu::sgemm::{CONFIGS, split_k};
@@ -25,6 +27,16 @@ pub use kernels_gpu::nvptx_device::sim::SharedPtr;
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(16))]
 pub struct Aligned(pub [f32; 4]);
+
+/// `len` zeros in 16-byte-aligned storage, for kernels that store four floats at once.
+pub fn aligned_zeros(len: usize) -> Vec<Aligned> {
+    vec![Aligned::default(); len.div_ceil(4)]
+}
+
+/// The first `len` floats of aligned storage.
+pub fn unaligned(v: &[Aligned], len: usize) -> Vec<f32> {
+    v.iter().flat_map(|a| a.0).take(len).collect()
+}
 
 /// `x` copied into 16-byte-aligned storage (zero-padded to a multiple of 4).
 pub fn aligned_copy(x: &[f32]) -> Vec<Aligned> {
@@ -106,24 +118,97 @@ impl Backend for Simulator {
     /// The sliding average of `a` over windows of `window`, by `kernel`.
     fn sliding_average(&self, kernel: SlidingKernel, a: &[f32], window: usize) -> Result<Vec<f32>> {
         let shape = SlidingShape::new(a.len(), window)?;
-        let mut out = vec![0.0f32; shape.outputs() as usize];
-        if out.is_empty() {
-            return Ok(out);
+        let outputs = shape.outputs() as usize;
+        if outputs == 0 {
+            return Ok(vec![]);
         }
-        let launch = kernel.launch(shape.outputs(), shape.window);
-        // The shared kernel loads 16 bytes at a time, as device allocations allow.
+        let launch = kernel.launch(shape);
+        // The kernels load and store 16 bytes at a time, as device allocations allow.
         let aligned = aligned_copy(a);
+        let mut out = aligned_zeros(outputs);
         let (pa, po) = (
             SharedPtr(aligned.as_ptr() as *mut f32),
-            SharedPtr(out.as_mut_ptr()),
+            SharedPtr(out.as_mut_ptr() as *mut f32),
         );
         let SlidingShape { n, window } = shape;
-        let entry = kernel.config().sim;
-        // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1; 1 <= window <= n.
-        self.launch(&launch, move || unsafe {
-            entry(pa.get(), n, window, po.get())
-        })?;
-        Ok(out)
+        match kernel {
+            SlidingKernel::Naive | SlidingKernel::Shared => {
+                let entry = SLIDING[kernel as usize].sim;
+                // SAFETY: a has n floats, 16-byte aligned; out has n - window + 1, 16-byte
+                // aligned; 1 <= window <= n.
+                self.launch(&launch, move || unsafe {
+                    entry(pa.get(), n, window, po.get())
+                })?;
+            }
+            SlidingKernel::Scan => {
+                let mut state = vec![0u64; sliding::scan_state_words(n)];
+                let ps = SharedPtr(state.as_mut_ptr());
+                let entry = SLIDING_SCAN.sim;
+                // SAFETY: as above, and `state` is the launch's zeroed scratch state.
+                self.launch(&launch, move || unsafe {
+                    entry(pa.get(), n, window, po.get(), ps.get())
+                })?;
+            }
+        }
+        Ok(unaligned(&out, outputs))
+    }
+
+    /// `op` along `axis` of `x`, by the same launches as on the GPU.
+    fn reduce_axis(
+        &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
+    ) -> Result<Vec<f32>> {
+        let shape = AxisShape::new(rows, cols)?;
+        shape.check_input(x.len())?;
+        shape.check_op(op, axis)?;
+        let outputs = shape.outputs(axis) as usize;
+        if outputs == 0 {
+            return Ok(vec![]);
+        }
+        let data = aligned_copy(x);
+        let mut out = aligned_zeros(outputs);
+        let (px, po) = (
+            SharedPtr(data.as_ptr() as *mut f32),
+            SharedPtr(out.as_mut_ptr() as *mut f32),
+        );
+        let AxisShape { rows, cols } = shape;
+        match axis {
+            Axis::Rows => {
+                let entry = axis::rows_config(op).sim;
+                let scale = op.scale(cols);
+                // SAFETY: x holds rows · cols floats, out rows, both 16-byte aligned; the
+                // launch is the kernel's for this shape.
+                self.launch(&shape.rows_launch(op), move || unsafe {
+                    entry(px.get(), rows, cols, scale, po.get())
+                })?;
+            }
+            Axis::Cols => {
+                let entry = axis::cols_config(op).sim;
+                let plan = shape.cols_plan();
+                let pass = |x: SharedPtr<f32>,
+                            rows: u32,
+                            per: u32,
+                            scale: f32,
+                            o: SharedPtr<f32>,
+                            plan| {
+                    // SAFETY: x holds rows · cols floats, o segments · cols, both 16-byte
+                    // aligned; per · segments >= rows.
+                    self.launch(&AxisShape::cols_launch(op, &plan), move || unsafe {
+                        entry(x.get(), rows, cols, per, scale, o.get())
+                    })
+                };
+                let scale = op.scale(rows);
+                if plan.segments == 1 {
+                    pass(px, rows, plan.rows_per_segment, scale, po, plan)?;
+                } else {
+                    let mut partials = aligned_zeros(plan.segments as usize * cols as usize);
+                    let pp = SharedPtr(partials.as_mut_ptr() as *mut f32);
+                    pass(px, rows, plan.rows_per_segment, 1.0, pp, plan)?;
+                    let finish = shape.finish_plan(&plan);
+                    pass(pp, plan.segments, plan.segments, scale, po, finish)?;
+                }
+            }
+        }
+        Ok(unaligned(&out, outputs))
     }
 
     fn matmul(

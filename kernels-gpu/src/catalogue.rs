@@ -11,8 +11,8 @@ pub use nvptx_device::catalogue::*;
 
 use crate::fusion;
 use crate::matmul::{naive, tiled_dynamic, tiled_dynamic_const, tiled_static};
-use crate::reduce::{self, block_tree, warp_shuffle};
-use crate::sliding::{self, naive as sliding_naive, shared};
+use crate::reduce::{self, block_tree, cols, rows, warp_shuffle};
+use crate::sliding::{self, naive as sliding_naive, scan, shared};
 use nvptx_device::thread::Dim3;
 
 /// The name and parameters of the entry point at a path `module::entry::name`, from its
@@ -114,6 +114,9 @@ pub struct VectorConfig<F: 'static> {
 pub type ReduceEntry = unsafe fn(*const f32, u32, *mut f32);
 /// A sliding-average entry point as the simulator calls it: `(a, n, window, out)`.
 pub type SlidingEntry = unsafe fn(*const f32, u32, u32, *mut f32);
+/// The chained-scan sliding average as the simulator calls it: `(a, n, window, out,
+/// state)`, `state` holding [`scan::state_words`] zeroed words.
+pub type SlidingScanEntry = unsafe fn(*const f32, u32, u32, *mut f32, *mut u64);
 
 macro_rules! vector {
     ($name:literal, $module:ident :: $entry:ident, block: $block:expr, grid: $grid:expr,
@@ -173,6 +176,40 @@ pub const ZIP: KernelSpec = {
     }
 };
 
+/// A row reduction as the simulator calls it: `(x, rows, cols, scale, out)`.
+pub type RowsEntry = unsafe fn(*const f32, u32, u32, f32, *mut f32);
+/// A column reduction as the simulator calls it: `(x, rows, cols, rows_per_segment, scale,
+/// out)`.
+pub type ColsEntry = unsafe fn(*const f32, u32, u32, u32, f32, *mut f32);
+
+/// Sum and max of each row: one thread per lane of a row's group, so a launch is made for
+/// `rows · rows::row_group(cols)` items.
+pub const REDUCE_ROWS: &[VectorConfig<RowsEntry>] = &[
+    vector!("rows-sum", rows::reduce_rows_sum, block: reduce::BLOCK,
+            grid: GridRule::Items { per_block: reduce::BLOCK, max_blocks: 0 },
+            static: 0, dynamic: DynamicShared::None),
+    vector!("rows-max", rows::reduce_rows_max, block: reduce::BLOCK,
+            grid: GridRule::Items { per_block: reduce::BLOCK, max_blocks: 0 },
+            static: 0, dynamic: DynamicShared::None),
+];
+
+/// Sum and max of each column: a block per tile of `cols::column_plan`, so a launch is made
+/// for a `segments × col_blocks` extent.
+pub const REDUCE_COLS: &[VectorConfig<ColsEntry>] = &[
+    vector!("cols-sum", cols::reduce_cols_sum, block: reduce::BLOCK,
+            grid: GridRule::Tiles { rows: 1, cols: 1 },
+            static: reduce::BLOCK * 4 * 4, dynamic: DynamicShared::None),
+    vector!("cols-max", cols::reduce_cols_max, block: reduce::BLOCK,
+            grid: GridRule::Tiles { rows: 1, cols: 1 },
+            static: reduce::BLOCK * 4 * 4, dynamic: DynamicShared::None),
+];
+
+/// The sliding average whose cost per output does not depend on the window: one block per
+/// [`scan::TILE`] positions, ordered by a ticket in its scratch state.
+pub const SLIDING_SCAN: VectorConfig<SlidingScanEntry> = vector!("sliding-scan", scan::sliding_scan,
+    block: sliding::BLOCK, grid: GridRule::Items { per_block: scan::TILE, max_blocks: 0 },
+    static: scan::STATIC_SHARED_BYTES, dynamic: DynamicShared::None);
+
 /// Every entry point's description, each once (the lecture's run-time-width kernel is one
 /// entry launched at three widths: its first row stands for it).
 pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
@@ -192,4 +229,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(REDUCE.iter().map(|c| &c.spec))
         .chain(SLIDING.iter().map(|c| &c.spec))
         .chain(core::iter::once(&ZIP))
+        .chain([&SLIDING_SCAN.spec])
+        .chain(REDUCE_ROWS.iter().map(|c| &c.spec))
+        .chain(REDUCE_COLS.iter().map(|c| &c.spec))
 }

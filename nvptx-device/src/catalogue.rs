@@ -14,6 +14,9 @@ pub enum ParamType {
     ConstF32Ptr,
     /// A device pointer to `f32`s the kernel writes.
     MutF32Ptr,
+    /// A device pointer to `u64`s the kernel reads and writes (scratch state, e.g. a
+    /// chained scan's published prefixes).
+    MutU64Ptr,
     /// `.param .u32`.
     U32,
     /// `.param .s32`.
@@ -26,7 +29,7 @@ impl ParamType {
     /// Bytes of the parameter in the argument buffer.
     pub const fn size(self) -> usize {
         match self {
-            Self::ConstF32Ptr | Self::MutF32Ptr => 8,
+            Self::ConstF32Ptr | Self::MutF32Ptr | Self::MutU64Ptr => 8,
             Self::U32 | Self::I32 | Self::F32 => 4,
         }
     }
@@ -43,6 +46,9 @@ impl KernelParam for *const f32 {
 }
 impl KernelParam for *mut f32 {
     const TYPE: ParamType = ParamType::MutF32Ptr;
+}
+impl KernelParam for *mut u64 {
+    const TYPE: ParamType = ParamType::MutU64Ptr;
 }
 impl KernelParam for u32 {
     const TYPE: ParamType = ParamType::U32;

@@ -9,6 +9,36 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     core::intrinsics::fmaf32(a, b, c)
 }
 
+/// The larger of `a` and `b`, NaN if either is NaN (`max.NaN.f32`, IEEE 754-2019
+/// `maximum`; `-0.0 < +0.0`). Rust's `f32::max` is `max.f32`, which returns the other
+/// operand when one is NaN.
+#[inline(always)]
+pub fn max_nan(a: f32, b: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let m: f32;
+        // SAFETY: register-only arithmetic.
+        unsafe {
+            core::arch::asm!("max.NaN.f32 {m}, {a}, {b};", m = out(reg32) m, a = in(reg32) a,
+                             b = in(reg32) b, options(pure, nomem, nostack, preserves_flags))
+        };
+        m
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if a == b {
+            // +0.0 and -0.0 compare equal: the positive one is the larger.
+            if a.is_sign_positive() { a } else { b }
+        } else if a > b {
+            a
+        } else {
+            b
+        }
+    }
+}
+
 /// Four floats with the alignment of one 16-byte load.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(16))]

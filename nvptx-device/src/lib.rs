@@ -17,8 +17,9 @@
 //! | [`thread`] | indices, dimensions, the block barrier | `threadIdx`, `blockIdx`, `__syncthreads()` |
 //! | [`shared`], [`shared_array!`] | block-shared memory, static and dynamic | `__shared__`, `extern __shared__` |
 //! | [`pipeline`] | asynchronous global → shared copies in groups | `cp.async`, `__pipeline_memcpy_async` |
-//! | [`warp`] | lane index, register shuffles, warp sum | `__shfl_down_sync`, `__shfl_xor_sync` |
-//! | [`intrinsics`] | FMA, 16-byte loads | `fmaf`, `float4` loads |
+//! | [`warp`] | lane index, register shuffles, ballot, warp sum | `__shfl_up_sync`, `__shfl_down_sync`, `__shfl_xor_sync`, `__ballot_sync` |
+//! | [`intrinsics`] | FMA, NaN-propagating max, 16-byte loads | `fmaf`, `max.NaN.f32`, `float4` loads |
+//! | [`atomic`] | global atomics, acquire loads and release stores between blocks | `atomicAdd`, `cuda::atomic_ref` |
 //! | [`mma`] | tensor-core TF32 `mma.sync` m16n8k8 with documented fragment layouts, `cvt.rna.tf32.f32`, `ldmatrix` | `mma.sync`, `ldmatrix` (inline PTX) |
 //! | [`entry_points!`] | exports kernels as PTX `.entry` functions, with launch bounds | `extern "C" __global__`, `__launch_bounds__` |
 //! | [`launch`] | one launch shape, device limits and the typed error for exceeding them | `<<<grid, block, shared>>>` |
@@ -63,6 +64,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod atomic;
 pub mod catalogue;
 pub mod intrinsics;
 pub mod launch;

@@ -1,4 +1,4 @@
-//! Warp-level primitives: lane index and register shuffles.
+//! Warp-level primitives: lane index, register shuffles and ballots.
 //!
 //! On the GPU each function is one `shfl.sync` / special-register read. In the simulator the
 //! lanes named in `mask` meet, exchange values, and go on; a lane missing from the exchange
@@ -38,6 +38,30 @@ mod backend {
     }
 
     #[inline(always)]
+    pub fn shuffle_up(mask: u32, bits: u32, delta: u32) -> u32 {
+        let out: u32;
+        // SAFETY: as `shuffle_down`, upward; c = 0 clamps at lane 0, where a lane whose
+        // source is out of range gets its own value.
+        unsafe {
+            asm!("shfl.sync.up.b32 {o}, {v}, {d}, 0, {m};", o = out(reg32) out, v = in(reg32) bits,
+                 d = in(reg32) delta, m = in(reg32) mask, options(nomem, nostack, preserves_flags));
+        }
+        out
+    }
+
+    #[inline(always)]
+    pub fn ballot(mask: u32, predicate: u32) -> u32 {
+        let out: u32;
+        // SAFETY: `vote.sync` with the caller's member mask.
+        unsafe {
+            asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {o}, p, {m}; }}",
+                 o = out(reg32) out, v = in(reg32) predicate, m = in(reg32) mask,
+                 options(nomem, nostack, preserves_flags));
+        }
+        out
+    }
+
+    #[inline(always)]
     pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
         let out: u32;
         // SAFETY: as `shuffle_down`, butterfly mode.
@@ -63,6 +87,21 @@ mod backend {
             mask,
             bits,
             Mode::Down(delta),
+            core::panic::Location::caller(),
+        )
+    }
+
+    #[track_caller]
+    pub fn shuffle_up(mask: u32, bits: u32, delta: u32) -> u32 {
+        warp::shuffle(mask, bits, Mode::Up(delta), core::panic::Location::caller())
+    }
+
+    #[track_caller]
+    pub fn ballot(mask: u32, predicate: u32) -> u32 {
+        warp::shuffle(
+            mask,
+            predicate,
+            Mode::Ballot,
             core::panic::Location::caller(),
         )
     }
@@ -95,6 +134,29 @@ pub fn lane_id() -> u32 {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shuffle_down<T: SharedWord>(mask: u32, value: T, delta: u32) -> T {
     T::from_bits(backend::shuffle_down(mask, value.to_bits(), delta))
+}
+
+/// `__shfl_up_sync(mask, value, delta)`: the value of lane `lane_id() - delta`, or this
+/// lane's own value where that is before lane 0.
+///
+/// # Safety
+/// As [`shuffle_down`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn shuffle_up<T: SharedWord>(mask: u32, value: T, delta: u32) -> T {
+    T::from_bits(backend::shuffle_up(mask, value.to_bits(), delta))
+}
+
+/// `__ballot_sync(mask, predicate)` (`vote.sync.ballot.b32`): bit `l` is set for every lane
+/// `l` of `mask` whose `predicate` is true.
+///
+/// # Safety
+/// As [`shuffle_down`]: the calling lane is in `mask`, and every lane in `mask` executes
+/// the same ballot.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn ballot(mask: u32, predicate: bool) -> u32 {
+    backend::ballot(mask, predicate as u32)
 }
 
 /// `__shfl_xor_sync(mask, value, lane_mask)`: the value of lane `lane_id() ^ lane_mask`.

@@ -1,14 +1,21 @@
-//! `kernels-gpu-host --op sum|sliding`: the minitorch reductions and sliding averages, checked against
-//! f64 references and, on a GPU, timed against a device-to-device copy of the same data.
+//! `kernels-gpu-host --op sum|reduce|sliding`: minitorch's reductions (the flat sum; sum, max
+//! and mean along rows and columns) and sliding averages, checked against f64 references and,
+//! on a GPU, timed against a device-to-device copy of the same data.
 
-use super::{Args, GPU_DEFAULT_LEN, Op, SIM_DEFAULT_LEN};
+use super::{Args, GPU_DEFAULT_LEN, GPU_DEFAULT_SHAPE, Op, SIM_DEFAULT_LEN, SIM_DEFAULT_SHAPE};
+use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
 use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
 use kernels_gpu_host::reduce::{self, ReduceKernel};
 use kernels_gpu_host::report::{self, VectorRow};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::sliding::{self, SlidingKernel, SlidingShape};
 use kernels_gpu_host::{Backend, Error};
+
+/// Windows past which the kernels whose cost per output grows with the window are skipped
+/// (the naive one would read `window` values per output; the shared one's halo outgrows
+/// shared memory near 11,000).
+const WINDOW_SCALING_LIMIT: usize = 1024;
 
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
     let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
@@ -35,6 +42,7 @@ fn row(kernel: &str, n: usize, window: Option<usize>) -> VectorRow {
         kernel: kernel.to_owned(),
         n: n as u64,
         window: window.map(|w| w as u64),
+        shape: None,
         ms_median: None,
         gbps: None,
         copy_gbps: None,
@@ -51,41 +59,82 @@ fn sum_row(kernel: ReduceKernel, x: &[f32], sum: f32) -> VectorRow {
     r
 }
 
-fn sliding_row(kernel: SlidingKernel, a: &[f32], window: usize, out: &[f32]) -> VectorRow {
-    let mut r = row(kernel.name(), a.len(), Some(window));
-    r.max_abs_err = sliding::reference(a, window)
-        .iter()
-        .zip(out)
-        .map(|(e, &o)| (o as f64 - e).abs())
-        .fold(0.0, f64::max);
-    r.ok = sliding::within_bound(out, a, window);
+/// The kernels `--op sliding` runs at `window`.
+fn sliding_kernels(window: usize) -> Vec<SlidingKernel> {
+    if window > WINDOW_SCALING_LIMIT {
+        eprintln!(
+            "window {window} > {WINDOW_SCALING_LIMIT}: running only the scan kernel (the others' cost grows with the window)"
+        );
+        vec![SlidingKernel::Scan]
+    } else {
+        SlidingKernel::ALL.to_vec()
+    }
+}
+
+fn sliding_row(
+    kernel: SlidingKernel, n: usize, window: usize, out: &[f32], reference: &sliding::Reference,
+) -> VectorRow {
+    let mut r = row(kernel.name(), n, Some(window));
+    r.max_abs_err = sliding::max_abs_err(out, reference);
+    r.ok = sliding::within_bound_of(kernel, out, reference, window);
     r
+}
+
+fn axis_row(op: AxisOp, axis: Axis, x: &[f32], shape: AxisShape, out: &[f32]) -> VectorRow {
+    let mut r = row(&format!("{}-{}", axis.name(), op.name()), x.len(), None);
+    r.shape = Some(format!("{}x{}", shape.rows, shape.cols));
+    r.max_abs_err = axis::max_abs_err(op, axis, out, x, shape);
+    r.ok = axis::within_bound(op, axis, out, x, shape);
+    r
+}
+
+fn axis_shape(args: &Args, default: (usize, usize)) -> Result<AxisShape, Error> {
+    AxisShape::new(
+        args.rows.unwrap_or(default.0),
+        args.cols.unwrap_or(default.1),
+    )
 }
 
 fn run_sim(args: &Args) -> Result<Vec<VectorRow>, Error> {
     let len = args.len.unwrap_or(SIM_DEFAULT_LEN);
+    let sim = Simulator::default();
+    if args.op == Op::Reduce {
+        let shape = axis_shape(args, SIM_DEFAULT_SHAPE)?;
+        eprintln!(
+            "CPU simulator: reduce over {}×{}, seed {}",
+            shape.rows, shape.cols, args.seed
+        );
+        let x = input(args, shape.rows as usize * shape.cols as usize);
+        let mut rows = vec![];
+        for axis in Axis::ALL {
+            for op in AxisOp::ALL {
+                let out =
+                    sim.reduce_axis(op, axis, &x, shape.rows as usize, shape.cols as usize)?;
+                rows.push(axis_row(op, axis, &x, shape, &out));
+            }
+        }
+        return Ok(rows);
+    }
     eprintln!(
         "CPU simulator: {:?} over {len} values, seed {}",
         args.op, args.seed
     );
     let x = input(args, len);
-    let sim = Simulator::default();
     match args.op {
         Op::Sum => ReduceKernel::ALL
             .into_iter()
             .map(|k| Ok(sum_row(k, &x, sim.sum(k, &x)?)))
             .collect(),
-        _ => SlidingKernel::ALL
-            .into_iter()
-            .map(|k| {
-                Ok(sliding_row(
-                    k,
-                    &x,
-                    args.window,
-                    &sim.sliding_average(k, &x, args.window)?,
-                ))
-            })
-            .collect(),
+        _ => {
+            let reference = sliding::reference(&x, args.window);
+            sliding_kernels(args.window)
+                .into_iter()
+                .map(|k| {
+                    let out = sim.sliding_average(k, &x, args.window)?;
+                    Ok(sliding_row(k, len, args.window, &out, &reference))
+                })
+                .collect()
+        }
     }
 }
 
@@ -97,26 +146,39 @@ fn median_ms(
 }
 
 fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
-    let len = args.len.unwrap_or(GPU_DEFAULT_LEN);
+    let (len, shape) = if args.op == Op::Reduce {
+        let shape = axis_shape(args, GPU_DEFAULT_SHAPE)?;
+        (shape.rows as usize * shape.cols as usize, Some(shape))
+    } else {
+        (args.len.unwrap_or(GPU_DEFAULT_LEN), None)
+    };
     let info = gpu.info()?;
     eprintln!(
-        "{}: {:?} over {len} values, seed {}, median of {} runs",
-        info.name, args.op, args.seed, args.iters
+        "{}: {:?} over {len} values{}, seed {}, median of {} runs",
+        info.name,
+        args.op,
+        shape.map_or(String::new(), |s| format!(" ({}×{})", s.rows, s.cols)),
+        args.seed,
+        args.iters
     );
     let x = input(args, len);
-    let dx = gpu.upload(&x)?;
+    // An empty input still needs a buffer to pass (no kernel reads it).
+    let dx = gpu.upload(if x.is_empty() { &[0.0] } else { &x })?;
     // The ceiling: copying the same bytes, counted read + written.
-    let mut copy = gpu.zeros(len)?;
-    let copy_ms = median_ms(gpu, args, || {
-        gpu.stream()
-            .memcpy_dtod(&dx, &mut copy)
-            .map_err(|source| Error::Driver {
-                call: "cuMemcpyDtoD",
-                source,
-            })
-    })?;
-    drop(copy);
-    let copy_gbps = 2.0 * 4.0 * len as f64 / (copy_ms * 1e-3) / 1e9;
+    let copy_gbps = if len > 0 {
+        let mut copy = gpu.zeros(len)?;
+        let copy_ms = median_ms(gpu, args, || {
+            gpu.stream()
+                .memcpy_dtod(&dx, &mut copy)
+                .map_err(|source| Error::Driver {
+                    call: "cuMemcpyDtoD",
+                    source,
+                })
+        })?;
+        2.0 * 4.0 * len as f64 / (copy_ms * 1e-3) / 1e9
+    } else {
+        f64::NAN
+    };
     let timed = |mut r: VectorRow, ms: f64, bytes: f64| {
         r.ms_median = Some(ms);
         r.gbps = Some(bytes / (ms * 1e-3) / 1e9);
@@ -125,9 +187,10 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
         r
     };
     let mut rows = vec![];
-    match args.op {
-        Op::Sum => {
+    match (args.op, shape) {
+        (Op::Sum, _) => {
             let mut scratch = gpu.reduce_scratch()?;
+            let dx = if x.is_empty() { gpu.upload(&[])? } else { dx };
             for k in ReduceKernel::ALL {
                 gpu.sum_device(k, &dx, &mut scratch)?;
                 gpu.synchronize(k.entry())?;
@@ -137,16 +200,41 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
                 rows.push(timed(sum_row(k, &x, sum), ms, 4.0 * len as f64));
             }
         }
+        (Op::Reduce, Some(shape)) => {
+            let mut scratch = AxisScratch::default();
+            for axis in Axis::ALL {
+                for op in AxisOp::ALL {
+                    let outputs = shape.outputs(axis) as usize;
+                    if outputs == 0 {
+                        continue;
+                    }
+                    let mut out = gpu.upload(&vec![f32::NAN; outputs])?;
+                    gpu.reduce_axis_device(op, axis, &dx, shape, &mut out, &mut scratch)?;
+                    gpu.synchronize("reduce_axis")?;
+                    let r = axis_row(op, axis, &x, shape, &gpu.download(&out)?);
+                    let ms = median_ms(gpu, args, || {
+                        gpu.reduce_axis_device(op, axis, &dx, shape, &mut out, &mut scratch)
+                    })?;
+                    rows.push(timed(r, ms, 4.0 * (len + outputs) as f64));
+                }
+            }
+        }
         _ => {
             let shape = SlidingShape::new(len, args.window)?;
             let outputs = shape.outputs() as usize;
-            for k in SlidingKernel::ALL {
+            let reference = sliding::reference(&x, args.window);
+            let mut scratch = SlidingScratch::default();
+            for k in sliding_kernels(args.window) {
+                if outputs == 0 {
+                    rows.push(sliding_row(k, len, args.window, &[], &reference));
+                    continue;
+                }
                 let mut out = gpu.upload(&vec![f32::NAN; outputs])?;
-                gpu.sliding_average_device(k, &dx, args.window, &mut out)?;
+                gpu.sliding_average_device(k, &dx, args.window, &mut out, &mut scratch)?;
                 gpu.synchronize(k.entry())?;
-                let r = sliding_row(k, &x, args.window, &gpu.download(&out)?);
+                let r = sliding_row(k, len, args.window, &gpu.download(&out)?, &reference);
                 let ms = median_ms(gpu, args, || {
-                    gpu.sliding_average_device(k, &dx, args.window, &mut out)
+                    gpu.sliding_average_device(k, &dx, args.window, &mut out, &mut scratch)
                 })?;
                 rows.push(timed(r, ms, 4.0 * (len + outputs) as f64));
             }

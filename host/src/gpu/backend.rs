@@ -1,6 +1,8 @@
 //! The [`Backend`] operations on host slices: upload, launch, wait, download.
 
 use super::Gpu;
+use super::vector::{AxisScratch, SlidingScratch};
+use crate::axis::{Axis, AxisOp, AxisShape};
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
@@ -41,8 +43,29 @@ impl Backend for Gpu {
         }
         let da = self.upload(a)?;
         let mut out = self.zeros(shape.outputs() as usize)?;
-        self.sliding_average_device(kernel, &da, window, &mut out)?;
+        let mut scratch = SlidingScratch::default();
+        self.sliding_average_device(kernel, &da, window, &mut out, &mut scratch)?;
         self.synchronize(kernel.entry())?;
+        self.download(&out)
+    }
+
+    /// `op` along `axis` of a host matrix.
+    fn reduce_axis(
+        &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
+    ) -> Result<Vec<f32>> {
+        let shape = AxisShape::new(rows, cols)?;
+        shape.check_input(x.len())?;
+        shape.check_op(op, axis)?;
+        let outputs = shape.outputs(axis) as usize;
+        if outputs == 0 {
+            return Ok(vec![]);
+        }
+        // An empty matrix still needs a buffer to pass (the kernels read none of it).
+        let dx = self.upload(if x.is_empty() { &[0.0] } else { x })?;
+        let mut out = self.zeros(outputs)?;
+        let mut scratch = AxisScratch::default();
+        self.reduce_axis_device(op, axis, &dx, shape, &mut out, &mut scratch)?;
+        self.synchronize("reduce_axis")?;
         self.download(&out)
     }
 }

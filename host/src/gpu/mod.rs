@@ -7,7 +7,7 @@ mod matmul;
 mod timing;
 mod vector;
 
-pub use vector::ReduceScratch;
+pub use vector::{AxisScratch, ReduceScratch, SlidingScratch};
 
 pub use cublas::{Cublas, CublasMath};
 pub use launch::{EntryInfo, Launcher, launch_config};

@@ -1,10 +1,26 @@
 //! Launching the reductions and sliding averages on the GPU.
 
 use super::{Gpu, fault};
+use crate::axis::{self, Axis, AxisOp, AxisShape};
 use crate::error::{Error, Result};
 use crate::reduce::{self, ReduceKernel};
-use crate::sliding::{SlidingKernel, SlidingShape};
+use crate::sliding::{self, SlidingKernel, SlidingShape};
 use cudarc::driver::CudaSlice;
+use kernels_gpu::reduce::cols::ColumnPlan;
+
+/// Device scratch of the scan sliding average: its ticket counter and each tile's published
+/// prefix, zeroed before every launch. Allocate once, reuse across launches.
+#[derive(Default)]
+pub struct SlidingScratch {
+    state: Option<CudaSlice<u64>>,
+}
+
+/// Device scratch of the column reductions: the first pass's partial rows. Allocate once,
+/// reuse across launches.
+#[derive(Default)]
+pub struct AxisScratch {
+    partials: Option<CudaSlice<f32>>,
+}
 
 /// Device buffers a sum needs besides its input: one partial per first-pass block, and the
 /// result. Allocate once, reuse across sums.
@@ -56,9 +72,10 @@ impl Gpu {
     }
 
     /// Queues the sliding average of `a` over windows of `window` into `out`, which must
-    /// hold [`SlidingShape::outputs`] floats.
+    /// hold [`SlidingShape::outputs`] floats. The scan kernel keeps its state in `scratch`.
     pub fn sliding_average_device(
         &self, kernel: SlidingKernel, a: &CudaSlice<f32>, window: usize, out: &mut CudaSlice<f32>,
+        scratch: &mut SlidingScratch,
     ) -> Result<()> {
         let shape = SlidingShape::new(a.len(), window)?;
         let outputs = shape.outputs() as usize;
@@ -76,13 +93,124 @@ impl Gpu {
         }
         // Large windows need more shared memory than a block may have: the launcher's
         // check makes that a typed error.
-        let launch = kernel.launch(shape.outputs(), shape.window);
+        let launch = kernel.launch(shape);
         let info = self.entry_info(kernel.entry())?;
         let (n, w) = (shape.n, shape.window);
+        if kernel != SlidingKernel::Scan {
+            let mut args = self.launcher(&info);
+            args.buffer(a).scalar(&n).scalar(&w).buffer_mut(out);
+            // SAFETY: (a, n, window, out) as the entry expects, with 1 <= window <= n and
+            // `out` of n - window + 1 floats.
+            return unsafe { args.launch(&launch) };
+        }
+        let words = sliding::scan_state_words(n);
+        if scratch.state.as_ref().is_none_or(|s| s.len() != words) {
+            scratch.state = None;
+            self.reserve(8 * words as u64)?;
+            scratch.state = Some(
+                self.stream
+                    .alloc_zeros::<u64>(words)
+                    .map_err(|e| fault(kernel.entry(), e))?,
+            );
+        }
+        let state = scratch.state.as_mut().expect("allocated above");
+        self.stream
+            .memset_zeros(state)
+            .map_err(|e| fault(kernel.entry(), e))?;
         let mut args = self.launcher(&info);
-        args.buffer(a).scalar(&n).scalar(&w).buffer_mut(out);
-        // SAFETY: (a, n, window, out) as the entry expects, with 1 <= window <= n and `out`
-        // of n - window + 1 floats.
+        args.buffer(a)
+            .scalar(&n)
+            .scalar(&w)
+            .buffer_mut(out)
+            .buffer_mut(state);
+        // SAFETY: (a, n, window, out, state) as the entry expects, with 1 <= window <= n,
+        // `out` of n - window + 1 floats and `state` of state_words(n) zeroed words, used by
+        // this launch alone (the stream orders launches).
         unsafe { args.launch(&launch) }
+    }
+
+    /// Queues `op` along `axis` of the row-major `shape` matrix `x` into `out`, which must
+    /// hold [`AxisShape::outputs`] floats; column reductions of several row segments keep
+    /// their partials in `scratch`.
+    pub fn reduce_axis_device(
+        &self, op: AxisOp, axis: Axis, x: &CudaSlice<f32>, shape: AxisShape,
+        out: &mut CudaSlice<f32>, scratch: &mut AxisScratch,
+    ) -> Result<()> {
+        let elements = shape.rows as usize * shape.cols as usize;
+        if x.len() < elements.max(1) {
+            return Err(Error::InputLength {
+                operand: "x",
+                rows: shape.rows as usize,
+                cols: shape.cols as usize,
+                expected: elements,
+                actual: x.len(),
+            });
+        }
+        shape.check_op(op, axis)?;
+        let outputs = shape.outputs(axis) as usize;
+        if out.len() != outputs {
+            return Err(Error::InputLength {
+                operand: "out",
+                rows: 1,
+                cols: outputs,
+                expected: outputs,
+                actual: out.len(),
+            });
+        }
+        if outputs == 0 {
+            return Ok(());
+        }
+        let AxisShape { rows, cols } = shape;
+        match axis {
+            Axis::Rows => {
+                let info = self.entry_info(axis::rows_config(op).spec.entry)?;
+                let scale = op.scale(cols);
+                let mut args = self.launcher(&info);
+                args.buffer(x)
+                    .scalar(&rows)
+                    .scalar(&cols)
+                    .scalar(&scale)
+                    .buffer_mut(out);
+                // SAFETY: (x, rows, cols, scale, out) as the entry expects: x holds
+                // rows · cols floats, out rows; device buffers are 256-byte aligned.
+                unsafe { args.launch(&shape.rows_launch(op)) }
+            }
+            Axis::Cols => {
+                let plan = shape.cols_plan();
+                let scale = op.scale(rows);
+                if plan.segments == 1 {
+                    return self.cols_pass(op, x, rows, cols, &plan, scale, out);
+                }
+                let len = plan.segments as usize * cols as usize;
+                if scratch.partials.as_ref().is_none_or(|p| p.len() != len) {
+                    scratch.partials = None;
+                    scratch.partials = Some(self.zeros(len)?);
+                }
+                let partials = scratch.partials.as_mut().expect("allocated above");
+                self.cols_pass(op, x, rows, cols, &plan, 1.0, partials)?;
+                let finish = shape.finish_plan(&plan);
+                self.cols_pass(op, partials, plan.segments, cols, &finish, scale, out)
+            }
+        }
+    }
+
+    /// One column pass over the `rows × cols` matrix `x` into `plan.segments` rows of `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn cols_pass(
+        &self, op: AxisOp, x: &CudaSlice<f32>, rows: u32, cols: u32, plan: &ColumnPlan, scale: f32,
+        out: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let info = self.entry_info(axis::cols_config(op).spec.entry)?;
+        let mut args = self.launcher(&info);
+        args.buffer(x)
+            .scalar(&rows)
+            .scalar(&cols)
+            .scalar(&plan.rows_per_segment)
+            .scalar(&scale)
+            .buffer_mut(out);
+        // SAFETY: (x, rows, cols, rows_per_segment, scale, out) as the entry expects: x
+        // holds rows · cols floats, out segments · cols (the callers size both), 256-byte
+        // aligned; rows_per_segment · segments >= rows (column_plan).
+        unsafe { args.launch(&AxisShape::cols_launch(op, plan)) }
     }
 }

@@ -1,22 +1,52 @@
-//! Sum reduction, the minitorch slides' binary tree: each block sums a grid-strided share of
-//! the input and writes one partial sum; a second launch of the same kernel with one block
-//! sums the partials.
+//! Reductions, as minitorch has them: the flat sum of a whole tensor, and sum, max or mean
+//! along one dimension of a row-major 2-D tensor.
 //!
-//! | kernel | combine within the block |
-//! |---|---|
-//! | [`block_tree::reduce_sum_tree`] | shared-memory tree, a barrier per level |
-//! | [`warp_shuffle::reduce_sum_warp`] | warp shuffles, then one shared word per warp |
+//! The flat sum is the slides' binary tree: each block sums a grid-strided share of the
+//! input and writes one partial sum; a second launch of the same kernel with one block sums
+//! the partials.
+//!
+//! | kernel | what | combine within the block |
+//! |---|---|---|
+//! | [`block_tree::reduce_sum_tree`] | flat sum | shared-memory tree, a barrier per level |
+//! | [`warp_shuffle::reduce_sum_warp`] | flat sum | warp shuffles, then one shared word per warp |
+//! | [`rows::reduce_rows`] | sum or max of each row (`dim=1`) | shuffles within a group of lanes per row |
+//! | [`cols::reduce_cols`] | sum or max of each column (`dim=0`) | a shared-memory tree over the rows' lanes, then a second pass over row segments |
+//!
+//! A mean is the sum times `1 / len`, passed to the 2-D kernels as `scale`. Max propagates
+//! NaN (a row or column with a NaN has NaN for its max, as IEEE 754-2019 `maximum` and
+//! `torch.max` have it) and orders -0 below +0.
 //!
 //! Both read the input as 16-byte vectors where they can (four floats per load, several loads
 //! in flight per thread): a reduction is a pass over memory, and its speed is the speed of
 //! that pass.
 
 pub mod block_tree;
+pub mod cols;
+pub mod rows;
 pub mod warp_shuffle;
 
-use nvptx_device::intrinsics::load_f32x4;
+use nvptx_device::intrinsics::{load_f32x4, max_nan};
 
-/// Threads per block of both reduction kernels (a multiple of the warp size).
+/// [`Op`] of a sum (and mean).
+pub const SUM: u32 = 0;
+/// [`Op`] of a max.
+pub const MAX: u32 = 1;
+
+/// The combining operation of a 2-D reduction, [`SUM`] or [`MAX`], chosen at compile time.
+pub struct Op<const OP: u32>;
+
+impl<const OP: u32> Op<OP> {
+    /// The value that changes nothing: 0 for a sum, -∞ for a max.
+    pub const IDENTITY: f32 = if OP == MAX { f32::NEG_INFINITY } else { 0.0 };
+
+    /// `a + b`, or the NaN-propagating max of `a` and `b`.
+    #[inline(always)]
+    pub fn combine(a: f32, b: f32) -> f32 {
+        if OP == MAX { max_nan(a, b) } else { a + b }
+    }
+}
+
+/// Threads per block of every reduction kernel (a multiple of the warp size).
 pub const BLOCK: u32 = 256;
 
 /// Independent 16-byte loads each thread keeps in flight per loop trip.

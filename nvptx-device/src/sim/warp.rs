@@ -16,7 +16,10 @@ use std::sync::{Condvar, Mutex};
 #[derive(Clone, Copy)]
 pub(crate) enum Mode {
     Down(u32),
+    Up(u32),
     Xor(u32),
+    /// Every lane gets the mask of lanes whose value is nonzero.
+    Ballot,
 }
 
 /// The most words one lane publishes in one exchange (`mma.sync`: four of `a`, two of `b`).
@@ -101,10 +104,21 @@ pub(crate) fn fail_here(reason: std::string::String, location: &'static Location
 pub(crate) fn shuffle(
     mask: u32, bits: u32, mode: Mode, location: &'static Location<'static>,
 ) -> u32 {
-    let (lane, values) = exchange(mask, &[bits], "shfl.sync: ", location);
+    let op = if matches!(mode, Mode::Ballot) {
+        "vote.ballot.sync: "
+    } else {
+        "shfl.sync: "
+    };
+    let (lane, values) = exchange(mask, &[bits], op, location);
     let src = match mode {
         Mode::Down(delta) => lane.saturating_add(delta),
+        Mode::Up(delta) => lane.checked_sub(delta).unwrap_or(lane),
         Mode::Xor(m) => lane ^ (m & 31),
+        Mode::Ballot => {
+            return (0..32)
+                .filter(|&l| mask & (1 << l) != 0 && values[l as usize][0] != 0)
+                .fold(0, |b, l| b | (1 << l));
+        }
     };
     // Out-of-range sources read the lane's own value, as `shfl.sync` with c = 0x1f does.
     let src = if src > 31 || mask & (1 << src) == 0 {

@@ -1,0 +1,614 @@
+//! The sliding average at any window, one pass, each output's cost independent of the
+//! window: the window sum ending at position `p` is the inclusive scan of
+//! `e[p] = a[p] - a[p - window]` (the second term only where `p >= window`), because the
+//! differences telescope. A chained scan ("decoupled look-back") carries the running sum
+//! across blocks, so every input is read twice (`a[p]` and, `window` places later,
+//! `a[p - window]`, usually still in L2) and every output written once: the traffic of a
+//! copy, whatever the window.
+//!
+//! # Order and progress
+//!
+//! A block takes its tile from an atomic ticket, not from `blockIdx`, so tile `b` belongs to
+//! a block that started after the blocks of tiles `0..b` had started. It publishes its tile's
+//! aggregate at once, then looks back over its predecessors' published values: it waits only
+//! for blocks that are already running and that publish without waiting, so the look-back
+//! always ends. Published words are written with relaxed stores followed by a release store
+//! of the flag, and read after an acquire load of it.
+//!
+//! # Accuracy
+//!
+//! The sums are f64: each `e[p]` is the f64 difference of two f32s, and every intermediate
+//! of the scan is a sum of consecutive `e`s, i.e. the difference of two window sums. With
+//! `M = max |a|`, each of the at most `2(p + 1)` f64 roundings behind the window sum ending
+//! at `p` is at most `2⁻⁵³ · 2·window·M`, so the mean (multiplied by the rounded `1/window`,
+//! then rounded to f32) is within `2⁻²⁴ · |mean| + 2⁻⁵⁰ · (p + 1) · M` of the exact one:
+//! half an f32 ulp of the mean from the final rounding, plus a term that stays below an
+//! f32 ulp of `M` for any `p < 2²⁶` (the host's `sliding::within_bound` checks exactly this).
+//!
+//! Non-finite inputs cannot be subtracted back out of a running sum, so they are counted
+//! instead: the scan carries, besides the f64 sum of the finite values, how many NaNs and
+//! how many +∞ and -∞ the window holds (as wrapping integers, whose differences telescope
+//! exactly). A window with a NaN, or with both infinities, averages to NaN; one with
+//! infinities of one sign to that infinity; any other to the mean of its finite values — the
+//! IEEE result of summing the window, except that no finite window overflows.
+//!
+//! The grouping of the f64 additions depends on how far each look-back reaches, so two runs
+//! can differ in the last bits of an f64 sum (almost never in the f32 output).
+
+use super::BLOCK;
+use crate::sgemm::parts::unroll::unroll;
+use nvptx_device::atomic;
+use nvptx_device::intrinsics::{F32x4, load_f32x4_nc};
+use nvptx_device::shared::SharedSlice;
+use nvptx_device::shared_array;
+use nvptx_device::thread::{sync_threads, thread_idx_x};
+use nvptx_device::warp::{self, FULL_MASK, WARP_SIZE};
+
+/// Consecutive positions per thread: four 16-byte loads of `a[p]`.
+pub const ITEMS: u32 = 16;
+/// Positions per block.
+pub const TILE: u32 = BLOCK * ITEMS;
+const WARPS: u32 = BLOCK / WARP_SIZE;
+/// Its shared arrays: the ticket, the warps' totals, the block's prefix (five words per
+/// tally) and three means per warp, each array 16-byte aligned.
+pub const STATIC_SHARED_BYTES: u32 =
+    16 + (20 * WARPS).next_multiple_of(16) + 32 + (12 * WARPS).next_multiple_of(16);
+
+/// Words of the scratch state before the first tile's descriptor: the ticket counter (a
+/// `u32` in word 0), padded to 64 bytes.
+pub const HEADER_WORDS: usize = 8;
+/// Words per tile: the flag, the aggregate (3 words), the inclusive prefix (3 words), one
+/// spare.
+pub const DESCRIPTOR_WORDS: usize = 8;
+
+/// Tiles (and blocks) for `n` inputs: at least one.
+pub const fn tiles(n: u32) -> u32 {
+    let t = n.div_ceil(TILE);
+    if t == 0 { 1 } else { t }
+}
+
+/// `u64` words of scratch state a launch over `n` inputs needs, all zero at launch.
+pub const fn state_words(n: u32) -> usize {
+    HEADER_WORDS + DESCRIPTOR_WORDS * tiles(n) as usize
+}
+
+/// A tile's flag: nothing published yet.
+pub const EMPTY: u64 = 0;
+/// The tile's own aggregate is published (words 1..4).
+pub const AGGREGATE: u64 = 1;
+/// The inclusive prefix through the tile is published (words 4..7).
+pub const INCLUSIVE: u64 = 2;
+
+/// One -∞ in [`Tally::inf`].
+const NEG_INF: u64 = 1 << 32;
+
+/// What the scan adds up: the f64 sum of the finite values, and counts of the non-finite
+/// ones (wrapping, so that differences of counts telescope exactly).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tally {
+    /// Sum of the finite values.
+    pub sum: f64,
+    /// +∞ count in the low 32 bits, -∞ count in the high 32.
+    pub inf: u64,
+    /// NaN count.
+    pub nan: u32,
+}
+
+impl Tally {
+    /// Nothing.
+    pub const ZERO: Self = Self {
+        sum: 0.0,
+        inf: 0,
+        nan: 0,
+    };
+
+    /// One value.
+    #[inline(always)]
+    pub fn of(x: f32) -> Self {
+        let mut t = Self::ZERO;
+        if x.is_finite() {
+            t.sum = x as f64;
+        } else if x.is_nan() {
+            t.nan = 1;
+        } else if x > 0.0 {
+            t.inf = 1;
+        } else {
+            t.inf = NEG_INF;
+        }
+        t
+    }
+
+    /// `self + o`.
+    #[inline(always)]
+    pub fn add(self, o: Self) -> Self {
+        Self {
+            sum: self.sum + o.sum,
+            inf: self.inf.wrapping_add(o.inf),
+            nan: self.nan.wrapping_add(o.nan),
+        }
+    }
+
+    /// `self - o`.
+    #[inline(always)]
+    pub fn sub(self, o: Self) -> Self {
+        Self {
+            sum: self.sum - o.sum,
+            inf: self.inf.wrapping_sub(o.inf),
+            nan: self.nan.wrapping_sub(o.nan),
+        }
+    }
+
+    /// The average of a window whose tally this is, `inv_window` being `1 / window`.
+    #[inline(always)]
+    pub fn mean(self, inv_window: f64) -> f32 {
+        let (pos, neg) = (self.inf as u32, (self.inf >> 32) as u32);
+        if self.nan != 0 || (pos != 0 && neg != 0) {
+            f32::NAN
+        } else if pos != 0 {
+            f32::INFINITY
+        } else if neg != 0 {
+            f32::NEG_INFINITY
+        } else {
+            (self.sum * inv_window) as f32
+        }
+    }
+
+    /// The five 32-bit words, in a fixed order.
+    #[inline(always)]
+    fn words(self) -> [u32; 5] {
+        let s = self.sum.to_bits();
+        [
+            s as u32,
+            (s >> 32) as u32,
+            self.inf as u32,
+            (self.inf >> 32) as u32,
+            self.nan,
+        ]
+    }
+
+    #[inline(always)]
+    fn from_words(w: [u32; 5]) -> Self {
+        Self {
+            sum: f64::from_bits(w[0] as u64 | (w[1] as u64) << 32),
+            inf: w[2] as u64 | (w[3] as u64) << 32,
+            nan: w[4],
+        }
+    }
+
+    /// Each word through `f` (a shuffle, say), in order.
+    #[inline(always)]
+    fn map_words(self, mut f: impl FnMut(u32) -> u32) -> Self {
+        let w = self.words();
+        Self::from_words([f(w[0]), f(w[1]), f(w[2]), f(w[3]), f(w[4])])
+    }
+
+    #[inline(always)]
+    fn store(self, s: SharedSlice<u32>, at: u32) {
+        let w = self.words();
+        for (i, &x) in w.iter().enumerate() {
+            s.set(at + i as u32, x);
+        }
+    }
+
+    #[inline(always)]
+    fn load(s: SharedSlice<u32>, at: u32) -> Self {
+        Self::from_words([
+            s.get(at),
+            s.get(at + 1),
+            s.get(at + 2),
+            s.get(at + 3),
+            s.get(at + 4),
+        ])
+    }
+}
+
+/// Writes `t` to three words of a descriptor at `d`, then `flag` to its first word
+/// (release), so that a reader that acquires the flag sees the words.
+///
+/// # Safety
+/// `d` points to a descriptor of [`DESCRIPTOR_WORDS`] in the launch's scratch state.
+#[inline(always)]
+unsafe fn publish(d: *mut u64, offset: usize, t: Tally, flag: u64) {
+    // SAFETY: offset + 2 < DESCRIPTOR_WORDS; these words are written by this thread only.
+    unsafe {
+        atomic::store_relaxed_u64(d.add(offset), t.sum.to_bits());
+        atomic::store_relaxed_u64(d.add(offset + 1), t.inf);
+        atomic::store_relaxed_u64(d.add(offset + 2), t.nan as u64);
+        atomic::store_release_u64(d, flag);
+    }
+}
+
+/// Reads the three words at `d + offset` (after an acquire load of the flag).
+///
+/// # Safety
+/// As [`publish`].
+#[inline(always)]
+unsafe fn read(d: *const u64, offset: usize) -> Tally {
+    // SAFETY: as `publish`.
+    unsafe {
+        Tally {
+            sum: f64::from_bits(atomic::load_relaxed_u64(d.add(offset))),
+            inf: atomic::load_relaxed_u64(d.add(offset + 1)),
+            nan: atomic::load_relaxed_u64(d.add(offset + 2)) as u32,
+        }
+    }
+}
+
+/// The sum of every tile before tile `b`, by one full warp: each lane reads one
+/// predecessor's flag (lane 0 the nearest), and the warp adds the published values up to
+/// the nearest inclusive prefix, 32 tiles per step, re-reading while any of those has
+/// published nothing yet.
+///
+/// # Safety
+/// All 32 lanes of one warp call it together; `state` is the launch's scratch state and
+/// tiles `0..b` belong to blocks that have started (the ticket order).
+#[inline(always)]
+pub unsafe fn look_back(state: *mut u64, b: u32) -> Tally {
+    let lane = warp::lane_id();
+    let mut excl = Tally::ZERO;
+    let mut end = b;
+    while end > 0 {
+        let exists = lane < end;
+        let d = state
+            .wrapping_add(HEADER_WORDS + DESCRIPTOR_WORDS * end.wrapping_sub(1 + lane) as usize);
+        // Tiles before the first count as an inclusive prefix of zero.
+        let flag = if exists {
+            // SAFETY: tile end - 1 - lane < b is in the state.
+            unsafe { atomic::load_acquire_u64(d) }
+        } else {
+            INCLUSIVE
+        };
+        // SAFETY: the whole warp is here (the loop's conditions are warp-uniform).
+        let (inclusive, empty) = unsafe {
+            (
+                warp::ballot(FULL_MASK, flag == INCLUSIVE),
+                warp::ballot(FULL_MASK, flag == EMPTY),
+            )
+        };
+        let first = inclusive.trailing_zeros();
+        let needed = if first >= 31 {
+            u32::MAX
+        } else {
+            (2u32 << first) - 1
+        };
+        if empty & needed != 0 {
+            continue;
+        }
+        let mine = if exists && lane <= first {
+            let offset = if flag == INCLUSIVE { 4 } else { 1 };
+            // SAFETY: the flag was acquired; the words behind it are final.
+            unsafe { read(d, offset) }
+        } else {
+            Tally::ZERO
+        };
+        // SAFETY: the whole warp is here.
+        let step = unsafe { warp_sum(mine) };
+        excl = step.add(excl);
+        if first < 32 {
+            break;
+        }
+        end -= 32;
+    }
+    excl
+}
+
+/// The sum over the warp's lanes, in every lane (butterfly, so every lane adds in the
+/// same order).
+///
+/// # Safety
+/// All 32 lanes call it together.
+#[inline(always)]
+unsafe fn warp_sum(mut t: Tally) -> Tally {
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        // SAFETY: the caller's contract.
+        let other = t.map_words(|w| unsafe { warp::shuffle_xor(FULL_MASK, w, offset) });
+        // Lower lanes' tiles first: the same grouping in the pair's two lanes.
+        t = if warp::lane_id() & offset == 0 {
+            t.add(other)
+        } else {
+            other.add(t)
+        };
+        offset /= 2;
+    }
+    t
+}
+
+/// One of `x[k]`, `x[k + 1]`, `x[k + 2]`, `x[k + 3]` by a run-time `s < 4`: selects, so
+/// that the register arrays are indexed by constants only (an array chosen by a `match`
+/// went to local memory).
+#[inline(always)]
+fn pick4(s: usize, x0: f32, x1: f32, x2: f32, x3: f32) -> f32 {
+    match s {
+        0 => x0,
+        1 => x1,
+        2 => x2,
+        _ => x3,
+    }
+}
+
+/// `a[p0 .. p0 + ITEMS]`, zero at and past `n`, into `x`.
+///
+/// # Safety
+/// `a` holds `n` floats, 16-byte aligned; `p0` is a multiple of 4.
+#[inline(always)]
+unsafe fn load_new(a: *const f32, n: u32, p0: u32, x: &mut [f32; ITEMS as usize]) {
+    if p0 + ITEMS <= n {
+        unroll!(q in (ITEMS / 4) as usize => {
+            // SAFETY: p0 + 4q + 3 < n, 16-byte aligned; `a` is never written.
+            let v = unsafe { load_f32x4_nc(a.add(p0 as usize + 4 * q)) };
+            unroll!(i in 4 => {
+                x[4 * q + i] = v[i];
+            });
+        });
+    } else {
+        unroll!(k in ITEMS as usize => {
+            let p = p0 + k as u32;
+            // SAFETY: p < n.
+            x[k] = if p < n { unsafe { *a.add(p as usize) } } else { 0.0 };
+        });
+    }
+}
+
+/// `a[p - window]` for `p` in `p0 .. p0 + ITEMS`, zero where `p < window` or `p >= n`, into
+/// `x`. The start is 16-byte aligned only when `window` is a multiple of 4: otherwise five
+/// aligned quads are loaded and shifted (the fifth is the next thread's first, from L1).
+///
+/// # Safety
+/// As [`load_new`].
+#[inline(always)]
+unsafe fn load_old(a: *const f32, n: u32, window: u32, p0: u32, x: &mut [f32; ITEMS as usize]) {
+    let q0 = p0 as i64 - window as i64;
+    let s = q0.rem_euclid(4) as usize;
+    let qa = q0 - s as i64;
+    if q0 >= 0 && qa + ITEMS as i64 + 4 <= n as i64 {
+        let mut w = [0.0f32; ITEMS as usize + 4];
+        unroll!(q in (ITEMS / 4 + 1) as usize => {
+            if q < (ITEMS / 4) as usize || s != 0 {
+                // SAFETY: qa + 4q + 3 < n, 16-byte aligned; `a` is never written.
+                let v = unsafe { load_f32x4_nc(a.add(qa as usize + 4 * q)) };
+                unroll!(i in 4 => {
+                    w[4 * q + i] = v[i];
+                });
+            }
+        });
+        unroll!(k in ITEMS as usize => {
+            x[k] = pick4(s, w[k], w[k + 1], w[k + 2], w[k + 3]);
+        });
+    } else {
+        unroll!(k in ITEMS as usize => {
+            let p = p0 + k as u32;
+            x[k] = if p < n && p >= window {
+                // SAFETY: 0 <= p - window < n.
+                unsafe { *a.add((p - window) as usize) }
+            } else {
+                0.0
+            };
+        });
+    }
+}
+
+/// Element `j` of the aligned run `[A, A + ITEMS)` where this thread's first output is
+/// `A + r`: the previous thread's last `r` means (`prev` holds its last three), then this
+/// thread's first `ITEMS - r`.
+#[inline(always)]
+fn compose(r: usize, j: usize, prev: &[f32; 3], m: &[f32; ITEMS as usize]) -> f32 {
+    let at = |shift: usize| {
+        if j < shift {
+            prev[3 - shift + j]
+        } else {
+            m[j - shift]
+        }
+    };
+    pick4(r, at(0), at(1), at(2), at(3))
+}
+
+/// Writes `v` to `out[o]` if `0 <= o < outputs`.
+///
+/// # Safety
+/// `out` holds `outputs` floats.
+#[inline(always)]
+unsafe fn store_if(out: *mut f32, outputs: u32, o: i64, v: f32) {
+    if o >= 0 && o < outputs as i64 {
+        // SAFETY: in bounds; each output has one writer (see `sliding_scan`).
+        unsafe { *out.add(o as usize) = v };
+    }
+}
+
+/// `out[i] = mean(a[i .. i + window])` for every `i < n - window + 1`: the mean ending at
+/// position `p = i + window - 1`. See the [module](self).
+///
+/// Launch [`tiles`]`(n)` blocks of [`BLOCK`] threads, with `state` holding
+/// [`state_words`]`(n)` zeroed words.
+///
+/// # Safety
+/// `1 <= window <= n`; `a` points to `n` floats and is 16-byte aligned, `out` to
+/// `n - window + 1` floats and is 16-byte aligned, `state` as above and used by this launch
+/// alone.
+#[inline(always)]
+pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64) {
+    let t = thread_idx_x();
+    let (lane, warp_id) = (t % WARP_SIZE, t / WARP_SIZE);
+    let ticket = shared_array!(u32; 1);
+    let warp_totals = shared_array!(u32; WARPS * 5);
+    let prefix = shared_array!(u32; 5);
+    let tails = shared_array!(f32; WARPS * 3);
+
+    if t == 0 {
+        // SAFETY: word 0 of the state is the ticket counter.
+        ticket.set(0, unsafe { atomic::fetch_add_u32(state as *mut u32, 1) });
+    }
+    sync_threads();
+    let b = ticket.get(0);
+    let p0 = b * TILE + t * ITEMS;
+
+    let (mut xn, mut xo) = ([0.0f32; ITEMS as usize], [0.0f32; ITEMS as usize]);
+    // SAFETY: a holds n floats, 16-byte aligned; p0 is a multiple of 16.
+    unsafe {
+        load_new(a, n, p0, &mut xn);
+        load_old(a, n, window, p0, &mut xo);
+    }
+    let mut e = [0.0f64; ITEMS as usize];
+    let mut clean = true;
+    let mut mine = Tally::ZERO;
+    unroll!(k in ITEMS as usize => {
+        e[k] = xn[k] as f64 - xo[k] as f64;
+        clean &= e[k].is_finite();
+        mine.sum += e[k];
+    });
+    if !clean {
+        mine = Tally::ZERO;
+        unroll!(k in ITEMS as usize => {
+            mine = mine.add(Tally::of(xn[k]).sub(Tally::of(xo[k])));
+        });
+    }
+
+    // The warp's inclusive scan of the threads' tallies.
+    let mut inclusive = mine;
+    let mut d = 1;
+    while d < WARP_SIZE {
+        // SAFETY: every lane of every (full) warp runs this loop.
+        let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, d) });
+        if lane >= d {
+            inclusive = below.add(inclusive);
+        }
+        d *= 2;
+    }
+    if lane == WARP_SIZE - 1 {
+        inclusive.store(warp_totals, 5 * warp_id);
+    }
+    sync_threads();
+    let (mut warp_prefix, mut aggregate) = (Tally::ZERO, Tally::ZERO);
+    for j in 0..WARPS {
+        let total = Tally::load(warp_totals, 5 * j);
+        if j < warp_id {
+            warp_prefix = warp_prefix.add(total);
+        }
+        aggregate = aggregate.add(total);
+    }
+
+    if warp_id == 0 {
+        let desc = state.wrapping_add(HEADER_WORDS + DESCRIPTOR_WORDS * b as usize);
+        if lane == 0 {
+            let (offset, flag) = if b == 0 {
+                (4, INCLUSIVE)
+            } else {
+                (1, AGGREGATE)
+            };
+            // SAFETY: tile b's descriptor, written by this thread only.
+            unsafe { publish(desc, offset, aggregate, flag) };
+        }
+        // SAFETY: the whole warp; tiles before b belong to started blocks.
+        let before = unsafe { look_back(state, b) };
+        if lane == 0 {
+            if b > 0 {
+                // SAFETY: as above.
+                unsafe { publish(desc, 4, before.add(aggregate), INCLUSIVE) };
+            }
+            before.store(prefix, 0);
+        }
+    }
+    sync_threads();
+
+    // SAFETY: every lane of every warp.
+    let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
+    let thread_prefix = if lane == 0 { Tally::ZERO } else { below };
+    let mut run = Tally::load(prefix, 0).add(warp_prefix).add(thread_prefix);
+    let inv_window = 1.0 / window as f64;
+    let mut m = [0.0f32; ITEMS as usize];
+    if clean {
+        unroll!(k in ITEMS as usize => {
+            run.sum += e[k];
+            m[k] = run.mean(inv_window);
+        });
+    } else {
+        unroll!(k in ITEMS as usize => {
+            let p = p0 + k as u32;
+            if p < n {
+                // SAFETY: p < n, and p - window < n where p >= window.
+                let x = unsafe { *a.add(p as usize) };
+                run = run.add(Tally::of(x));
+                if p >= window {
+                    // SAFETY: as above.
+                    run = run.sub(Tally::of(unsafe { *a.add((p - window) as usize) }));
+                }
+            }
+            m[k] = run.mean(inv_window);
+        });
+    }
+
+    // Stores: this thread's first output is o0 = p0 - (window - 1), r places past an aligned
+    // A. Each thread writes the aligned run [A, A + ITEMS) — the previous thread's last r
+    // means then its own — so that whole quads go out as 16-byte stores; the block's first
+    // thread has no previous one and writes only its own, and its last thread also writes
+    // its r left-over means.
+    let o0 = p0 as i64 - (window as i64 - 1);
+    let r = o0.rem_euclid(4) as usize;
+    let base = o0 - r as i64;
+    let outputs = n - window + 1;
+    // SAFETY: every lane of every warp.
+    let up = unsafe {
+        [
+            warp::shuffle_up(FULL_MASK, m[13], 1),
+            warp::shuffle_up(FULL_MASK, m[14], 1),
+            warp::shuffle_up(FULL_MASK, m[15], 1),
+        ]
+    };
+    if lane == WARP_SIZE - 1 {
+        unroll!(j in 3 => {
+            tails.set(3 * warp_id + j as u32, m[13 + j]);
+        });
+    }
+    sync_threads();
+    let (prev, have_prev) = if lane > 0 {
+        (up, true)
+    } else if warp_id > 0 {
+        let w = 3 * (warp_id - 1);
+        ([tails.get(w), tails.get(w + 1), tails.get(w + 2)], true)
+    } else {
+        ([0.0; 3], false)
+    };
+    let mut run_out = [0.0f32; ITEMS as usize];
+    unroll!(j in ITEMS as usize => {
+        run_out[j] = compose(r, j, &prev, &m);
+    });
+    unroll!(q in (ITEMS / 4) as usize => {
+        let at = base + 4 * q as i64;
+        let whole = at >= 0 && at + 4 <= outputs as i64 && (q > 0 || r == 0 || have_prev);
+        if whole {
+            let v = F32x4([
+                run_out[4 * q],
+                run_out[4 * q + 1],
+                run_out[4 * q + 2],
+                run_out[4 * q + 3],
+            ]);
+            // SAFETY: at .. at + 4 are outputs, `at` is a multiple of 4 and `out` 16-byte
+            // aligned; this thread is their only writer.
+            unsafe { *(out.add(at as usize) as *mut F32x4) = v };
+        } else {
+            unroll!(j in 4 => {
+                let jj = 4 * q + j;
+                if jj >= r || have_prev {
+                    // SAFETY: out holds `outputs` floats.
+                    unsafe { store_if(out, outputs, at + j as i64, run_out[jj]) };
+                }
+            });
+        }
+    });
+    if t == BLOCK - 1 {
+        unroll!(j in 3 => {
+            if j < r {
+                // The means past the last aligned run: m[ITEMS - r + j].
+                let v = pick4(r, 0.0, m[15], m[14 + j.min(1)], m[13 + j]);
+                // SAFETY: as above; nobody else in this block or the next writes these.
+                unsafe { store_if(out, outputs, base + (ITEMS as usize + j) as i64, v) };
+            }
+        });
+    }
+}
+
+// Exported only with the `entries` feature; the simulator twins always exist.
+#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+nvptx_device::entry_points! {
+    sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64) => sliding_scan;
+}
