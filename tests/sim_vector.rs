@@ -187,15 +187,13 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
 
     let tiles = 100u32;
     let mut state = vec![0u64; scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * tiles as usize];
-    let set = |state: &mut Vec<u64>, b: usize, flag: u64, t: Tally| {
+    let set = |state: &mut Vec<u64>, b: usize, status: u32, t: Tally| {
         let d = scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * b;
-        let at = if flag == scan::INCLUSIVE { 4 } else { 1 };
-        state[d] = flag;
-        state[d + at] = t.sum.to_bits();
-        state[d + at + 1] = t.inf;
-        state[d + at + 2] = t.nan as u64;
+        // SAFETY: tile b's descriptor, no launch running.
+        unsafe { scan::publish(state.as_mut_ptr().add(d), status, t) };
     };
-    // Tile 20 has its inclusive prefix; 21..99 only their aggregates (one of them a NaN).
+    // Tile 20 has its inclusive prefix; 21..99 only their aggregates (one of them a NaN);
+    // 0..20 nothing, and are never read. Tile 20 is 78 tiles back: lane 19's third.
     set(
         &mut state,
         20,
@@ -218,6 +216,17 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
         };
         set(&mut state, b, scan::AGGREGATE, t);
     }
+    // A tile with both: the inclusive prefix wins.
+    set(
+        &mut state,
+        98,
+        scan::INCLUSIVE,
+        Tally {
+            sum: 5.0e6,
+            inf: 0,
+            nan: 0,
+        },
+    );
     let got = Mutex::new(vec![]);
     let ps = SharedPtr(state.as_mut_ptr());
     let launch = Launch {
@@ -232,10 +241,59 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     })
     .unwrap();
     let got = got.into_inner().unwrap();
-    let expected: f64 = 1000.0 + (21..99).filter(|&b| b != 50).map(|b| b as f64).sum::<f64>();
     assert_eq!(got.len(), 32);
     for t in got {
+        assert_eq!((t.sum, t.inf, t.nan), (5.0e6, 0, 0));
+    }
+    // Without tile 98's inclusive prefix: back to tile 20, over 77 aggregates.
+    let d = scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * 98;
+    state[d + 4..d + 8].fill(0);
+    let got = Mutex::new(vec![]);
+    let ps = SharedPtr(state.as_mut_ptr());
+    device_sim::launch(&launch, &Limits::default(), || {
+        // SAFETY: as above.
+        let t = unsafe { scan::look_back(ps.get(), 99) };
+        got.lock().unwrap().push(t);
+    })
+    .unwrap();
+    let expected: f64 = 1000.0 + (21..99).filter(|&b| b != 50).map(|b| b as f64).sum::<f64>();
+    for t in got.into_inner().unwrap() {
         assert_eq!((t.sum, t.inf, t.nan), (expected, 0, 1));
+    }
+    // And 150 tiles back, past one step of LOOK_BACK tiles.
+    let mut state = vec![0u64; scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * 200];
+    set(
+        &mut state,
+        10,
+        scan::INCLUSIVE,
+        Tally {
+            sum: 1.0,
+            inf: 0,
+            nan: 0,
+        },
+    );
+    for b in 11..199 {
+        set(
+            &mut state,
+            b,
+            scan::AGGREGATE,
+            Tally {
+                sum: 2.0,
+                inf: 1,
+                nan: 0,
+            },
+        );
+    }
+    let got = Mutex::new(vec![]);
+    let ps = SharedPtr(state.as_mut_ptr());
+    device_sim::launch(&launch, &Limits::default(), || {
+        // SAFETY: as above.
+        let t = unsafe { scan::look_back(ps.get(), 199) };
+        got.lock().unwrap().push(t);
+    })
+    .unwrap();
+    for t in got.into_inner().unwrap() {
+        assert_eq!((t.sum, t.inf, t.nan), (1.0 + 2.0 * 188.0, 188, 0));
     }
 }
 

@@ -5,6 +5,13 @@
 //! `ld.acquire`, `st.release`, `ld.relaxed`, `st.relaxed`. In the simulator they are the
 //! host's atomics on the same addresses with the same orderings.
 //!
+//! [`store_pair_cg`] and [`load_pair_cg`] move 16-byte records through L2 (`st.global.cg.v2`,
+//! `ld.global.cg.v2`, never a stale L1 copy), for records that carry their own "valid" flag:
+//! an aligned 16-byte access is one transaction on current GPUs, so a reader sees the whole
+//! record or none of it and needs no fence. The PTX memory model does not promise that
+//! (vector accesses are weak and element-wise); CUB's decoupled look-back relies on the same
+//! hardware behaviour for its 16-byte tile descriptors.
+//!
 //! A store with [`store_release_u64`] makes every earlier write of the thread visible to a
 //! thread whose [`load_acquire_u64`] reads the stored value: publish data with relaxed
 //! stores, then a flag with a release store; read the flag with an acquire load, then the
@@ -63,6 +70,57 @@ mod backend {
             asm!("st.relaxed.gpu.global.u64 [{p}], {v};", p = in(reg64) ptr, v = in(reg64) v,
                  options(nostack, preserves_flags))
         };
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod pair {
+    use core::arch::asm;
+
+    #[inline(always)]
+    pub unsafe fn store_pair_cg(ptr: *mut u64, v: [u64; 2]) {
+        // SAFETY: the caller guarantees a valid, 16-byte-aligned global address.
+        unsafe {
+            asm!("st.global.cg.v2.u64 [{p}], {{{a}, {b}}};", p = in(reg64) ptr, a = in(reg64) v[0],
+                 b = in(reg64) v[1], options(nostack, preserves_flags))
+        };
+    }
+
+    #[inline(always)]
+    pub unsafe fn load_pair_cg(ptr: *const u64) -> [u64; 2] {
+        let (a, b): (u64, u64);
+        // SAFETY: as above.
+        unsafe {
+            asm!("ld.global.cg.v2.u64 {{{a}, {b}}}, [{p}];", p = in(reg64) ptr, a = out(reg64) a,
+                 b = out(reg64) b, options(nostack, preserves_flags))
+        };
+        [a, b]
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod pair {
+    use core::sync::atomic::{AtomicU64, Ordering};
+
+    // The simulator runs blocks one after another, so no thread ever sees half a record:
+    // two word-wide accesses stand for the 16-byte one.
+    pub unsafe fn store_pair_cg(ptr: *mut u64, v: [u64; 2]) {
+        // SAFETY: the caller guarantees a valid, aligned address accessed only through
+        // these functions while the launch runs.
+        unsafe {
+            AtomicU64::from_ptr(ptr).store(v[0], Ordering::Relaxed);
+            AtomicU64::from_ptr(ptr.add(1)).store(v[1], Ordering::Relaxed);
+        }
+    }
+
+    pub unsafe fn load_pair_cg(ptr: *const u64) -> [u64; 2] {
+        // SAFETY: as above.
+        unsafe {
+            [
+                AtomicU64::from_ptr(ptr as *mut u64).load(Ordering::Relaxed),
+                AtomicU64::from_ptr(ptr.add(1) as *mut u64).load(Ordering::Relaxed),
+            ]
+        }
     }
 }
 
@@ -150,4 +208,26 @@ pub unsafe fn store_release_u64(ptr: *mut u64, v: u64) {
 pub unsafe fn store_relaxed_u64(ptr: *mut u64, v: u64) {
     // SAFETY: forwarded contract.
     unsafe { backend::store_relaxed_u64(ptr, v) }
+}
+
+/// Writes the 16-byte record `v` to `ptr[0..2]` in one L2 transaction (`st.global.cg.v2.u64`);
+/// see the [module](self) on what readers may assume.
+///
+/// # Safety
+/// `ptr` is a 16-byte-aligned global address of two words that threads access only through
+/// [`store_pair_cg`] and [`load_pair_cg`] while the launch runs.
+#[inline(always)]
+pub unsafe fn store_pair_cg(ptr: *mut u64, v: [u64; 2]) {
+    // SAFETY: forwarded contract.
+    unsafe { pair::store_pair_cg(ptr, v) }
+}
+
+/// Reads the 16-byte record at `ptr[0..2]` in one L2 transaction (`ld.global.cg.v2.u64`).
+///
+/// # Safety
+/// As [`store_pair_cg`].
+#[inline(always)]
+pub unsafe fn load_pair_cg(ptr: *const u64) -> [u64; 2] {
+    // SAFETY: forwarded contract.
+    unsafe { pair::load_pair_cg(ptr) }
 }

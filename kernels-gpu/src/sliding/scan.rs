@@ -12,8 +12,14 @@
 //! a block that started after the blocks of tiles `0..b` had started. It publishes its tile's
 //! aggregate at once, then looks back over its predecessors' published values: it waits only
 //! for blocks that are already running and that publish without waiting, so the look-back
-//! always ends. Published words are written with relaxed stores followed by a release store
-//! of the flag, and read after an acquire load of it.
+//! always ends. One look-back step reads [`LOOK_BACK`] predecessors (four per lane), so the
+//! chain of inclusive prefixes advances up to that many tiles per L2 round trip.
+//!
+//! Each published value is two 16-byte records, each with its own "valid" bit beside the
+//! data, stored and loaded whole through L2 ([`atomic::store_pair_cg`]): a reader needs no
+//! fence, and a spinning block adds no fence traffic. (A first version published with
+//! release stores and polled with acquire loads, a fence each, and one tile per lane: it
+//! ran at a tenth of copy bandwidth, whatever the window.)
 //!
 //! # Accuracy
 //!
@@ -57,9 +63,11 @@ pub const STATIC_SHARED_BYTES: u32 =
 /// Words of the scratch state before the first tile's descriptor: the ticket counter (a
 /// `u32` in word 0), padded to 64 bytes.
 pub const HEADER_WORDS: usize = 8;
-/// Words per tile: the flag, the aggregate (3 words), the inclusive prefix (3 words), one
-/// spare.
+/// Words per tile: the aggregate's two 16-byte records, then the inclusive prefix's.
 pub const DESCRIPTOR_WORDS: usize = 8;
+/// Predecessors a look-back step reads: four per lane of a warp.
+pub const LOOK_BACK: u32 = WARP_SIZE * PER_LANE;
+const PER_LANE: u32 = 4;
 
 /// Tiles (and blocks) for `n` inputs: at least one.
 pub const fn tiles(n: u32) -> u32 {
@@ -72,12 +80,14 @@ pub const fn state_words(n: u32) -> usize {
     HEADER_WORDS + DESCRIPTOR_WORDS * tiles(n) as usize
 }
 
-/// A tile's flag: nothing published yet.
-pub const EMPTY: u64 = 0;
-/// The tile's own aggregate is published (words 1..4).
-pub const AGGREGATE: u64 = 1;
-/// The inclusive prefix through the tile is published (words 4..7).
-pub const INCLUSIVE: u64 = 2;
+/// What a tile has published: nothing yet.
+pub const EMPTY: u32 = 0;
+/// Its own aggregate (descriptor words 0..4).
+pub const AGGREGATE: u32 = 1;
+/// The inclusive prefix through it (descriptor words 4..8).
+pub const INCLUSIVE: u32 = 2;
+/// The "valid" bit of a record's second word.
+const VALID: u64 = 1 << 32;
 
 /// One -∞ in [`Tally::inf`].
 const NEG_INF: u64 = 1 << 32;
@@ -116,26 +126,6 @@ impl Tally {
             t.inf = NEG_INF;
         }
         t
-    }
-
-    /// `self + o`.
-    #[inline(always)]
-    pub fn add(self, o: Self) -> Self {
-        Self {
-            sum: self.sum + o.sum,
-            inf: self.inf.wrapping_add(o.inf),
-            nan: self.nan.wrapping_add(o.nan),
-        }
-    }
-
-    /// `self - o`.
-    #[inline(always)]
-    pub fn sub(self, o: Self) -> Self {
-        Self {
-            sum: self.sum - o.sum,
-            inf: self.inf.wrapping_sub(o.inf),
-            nan: self.nan.wrapping_sub(o.nan),
-        }
     }
 
     /// The average of a window whose tally this is, `inv_window` being `1 / window`.
@@ -202,41 +192,80 @@ impl Tally {
     }
 }
 
-/// Writes `t` to three words of a descriptor at `d`, then `flag` to its first word
-/// (release), so that a reader that acquires the flag sees the words.
-///
-/// # Safety
-/// `d` points to a descriptor of [`DESCRIPTOR_WORDS`] in the launch's scratch state.
-#[inline(always)]
-unsafe fn publish(d: *mut u64, offset: usize, t: Tally, flag: u64) {
-    // SAFETY: offset + 2 < DESCRIPTOR_WORDS; these words are written by this thread only.
-    unsafe {
-        atomic::store_relaxed_u64(d.add(offset), t.sum.to_bits());
-        atomic::store_relaxed_u64(d.add(offset + 1), t.inf);
-        atomic::store_relaxed_u64(d.add(offset + 2), t.nan as u64);
-        atomic::store_release_u64(d, flag);
-    }
-}
+impl core::ops::Add for Tally {
+    type Output = Self;
 
-/// Reads the three words at `d + offset` (after an acquire load of the flag).
-///
-/// # Safety
-/// As [`publish`].
-#[inline(always)]
-unsafe fn read(d: *const u64, offset: usize) -> Tally {
-    // SAFETY: as `publish`.
-    unsafe {
-        Tally {
-            sum: f64::from_bits(atomic::load_relaxed_u64(d.add(offset))),
-            inf: atomic::load_relaxed_u64(d.add(offset + 1)),
-            nan: atomic::load_relaxed_u64(d.add(offset + 2)) as u32,
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Self {
+            sum: self.sum + o.sum,
+            inf: self.inf.wrapping_add(o.inf),
+            nan: self.nan.wrapping_add(o.nan),
         }
     }
 }
 
-/// The sum of every tile before tile `b`, by one full warp: each lane reads one
-/// predecessor's flag (lane 0 the nearest), and the warp adds the published values up to
-/// the nearest inclusive prefix, 32 tiles per step, re-reading while any of those has
+impl core::ops::Sub for Tally {
+    type Output = Self;
+
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Self {
+            sum: self.sum - o.sum,
+            inf: self.inf.wrapping_sub(o.inf),
+            nan: self.nan.wrapping_sub(o.nan),
+        }
+    }
+}
+
+/// Publishes `t` as tile descriptor `d`'s aggregate ([`AGGREGATE`]) or inclusive prefix
+/// ([`INCLUSIVE`]): two 16-byte records, `(sum, nan | VALID)` and `(inf, VALID)`.
+///
+/// # Safety
+/// `d` points to a 16-byte-aligned descriptor of [`DESCRIPTOR_WORDS`] in the launch's
+/// scratch state, whose `status` records only this thread writes.
+#[inline(always)]
+pub unsafe fn publish(d: *mut u64, status: u32, t: Tally) {
+    let at = if status == INCLUSIVE { 4 } else { 0 };
+    // SAFETY: at + 3 < DESCRIPTOR_WORDS, 16-byte aligned; this thread's records.
+    unsafe {
+        atomic::store_pair_cg(d.add(at), [t.sum.to_bits(), t.nan as u64 | VALID]);
+        atomic::store_pair_cg(d.add(at + 2), [t.inf, VALID]);
+    }
+}
+
+/// What descriptor `d` holds: its status and the value of the most advanced complete one.
+///
+/// # Safety
+/// As [`publish`].
+#[inline(always)]
+unsafe fn read(d: *const u64) -> (u32, Tally) {
+    // SAFETY: four records of the descriptor; independent loads, one round trip.
+    let [a1, a2, i1, i2] = unsafe {
+        [
+            atomic::load_pair_cg(d),
+            atomic::load_pair_cg(d.add(2)),
+            atomic::load_pair_cg(d.add(4)),
+            atomic::load_pair_cg(d.add(6)),
+        ]
+    };
+    let value = |r1: [u64; 2], r2: [u64; 2]| Tally {
+        sum: f64::from_bits(r1[0]),
+        inf: r2[0],
+        nan: r1[1] as u32,
+    };
+    if i1[1] & VALID != 0 && i2[1] & VALID != 0 {
+        (INCLUSIVE, value(i1, i2))
+    } else if a1[1] & VALID != 0 && a2[1] & VALID != 0 {
+        (AGGREGATE, value(a1, a2))
+    } else {
+        (EMPTY, Tally::ZERO)
+    }
+}
+
+/// The sum of every tile before tile `b`, by one full warp: lane `l` reads predecessors
+/// `b - 1 - 4l - j` (`j < 4`), and the warp adds the published values back to the nearest
+/// inclusive prefix, [`LOOK_BACK`] tiles per step, re-reading while any of those has
 /// published nothing yet.
 ///
 /// # Safety
@@ -248,46 +277,60 @@ pub unsafe fn look_back(state: *mut u64, b: u32) -> Tally {
     let mut excl = Tally::ZERO;
     let mut end = b;
     while end > 0 {
-        let exists = lane < end;
-        let d = state
-            .wrapping_add(HEADER_WORDS + DESCRIPTOR_WORDS * end.wrapping_sub(1 + lane) as usize);
-        // Tiles before the first count as an inclusive prefix of zero.
-        let flag = if exists {
-            // SAFETY: tile end - 1 - lane < b is in the state.
-            unsafe { atomic::load_acquire_u64(d) }
-        } else {
-            INCLUSIVE
-        };
+        let mut status = [EMPTY; PER_LANE as usize];
+        let mut value = [Tally::ZERO; PER_LANE as usize];
+        unroll!(j in PER_LANE as usize => {
+            let i = PER_LANE * lane + j as u32;
+            // Tiles before the first count as an inclusive prefix of zero.
+            (status[j], value[j]) = if i < end {
+                let d = state.wrapping_add(
+                    HEADER_WORDS + DESCRIPTOR_WORDS * (end - 1 - i) as usize,
+                );
+                // SAFETY: tile end - 1 - i < b is in the state.
+                unsafe { read(d) }
+            } else {
+                (INCLUSIVE, Tally::ZERO)
+            };
+        });
+        // This lane's nearest inclusive prefix (PER_LANE: none), and whether a tile it
+        // needs has published nothing.
+        let mut first = PER_LANE;
+        let mut pending_before = [false; PER_LANE as usize + 1];
+        unroll!(j in PER_LANE as usize => {
+            if first == PER_LANE && status[j] == INCLUSIVE {
+                first = j as u32;
+            }
+            pending_before[j + 1] = pending_before[j] || status[j] == EMPTY;
+        });
         // SAFETY: the whole warp is here (the loop's conditions are warp-uniform).
-        let (inclusive, empty) = unsafe {
-            (
-                warp::ballot(FULL_MASK, flag == INCLUSIVE),
-                warp::ballot(FULL_MASK, flag == EMPTY),
-            )
-        };
-        let first = inclusive.trailing_zeros();
-        let needed = if first >= 31 {
-            u32::MAX
-        } else {
-            (2u32 << first) - 1
-        };
-        if empty & needed != 0 {
+        let with_inclusive = unsafe { warp::ballot(FULL_MASK, first < PER_LANE) };
+        let nearest = with_inclusive.trailing_zeros();
+        let upto = if lane == nearest { first + 1 } else { PER_LANE };
+        let mut pending = false;
+        unroll!(j in PER_LANE as usize + 1 => {
+            if j as u32 == upto {
+                pending = pending_before[j];
+            }
+        });
+        // SAFETY: as above.
+        if unsafe { warp::ballot(FULL_MASK, lane <= nearest && pending) } != 0 {
             continue;
         }
-        let mine = if exists && lane <= first {
-            let offset = if flag == INCLUSIVE { 4 } else { 1 };
-            // SAFETY: the flag was acquired; the words behind it are final.
-            unsafe { read(d, offset) }
-        } else {
-            Tally::ZERO
-        };
-        // SAFETY: the whole warp is here.
+        let mut mine = Tally::ZERO;
+        if lane <= nearest {
+            unroll!(j in PER_LANE as usize => {
+                if (j as u32) < upto {
+                    mine = value[j] + mine;
+                }
+            });
+        }
+        // SAFETY: as above.
         let step = unsafe { warp_sum(mine) };
-        excl = step.add(excl);
-        if first < 32 {
+        excl = step + excl;
+        if nearest < WARP_SIZE {
             break;
         }
-        end -= 32;
+        end -= LOOK_BACK;
     }
     excl
 }
@@ -305,9 +348,9 @@ unsafe fn warp_sum(mut t: Tally) -> Tally {
         let other = t.map_words(|w| unsafe { warp::shuffle_xor(FULL_MASK, w, offset) });
         // Lower lanes' tiles first: the same grouping in the pair's two lanes.
         t = if warp::lane_id() & offset == 0 {
-            t.add(other)
+            t + other
         } else {
-            other.add(t)
+            other + t
         };
         offset /= 2;
     }
@@ -459,7 +502,7 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     if !clean {
         mine = Tally::ZERO;
         unroll!(k in ITEMS as usize => {
-            mine = mine.add(Tally::of(xn[k]).sub(Tally::of(xo[k])));
+            mine = mine + (Tally::of(xn[k]) - Tally::of(xo[k]));
         });
     }
 
@@ -470,7 +513,7 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
         // SAFETY: every lane of every (full) warp runs this loop.
         let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, d) });
         if lane >= d {
-            inclusive = below.add(inclusive);
+            inclusive = below + inclusive;
         }
         d *= 2;
     }
@@ -482,28 +525,24 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     for j in 0..WARPS {
         let total = Tally::load(warp_totals, 5 * j);
         if j < warp_id {
-            warp_prefix = warp_prefix.add(total);
+            warp_prefix = warp_prefix + total;
         }
-        aggregate = aggregate.add(total);
+        aggregate = aggregate + total;
     }
 
     if warp_id == 0 {
         let desc = state.wrapping_add(HEADER_WORDS + DESCRIPTOR_WORDS * b as usize);
         if lane == 0 {
-            let (offset, flag) = if b == 0 {
-                (4, INCLUSIVE)
-            } else {
-                (1, AGGREGATE)
-            };
+            let status = if b == 0 { INCLUSIVE } else { AGGREGATE };
             // SAFETY: tile b's descriptor, written by this thread only.
-            unsafe { publish(desc, offset, aggregate, flag) };
+            unsafe { publish(desc, status, aggregate) };
         }
         // SAFETY: the whole warp; tiles before b belong to started blocks.
         let before = unsafe { look_back(state, b) };
         if lane == 0 {
             if b > 0 {
                 // SAFETY: as above.
-                unsafe { publish(desc, 4, before.add(aggregate), INCLUSIVE) };
+                unsafe { publish(desc, INCLUSIVE, before + aggregate) };
             }
             before.store(prefix, 0);
         }
@@ -513,7 +552,7 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     // SAFETY: every lane of every warp.
     let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
     let thread_prefix = if lane == 0 { Tally::ZERO } else { below };
-    let mut run = Tally::load(prefix, 0).add(warp_prefix).add(thread_prefix);
+    let mut run = Tally::load(prefix, 0) + warp_prefix + thread_prefix;
     let inv_window = 1.0 / window as f64;
     let mut m = [0.0f32; ITEMS as usize];
     if clean {
@@ -527,10 +566,10 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
             if p < n {
                 // SAFETY: p < n, and p - window < n where p >= window.
                 let x = unsafe { *a.add(p as usize) };
-                run = run.add(Tally::of(x));
+                run = run + Tally::of(x);
                 if p >= window {
                     // SAFETY: as above.
-                    run = run.sub(Tally::of(unsafe { *a.add((p - window) as usize) }));
+                    run = run - Tally::of(unsafe { *a.add((p - window) as usize) });
                 }
             }
             m[k] = run.mean(inv_window);
