@@ -195,7 +195,7 @@ impl AxisShape {
         match axis {
             Axis::Rows => {
                 let g = row_group(self.cols);
-                let units = if self.cols % 4 == 0 {
+                let units = if self.cols.is_multiple_of(4) {
                     self.cols / 4
                 } else {
                     self.cols

@@ -25,7 +25,7 @@ const MAX_SEGMENTS: u32 = 4096;
 
 /// Floats per column unit: 4 (one 16-byte load) where rows start 16-byte aligned, else 1.
 pub const fn column_vector(cols: u32) -> u32 {
-    if cols % 4 == 0 { 4 } else { 1 }
+    if cols.is_multiple_of(4) { 4 } else { 1 }
 }
 
 /// Threads across columns in a block: the column units rounded up to a power of two, at
@@ -171,15 +171,15 @@ unsafe fn reduce_cols_v<const OP: u32, const V: usize>(
     let mut stride = row_lanes / 2;
     while stride > 0 {
         if ty >= stride && ty < 2 * stride {
-            for i in 0..V {
-                partial.set(((ty - stride) * lanes + tx) * V as u32 + i as u32, v[i]);
+            for (i, &vi) in v.iter().enumerate() {
+                partial.set(((ty - stride) * lanes + tx) * V as u32 + i as u32, vi);
             }
         }
         sync_threads();
         if ty < stride {
             let mut other = [0.0f32; V];
-            for i in 0..V {
-                other[i] = partial.get((ty * lanes + tx) * V as u32 + i as u32);
+            for (i, oi) in other.iter_mut().enumerate() {
+                *oi = partial.get((ty * lanes + tx) * V as u32 + i as u32);
             }
             v = combine_v::<OP, V>(v, other);
         }
@@ -189,8 +189,8 @@ unsafe fn reduce_cols_v<const OP: u32, const V: usize>(
     if ty == 0 && in_range {
         let at = segment as usize * cols as usize + V * unit as usize;
         let mut o = [0.0f32; V];
-        for i in 0..V {
-            o[i] = v[i] * scale;
+        for (oi, &vi) in o.iter_mut().zip(&v) {
+            *oi = vi * scale;
         }
         if V == 4 {
             // SAFETY: out holds segments · cols floats, 16-byte aligned, cols % 4 == 0; one

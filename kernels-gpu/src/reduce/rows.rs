@@ -20,7 +20,11 @@ const LOADS_PER_LANE: u32 = UNROLL;
 /// Lanes that reduce one row of `cols` floats: a power of two from 1 to 32, so that groups
 /// tile warps exactly.
 pub const fn row_group(cols: u32) -> u32 {
-    let loads = if cols % 4 == 0 { cols / 4 } else { cols };
+    let loads = if cols.is_multiple_of(4) {
+        cols / 4
+    } else {
+        cols
+    };
     let want = loads.div_ceil(LOADS_PER_LANE);
     let mut g = 1;
     while g < want && g < WARP_SIZE {
@@ -93,7 +97,7 @@ pub unsafe fn reduce_rows<const OP: u32>(
         let row = x.wrapping_add(r as usize * cols as usize);
         // SAFETY: row r holds cols floats; with cols % 4 == 0 it starts 16-byte aligned.
         v = unsafe {
-            if cols % 4 == 0 {
+            if cols.is_multiple_of(4) {
                 lane_share::<OP, 4>(row, cols, j, g)
             } else {
                 lane_share::<OP, 1>(row, cols, j, g)
