@@ -1,6 +1,7 @@
-//! `cargo bench -p host --bench vector`: the minitorch 3.5 kernels — flat sums, sum / max /
-//! mean along rows and columns, sliding averages — against a device-to-device copy of the
-//! same bytes, the bandwidth ceiling. Timed with CUDA events through criterion's
+//! `cargo bench -p kernels-gpu-host --bench vector`: the minitorch 3.5 kernels — flat sums,
+//! sum / max / mean along rows and columns, sliding averages — against a device-to-device
+//! copy of the same bytes, the bandwidth ceiling; and the fusion lesson (zip then reduce
+//! against fused products, throughput in flops). Timed with CUDA events through criterion's
 //! `iter_custom`; throughput in bytes (criterion's `B/s`): a reduction reads its input once
 //! and writes its outputs, a sliding average reads its input and writes its outputs, a copy
 //! reads and writes its input. Every group has its `device-copy` row, so a kernel's `B/s`
@@ -33,6 +34,8 @@ const WINDOWS: [usize; 5] = [2, 16, 64, 1024, 100_000];
 const SCALING_WINDOWS_UP_TO: usize = 64;
 /// The 2-D reductions' shapes, 2^28 values each: square, and tall with 64-wide rows.
 const AXIS_SHAPES: [(usize, usize); 2] = [(16384, 16384), (1 << 22, 64)];
+/// The fusion lesson's product: its `m·n·k` intermediate is 2^28 floats, 1 GiB.
+const FUSION_SHAPE: (usize, usize, usize) = (1024, 256, 1024);
 
 fn input(len: usize) -> Vec<f32> {
     Rng::new(42)
@@ -145,6 +148,68 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
         }
         group.finish();
     }
+    fusion_group(c, gpu)
+}
+
+/// The fusion lesson (`--op fusion`): the product as zip into an `m·n·k` intermediate and
+/// row sums of it, against fused kernels that never write it; throughput in the product's
+/// flops, so every row reads as the same work.
+fn fusion_group(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
+    use kernels_gpu_host::{MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
+    let (m, k, n) = FUSION_SHAPE;
+    let shape = MatmulShape::new(m, k, n)?;
+    let (a, b) = (gpu.upload(&input(m * k))?, gpu.upload(&input(k * n))?);
+    let mut tmp = gpu.zeros(kernels_gpu_host::fusion::intermediate_len(shape)? as usize)?;
+    let mut out = gpu.zeros(m * n)?;
+    let mut scratch = AxisScratch::default();
+    let tall = AxisShape::new(m * n, k)?;
+    let timed = |f: &mut dyn FnMut() -> Result<()>, iters| {
+        gpu.time_batch(iters, f).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut group = c.benchmark_group(format!("fusion-{m}x{k}x{n}"));
+    group.throughput(Throughput::Elements(shape.flops() as u64));
+    group.bench_function("zip", |bch| {
+        bch.iter_custom(|iters| timed(&mut || gpu.zip_device(&a, &b, &mut tmp, shape), iters))
+    });
+    group.bench_function("reduce", |bch| {
+        bch.iter_custom(|iters| {
+            timed(
+                &mut || {
+                    gpu.reduce_axis_device(
+                        AxisOp::Sum,
+                        Axis::Rows,
+                        &tmp,
+                        tall,
+                        &mut out,
+                        &mut scratch,
+                    )
+                },
+                iters,
+            )
+        })
+    });
+    group.bench_function("zip+reduce", |bch| {
+        bch.iter_custom(|iters| {
+            timed(
+                &mut || {
+                    gpu.zip_reduce_matmul_device(&a, &b, &mut tmp, &mut out, &mut scratch, shape)
+                },
+                iters,
+            )
+        })
+    });
+    let autotuned = SgemmKernel::autotuned(Precision::Fp32)?;
+    for kernel in [MatmulKernel::TiledStatic, MatmulKernel::Sgemm(autotuned)] {
+        group.bench_function(BenchmarkId::new("fused", kernel.name()), |bch| {
+            bch.iter_custom(|iters| {
+                timed(
+                    &mut || gpu.matmul_device(kernel, TileWidth::Tw16, &a, &b, &mut out, shape),
+                    iters,
+                )
+            })
+        });
+    }
+    group.finish();
     Ok(())
 }
 

@@ -109,6 +109,36 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
 }
 
 #[test]
+fn fusion_lesson_in_the_simulator_prints_the_unfused_pair_and_the_fused_kernels() {
+    let out = host(&[
+        "--simulate",
+        "--op",
+        "fusion",
+        "--m",
+        "9",
+        "--k",
+        "21",
+        "--n",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let rows: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    for row in &rows {
+        assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
+    }
+    // The unfused pair writes the 9·5·21-float intermediate; the fused kernels none.
+    let mib = |r: &serde_json::Value| r["intermediate_mib"].as_f64().unwrap();
+    assert_eq!(mib(&rows[0]), (4 * 9 * 5 * 21) as f64 / (1 << 20) as f64);
+    assert!(rows[1..].iter().all(|r| mib(r) == 0.0), "{stdout}");
+}
+
+#[test]
 fn precision_tf32_runs_the_tensor_core_rung_within_its_bound() {
     let out = host(&[
         "--simulate",

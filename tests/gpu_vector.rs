@@ -200,6 +200,47 @@ fn tests() -> Vec<(String, Test)> {
             Ok(())
         }),
     ));
+    // The fusion lesson's unfused product: zip into m·n·k, then row sums; within its bound,
+    // and the same bits as the simulator's (one rounding per product, the same summation
+    // tree).
+    for (m, k, n) in [
+        (1usize, 1usize, 1usize),
+        (7, 1, 3),
+        (3, 13, 1),
+        (33, 67, 17),
+        (64, 515, 40),
+        (5, 0, 2),
+    ] {
+        t.push((
+            format!("gpu::zip_reduce_matmul::{m}x{k}x{n}"),
+            Box::new(move |g| {
+                use kernels_gpu_host::gpu::AxisScratch;
+                use kernels_gpu_host::{MatmulShape, fusion, reference, sim::Simulator};
+                let shape = MatmulShape::new(m, k, n)?;
+                let (a, b) = (signed(1 + m as u64, m * k), signed(2 + n as u64, k * n));
+                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+                let mut tmp = g.zeros(fusion::intermediate_len(shape)? as usize)?;
+                let mut out = g.upload(&vec![f32::NAN; m * n])?;
+                let mut scratch = AxisScratch::default();
+                g.zip_reduce_matmul_device(&da, &db, &mut tmp, &mut out, &mut scratch, shape)?;
+                let got = g.download(&out)?;
+                let r = reference::matmul_f64(&a, &b, m, k, n);
+                let acc = reference::compare(&got, &r);
+                if !acc.within_f32_bound(fusion::roundings(shape)?) {
+                    return Err(format!("outside the bound: {acc:?}").into());
+                }
+                let sim = Simulator::default().zip_reduce_matmul(&a, &b, shape)?;
+                if got
+                    .iter()
+                    .zip(&sim)
+                    .any(|(x, y)| x.to_bits() != y.to_bits())
+                {
+                    return Err("GPU and simulator differ".into());
+                }
+                Ok(())
+            }),
+        ));
+    }
     t.push((
         "gpu::sliding_naive_and_shared_agree_bitwise".into(),
         Box::new(|g| {

@@ -481,3 +481,67 @@ fn every_operation_runs_through_a_trait_object() {
         other => panic!("expected a launch-limit error, got {other:?}"),
     }
 }
+
+/// The fusion lesson's unfused product (zip into `m·n·k`, then row sums) against f64, with
+/// the bound of its roundings, on odd and degenerate shapes.
+#[test]
+fn zip_then_reduce_is_the_product_within_its_bound() {
+    use kernels_gpu_host::MatmulShape;
+    use kernels_gpu_host::fusion;
+    use kernels_gpu_host::reference;
+    let sim = Simulator::default();
+    let mut rng = Rng::new(11);
+    for (m, k, n) in [
+        (1, 1, 1),
+        (1, 37, 1),
+        (7, 1, 3),
+        (3, 13, 1),
+        (5, 67, 9),
+        (17, 4, 33),
+        (4, 0, 6),
+    ] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let (a, b) = (signed(&mut rng, m * k), signed(&mut rng, k * n));
+        let out = sim.zip_reduce_matmul(&a, &b, shape).unwrap();
+        let r = reference::matmul_f64(&a, &b, m, k, n);
+        let acc = reference::compare(&out, &r);
+        let roundings = fusion::roundings(shape).unwrap();
+        assert!(
+            acc.within_f32_bound(roundings),
+            "{shape}: {acc:?}, {roundings} roundings"
+        );
+        // The products are rounded once each and summed: a one-deep sum is exact.
+        if k == 1 {
+            let exact: Vec<f32> = (0..m * n).map(|t| a[t / n] * b[t % n]).collect();
+            assert_eq!(out, exact, "{shape}");
+        }
+    }
+}
+
+#[test]
+fn zip_intermediate_past_32_bits_is_a_typed_error_naming_it() {
+    use kernels_gpu_host::MatmulShape;
+    use kernels_gpu_host::fusion;
+    let shape = MatmulShape::new(2000, 1100, 2000).unwrap();
+    let err = fusion::intermediate_len(shape).unwrap_err();
+    assert!(
+        matches!(err, Error::IndexOverflow { operand, elements: 4_400_000_000, .. }
+            if operand.contains("intermediate")),
+        "{err:?}"
+    );
+    let (a, b) = (vec![0.0; 2000 * 1100], vec![0.0; 1100 * 2000]);
+    let err = Simulator::default()
+        .zip_reduce_matmul(&a, &b, shape)
+        .unwrap_err();
+    assert!(err.to_string().contains("4400000000"), "{err}");
+}
+
+#[test]
+fn zip_with_wrong_input_lengths_is_a_typed_error() {
+    use kernels_gpu_host::MatmulShape;
+    let shape = MatmulShape::new(3, 4, 5).unwrap();
+    let err = Simulator::default()
+        .zip_reduce_matmul(&[0.0; 11], &[0.0; 20], shape)
+        .unwrap_err();
+    assert!(matches!(err, Error::InputLength { .. }), "{err:?}");
+}

@@ -10,6 +10,7 @@ pub mod axis;
 pub mod backend;
 pub mod data;
 pub mod error;
+pub mod fusion;
 pub mod gpu;
 pub mod kernels;
 pub mod ptx;

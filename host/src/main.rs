@@ -11,6 +11,8 @@ use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use std::process::ExitCode;
 
+#[path = "cli/fusion.rs"]
+mod fusion;
 #[path = "cli/vector.rs"]
 mod vector;
 
@@ -70,7 +72,9 @@ struct Args {
     #[arg(long)]
     simulate: bool,
     /// What to run: matmul (the lecture), sum (flat sums), reduce (sum, max and mean along
-    /// rows and along columns of a 2-D tensor) or sliding (sliding averages).
+    /// rows and along columns of a 2-D tensor), sliding (sliding averages) or fusion (the
+    /// product as zip then reduce through an m×n×k intermediate, against fused kernels;
+    /// default shape 1024×256×1024 on a GPU, 24×40×20 in the simulator).
     #[arg(long, value_enum, default_value_t = Op::Matmul)]
     op: Op,
     /// Input length for sum and sliding [default: 2^28 on a GPU, 100003 in the simulator].
@@ -95,6 +99,7 @@ enum Op {
     Sum,
     Reduce,
     Sliding,
+    Fusion,
 }
 
 /// Default input lengths of the vector operations: 1 GiB of f32 on a GPU, far past any
@@ -216,8 +221,10 @@ fn run(args: &Args) -> Result<bool, Error> {
     if args.suite {
         return run_suite(args, gpu.unwrap_or_else(Gpu::new)?);
     }
-    if args.op != Op::Matmul {
-        return vector::run(args, gpu);
+    match args.op {
+        Op::Matmul => {}
+        Op::Fusion => return fusion::run(args, gpu),
+        _ => return vector::run(args, gpu),
     }
     let rows = on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
     if args.json {

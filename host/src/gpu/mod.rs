@@ -2,6 +2,7 @@
 
 mod backend;
 mod cublas;
+mod fusion;
 mod launch;
 mod matmul;
 mod timing;

@@ -1,0 +1,227 @@
+//! `kernels-gpu-host --op fusion`: the slides' fusion lesson. The product `a · b` written
+//! the minitorch way, as a zip into an `m × n × k` intermediate and a reduce along its last
+//! dimension, beside fused kernels that never write the intermediate: memory and time side
+//! by side, every result checked against f64 with its own error bound.
+
+use super::{Args, MatmulShape};
+use kernels_gpu_host::axis::{Axis, AxisOp, AxisShape};
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::fusion;
+use kernels_gpu_host::gpu::{AxisScratch, Gpu};
+use kernels_gpu_host::reference::{self, Reference};
+use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::{Backend, Error, MatmulKernel, Precision, SgemmKernel, TileWidth};
+
+/// Default shapes: a 1 GiB intermediate on a GPU (2^28 floats, far past any cache); a
+/// product the simulator runs in seconds, with `k` no multiple of a tile width.
+const GPU_DEFAULT: (usize, usize, usize) = (1024, 256, 1024);
+const SIM_DEFAULT: (usize, usize, usize) = (24, 40, 20);
+
+/// One way of computing the product.
+#[derive(Debug, serde::Serialize)]
+struct FusionRow {
+    method: String,
+    shape: String,
+    /// Bytes of intermediate tensors the method allocates and writes.
+    intermediate_mib: f64,
+    /// Bytes the method must move through memory at least (reads and writes).
+    min_traffic_mib: f64,
+    ms_median: Option<f64>,
+    /// Largest `|out − ref| / Σ|a||b|`, in units of the rounding scale.
+    max_scaled_err: Option<f64>,
+    ok: bool,
+}
+
+const MIB: f64 = (1 << 20) as f64;
+
+/// The fused kernels the lesson compares with: the lecture's shared-memory tiled kernel
+/// and the autotuned SGEMM.
+fn fused_kernels() -> [(MatmulKernel, TileWidth); 2] {
+    [
+        (MatmulKernel::TiledStatic, TileWidth::Tw16),
+        (
+            MatmulKernel::Sgemm(SgemmKernel::autotuned(Precision::Fp32).expect("FP32 has kernels")),
+            TileWidth::Tw16,
+        ),
+    ]
+}
+
+pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
+    let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
+    if args.json {
+        for r in &rows {
+            println!("{}", serde_json::to_string(r).expect("rows serialise"));
+        }
+    } else {
+        print!("{}", table(&rows));
+    }
+    Ok(rows.iter().all(|r| r.ok))
+}
+
+fn table(rows: &[FusionRow]) -> String {
+    let mut s = format!(
+        "{:<34} {:>14} {:>15} {:>16} {:>10} {:>12}  ok\n",
+        "method", "shape m×k×n", "intermediate MiB", "min traffic MiB", "ms", "err/Σ|ab|"
+    );
+    for r in rows {
+        let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_owned(), f);
+        s += &format!(
+            "{:<34} {:>14} {:>15.1} {:>16.1} {:>10} {:>12}  {}\n",
+            r.method,
+            r.shape,
+            r.intermediate_mib,
+            r.min_traffic_mib,
+            opt(r.ms_median, |v| format!("{v:.3}")),
+            opt(r.max_scaled_err, |v| format!("{v:.2e}")),
+            if r.ok { "yes" } else { "NO" }
+        );
+    }
+    s
+}
+
+fn shape(args: &Args, default: (usize, usize, usize)) -> Result<MatmulShape, Error> {
+    MatmulShape::new(
+        args.m.unwrap_or(default.0),
+        args.k.unwrap_or(default.1),
+        args.n.unwrap_or(default.2),
+    )
+}
+
+/// Bytes of an `m × n × k` f32 tensor.
+fn intermediate_bytes(shape: MatmulShape) -> u64 {
+    4 * shape.m as u64 * shape.n as u64 * shape.k as u64
+}
+
+/// A row that allocates `intermediate` bytes and moves at least `traffic`, checked against
+/// `r` with the bound of the given roundings where it has an output.
+fn row(
+    method: &str, shape: MatmulShape, intermediate: u64, traffic: u64,
+    out: Option<(&[f32], usize)>, r: &Reference,
+) -> FusionRow {
+    let acc = out.map(|(o, roundings)| {
+        let acc = reference::compare(o, r);
+        (acc, acc.within_bound(roundings, Precision::Fp32))
+    });
+    FusionRow {
+        method: method.to_owned(),
+        shape: shape.to_string(),
+        intermediate_mib: intermediate as f64 / MIB,
+        min_traffic_mib: traffic as f64 / MIB,
+        ms_median: None,
+        max_scaled_err: acc.map(|(a, _)| a.max_scaled_err),
+        ok: acc.is_none_or(|(_, ok)| ok),
+    }
+}
+
+/// The unfused pair's row.
+fn unfused_row(shape: MatmulShape, out: &[f32], r: &Reference) -> Result<FusionRow, Error> {
+    Ok(row(
+        "zip + reduce (unfused)",
+        shape,
+        intermediate_bytes(shape),
+        fusion::unfused_bytes(shape),
+        Some((out, fusion::roundings(shape)?)),
+        r,
+    ))
+}
+
+/// A fused kernel's row.
+fn fused_row(kernel: MatmulKernel, shape: MatmulShape, out: &[f32], r: &Reference) -> FusionRow {
+    let name = format!("fused: {}", kernel.name());
+    let traffic = fusion::fused_bytes(shape);
+    row(&name, shape, 0, traffic, Some((out, shape.k as usize)), r)
+}
+
+fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>, Reference) {
+    let mut rng = Rng::new(args.seed);
+    let (la, lb, _) = shape.lens();
+    let (a, b) = (rng.uniform(la), rng.uniform(lb));
+    let r = reference::matmul_f64(&a, &b, shape.m as usize, shape.k as usize, shape.n as usize);
+    (a, b, r)
+}
+
+fn run_sim(args: &Args) -> Result<Vec<FusionRow>, Error> {
+    let shape = shape(args, SIM_DEFAULT)?;
+    eprintln!(
+        "CPU simulator: the fusion lesson on {shape}, seed {}",
+        args.seed
+    );
+    let (a, b, r) = inputs(args, shape);
+    let sim = Simulator::default();
+    let unfused = sim.zip_reduce_matmul(&a, &b, shape)?;
+    let mut rows = vec![unfused_row(shape, &unfused, &r)?];
+    for (kernel, tw) in fused_kernels() {
+        let out = sim.matmul(kernel, tw, &a, &b, shape)?;
+        rows.push(fused_row(kernel, shape, &out, &r));
+    }
+    Ok(rows)
+}
+
+fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<FusionRow>, Error> {
+    let shape = shape(args, GPU_DEFAULT)?;
+    let len = fusion::intermediate_len(shape)?;
+    eprintln!(
+        "{}: the fusion lesson on {shape} ({:.0} MiB intermediate), seed {}, median of {} runs",
+        gpu.info()?.name,
+        4.0 * len as f64 / MIB,
+        args.seed,
+        args.iters
+    );
+    let (a, b, r) = inputs(args, shape);
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let outputs = shape.lens().2;
+    let poison = vec![f32::NAN; outputs];
+    let median = |launch: &mut dyn FnMut() -> Result<(), Error>| -> Result<f64, Error> {
+        let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, launch)?;
+        Ok(kernels_gpu_host::report::median(&mut ms))
+    };
+    let timed = |mut row: FusionRow, ms: f64| {
+        row.ms_median = (!shape.is_trivial()).then_some(ms);
+        row
+    };
+
+    let mut tmp = gpu.zeros(len as usize)?;
+    let mut out = gpu.upload(&poison)?;
+    let mut scratch = AxisScratch::default();
+    gpu.zip_reduce_matmul_device(&da, &db, &mut tmp, &mut out, &mut scratch, shape)?;
+    gpu.synchronize("zip_reduce")?;
+    let unfused = gpu.download(&out)?;
+    let zip_ms = median(&mut || gpu.zip_device(&da, &db, &mut tmp, shape))?;
+    let tall = AxisShape::new(outputs, shape.k as usize)?;
+    let reduce_ms = median(&mut || {
+        gpu.reduce_axis_device(AxisOp::Sum, Axis::Rows, &tmp, tall, &mut out, &mut scratch)
+    })?;
+    let total_ms = median(&mut || {
+        gpu.zip_reduce_matmul_device(&da, &db, &mut tmp, &mut out, &mut scratch, shape)
+    })?;
+    let (la, lb, lc) = shape.lens();
+    let big = intermediate_bytes(shape);
+    let mut rows = vec![
+        timed(
+            row("  zip", shape, big, 4 * (la + lb) as u64 + big, None, &r),
+            zip_ms,
+        ),
+        timed(
+            row(
+                "  reduce (row sums)",
+                shape,
+                0,
+                big + 4 * lc as u64,
+                None,
+                &r,
+            ),
+            reduce_ms,
+        ),
+        timed(unfused_row(shape, &unfused, &r)?, total_ms),
+    ];
+    drop(tmp);
+    for (kernel, tw) in fused_kernels() {
+        let mut out = gpu.upload(&poison)?;
+        gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
+        gpu.synchronize(kernel.entry(tw))?;
+        let got = gpu.download(&out)?;
+        let ms = median(&mut || gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape))?;
+        rows.push(timed(fused_row(kernel, shape, &got, &r), ms));
+    }
+    Ok(rows)
+}
