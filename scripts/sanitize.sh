@@ -90,6 +90,13 @@ if "$host" --help 2>/dev/null | grep -q -- '--rows'; then
         "reduce-1x1|--op reduce --rows 1 --cols 1"
     )
 fi
+# The fusion lesson's zip (one thread per m·n·k element) feeding a row reduction, where the
+# binary has it.
+if "$host" --help 2>/dev/null | grep -q -- 'fusion'; then
+    runs+=(
+        "fusion-33x67x17|--op fusion --m 33 --k 67 --n 17"
+    )
+fi
 readonly COMMON_ARGS=(--iters 1 --warmup 0 --json)
 
 tool_args() {
