@@ -9,7 +9,7 @@
 use cust_host::CustGpu;
 use cust_plan::Kernel;
 use cust_plan::reference::{median, uniform};
-use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::{Gpu, SlidingScratch};
 use kernels_gpu_host::reduce::ReduceKernel;
 use kernels_gpu_host::sliding::SlidingKernel;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
@@ -64,15 +64,21 @@ fn main() -> Res<()> {
             None => {
                 // At 4096³ the autotuner picks a configuration (split-k runs are for
                 // outputs with few tiles, and this host launches configurations only).
-                let chosen =
-                    match kernels_gpu_host::autotune::choose(&gpu, &ga, &gb, &mut go, shape, kernels_gpu_host::Precision::Fp32)? {
-                        kernels_gpu_host::autotune::Tuned::Config(k) => k,
-                        other => {
-                            return Err(
-                                format!("the autotuner chose {other}, not a configuration").into()
-                            );
-                        }
-                    };
+                let chosen = match kernels_gpu_host::autotune::choose(
+                    &gpu,
+                    &ga,
+                    &gb,
+                    &mut go,
+                    shape,
+                    kernels_gpu_host::Precision::Fp32,
+                )? {
+                    kernels_gpu_host::autotune::Tuned::Config(k) => k,
+                    other => {
+                        return Err(
+                            format!("the autotuner chose {other}, not a configuration").into()
+                        );
+                    }
+                };
                 let ours = Kernel::by_name(chosen.name()).ok_or("an SGEMM row per tuned kernel")?;
                 (MatmulKernel::Sgemm(chosen), TileWidth::Tw16, ours)
             }
@@ -148,9 +154,10 @@ fn main() -> Res<()> {
             cust: vec![],
             same_bits: false,
         };
+        let mut scratch = SlidingScratch::default();
         for _ in 0..rounds {
             row.cudarc.push(median(&mut gpu.time_ms(3, iters, || {
-                gpu.sliding_average_device(sk, &gx, w, &mut go)
+                gpu.sliding_average_device(sk, &gx, w, &mut go, &mut scratch)
             })?));
             row.cust.push(median(
                 &mut cust.time_ms(3, iters, || cust.sliding(ours, &cx, w, &mut co))?,

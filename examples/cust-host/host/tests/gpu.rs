@@ -7,7 +7,7 @@
 
 use cust_host::{CustGpu, Error, Launch};
 use cust_plan::Kernel;
-use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::{Gpu, SlidingScratch};
 use kernels_gpu_host::launch::{Dim3, Limit, LimitError};
 use kernels_gpu_host::reduce::ReduceKernel;
 use kernels_gpu_host::sliding::SlidingKernel;
@@ -128,6 +128,7 @@ fn sliding(both: &Both, kernel: Kernel) -> Result<(), Failed> {
     let n = 100_003;
     let x = data(300, n);
     let (cx, gx) = (cust.upload(&x).map_err(e)?, gpu.upload(&x).map_err(e)?);
+    let mut scratch = SlidingScratch::default();
     for w in [1, 2, 3, 17, 256, 1000, n, n + 1] {
         let outputs = (n + 1).saturating_sub(w);
         let poison = vec![f32::NAN; outputs];
@@ -136,7 +137,7 @@ fn sliding(both: &Both, kernel: Kernel) -> Result<(), Failed> {
             gpu.upload(&poison).map_err(e)?,
         );
         let via_cust = cust.sliding(kernel, &cx, w, &mut co);
-        let via_cudarc = gpu.sliding_average_device(sk, &gx, w, &mut go);
+        let via_cudarc = gpu.sliding_average_device(sk, &gx, w, &mut go, &mut scratch);
         match (via_cust, via_cudarc) {
             (Ok(()), Ok(())) => {}
             // A window whose tile does not fit a block's shared memory: the same refusal.
@@ -173,6 +174,7 @@ fn too_much_shared_memory(both: &Both) -> Result<(), Failed> {
         &gpu.upload(&x).map_err(e)?,
         w,
         &mut go,
+        &mut SlidingScratch::default(),
     );
     let (Err(Error::Launch(c)), Err(kernels_gpu_host::Error::Launch(g))) = (&via_cust, &via_cudarc)
     else {
