@@ -120,7 +120,7 @@ pub type SlidingScanEntry = unsafe fn(*const f32, u32, u32, *mut f32, *mut u64);
 
 macro_rules! vector {
     ($name:literal, $module:ident :: $entry:ident, block: $block:expr, grid: $grid:expr,
-     static: $static:expr, dynamic: $dynamic:expr) => {{
+     static: $static:expr, dynamic: $dynamic:expr $(, min_blocks: $mb:expr)?) => {{
         let (entry, params) = entry_of!($module::$entry);
         VectorConfig {
             name: $name,
@@ -131,11 +131,15 @@ macro_rules! vector {
                 grid: $grid,
                 static_shared_bytes: $static,
                 dynamic_shared: $dynamic,
-                launch_bounds: None,
+                launch_bounds: vector!(@bounds $block $(, $mb)?),
             },
             sim: $module::entry::$entry,
         }
     }};
+    (@bounds $block:expr) => { None };
+    (@bounds $block:expr, $mb:expr) => {
+        Some(LaunchBounds { max_threads: $block, min_blocks: $mb })
+    };
 }
 
 /// The sums: one pass of blocks over the input, one partial each (a second launch of one
@@ -208,7 +212,8 @@ pub const REDUCE_COLS: &[VectorConfig<ColsEntry>] = &[
 /// [`scan::TILE`] positions, ordered by a ticket in its scratch state.
 pub const SLIDING_SCAN: VectorConfig<SlidingScanEntry> = vector!("sliding-scan", scan::sliding_scan,
     block: sliding::BLOCK, grid: GridRule::Items { per_block: scan::TILE, max_blocks: 0 },
-    static: scan::STATIC_SHARED_BYTES, dynamic: DynamicShared::None);
+    static: scan::STATIC_SHARED_BYTES, dynamic: DynamicShared::None,
+    min_blocks: scan::MIN_BLOCKS);
 
 /// Every entry point's description, each once (the lecture's run-time-width kernel is one
 /// entry launched at three widths: its first row stands for it).
