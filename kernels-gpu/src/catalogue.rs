@@ -211,7 +211,7 @@ pub const REDUCE_COLS: &[VectorConfig<ColsEntry>] = &[
 /// The sliding average whose cost per output does not depend on the window: one block per
 /// [`scan::TILE`] positions, ordered by a ticket in its scratch state.
 pub const SLIDING_SCAN: VectorConfig<SlidingScanEntry> = vector!("sliding-scan", scan::sliding_scan,
-    block: sliding::BLOCK, grid: GridRule::Items { per_block: scan::TILE, max_blocks: 0 },
+    block: scan::BLOCK, grid: GridRule::Items { per_block: scan::TILE, max_blocks: 0 },
     static: scan::STATIC_SHARED_BYTES, dynamic: DynamicShared::None,
     min_blocks: scan::MIN_BLOCKS);
 

@@ -41,7 +41,6 @@
 //! The grouping of the f64 additions depends on how far each look-back reaches, so two runs
 //! can differ in the last bits of an f64 sum (almost never in the f32 output).
 
-use super::BLOCK;
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
 use nvptx_device::intrinsics::{F32x4, load_f32x4_nc};
@@ -50,6 +49,8 @@ use nvptx_device::shared_array;
 use nvptx_device::thread::{sync_threads, thread_idx_x};
 use nvptx_device::warp::{self, FULL_MASK, WARP_SIZE};
 
+/// Threads per block.
+pub const BLOCK: u32 = 256;
 /// Consecutive positions per thread: four 16-byte loads of `a[p]`.
 pub const ITEMS: u32 = 16;
 /// Positions per block.
@@ -69,12 +70,14 @@ pub const DESCRIPTOR_WORDS: usize = 8;
 pub const LOOK_BACK: u32 = WARP_SIZE * PER_LANE;
 const PER_LANE: u32 = 4;
 
-/// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`). Without bounds the
-/// kernel took 168 registers, one block per SM, and the SM idled while a block's first warp
-/// looked back: 12.6% of copy bandwidth on an H100 (2^28 values, any window). Two, three and
-/// four blocks (128, 80 and 64 registers, the last two with spills) measured 21.5%, 22.2% and
-/// 17.9%: more blocks lengthen every block's look-back as much as they add parallelism, so
-/// the look-back's latency, not occupancy, bounds this kernel.
+/// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`). Measured on an H100
+/// (2^28 values, window 64; the figure is the same at every window): without bounds the
+/// kernel took 168 registers, one block per SM, and ran at 12.6% of copy bandwidth while the
+/// SM idled behind each block's look-back; 2, 3 and 4 blocks per SM (128, 80, 64 registers,
+/// all with spills) gave 21.5%, 22.2% and 17.9%, and 3 with the inputs re-read after the
+/// look-back 24.3%. 512- and 1024-thread blocks and one predecessor per lane were no faster.
+/// What bounds it is still open: ptxas spills several hundred bytes a thread at any of
+/// these bounds, and the look-back's latency grows with the blocks in flight.
 pub const MIN_BLOCKS: u32 = 3;
 
 /// Tiles (and blocks) for `n` inputs: at least one.
@@ -561,6 +564,13 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
         }
     }
     sync_threads();
+    // This thread's inputs again (from L1 or L2): holding them across the look-back took 32
+    // registers a thread, which at more than one block per SM spilled to local memory.
+    // SAFETY: as above.
+    unsafe {
+        load_new(a, n, p0, &mut xn);
+        load_old(a, n, window, p0, &mut xo);
+    }
 
     // SAFETY: every lane of every warp.
     let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
