@@ -57,19 +57,7 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
     let mut copy = gpu.zeros(GPU_LEN)?;
     // The copy moves the bytes twice (read and write); reported per byte of input.
     group.bench_function("device-copy", |b| {
-        b.iter_custom(|iters| {
-            timed(
-                &mut || {
-                    gpu.stream()
-                        .memcpy_dtod(&x, &mut copy)
-                        .map_err(|source| Error::Driver {
-                            call: "cuMemcpyDtoD",
-                            source,
-                        })
-                },
-                iters,
-            )
-        })
+        b.iter_custom(|iters| timed(&mut || gpu.copy_device(&x, &mut copy), iters))
     });
     let mut scratch = gpu.reduce_scratch()?;
     for k in ReduceKernel::ALL {
@@ -85,19 +73,7 @@ fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
     let mut copy_row = |group: &mut criterion::BenchmarkGroup<'_, _>| {
         group.throughput(Throughput::Bytes(copy_bytes));
         group.bench_function("device-copy", |b| {
-            b.iter_custom(|iters| {
-                timed(
-                    &mut || {
-                        gpu.stream()
-                            .memcpy_dtod(&x, &mut copy)
-                            .map_err(|source| Error::Driver {
-                                call: "cuMemcpyDtoD",
-                                source,
-                            })
-                    },
-                    iters,
-                )
-            })
+            b.iter_custom(|iters| timed(&mut || gpu.copy_device(&x, &mut copy), iters))
         });
     };
 

@@ -16,6 +16,21 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A successful run's JSON lines, each checked to be within its error bound (`"ok": true`).
+fn ok_json_rows(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = host(args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let rows: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    for row in &rows {
+        assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
+    }
+    rows
+}
+
 /// A usage error: exit code 2, clap's message pointing to the usage, no panic or backtrace.
 fn assert_usage_error(args: &[&str], needles: &[&str]) {
     let out = host(args);
@@ -85,22 +100,15 @@ fn shape_overflow_is_a_typed_error_naming_the_sizes() {
 
 #[test]
 fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
-    let out = host(&["--simulate", "--m", "5", "--k", "7", "--n", "3", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
-    let rows: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
+    let rows = ok_json_rows(&["--simulate", "--m", "5", "--k", "7", "--n", "3", "--json"]);
     // naive once, three tiled kernels at three tile widths, and each FP32 SGEMM kernel once
     // (TF32 is opt-in: `--precision tf32`).
     let fp32 = kernels_gpu_host::SgemmKernel::ALL
         .iter()
         .filter(|k| k.precision() == kernels_gpu_host::Precision::Fp32)
         .count();
-    assert_eq!(rows.len(), 10 + fp32, "{stdout}");
+    assert_eq!(rows.len(), 10 + fp32, "{rows:?}");
     for row in &rows {
-        assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
         assert_eq!(
             (&row["m"], &row["k"], &row["n"]),
             (&5.into(), &7.into(), &3.into())
@@ -110,7 +118,7 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
 
 #[test]
 fn fusion_lesson_in_the_simulator_prints_the_unfused_pair_and_the_fused_kernels() {
-    let out = host(&[
+    let rows = ok_json_rows(&[
         "--simulate",
         "--op",
         "fusion",
@@ -122,25 +130,16 @@ fn fusion_lesson_in_the_simulator_prints_the_unfused_pair_and_the_fused_kernels(
         "5",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
-    let rows: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    assert_eq!(rows.len(), 3, "{stdout}");
-    for row in &rows {
-        assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}");
-    }
+    assert_eq!(rows.len(), 3, "{rows:?}");
     // The unfused pair writes the 9·5·21-float intermediate; the fused kernels none.
     let mib = |r: &serde_json::Value| r["intermediate_mib"].as_f64().unwrap();
     assert_eq!(mib(&rows[0]), (4 * 9 * 5 * 21) as f64 / (1 << 20) as f64);
-    assert!(rows[1..].iter().all(|r| mib(r) == 0.0), "{stdout}");
+    assert!(rows[1..].iter().all(|r| mib(r) == 0.0), "{rows:?}");
 }
 
 #[test]
 fn precision_tf32_runs_the_tensor_core_rung_within_its_bound() {
-    let out = host(&[
+    let rows = ok_json_rows(&[
         "--simulate",
         "--precision",
         "tf32",
@@ -152,19 +151,15 @@ fn precision_tf32_runs_the_tensor_core_rung_within_its_bound() {
         "33",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
-    let names: Vec<String> = stdout
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
-        .inspect(|row| assert_eq!(row["ok"], serde_json::Value::Bool(true), "{row}"))
+    let names: Vec<String> = rows
+        .iter()
         .map(|row| row["kernel"].as_str().expect("name").to_owned())
         .collect();
     let tf32 = kernels_gpu_host::SgemmKernel::ALL
         .iter()
         .filter(|k| k.precision() == kernels_gpu_host::Precision::Tf32)
         .count();
-    assert_eq!(names.len(), tf32, "{stdout}");
+    assert_eq!(names.len(), tf32, "{names:?}");
     assert!(names.iter().all(|n| n.contains("tf32")), "{names:?}");
     assert!(
         names.iter().any(|n| n == "sgemm-autotuned-tf32"),

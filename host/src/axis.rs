@@ -111,6 +111,18 @@ impl AxisShape {
         Ok(Self { rows: r, cols: c })
     }
 
+    /// The shape of a host reduction of `len` values as `rows × cols`, checked for `op`
+    /// along `axis` ([`check_input`](Self::check_input), [`check_op`](Self::check_op)),
+    /// and its number of outputs.
+    pub fn checked(
+        op: AxisOp, axis: Axis, len: usize, rows: usize, cols: usize,
+    ) -> Result<(Self, usize)> {
+        let shape = Self::new(rows, cols)?;
+        shape.check_input(len)?;
+        shape.check_op(op, axis)?;
+        Ok((shape, shape.outputs(axis) as usize))
+    }
+
     /// Checks the length of the input.
     pub fn check_input(&self, len: usize) -> Result<()> {
         let expected = self.rows as usize * self.cols as usize;

@@ -227,11 +227,7 @@ fn run(args: &Args) -> Result<bool, Error> {
         _ => return vector::run(args, gpu),
     }
     let rows = on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
-    if args.json {
-        print!("{}", report::json_lines(&rows));
-    } else {
-        print!("{}", report::table(&rows));
-    }
+    print_rows(args, &rows, report::table);
     Ok(rows.iter().all(|r| r.ok))
 }
 
@@ -249,6 +245,17 @@ fn on_gpu_or_simulator<T>(
         }
         Some(Err(e)) => Err(e),
         None => on_sim(),
+    }
+}
+
+/// Prints `rows` as JSON lines with `--json`, otherwise as `table`.
+fn print_rows<T: serde::Serialize>(args: &Args, rows: &[T], table: impl Fn(&[T]) -> String) {
+    if args.json {
+        for r in rows {
+            println!("{}", serde_json::to_string(r).expect("rows serialise"));
+        }
+    } else {
+        print!("{}", table(rows));
     }
 }
 

@@ -68,13 +68,6 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
-/// One JSON object per line.
-pub fn json_lines(rows: &[Row]) -> String {
-    rows.iter()
-        .map(|r| serde_json::to_string(r).expect("rows serialise") + "\n")
-        .collect()
-}
-
 /// The median of `samples` (which must not be empty).
 pub fn median(samples: &mut [f64]) -> f64 {
     samples.sort_by(f64::total_cmp);

@@ -157,10 +157,7 @@ impl Backend for Simulator {
     fn reduce_axis(
         &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
     ) -> Result<Vec<f32>> {
-        let shape = AxisShape::new(rows, cols)?;
-        shape.check_input(x.len())?;
-        shape.check_op(op, axis)?;
-        let outputs = shape.outputs(axis) as usize;
+        let (shape, outputs) = AxisShape::checked(op, axis, x.len(), rows, cols)?;
         if outputs == 0 {
             return Ok(vec![]);
         }

@@ -5,7 +5,6 @@
 
 use super::{Args, MatmulShape};
 use kernels_gpu_host::axis::{Axis, AxisOp, AxisShape};
-use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::fusion;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu};
 use kernels_gpu_host::reference::{self, Reference};
@@ -48,13 +47,7 @@ fn fused_kernels() -> [(MatmulKernel, TileWidth); 2] {
 
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
     let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
-    if args.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r).expect("rows serialise"));
-        }
-    } else {
-        print!("{}", table(&rows));
-    }
+    super::print_rows(args, &rows, table);
     Ok(rows.iter().all(|r| r.ok))
 }
 
@@ -132,21 +125,13 @@ fn fused_row(kernel: MatmulKernel, shape: MatmulShape, out: &[f32], r: &Referenc
     row(&name, shape, 0, traffic, Some((out, shape.k as usize)), r)
 }
 
-fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>, Reference) {
-    let mut rng = Rng::new(args.seed);
-    let (la, lb, _) = shape.lens();
-    let (a, b) = (rng.uniform(la), rng.uniform(lb));
-    let r = reference::matmul_f64(&a, &b, shape.m as usize, shape.k as usize, shape.n as usize);
-    (a, b, r)
-}
-
 fn run_sim(args: &Args) -> Result<Vec<FusionRow>, Error> {
     let shape = shape(args, SIM_DEFAULT)?;
     eprintln!(
         "CPU simulator: the fusion lesson on {shape}, seed {}",
         args.seed
     );
-    let (a, b, r) = inputs(args, shape);
+    let (a, b, r) = super::inputs(args, shape);
     let sim = Simulator::default();
     let unfused = sim.zip_reduce_matmul(&a, &b, shape)?;
     let mut rows = vec![unfused_row(shape, &unfused, &r)?];
@@ -167,7 +152,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<FusionRow>, Error> {
         args.seed,
         args.iters
     );
-    let (a, b, r) = inputs(args, shape);
+    let (a, b, r) = super::inputs(args, shape);
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     let outputs = shape.lens().2;
     let poison = vec![f32::NAN; outputs];

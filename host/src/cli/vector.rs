@@ -19,13 +19,7 @@ const WINDOW_SCALING_LIMIT: usize = 1024;
 
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
     let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
-    if args.json {
-        for r in &rows {
-            println!("{}", serde_json::to_string(r).expect("rows serialise"));
-        }
-    } else {
-        print!("{}", report::vector_table(&rows));
-    }
+    super::print_rows(args, &rows, report::vector_table);
     Ok(rows.iter().all(|r| r.ok))
 }
 
@@ -167,14 +161,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
     // The ceiling: copying the same bytes, counted read + written.
     let copy_gbps = if len > 0 {
         let mut copy = gpu.zeros(len)?;
-        let copy_ms = median_ms(gpu, args, || {
-            gpu.stream()
-                .memcpy_dtod(&dx, &mut copy)
-                .map_err(|source| Error::Driver {
-                    call: "cuMemcpyDtoD",
-                    source,
-                })
-        })?;
+        let copy_ms = median_ms(gpu, args, || gpu.copy_device(&dx, &mut copy))?;
         2.0 * 4.0 * len as f64 / (copy_ms * 1e-3) / 1e9
     } else {
         f64::NAN

@@ -138,17 +138,17 @@ impl Cublas {
     pub fn sgemm(
         &self, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
-        shape.check_buffers(a.len(), b.len(), out.len())?;
-        if shape.is_trivial() {
-            // cuBLAS would accept m, n or k = 0, but with k = 0 and beta = 0 whether `out`
-            // is written at all is not something to rely on: zero it, as the kernels' path does.
-            return self
-                .stream
-                .memset_zeros(out)
-                .map_err(|source| Error::Driver {
-                    call: "cuMemsetD8Async",
-                    source,
-                });
+        // cuBLAS would accept m, n or k = 0, but with k = 0 and beta = 0 whether `out` is
+        // written at all is not something to rely on: zero it, as the kernels' path does.
+        if super::zero_if_trivial(
+            &self.stream,
+            "cublasSgemm (zeroing a trivial product)",
+            a,
+            b,
+            out,
+            shape,
+        )? {
+            return Ok(());
         }
         // cuBLAS takes `int` dimensions; MatmulShape allows up to u32::MAX - 64.
         let dim = |d: u32| {

@@ -1,6 +1,6 @@
 //! Launching the matmul kernels on the GPU.
 
-use super::{Gpu, fault};
+use super::Gpu;
 use crate::autotune::Tuned;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
@@ -20,13 +20,8 @@ impl Gpu {
         &self, kernel: MatmulKernel, tw: TileWidth, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
-        shape.check_buffers(a.len(), b.len(), out.len())?;
-        if shape.is_trivial() {
-            // Nothing to launch: an empty product, or k = 0 and a product of zeros.
-            return self
-                .stream
-                .memset_zeros(out)
-                .map_err(|e| fault(kernel.entry(tw), e));
+        if super::zero_if_trivial(&self.stream, kernel.entry(tw), a, b, out, shape)? {
+            return Ok(());
         }
         // The autotuned SGEMM is whichever configuration (or split-k run of one) is fastest
         // here for this shape (timed on these buffers the first time this shape is seen:
@@ -75,12 +70,8 @@ impl Gpu {
         &self, s: SplitK, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        shape.check_buffers(a.len(), b.len(), out.len())?;
-        if shape.is_trivial() {
-            return self
-                .stream
-                .memset_zeros(out)
-                .map_err(|e| fault(s.spec().entry, e));
+        if super::zero_if_trivial(&self.stream, s.spec().entry, a, b, out, shape)? {
+            return Ok(());
         }
         let l = s.launch(shape)?;
         let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());

@@ -15,6 +15,7 @@ pub use launch::{EntryInfo, Launcher, launch_config};
 
 use crate::error::{DriverContext, Error, Result, is_sticky};
 use crate::ptx::KERNELS_PTX;
+use crate::shape::MatmulShape;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult, cudaError_enum as Code};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
 use kernels_gpu::nvptx_device::launch::Limits;
@@ -231,6 +232,13 @@ impl Gpu {
             .map_err(|e| self.alloc_error(e, len * 4))
     }
 
+    /// Queues a device-to-device copy of `src` into `dst`, as long as `src`: the bandwidth
+    /// ceiling the vector kernels are measured against.
+    pub fn copy_device(&self, src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>) -> Result<()> {
+        output_len(dst.len(), src.len())?;
+        self.stream.memcpy_dtod(src, dst).call("cuMemcpyDtoD")
+    }
+
     /// Copies a device buffer back.
     pub fn download(&self, dev: &CudaSlice<f32>) -> Result<Vec<f32>> {
         self.stream.clone_dtoh(dev).call("cuMemcpyDtoH")
@@ -285,6 +293,35 @@ fn query_limits(ctx: &CudaContext) -> Result<Limits> {
 
 /// Classifies an error from a launch or the synchronisation after it. Faults inside a
 /// kernel (bad address, trap) are sticky: the context cannot be used again.
+/// Checks a product's buffers against `shape`; where there is nothing to launch (an empty
+/// product, or `k = 0` and a product of zeros) zeroes `out` on `stream` and returns `true`.
+/// A failed memset is reported as a fault of `what`.
+pub(crate) fn zero_if_trivial(
+    stream: &Arc<CudaStream>, what: &str, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+    out: &mut CudaSlice<f32>, shape: MatmulShape,
+) -> Result<bool> {
+    shape.check_buffers(a.len(), b.len(), out.len())?;
+    if !shape.is_trivial() {
+        return Ok(false);
+    }
+    stream.memset_zeros(out).map_err(|e| fault(what, e))?;
+    Ok(true)
+}
+
+/// [`Error::InputLength`] unless a 1-D output holds `expected` floats.
+pub(crate) fn output_len(actual: usize, expected: usize) -> Result<()> {
+    if actual != expected {
+        return Err(Error::InputLength {
+            operand: "out",
+            rows: 1,
+            cols: expected,
+            expected,
+            actual,
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn fault(kernel: &str, source: DriverError) -> Error {
     Error::KernelFault {
         kernel: kernel.to_owned(),

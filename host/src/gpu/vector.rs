@@ -79,15 +79,7 @@ impl Gpu {
     ) -> Result<()> {
         let shape = SlidingShape::new(a.len(), window)?;
         let outputs = shape.outputs() as usize;
-        if out.len() != outputs {
-            return Err(Error::InputLength {
-                operand: "out",
-                rows: 1,
-                cols: outputs,
-                expected: outputs,
-                actual: out.len(),
-            });
-        }
+        super::output_len(out.len(), outputs)?;
         if outputs == 0 {
             return Ok(());
         }
@@ -148,15 +140,7 @@ impl Gpu {
         }
         shape.check_op(op, axis)?;
         let outputs = shape.outputs(axis) as usize;
-        if out.len() != outputs {
-            return Err(Error::InputLength {
-                operand: "out",
-                rows: 1,
-                cols: outputs,
-                expected: outputs,
-                actual: out.len(),
-            });
-        }
+        super::output_len(out.len(), outputs)?;
         if outputs == 0 {
             return Ok(());
         }
