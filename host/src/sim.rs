@@ -47,6 +47,36 @@ pub fn aligned_copy(x: &[f32]) -> Vec<Aligned> {
     v
 }
 
+/// A simulated launch's input and output in 16-byte-aligned storage, as device
+/// allocations are, and the pointers the kernels take.
+struct AlignedIo {
+    input: Vec<Aligned>,
+    out: Vec<Aligned>,
+    outputs: usize,
+}
+
+impl AlignedIo {
+    fn new(x: &[f32], outputs: usize) -> Self {
+        Self {
+            input: aligned_copy(x),
+            out: aligned_zeros(outputs),
+            outputs,
+        }
+    }
+
+    /// (input, output): valid while `self` lives, which the launch borrows.
+    fn ptrs(&mut self) -> (SharedPtr<f32>, SharedPtr<f32>) {
+        (
+            SharedPtr(self.input.as_ptr() as *mut f32),
+            SharedPtr(self.out.as_mut_ptr() as *mut f32),
+        )
+    }
+
+    fn output(&self) -> Vec<f32> {
+        unaligned(&self.out, self.outputs)
+    }
+}
+
 impl Simulator {
     /// `a · b` by split-k ([`crate::split_k`]): the slice kernel into a workspace, then
     /// the reduction, as on the GPU (and with the same bits). `a` and `b` are used where
@@ -124,12 +154,8 @@ impl Backend for Simulator {
         }
         let launch = kernel.launch(shape);
         // The kernels load and store 16 bytes at a time, as device allocations allow.
-        let aligned = aligned_copy(a);
-        let mut out = aligned_zeros(outputs);
-        let (pa, po) = (
-            SharedPtr(aligned.as_ptr() as *mut f32),
-            SharedPtr(out.as_mut_ptr() as *mut f32),
-        );
+        let mut io = AlignedIo::new(a, outputs);
+        let (pa, po) = io.ptrs();
         let SlidingShape { n, window } = shape;
         match kernel {
             SlidingKernel::Naive | SlidingKernel::Shared => {
@@ -150,7 +176,7 @@ impl Backend for Simulator {
                 })?;
             }
         }
-        Ok(unaligned(&out, outputs))
+        Ok(io.output())
     }
 
     /// `op` along `axis` of `x`, by the same launches as on the GPU.
@@ -161,12 +187,8 @@ impl Backend for Simulator {
         if outputs == 0 {
             return Ok(vec![]);
         }
-        let data = aligned_copy(x);
-        let mut out = aligned_zeros(outputs);
-        let (px, po) = (
-            SharedPtr(data.as_ptr() as *mut f32),
-            SharedPtr(out.as_mut_ptr() as *mut f32),
-        );
+        let mut io = AlignedIo::new(x, outputs);
+        let (px, po) = io.ptrs();
         let AxisShape { rows, cols } = shape;
         match axis {
             Axis::Rows => {
@@ -205,7 +227,7 @@ impl Backend for Simulator {
                 }
             }
         }
-        Ok(unaligned(&out, outputs))
+        Ok(io.output())
     }
 
     fn matmul(

@@ -158,6 +158,13 @@ pub enum BuildError {
         /// The shared symbol, named after the call site (`__shared_l23_c14`).
         symbol: String,
     },
+    /// The environment variable that should name the kernel crate's folder is not set:
+    /// cargo sets `DEP_<LINKS>_DIR` only for a dependency whose manifest has `links` and
+    /// whose build script prints `cargo:DIR=…`.
+    MissingDependencyDir {
+        /// The variable, e.g. `DEP_KERNELS_GPU_DIR`.
+        var: String,
+    },
     /// The module's launch-bounds markers could not be applied.
     Ptx(PtxError),
     /// Reading the PTX, or writing or copying the final module, failed.
@@ -203,6 +210,10 @@ impl fmt::Display for BuildError {
             Self::DuplicateShared { function, symbol } => write!(
                 f,
                 "a `shared_array!` call site was inlined twice into `{function}` (`{symbol}`): one static shared array per call site and kernel; declare it once at kernel scope and pass the `SharedSlice` to the helpers"
+            ),
+            Self::MissingDependencyDir { var } => write!(
+                f,
+                "`{var}` is not set: the kernel crate must be a dependency whose manifest has `links` and whose build script prints `cargo:DIR=<its folder>`"
             ),
             Self::Ptx(e) => write!(f, "the kernel crate's PTX module: {e}"),
             Self::Io(e) => write!(f, "{e}"),
@@ -281,6 +292,33 @@ impl PtxBuilder {
     /// The GPU architecture, e.g. `sm_80`, `sm_90`.
     pub fn arch(mut self, arch: &str) -> Self {
         self.arch = arch.into();
+        self
+    }
+
+    /// A builder for a kernel crate this package depends on, found in the environment
+    /// variable `dir_var` (cargo's `DEP_<LINKS>_DIR`, which the kernel crate's build script
+    /// sets by printing `cargo:DIR=…`).
+    pub fn for_dependency(dir_var: &str) -> Result<Self, BuildError> {
+        std::env::var_os(dir_var)
+            .map(Self::new)
+            .ok_or_else(|| BuildError::MissingDependencyDir {
+                var: dir_var.into(),
+            })
+    }
+
+    /// Takes the target and PTX version from the environment variables `arch_var` and
+    /// `ptx_var` where they are set (keeping the defaults otherwise), and tells cargo to
+    /// rebuild when either changes.
+    pub fn target_from_env(mut self, arch_var: &str, ptx_var: &str) -> Self {
+        for var in [arch_var, ptx_var] {
+            println!("cargo:rerun-if-env-changed={var}");
+        }
+        if let Ok(arch) = std::env::var(arch_var) {
+            self.arch = arch;
+        }
+        if let Ok(ptx) = std::env::var(ptx_var) {
+            self.ptx_version = ptx;
+        }
         self
     }
 
@@ -649,6 +687,29 @@ mod tests {
         assert!(
             error.contains("/k/Cargo.toml") && error.contains("[package] name"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn a_missing_dependency_dir_is_an_error_naming_the_variable() {
+        let var = "NVPTX_BUILDER_TEST_SURELY_UNSET_DIR";
+        let error = PtxBuilder::for_dependency(var).unwrap_err();
+        assert!(
+            matches!(&error, BuildError::MissingDependencyDir { var: v } if v == var),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("links"), "{error}");
+    }
+
+    #[test]
+    fn target_from_unset_variables_keeps_the_defaults() {
+        let b = PtxBuilder::new("/k").target_from_env(
+            "NVPTX_BUILDER_TEST_SURELY_UNSET_ARCH",
+            "NVPTX_BUILDER_TEST_SURELY_UNSET_PTX",
+        );
+        assert_eq!(
+            (b.arch.as_str(), b.ptx_version.as_str()),
+            ("sm_80", "ptx78")
         );
     }
 

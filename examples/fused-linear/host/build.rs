@@ -3,13 +3,8 @@
 //! `KERNELS_GPU_ARCH` / `KERNELS_GPU_PTX` override the target, as for `host`.
 
 fn main() {
-    println!("cargo:rerun-if-env-changed=KERNELS_GPU_ARCH");
-    println!("cargo:rerun-if-env-changed=KERNELS_GPU_PTX");
-    let arch = std::env::var("KERNELS_GPU_ARCH").unwrap_or_else(|_| "sm_80".into());
-    let ptx = std::env::var("KERNELS_GPU_PTX").unwrap_or_else(|_| "ptx78".into());
     nvptx_builder::PtxBuilder::new("../kernels")
-        .arch(&arch)
-        .ptx_version(&ptx)
+        .target_from_env("KERNELS_GPU_ARCH", "KERNELS_GPU_PTX")
         .build_in_out_dir()
         .unwrap_or_else(|e| nvptx_builder::fail(e));
 }
