@@ -55,6 +55,8 @@ pub const BLOCK: u32 = 256;
 pub const ITEMS: u32 = 16;
 /// Positions per block.
 pub const TILE: u32 = BLOCK * ITEMS;
+/// [`ITEMS`] as an index.
+const I: usize = ITEMS as usize;
 const WARPS: u32 = BLOCK / WARP_SIZE;
 /// Its shared arrays: the ticket, the warps' totals, the block's prefix (five words per
 /// tally) and three means per warp, each array 16-byte aligned.
@@ -75,9 +77,11 @@ const PER_LANE: u32 = 4;
 /// kernel took 168 registers, one block per SM, and ran at 12.6% of copy bandwidth while the
 /// SM idled behind each block's look-back; 2, 3 and 4 blocks per SM (128, 80, 64 registers,
 /// all with spills) gave 21.5%, 22.2% and 17.9%, and 3 with the inputs re-read after the
-/// look-back 24.3%. 512- and 1024-thread blocks and one predecessor per lane were no faster.
-/// What bounds it is still open: ptxas spills several hundred bytes a thread at any of
-/// these bounds, and the look-back's latency grows with the blocks in flight.
+/// look-back 24.3%. 512- and 1024-thread blocks and one predecessor per lane were no faster;
+/// half the tile (`ITEMS = 8`, 3 blocks per SM, no spills at all) ran at 14.5%. About 25
+/// tiles a microsecond whatever the tile and the registers: a cost per tile (the ticket,
+/// the look-back's wait for its predecessors), not memory or spills, bounds this kernel;
+/// finding which is the next step.
 pub const MIN_BLOCKS: u32 = 3;
 
 /// Tiles (and blocks) for `n` inputs: at least one.
@@ -611,14 +615,14 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     // SAFETY: every lane of every warp.
     let up = unsafe {
         [
-            warp::shuffle_up(FULL_MASK, m[13], 1),
-            warp::shuffle_up(FULL_MASK, m[14], 1),
-            warp::shuffle_up(FULL_MASK, m[15], 1),
+            warp::shuffle_up(FULL_MASK, m[I - 3], 1),
+            warp::shuffle_up(FULL_MASK, m[I - 2], 1),
+            warp::shuffle_up(FULL_MASK, m[I - 1], 1),
         ]
     };
     if lane == WARP_SIZE - 1 {
         unroll!(j in 3 => {
-            tails.set(3 * warp_id + j as u32, m[13 + j]);
+            tails.set(3 * warp_id + j as u32, m[I - 3 + j]);
         });
     }
     sync_threads();
@@ -661,7 +665,7 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
         unroll!(j in 3 => {
             if j < r {
                 // The means past the last aligned run: m[ITEMS - r + j].
-                let v = pick4(r, 0.0, m[15], m[14 + j.min(1)], m[13 + j]);
+                let v = pick4(r, 0.0, m[I - 1], m[I - 2 + j.min(1)], m[I - 3 + j]);
                 // SAFETY: as above; nobody else in this block or the next writes these.
                 unsafe { store_if(out, outputs, base + (ITEMS as usize + j) as i64, v) };
             }
