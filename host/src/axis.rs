@@ -125,17 +125,7 @@ impl AxisShape {
 
     /// Checks the length of the input.
     pub fn check_input(&self, len: usize) -> Result<()> {
-        let expected = self.rows as usize * self.cols as usize;
-        if len != expected {
-            return Err(Error::InputLength {
-                operand: "x",
-                rows: self.rows as usize,
-                cols: self.cols as usize,
-                expected,
-                actual: len,
-            });
-        }
-        Ok(())
+        Error::check_len("x", self.rows as usize, self.cols as usize, len)
     }
 
     /// Values per output along `axis`.

@@ -136,6 +136,24 @@ pub enum Error {
     Simulator(SimError),
 }
 
+impl Error {
+    /// [`Error::InputLength`] unless `operand`, a `rows × cols` matrix, holds `actual`
+    /// elements: exactly `rows · cols`.
+    pub fn check_len(operand: &'static str, rows: usize, cols: usize, actual: usize) -> Result<()> {
+        let expected = rows * cols;
+        if actual != expected {
+            return Err(Error::InputLength {
+                operand,
+                rows,
+                cols,
+                expected,
+                actual,
+            });
+        }
+        Ok(())
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {

@@ -64,37 +64,15 @@ impl MatmulShape {
 
     /// Checks that host operands have the shape's lengths.
     pub fn check_inputs(&self, a: usize, b: usize) -> Result<()> {
-        let (la, lb, _) = self.lens();
-        for (operand, rows, cols, expected, actual) in
-            [("a", self.m, self.k, la, a), ("b", self.k, self.n, lb, b)]
-        {
-            if expected != actual {
-                return Err(Error::InputLength {
-                    operand,
-                    rows: rows as usize,
-                    cols: cols as usize,
-                    expected,
-                    actual,
-                });
-            }
-        }
-        Ok(())
+        let (m, k, n) = (self.m as usize, self.k as usize, self.n as usize);
+        Error::check_len("a", m, k, a)?;
+        Error::check_len("b", k, n, b)
     }
 
     /// Checks the lengths of `a`, `b` and `out` against the shape.
     pub fn check_buffers(&self, a: usize, b: usize, out: usize) -> Result<()> {
         self.check_inputs(a, b)?;
-        let expected = self.lens().2;
-        if out != expected {
-            return Err(Error::InputLength {
-                operand: "out",
-                rows: self.m as usize,
-                cols: self.n as usize,
-                expected,
-                actual: out,
-            });
-        }
-        Ok(())
+        Error::check_len("out", self.m as usize, self.n as usize, out)
     }
 
     /// Whether the product has no elements to compute (`m` or `n` is 0), or is all zeros

@@ -16,15 +16,8 @@ impl Gpu {
     ) -> Result<()> {
         shape.check_inputs(a.len(), b.len())?;
         let len = intermediate_len(shape)?;
-        if tmp.len() != len as usize {
-            return Err(Error::InputLength {
-                operand: "tmp",
-                rows: shape.m as usize * shape.n as usize,
-                cols: shape.k as usize,
-                expected: len as usize,
-                actual: tmp.len(),
-            });
-        }
+        let rows = shape.m as usize * shape.n as usize;
+        Error::check_len("tmp", rows, shape.k as usize, tmp.len())?;
         if len == 0 {
             return Ok(());
         }

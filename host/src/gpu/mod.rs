@@ -310,16 +310,7 @@ pub(crate) fn zero_if_trivial(
 
 /// [`Error::InputLength`] unless a 1-D output holds `expected` floats.
 pub(crate) fn output_len(actual: usize, expected: usize) -> Result<()> {
-    if actual != expected {
-        return Err(Error::InputLength {
-            operand: "out",
-            rows: 1,
-            cols: expected,
-            expected,
-            actual,
-        });
-    }
-    Ok(())
+    Error::check_len("out", 1, expected, actual)
 }
 
 pub(crate) fn fault(kernel: &str, source: DriverError) -> Error {
