@@ -50,53 +50,46 @@ mkdir -p "$logs"
 readonly SANITIZER_EXIT=86
 readonly TOOLS=(memcheck racecheck synccheck initcheck)
 
-# name|arguments. `--kernel all --tw all` (the defaults) runs every kernel × tile width.
-runs=(
-    "matmul-67x45x93|--m 67 --k 45 --n 93"
-    "matmul-33x1x17|--m 33 --k 1 --n 17"
+# needs|name|arguments. A run is kept where the binary's `--help` mentions `needs` (empty:
+# always), so that an older binary runs what it has. `--kernel all --tw all` (the defaults)
+# runs every kernel × tile width.
+all_runs=(
+    "|matmul-67x45x93|--m 67 --k 45 --n 93"
+    "|matmul-33x1x17|--m 33 --k 1 --n 17"
     # Whole 128×128 tiles, k a multiple of 16, rows 16-byte aligned: the SGEMM rungs' vector
     # and cp.async fast paths, which the odd shapes never take.
-    "matmul-256x96x384|--m 256 --k 96 --n 384"
-    "matmul-1x1x1|--m 1 --k 1 --n 1"
+    "|matmul-256x96x384|--m 256 --k 96 --n 384"
+    "|matmul-1x1x1|--m 1 --k 1 --n 1"
+    # The TF32 tensor-core rung (opt-in, so `--kernel all` runs it only with `--precision
+    # tf32`): odd shapes on its checked path; interior 128×128 blocks on the cp.async path
+    # with a zero-filled partial last k-tile (k = 36, 260) beside edge blocks.
+    "--precision|tf32-67x45x93|--precision tf32 --m 67 --k 45 --n 93"
+    "--precision|tf32-33x1x17|--precision tf32 --m 33 --k 1 --n 17"
+    "--precision|tf32-128x36x128|--precision tf32 --m 128 --k 36 --n 128"
+    "--precision|tf32-260x260x264|--precision tf32 --m 260 --k 260 --n 264"
+    # The reductions and sliding averages.
+    "--op|sum-100003|--op sum --len 100003"
+    "--op|sliding-100003w16|--op sliding --len 100003 --window 16"
+    "--op|sliding-100003w3|--op sliding --len 100003 --window 3"
+    # The scan sliding average at a window past shared memory, and the 2-D reductions: odd
+    # shapes (scalar loads), 16-byte rows, and a column sum of several row segments (two
+    # passes).
+    "--rows|sliding-100003w12001|--op sliding --len 100003 --window 12001"
+    "--rows|reduce-1001x67|--op reduce --rows 1001 --cols 67"
+    "--rows|reduce-37x4100|--op reduce --rows 37 --cols 4100"
+    "--rows|reduce-20000x64|--op reduce --rows 20000 --cols 64"
+    "--rows|reduce-1x1|--op reduce --rows 1 --cols 1"
+    # The fusion lesson's zip (one thread per m·n·k element) feeding a row reduction.
+    "fusion|fusion-33x67x17|--op fusion --m 33 --k 67 --n 17"
 )
-# The TF32 tensor-core rung (opt-in, so `--kernel all` runs it only with `--precision tf32`),
-# where the binary has it: odd shapes on its checked path; interior 128×128 blocks on the
-# cp.async path with a zero-filled partial last k-tile (k = 36, 260) beside edge blocks.
-if "$host" --help 2>/dev/null | grep -q -- '--precision'; then
-    runs+=(
-        "tf32-67x45x93|--precision tf32 --m 67 --k 45 --n 93"
-        "tf32-33x1x17|--precision tf32 --m 33 --k 1 --n 17"
-        "tf32-128x36x128|--precision tf32 --m 128 --k 36 --n 128"
-        "tf32-260x260x264|--precision tf32 --m 260 --k 260 --n 264"
-    )
-fi
-# The reductions and sliding averages, where the binary has them.
-if "$host" --help 2>/dev/null | grep -q -- '--op'; then
-    runs+=(
-        "sum-100003|--op sum --len 100003"
-        "sliding-100003w16|--op sliding --len 100003 --window 16"
-        "sliding-100003w3|--op sliding --len 100003 --window 3"
-    )
-fi
-# The scan sliding average at a window past shared memory, and the 2-D reductions: odd
-# shapes (scalar loads), 16-byte rows, and a column sum of several row segments (two
-# passes), where the binary has them.
-if "$host" --help 2>/dev/null | grep -q -- '--rows'; then
-    runs+=(
-        "sliding-100003w12001|--op sliding --len 100003 --window 12001"
-        "reduce-1001x67|--op reduce --rows 1001 --cols 67"
-        "reduce-37x4100|--op reduce --rows 37 --cols 4100"
-        "reduce-20000x64|--op reduce --rows 20000 --cols 64"
-        "reduce-1x1|--op reduce --rows 1 --cols 1"
-    )
-fi
-# The fusion lesson's zip (one thread per m·n·k element) feeding a row reduction, where the
-# binary has it.
-if "$host" --help 2>/dev/null | grep -q -- 'fusion'; then
-    runs+=(
-        "fusion-33x67x17|--op fusion --m 33 --k 67 --n 17"
-    )
-fi
+help=$("$host" --help 2>/dev/null)
+runs=()
+for run in "${all_runs[@]}"; do
+    needs=${run%%|*}
+    if [[ -z $needs || $help == *"$needs"* ]]; then
+        runs+=("${run#*|}")
+    fi
+done
 readonly COMMON_ARGS=(--iters 1 --warmup 0 --json)
 
 tool_args() {
