@@ -10,6 +10,10 @@
 //!   GFLOP/s per kernel and percent of cuBLAS, from its own event-timed medians, with every
 //!   result spot-checked against an f64 dot product. `MATMUL_BENCH_SUMMARY=0` skips it.
 //!
+//! Then the shape suite (`--suite` on the command line: 14 shapes, the autotuned SGEMM
+//! against cuBLAS FP32, each ratio and the geometric mean), in full runs whose filter matches
+//! `suite` (`cargo bench --bench matmul -- suite` runs only it).
+//!
 //! Without a GPU it says so and benchmarks the CPU side instead: the simulator running the
 //! kernels, and the f64 reference.
 //!
@@ -329,11 +333,12 @@ fn gpu_benches(
         }
         group.finish();
     }
+    let suite_correct = shape_suite(gpu, cublas.as_ref(), kind)?;
 
     if !kind.summary() {
-        return Ok(true);
+        return Ok(suite_correct);
     }
-    let all_correct = measurements.iter().all(|m| m.check.is_none_or(|c| c.ok()));
+    let all_correct = suite_correct && measurements.iter().all(|m| m.check.is_none_or(|c| c.ok()));
     let summary = Summary {
         device,
         driver,
@@ -369,6 +374,37 @@ fn gpu_benches(
         }
     }
     Ok(all_correct)
+}
+
+/// The shape suite (`kernels_gpu_host::suite`, as `--suite` on the command line): the
+/// autotuned SGEMM against cuBLAS FP32 on its 14 shapes, with each ratio and their geometric
+/// mean. It runs in full benchmark runs whose filter (if any) matches `suite`, and needs
+/// cuBLAS. Returns whether every result passed its spot check.
+fn shape_suite(gpu: &Gpu, cublas: Option<&[Cublas; 2]>, kind: &RunKind) -> Result<bool> {
+    use kernels_gpu_host::suite;
+    if kind.list || kind.test || kind.profile || !kind.selects("suite") {
+        return Ok(true);
+    }
+    let Some(fp32) = cublas.and_then(|h| h.iter().find(|h| h.math() == CublasMath::Fp32)) else {
+        println!("shape suite skipped: it needs cuBLAS");
+        return Ok(true);
+    };
+    println!(
+        "\nshape suite: autotuned SGEMM vs cuBLAS FP32, median of {SUMMARY_RUNS} runs after \
+         {SUMMARY_WARMUP} warm-ups, {} outputs spot-checked per result",
+        suite::CHECK_SAMPLES
+    );
+    println!("{}", suite::header());
+    let rows = suite::run(
+        gpu,
+        fp32,
+        &suite::shapes()?,
+        (SUMMARY_WARMUP, SUMMARY_RUNS),
+        SEED,
+        |r| println!("{}", suite::line(r)),
+    )?;
+    println!("{}", suite::summary(&rows));
+    Ok(rows.iter().all(|r| r.checked()))
 }
 
 /// One cuBLAS handle per math mode (so no mode switches between timed calls); adds the

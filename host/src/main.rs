@@ -335,10 +335,7 @@ fn run_suite(args: &Args, gpu: Gpu) -> Result<bool, Error> {
     use kernels_gpu_host::gpu::{Cublas, CublasMath};
     use kernels_gpu_host::suite;
     let cublas = Cublas::new(&gpu, CublasMath::Fp32)?;
-    let shapes = suite::SHAPES
-        .iter()
-        .map(|&(m, k, n)| MatmulShape::new(m, k, n))
-        .collect::<Result<Vec<_>, _>>()?;
+    let shapes = suite::shapes()?;
     println!(
         "{}, cuBLAS {} ({}); median of {} event-timed runs after {} warm-ups; {} outputs \
          spot-checked per result against f64",
@@ -349,37 +346,15 @@ fn run_suite(args: &Args, gpu: Gpu) -> Result<bool, Error> {
         args.warmup,
         suite::CHECK_SAMPLES
     );
-    println!(
-        "{:<20} {:>10} {:>10} {:>8}  {:<7} chosen configuration",
-        "m×k×n", "ours ms", "cuBLAS ms", "ratio", "check"
-    );
+    println!("{}", suite::header());
     let rows = suite::run(
         &gpu,
         &cublas,
         &shapes,
         (args.warmup as usize, args.iters as usize),
         args.seed,
-        |r| {
-            println!(
-                "{:<20} {:>10.3} {:>10.3} {:>7.3}×  {:<7} {}",
-                r.shape.to_string(),
-                r.ms,
-                r.cublas_ms,
-                r.ratio(),
-                if r.check.ok() && r.cublas_check.ok() {
-                    "ok"
-                } else {
-                    "WRONG"
-                },
-                r.kernel
-            )
-        },
+        |r| println!("{}", suite::line(r)),
     )?;
-    let worst = rows.iter().map(|r| r.ratio()).fold(f64::INFINITY, f64::min);
-    println!(
-        "geometric mean {:.3}× cuBLAS FP32, worst {:.3}× (ratio = cuBLAS ms / ours ms)",
-        suite::geomean(&rows),
-        worst
-    );
-    Ok(rows.iter().all(|r| r.check.ok() && r.cublas_check.ok()))
+    println!("{}", suite::summary(&rows));
+    Ok(rows.iter().all(|r| r.checked()))
 }

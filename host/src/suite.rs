@@ -37,6 +37,14 @@ pub const SHAPES: [(usize, usize, usize); 14] = [
     (16384, 256, 16384),
 ];
 
+/// [`SHAPES`] as checked shapes.
+pub fn shapes() -> Result<Vec<MatmulShape>> {
+    SHAPES
+        .iter()
+        .map(|&(m, k, n)| MatmulShape::new(m, k, n))
+        .collect()
+}
+
 /// Output elements checked per result.
 pub const CHECK_SAMPLES: usize = 64;
 
@@ -60,6 +68,11 @@ impl SuiteRow {
     pub fn ratio(&self) -> f64 {
         self.cublas_ms / self.ms
     }
+
+    /// Whether both results passed their spot checks.
+    pub fn checked(&self) -> bool {
+        self.check.ok() && self.cublas_check.ok()
+    }
 }
 
 /// The geometric mean of the rows' [ratios](SuiteRow::ratio) (1 for none).
@@ -68,6 +81,37 @@ pub fn geomean(rows: &[SuiteRow]) -> f64 {
         return 1.0;
     }
     (rows.iter().map(|r| r.ratio().ln()).sum::<f64>() / rows.len() as f64).exp()
+}
+
+/// The table's header line (the columns of [`line`]).
+pub fn header() -> String {
+    format!(
+        "{:<20} {:>10} {:>10} {:>8}  {:<7} chosen configuration",
+        "m×k×n", "ours ms", "cuBLAS ms", "ratio", "check"
+    )
+}
+
+/// One row of the table.
+pub fn line(r: &SuiteRow) -> String {
+    format!(
+        "{:<20} {:>10.3} {:>10.3} {:>7.3}×  {:<7} {}",
+        r.shape.to_string(),
+        r.ms,
+        r.cublas_ms,
+        r.ratio(),
+        if r.checked() { "ok" } else { "WRONG" },
+        r.kernel
+    )
+}
+
+/// The closing line: the geometric mean and the worst ratio.
+pub fn summary(rows: &[SuiteRow]) -> String {
+    let worst = rows.iter().map(|r| r.ratio()).fold(f64::INFINITY, f64::min);
+    format!(
+        "geometric mean {:.3}× cuBLAS FP32, worst {:.3}× (ratio = cuBLAS ms / ours ms)",
+        geomean(rows),
+        worst
+    )
 }
 
 /// Runs `shapes` on `gpu`: for each, uniform inputs from `seed`, the autotuned SGEMM and
@@ -90,17 +134,22 @@ pub fn run(
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
         let kernel = crate::autotune::choose(gpu, &da, &db, &mut out, shape, Precision::Fp32)?;
         let bound = f32_bound(shape.k);
-        gpu.stream()
-            .memset_zeros(&mut out)
-            .map_err(|source| crate::Error::Driver {
-                call: "cuMemsetD8Async",
-                source,
-            })?;
+        // Zeros before each checked run: never right for inputs in [0, 1).
+        let zero = |out: &mut _| {
+            gpu.stream()
+                .memset_zeros(out)
+                .map_err(|source| crate::Error::Driver {
+                    call: "cuMemsetD8Async",
+                    source,
+                })
+        };
+        zero(&mut out)?;
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
         let check = spot_check(&a, &b, &gpu.download(&out)?, shape, CHECK_SAMPLES, bound);
         let ms = median(&mut gpu.time_ms(warmup, runs, || {
             gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)
         })?);
+        zero(&mut out)?;
         cublas.sgemm(&da, &db, &mut out, shape)?;
         let cublas_check = spot_check(&a, &b, &gpu.download(&out)?, shape, CHECK_SAMPLES, bound);
         let cublas_ms =
