@@ -106,20 +106,21 @@ fn sliding_kernels_agree_with_the_reference_on_odd_lengths() {
 fn sliding_scan_is_within_its_bound_at_any_window() {
     let sim = Simulator::default();
     let mut rng = Rng::new(11);
-    // Several tiles (4096 positions each), windows below, across and beyond a tile, windows
-    // not multiples of 4 (unaligned loads and stores), the whole input as one window.
+    // Several tiles of several rounds, windows below, across and beyond a round and a tile,
+    // windows not multiples of 4 (unaligned loads and stores), the whole input as one window.
+    let (round, tile) = (scan::ROUND as usize, scan::TILE as usize);
     for (n, window) in [
         (1, 1),
         (6, 2),
         (7, 3),
-        (4096, 1),
-        (4097, 4097),
-        (9001, 2),
-        (9001, 5),
-        (9001, 4096),
-        (9001, 4099),
-        (20_000, 12_000),
-        (13_313, 13_000),
+        (round, 1),
+        (round + 1, round + 1),
+        (2 * tile + 9001, 2),
+        (2 * tile + 9001, 5),
+        (tile + round + 1, round),
+        (tile + round + 1, round + 3),
+        (2 * tile + 3, tile + 5),
+        (tile + 13, tile),
     ] {
         let a = signed(&mut rng, n);
         let out = sim
@@ -193,7 +194,7 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
         unsafe { scan::publish(state.as_mut_ptr().add(d), status, t) };
     };
     // Tile 20 has its inclusive prefix; 21..99 only their aggregates (one of them a NaN);
-    // 0..20 nothing, and are never read. Tile 20 is 78 tiles back: lane 19's third.
+    // 0..20 nothing, and are never read. Tile 20 is 78 tiles back, past the first step.
     set(
         &mut state,
         20,

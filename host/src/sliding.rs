@@ -204,7 +204,7 @@ pub fn reference(a: &[f32], window: usize) -> Reference {
 /// How far `kernel`'s output for window `i` may be from the exact mean: for the f32 kernels,
 /// `window + 1` roundings of at most 2⁻²⁴ of the window's mean magnitude (a left-to-right
 /// sum and the division); for the scan, half an f32 ulp of the mean plus
-/// `2⁻⁵⁰ · (p + 1) · max|a|` with `p = i + window - 1` (`kernels_gpu::sliding::scan`).
+/// `2^ERROR_LOG2 · (p + 1) · max|a|` with `p = i + window - 1` (`kernels_gpu::sliding::scan`).
 pub fn error_bound(kernel: SlidingKernel, reference: &Reference, window: usize, i: usize) -> f64 {
     let u = f32::EPSILON as f64 / 2.0;
     match kernel {
@@ -213,7 +213,7 @@ pub fn error_bound(kernel: SlidingKernel, reference: &Reference, window: usize, 
         }
         SlidingKernel::Scan => {
             let p = (i + window) as f64;
-            u * reference.means[i].abs() + 2f64.powi(-50) * p * reference.max_abs
+            u * reference.means[i].abs() + 2f64.powi(scan::ERROR_LOG2) * p * reference.max_abs
         }
     }
 }

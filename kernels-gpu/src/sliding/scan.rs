@@ -12,8 +12,13 @@
 //! a block that started after the blocks of tiles `0..b` had started. It publishes its tile's
 //! aggregate at once, then looks back over its predecessors' published values: it waits only
 //! for blocks that are already running and that publish without waiting, so the look-back
-//! always ends. One look-back step reads [`LOOK_BACK`] predecessors (four per lane), so the
+//! always ends. One look-back step reads [`LOOK_BACK`] predecessors (one per lane), so the
 //! chain of inclusive prefixes advances up to that many tiles per L2 round trip.
+//!
+//! A tile is [`ROUNDS`] rounds of [`ROUND`] positions: the block reads it once to publish
+//! its aggregate, looks back, then reads it again (from L2) to scan and write it round by
+//! round, so one look-back serves the whole tile and no input is held in registers across
+//! it.
 //!
 //! Each published value is two 16-byte records, each with its own "valid" bit beside the
 //! data, stored and loaded whole through L2 ([`atomic::store_pair_cg`]): a reader needs no
@@ -23,13 +28,19 @@
 //!
 //! # Accuracy
 //!
-//! The sums are f64: each `e[p]` is the f64 difference of two f32s, and every intermediate
-//! of the scan is a sum of consecutive `e`s, i.e. the difference of two window sums. With
-//! `M = max |a|`, each of the at most `2(p + 1)` f64 roundings behind the window sum ending
-//! at `p` is at most `2⁻⁵³ · 2·window·M`, so the mean (multiplied by the rounded `1/window`,
-//! then rounded to f32) is within `2⁻²⁴ · |mean| + 2⁻⁵⁰ · (p + 1) · M` of the exact one:
-//! half an f32 ulp of the mean from the final rounding, plus a term that stays below an
-//! f32 ulp of `M` for any `p < 2²⁶` (the host's `sliding::within_bound` checks exactly this).
+//! The sums are f64: each `e[p]` is the f64 difference of two f32s (exact). A sum of `e`s
+//! over one run of consecutive positions is the difference of two window sums, so with
+//! `M = max |a|` it is at most `2·window·M`, and every f64 intermediate of the kernel is a
+//! sum over at most 2¹¹ such runs (a thread's [`ROUNDS`] runs, gathered by the warp and the
+//! block for the tile's aggregate; one run everywhere in the scan of a round). Adding up
+//! `2⁻⁵³ ·` the magnitude of every rounding: the aggregate of a tile costs at most
+//! `2⁻⁵³ · 8·window·M` per position of the tile, the look-back and the round scans less than
+//! as much again, so the window sum ending at `p` is within `2⁻⁵³ · 16·window·M · (p + 1)`
+//! of the exact one, and the mean (multiplied by the rounded `1/window`, then rounded to
+//! f32) within `2⁻²⁴ · |mean| + 2⁻⁴⁸ · (p + 1) · M` ([`ERROR_LOG2`]): half an f32 ulp of the
+//! mean from the final rounding, plus a term, with a factor of two to spare, that reaches
+//! about an f32 ulp of `M` at `p = 2²⁵` (the host's `sliding::within_bound` checks exactly
+//! this).
 //!
 //! Non-finite inputs cannot be subtracted back out of a running sum, so they are counted
 //! instead: the scan carries, besides the f64 sum of the finite values, how many NaNs and
@@ -51,10 +62,17 @@ use nvptx_device::warp::{self, FULL_MASK, WARP_SIZE};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
+/// The scan's error bound: within `2⁻²⁴ · |mean| + 2^ERROR_LOG2 · (p + 1) · max |a|` of the
+/// exact mean of the window ending at position `p` (see the [module](self)).
+pub const ERROR_LOG2: i32 = -48;
 /// Consecutive positions per thread: four 16-byte loads of `a[p]`.
 pub const ITEMS: u32 = 16;
+/// Positions per round: [`ITEMS`] per thread.
+pub const ROUND: u32 = BLOCK * ITEMS;
+/// Rounds per tile: one look-back for this many rounds of work (see [`MIN_BLOCKS`]).
+pub const ROUNDS: u32 = 8;
 /// Positions per block.
-pub const TILE: u32 = BLOCK * ITEMS;
+pub const TILE: u32 = ROUND * ROUNDS;
 /// [`ITEMS`] as an index.
 const I: usize = ITEMS as usize;
 const WARPS: u32 = BLOCK / WARP_SIZE;
@@ -68,21 +86,24 @@ pub const STATIC_SHARED_BYTES: u32 =
 pub const HEADER_WORDS: usize = 8;
 /// Words per tile: the aggregate's two 16-byte records, then the inclusive prefix's.
 pub const DESCRIPTOR_WORDS: usize = 8;
-/// Predecessors a look-back step reads: four per lane of a warp.
+/// Predecessors a look-back step reads: one per lane of a warp (a tile is
+/// [`TILE`] positions, so one step reaches a million positions back). Four per lane held
+/// 64 more registers in flight, for the same speed.
 pub const LOOK_BACK: u32 = WARP_SIZE * PER_LANE;
-const PER_LANE: u32 = 4;
+const PER_LANE: u32 = 1;
 
-/// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`). Measured on an H100
-/// (2^28 values, window 64; the figure is the same at every window): without bounds the
-/// kernel took 168 registers, one block per SM, and ran at 12.6% of copy bandwidth while the
-/// SM idled behind each block's look-back; 2, 3 and 4 blocks per SM (128, 80, 64 registers,
-/// all with spills) gave 21.5%, 22.2% and 17.9%, and 3 with the inputs re-read after the
-/// look-back 24.3%. 512- and 1024-thread blocks and one predecessor per lane were no faster;
-/// half the tile (`ITEMS = 8`, 3 blocks per SM, no spills at all) ran at 14.5%. About 25
-/// tiles a microsecond whatever the tile and the registers: a cost per tile (the ticket,
-/// the look-back's wait for its predecessors), not memory or spills, bounds this kernel;
-/// finding which is the next step.
-pub const MIN_BLOCKS: u32 = 3;
+/// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`).
+///
+/// Measured on an H100 (2^28 values, window 64; within two points at window 100,001), in %
+/// of device-copy bandwidth. With one-round tiles: no bounds (168 registers, one block per
+/// SM) 12.6%; 2, 3 and 4 blocks per SM 21.5%, 24.3% and 17.9%. Tiles of several rounds, a
+/// shift known at compile time and one predecessor per lane: `ITEMS` 16 × 8 rounds at 2
+/// blocks per SM (128 registers) 40.1%; at 3 blocks (80 registers) `ITEMS` 8 × 8 rounds
+/// 36.0%, 16 × 4 rounds 21.8%; at 4 blocks (64 registers) 26.4% (`ITEMS` 8) and 35.5%
+/// (`ITEMS` 4 × 16 rounds); at one block (237 registers, no spills) 20.1%. Every bounded
+/// build still spills (Nsight Compute counts local loads): registers, not the look-back,
+/// bound this kernel now, and the next step is a body that fits in them.
+pub const MIN_BLOCKS: u32 = 2;
 
 /// Tiles (and blocks) for `n` inputs: at least one.
 pub const fn tiles(n: u32) -> u32 {
@@ -279,7 +300,7 @@ unsafe fn read(d: *const u64) -> (u32, Tally) {
 }
 
 /// The sum of every tile before tile `b`, by one full warp: lane `l` reads predecessors
-/// `b - 1 - 4l - j` (`j < 4`), and the warp adds the published values back to the nearest
+/// `b - 1 - PER_LANE·l - j` (`j < PER_LANE`), and the warp adds the published values back to the nearest
 /// inclusive prefix, [`LOOK_BACK`] tiles per step, re-reading while any of those has
 /// published nothing yet.
 ///
@@ -372,9 +393,9 @@ unsafe fn warp_sum(mut t: Tally) -> Tally {
     t
 }
 
-/// One of `x[k]`, `x[k + 1]`, `x[k + 2]`, `x[k + 3]` by a run-time `s < 4`: selects, so
-/// that the register arrays are indexed by constants only (an array chosen by a `match`
-/// went to local memory).
+/// One of `x[k]`, `x[k + 1]`, `x[k + 2]`, `x[k + 3]` by `s < 4`, a constant once inlined
+/// (the kernel has one body per shift), so that the register arrays are indexed by
+/// constants only.
 #[inline(always)]
 fn pick4(s: usize, x0: f32, x1: f32, x2: f32, x3: f32) -> f32 {
     match s {
@@ -409,15 +430,19 @@ unsafe fn load_new(a: *const f32, n: u32, p0: u32, x: &mut [f32; ITEMS as usize]
 }
 
 /// `a[p - window]` for `p` in `p0 .. p0 + ITEMS`, zero where `p < window` or `p >= n`, into
-/// `x`. The start is 16-byte aligned only when `window` is a multiple of 4: otherwise five
-/// aligned quads are loaded and shifted (the fifth is the next thread's first, from L1).
+/// `x`. The start is `S` floats past a 16-byte boundary: unless `S = 0` (`window` a multiple
+/// of 4), five aligned quads are loaded and shifted (the fifth is the next thread's first,
+/// from L1).
 ///
 /// # Safety
 /// As [`load_new`].
 #[inline(always)]
-unsafe fn load_old(a: *const f32, n: u32, window: u32, p0: u32, x: &mut [f32; ITEMS as usize]) {
+unsafe fn load_old<const S: usize>(
+    a: *const f32, n: u32, window: u32, p0: u32, x: &mut [f32; ITEMS as usize],
+) {
     let q0 = p0 as i64 - window as i64;
-    let s = q0.rem_euclid(4) as usize;
+    let s = S;
+    debug_assert_eq!(s, q0.rem_euclid(4) as usize);
     let qa = q0 - s as i64;
     if q0 >= 0 && qa + ITEMS as i64 + 4 <= n as i64 {
         let mut w = [0.0f32; ITEMS as usize + 4];
@@ -473,6 +498,55 @@ unsafe fn store_if(out: *mut f32, outputs: u32, o: i64, v: f32) {
     }
 }
 
+/// Loads this thread's [`ITEMS`] positions from `p0` (`a[p]` into `xn`, `a[p - window]` into
+/// `xo`) and returns whether every difference `e[p]` is finite, and their tally.
+///
+/// # Safety
+/// As [`load_new`].
+#[inline(always)]
+unsafe fn load_round<const S: usize>(
+    a: *const f32, n: u32, window: u32, p0: u32, xn: &mut [f32; I], xo: &mut [f32; I],
+) -> (bool, Tally) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        load_new(a, n, p0, xn);
+        load_old::<S>(a, n, window, p0, xo);
+    }
+    let mut mine = Tally::ZERO;
+    unroll!(k in I => mine.sum += e(k, xn, xo));
+    // A non-finite input makes its difference, and so the sum, non-finite: one check.
+    let clean = mine.sum.is_finite();
+    if !clean {
+        mine = Tally::ZERO;
+        unroll!(k in I => {
+            mine = mine + (Tally::of(xn[k]) - Tally::of(xo[k]));
+        });
+    }
+    (clean, mine)
+}
+
+/// `e[p0 + k] = a[p0 + k] - a[p0 + k - window]`, exact in f64. Recomputed where it is needed
+/// (two conversions and a subtraction): an array of them would hold 32 more registers.
+#[inline(always)]
+fn e(k: usize, xn: &[f32; I], xo: &[f32; I]) -> f64 {
+    xn[k] as f64 - xo[k] as f64
+}
+
+/// The tallies of the warps, in order, from `warp_totals`: the sum of those before warp
+/// `warp_id`, and the sum of all.
+#[inline(always)]
+fn fold_warps(warp_totals: SharedSlice<u32>, warp_id: u32) -> (Tally, Tally) {
+    let (mut before, mut all) = (Tally::ZERO, Tally::ZERO);
+    for j in 0..WARPS {
+        let total = Tally::load(warp_totals, 5 * j);
+        if j < warp_id {
+            before = before + total;
+        }
+        all = all + total;
+    }
+    (before, all)
+}
+
 /// `out[i] = mean(a[i .. i + window])` for every `i < n - window + 1`: the mean ending at
 /// position `p = i + window - 1`. See the [module](self).
 ///
@@ -485,6 +559,30 @@ unsafe fn store_if(out: *mut f32, outputs: u32, o: i64, v: f32) {
 /// alone.
 #[inline(always)]
 pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64) {
+    // Positions start at multiples of 4, so `a[p - window]` is `(-window) mod 4` places past
+    // a 16-byte boundary in every thread: one body per shift, each with its loads' shuffles
+    // and its stores' alignment known at compile time (a run-time shift became jump tables
+    // per element).
+    // SAFETY: the caller's contract.
+    unsafe {
+        match window % 4 {
+            0 => sliding_scan_shifted::<0>(a, n, window, out, state),
+            1 => sliding_scan_shifted::<3>(a, n, window, out, state),
+            2 => sliding_scan_shifted::<2>(a, n, window, out, state),
+            _ => sliding_scan_shifted::<1>(a, n, window, out, state),
+        }
+    }
+}
+
+/// [`sliding_scan`] where `a[p - window]` is `S` places past a 16-byte boundary for every
+/// position `p` that is a multiple of 4, i.e. `S = (-window) mod 4`.
+///
+/// # Safety
+/// As [`sliding_scan`], and `(window + S) % 4 == 0`.
+#[inline(always)]
+unsafe fn sliding_scan_shifted<const S: usize>(
+    a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64,
+) {
     let t = thread_idx_x();
     let (lane, warp_id) = (t % WARP_SIZE, t / WARP_SIZE);
     let ticket = shared_array!(u32; 1);
@@ -498,57 +596,23 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     }
     sync_threads();
     let b = ticket.get(0);
-    let p0 = b * TILE + t * ITEMS;
+    let first = |round: u32| b * TILE + round * ROUND + t * ITEMS;
 
-    let (mut xn, mut xo) = ([0.0f32; ITEMS as usize], [0.0f32; ITEMS as usize]);
-    // SAFETY: a holds n floats, 16-byte aligned; p0 is a multiple of 16.
-    unsafe {
-        load_new(a, n, p0, &mut xn);
-        load_old(a, n, window, p0, &mut xo);
-    }
-    // The differences e[p] are recomputed where they are needed (exact in f64, two
-    // conversions and a subtraction): an array of them would hold 32 more registers across
-    // the look-back.
-    let e = |k: usize, xn: &[f32; ITEMS as usize], xo: &[f32; ITEMS as usize]| {
-        xn[k] as f64 - xo[k] as f64
-    };
-    let mut clean = true;
+    // The tile's aggregate.
+    let (mut xn, mut xo) = ([0.0f32; I], [0.0f32; I]);
     let mut mine = Tally::ZERO;
-    unroll!(k in ITEMS as usize => {
-        let ek = e(k, &xn, &xo);
-        clean &= ek.is_finite();
-        mine.sum += ek;
-    });
-    if !clean {
-        mine = Tally::ZERO;
-        unroll!(k in ITEMS as usize => {
-            mine = mine + (Tally::of(xn[k]) - Tally::of(xo[k]));
-        });
+    for round in 0..ROUNDS {
+        // SAFETY: a holds n floats, 16-byte aligned; the first position is a multiple of 16.
+        let (_, tally) = unsafe { load_round::<S>(a, n, window, first(round), &mut xn, &mut xo) };
+        mine = mine + tally;
     }
-
-    // The warp's inclusive scan of the threads' tallies.
-    let mut inclusive = mine;
-    let mut d = 1;
-    while d < WARP_SIZE {
-        // SAFETY: every lane of every (full) warp runs this loop.
-        let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, d) });
-        if lane >= d {
-            inclusive = below + inclusive;
-        }
-        d *= 2;
-    }
-    if lane == WARP_SIZE - 1 {
-        inclusive.store(warp_totals, 5 * warp_id);
+    // SAFETY: every lane of every (full) warp.
+    let warp_total = unsafe { warp_sum(mine) };
+    if lane == 0 {
+        warp_total.store(warp_totals, 5 * warp_id);
     }
     sync_threads();
-    let (mut warp_prefix, mut aggregate) = (Tally::ZERO, Tally::ZERO);
-    for j in 0..WARPS {
-        let total = Tally::load(warp_totals, 5 * j);
-        if j < warp_id {
-            warp_prefix = warp_prefix + total;
-        }
-        aggregate = aggregate + total;
-    }
+    let (_, aggregate) = fold_warps(warp_totals, warp_id);
 
     if warp_id == 0 {
         let desc = state.wrapping_add(HEADER_WORDS + DESCRIPTOR_WORDS * b as usize);
@@ -568,50 +632,90 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
         }
     }
     sync_threads();
-    // This thread's inputs again (from L1 or L2): holding them across the look-back took 32
-    // registers a thread, which at more than one block per SM spilled to local memory.
-    // SAFETY: as above.
-    unsafe {
-        load_new(a, n, p0, &mut xn);
-        load_old(a, n, window, p0, &mut xo);
-    }
 
-    // SAFETY: every lane of every warp.
-    let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
-    let thread_prefix = if lane == 0 { Tally::ZERO } else { below };
-    let mut run = Tally::load(prefix, 0) + warp_prefix + thread_prefix;
+    // The scan, round by round, from the tile's prefix.
+    let mut carry = Tally::load(prefix, 0);
     let inv_window = 1.0 / window as f64;
-    let mut m = [0.0f32; ITEMS as usize];
-    if clean {
-        unroll!(k in ITEMS as usize => {
-            run.sum += e(k, &xn, &xo);
-            m[k] = run.mean(inv_window);
-        });
-    } else {
-        unroll!(k in ITEMS as usize => {
-            let p = p0 + k as u32;
-            if p < n {
-                // SAFETY: p < n, and p - window < n where p >= window.
-                let x = unsafe { *a.add(p as usize) };
-                run = run + Tally::of(x);
-                if p >= window {
-                    // SAFETY: as above.
-                    run = run - Tally::of(unsafe { *a.add((p - window) as usize) });
-                }
-            }
-            m[k] = run.mean(inv_window);
-        });
-    }
-
-    // Stores: this thread's first output is o0 = p0 - (window - 1), r places past an aligned
-    // A. Each thread writes the aligned run [A, A + ITEMS) — the previous thread's last r
-    // means then its own — so that whole quads go out as 16-byte stores; the block's first
-    // thread has no previous one and writes only its own, and its last thread also writes
-    // its r left-over means.
-    let o0 = p0 as i64 - (window as i64 - 1);
-    let r = o0.rem_euclid(4) as usize;
-    let base = o0 - r as i64;
     let outputs = n - window + 1;
+    for round in 0..ROUNDS {
+        let p0 = first(round);
+        // The inputs again, from L2. SAFETY: as above.
+        let (clean, mine) = unsafe { load_round::<S>(a, n, window, p0, &mut xn, &mut xo) };
+        // The warp's inclusive scan of the threads' tallies.
+        let mut inclusive = mine;
+        let mut d = 1;
+        while d < WARP_SIZE {
+            // SAFETY: every lane of every (full) warp runs this loop.
+            let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, d) });
+            if lane >= d {
+                inclusive = below + inclusive;
+            }
+            d *= 2;
+        }
+        // The previous round's (or the aggregate's) readers of `warp_totals` are done.
+        sync_threads();
+        if lane == WARP_SIZE - 1 {
+            inclusive.store(warp_totals, 5 * warp_id);
+        }
+        sync_threads();
+        let (warp_prefix, round_total) = fold_warps(warp_totals, warp_id);
+        // SAFETY: every lane of every warp.
+        let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
+        let thread_prefix = if lane == 0 { Tally::ZERO } else { below };
+        let mut run = carry + warp_prefix + thread_prefix;
+        carry = carry + round_total;
+        let mut m = [0.0f32; I];
+        if clean && run.inf == 0 && run.nan == 0 {
+            // Nothing non-finite in these windows: the mean is the sum's.
+            unroll!(k in I => {
+                run.sum += e(k, &xn, &xo);
+                m[k] = (run.sum * inv_window) as f32;
+            });
+        } else if clean {
+            unroll!(k in I => {
+                run.sum += e(k, &xn, &xo);
+                m[k] = run.mean(inv_window);
+            });
+        } else {
+            unroll!(k in I => {
+                let p = p0 + k as u32;
+                if p < n {
+                    // SAFETY: p < n, and p - window < n where p >= window.
+                    let x = unsafe { *a.add(p as usize) };
+                    run = run + Tally::of(x);
+                    if p >= window {
+                        // SAFETY: as above.
+                        run = run - Tally::of(unsafe { *a.add((p - window) as usize) });
+                    }
+                }
+                m[k] = run.mean(inv_window);
+            });
+        }
+        // SAFETY: `out` holds `outputs` floats; every thread of the block calls it.
+        unsafe { store_means::<S>(out, outputs, window, p0, &m, tails) };
+    }
+}
+
+/// Writes this thread's means `m` of positions `p0 ..`: its first output is
+/// `o0 = p0 - (window - 1)`, `r` places past an aligned `A`. Each thread writes the aligned
+/// run `[A, A + ITEMS)` — the previous thread's last `r` means then its own — so that whole
+/// quads go out as 16-byte stores; the round's first thread has no previous one and writes
+/// only its own, and its last thread also writes its `r` left-over means.
+///
+/// # Safety
+/// `out` holds `outputs` floats and is 16-byte aligned; every thread of the block calls it
+/// together, with `tails` holding three floats per warp, not read by anyone else until a
+/// barrier after this.
+#[inline(always)]
+unsafe fn store_means<const S: usize>(
+    out: *mut f32, outputs: u32, window: u32, p0: u32, m: &[f32; I], tails: SharedSlice<f32>,
+) {
+    let t = thread_idx_x();
+    let (lane, warp_id) = (t % WARP_SIZE, t / WARP_SIZE);
+    let o0 = p0 as i64 - (window as i64 - 1);
+    let r = (S + 1) % 4;
+    debug_assert_eq!(r, o0.rem_euclid(4) as usize);
+    let base = o0 - r as i64;
     // SAFETY: every lane of every warp.
     let up = unsafe {
         [
@@ -634,11 +738,11 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     } else {
         ([0.0; 3], false)
     };
-    let mut run_out = [0.0f32; ITEMS as usize];
-    unroll!(j in ITEMS as usize => {
-        run_out[j] = compose(r, j, &prev, &m);
+    let mut run_out = [0.0f32; I];
+    unroll!(j in I => {
+        run_out[j] = compose(r, j, &prev, m);
     });
-    unroll!(q in (ITEMS / 4) as usize => {
+    unroll!(q in I / 4 => {
         let at = base + 4 * q as i64;
         let whole = at >= 0 && at + 4 <= outputs as i64 && (q > 0 || r == 0 || have_prev);
         if whole {
@@ -666,8 +770,8 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
             if j < r {
                 // The means past the last aligned run: m[ITEMS - r + j].
                 let v = pick4(r, 0.0, m[I - 1], m[I - 2 + j.min(1)], m[I - 3 + j]);
-                // SAFETY: as above; nobody else in this block or the next writes these.
-                unsafe { store_if(out, outputs, base + (ITEMS as usize + j) as i64, v) };
+                // SAFETY: as above; nobody else in this round or the next writes these.
+                unsafe { store_if(out, outputs, base + (I + j) as i64, v) };
             }
         });
     }
