@@ -15,7 +15,7 @@
 
 use super::epilogue::Epilogue;
 use super::global::is_aligned16;
-use super::tile_io::VecTile;
+use super::tile_io::{TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::shared_array;

@@ -12,7 +12,7 @@
 
 use super::epilogue::Epilogue;
 use super::global::is_aligned16;
-use super::tile_io::{PaddedTransposedTile, VecTile};
+use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::shared::SharedSlice;

@@ -30,7 +30,7 @@
 use super::epilogue::Epilogue;
 use super::global::is_aligned16;
 use super::padded::sgemm_double_buffered_padded_in;
-use super::tile_io::{PaddedTransposedTile, VecTile};
+use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, at};
