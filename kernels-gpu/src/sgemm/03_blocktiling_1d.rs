@@ -4,8 +4,9 @@
 
 use super::epilogue::Epilogue;
 use super::global::store_out;
+use super::tile_io::load_tiles_scalar;
 use super::unroll::unroll;
-use super::{BlockTile, Geometry, at, cdiv};
+use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::intrinsics::fma;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{self, sync_threads};
@@ -44,32 +45,10 @@ pub unsafe fn sgemm_blocktiling_1d<
     let mut acc = [0.0f32; TM];
     for phase in 0..cdiv(k, bk) {
         let k0 = phase * bk;
-        for j in 0..BM * BK / threads {
-            let v = t + (j * threads) as u32;
-            let (r, c) = (v / bk, v % bk);
-            // SAFETY: the global read is guarded by both bounds; r * BK + c = v < BM * BK.
-            unsafe {
-                let x = if r < tile.rows_left && c < k - k0 {
-                    *a.add(at(tile.row0 + r, k, k0 + c))
-                } else {
-                    0.0
-                };
-                a_tile.set_unchecked(v, x);
-            }
-        }
-        for j in 0..BK * BN / threads {
-            let v = t + (j * threads) as u32;
-            let (r, c) = (v / bn, v % bn);
-            // SAFETY: as above; v < BK * BN.
-            unsafe {
-                let x = if r < k - k0 && c < tile.cols_left {
-                    *b.add(at(k0 + r, n, tile.col0 + c))
-                } else {
-                    0.0
-                };
-                b_tile.set_unchecked(v, x);
-            }
-        }
+        // SAFETY: the module contract's operands and block tile; the arrays hold one tile each.
+        unsafe {
+            load_tiles_scalar::<BM, BN, BK>(a, b, k, n, tile, k0, a_tile, b_tile, t, threads)
+        };
         sync_threads();
         unroll!(dot in BK => {
             let dot = dot as u32;

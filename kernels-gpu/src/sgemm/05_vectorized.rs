@@ -9,7 +9,7 @@
 
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, store_out4};
-use super::tile_io::VecTile;
+use super::tile_io::{TileVectors, VecTile};
 use super::unroll::unroll;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::intrinsics::fma;

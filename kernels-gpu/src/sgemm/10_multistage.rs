@@ -30,9 +30,9 @@
 use super::epilogue::Epilogue;
 use super::global::is_aligned16;
 use super::padded::sgemm_double_buffered_padded_in;
-use super::tile_io::{PaddedTransposedTile, VecTile};
+use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
-use super::warp_tile::{Acc, WarpTile};
+use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::pipeline::{commit_group, cp_async_16, wait_group};
 use nvptx_device::shared_array;
@@ -41,191 +41,150 @@ use nvptx_device::thread::{self, sync_threads};
 /// Shared stages of the `b` ring.
 pub const STAGES: usize = 3;
 
-/// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
-/// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
-/// rung 9 ([`BlockTile::ordered`]; 0: none).
-///
-/// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
-///
-/// # Safety
-/// See the [module contract](super); `out` does not overlap `a` or `b`.
-#[inline(always)]
-pub unsafe fn sgemm_multistage<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const WM: usize,
-    const WN: usize,
-    const WMITER: usize,
-    const WNITER: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
-    const LDA: usize,
-    const GROUP: u32,
-    E: Epilogue,
->(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
-) {
-    // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
-    unsafe {
-        sgemm_multistage_ld::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, LDA, GROUP, E>(
-            a, b, out, m, n, k, k, epilogue,
-        )
+warp_tiled! {
+    /// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
+    /// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
+    /// rung 9 ([`BlockTile::ordered`]; 0: none).
+    ///
+    /// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
+    ///
+    /// # Safety
+    /// See the [module contract](super); `out` does not overlap `a` or `b`.
+    #[inline(always)]
+    pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
+        a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
+    ) {
+        // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
+        unsafe {
+            warp_tiled!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, epilogue)
+        }
     }
 }
 
-/// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart: the product of
-/// the first `k` columns of `a` with `b`'s `k` rows (split-k runs it on column slices).
-///
-/// # Safety
-/// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn sgemm_multistage_ld<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const WM: usize,
-    const WN: usize,
-    const WMITER: usize,
-    const WNITER: usize,
-    const TM: usize,
-    const TN: usize,
-    const THREADS: usize,
-    const LDA: usize,
-    const GROUP: u32,
-    E: Epilogue,
->(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, epilogue: E,
-) {
-    type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
-        PaddedTransposedTile<BM, BK, THREADS, LDA>;
-    type BTile<const BK: usize, const BN: usize, const THREADS: usize> = VecTile<BK, BN, THREADS>;
-    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
-    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
-    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
-    let copies = tile.is_interior(BM as u32, BN as u32)
-        && k.is_multiple_of(BK as u32)
-        && lda.is_multiple_of(4)
-        && n.is_multiple_of(4)
-        && is_aligned16(a)
-        && is_aligned16(b);
-    if !copies {
-        // SAFETY: the caller's contract; the arrays hold two stages of each tile.
-        unsafe {
-            sgemm_double_buffered_padded_in::<
-                BM,
-                BN,
-                BK,
-                WM,
-                WN,
-                WMITER,
-                WNITER,
-                TM,
-                TN,
-                THREADS,
-                LDA,
-                E,
-            >(a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue)
-        };
-        return;
-    }
-
-    let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
-    let t = thread::thread_idx_x();
-    let origin = WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::thread_origin(t);
-    let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
-    let tiles = k / BK as u32; // >= 1: the tile is interior, so k >= 1, and BK divides it
-    // Thread t's copies of b tile `p` into its stage: 16 bytes each, a warp on whole rows.
-    let issue_b = |p: u32| {
-        unroll!(j in BTile::<BK, BN, THREADS>::VECS => {
-            let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
-            let stage = (p % STAGES as u32) * b_stage;
-            // SAFETY: tile `p` (p < tiles) is inside `b` (k = tiles · BK rows, the block's
-            // BN columns inside); n, col0 and c are multiples of 4 and `b` is 16-byte
-            // aligned; r < BK, c + 4 <= BN, so the stage's vector is inside and aligned.
+warp_tiled! {
+    /// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart: the product of
+    /// the first `k` columns of `a` with `b`'s `k` rows (split-k runs it on column slices).
+    ///
+    /// # Safety
+    /// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogue>(
+        a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, epilogue: E,
+    ) {
+        type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
+            PaddedTransposedTile<BM, BK, THREADS, LDA>;
+        type BTile<const BK: usize, const BN: usize, const THREADS: usize> =
+            VecTile<BK, BN, THREADS>;
+        let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+        let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
+        let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+        let copies = tile.is_interior(BM as u32, BN as u32)
+            && k.is_multiple_of(BK as u32)
+            && lda.is_multiple_of(4)
+            && n.is_multiple_of(4)
+            && is_aligned16(a)
+            && is_aligned16(b);
+        if !copies {
+            // SAFETY: the caller's contract; the arrays hold two stages of each tile.
             unsafe {
-                cp_async_16(
-                    b_tile,
-                    stage + r * BN as u32 + c,
-                    b.add(at(p * BK as u32 + r, n, tile.col0 + c)),
+                warp_tiled!(sgemm_double_buffered_padded_in::<LDA, E>)(
+                    a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
                 )
             };
-        });
-        commit_group();
-    };
-    // Thread t's vectors of a tile `p < tiles`: the fast path only (the tile is inside `a`).
-    let load_a = |p: u32| {
-        // SAFETY: p < tiles, so rows row0..+BM (interior) and columns p·BK..+BK (k = tiles ·
-        // BK <= lda) are inside `a`; lda is a multiple of 4 and `a` 16-byte aligned.
-        unsafe {
-            ATile::<BM, BK, THREADS, LDA>::load_nc(
-                a,
-                lda,
-                tile.row0,
-                p * BK as u32,
-                BM as u32,
-                BK as u32,
-                true,
-                t,
-            )
+            return;
         }
-    };
 
-    // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tile 0
-    // into its stage; wait for b tile 0.
-    issue_b(0);
-    if tiles > 1 {
-        issue_b(1);
-    } else {
-        commit_group();
-    }
-    let sa = load_a(0);
-    // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
-    unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
-    wait_group::<{ STAGES as u32 - 2 }>();
-    sync_threads();
-
-    for phase in 0..tiles {
-        // b tile phase + 2 into the stage read in the previous trip (before its barrier).
-        if phase + 2 < tiles {
-            issue_b(phase + 2);
-        } else {
-            commit_group(); // keeps one group per trip, so the wait below counts right
-        }
-        // a tile phase + 1 (or phase again on the last trip) in flight during the FMAs.
-        let sa = load_a((phase + 1).min(tiles - 1));
-        let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
-        let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
-        // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
-        // or the prologue); the slices start at the thread's origin; the a tile is BK × LDA.
-        unsafe {
-            WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::accumulate_ld::<LDA>(
-                &mut acc, a_frags, b_frags,
-            );
-        }
-        // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before its
-        // barrier. On the last trip it is filled again and never read.
-        unsafe {
-            ATile::<BM, BK, THREADS, LDA>::store_transposed(
-                a_tile,
-                ((phase + 1) % 2) * a_stage,
-                &sa,
-                t,
-            )
+        let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
+        let t = thread::thread_idx_x();
+        let warp = warp_tiled!(WarpTile);
+        let origin = warp.thread_origin(t);
+        let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
+        let tiles = k / BK as u32; // >= 1: the tile is interior, so k >= 1, and BK divides it
+        // Thread t's copies of b tile `p` into its stage: 16 bytes each, a warp on whole rows.
+        let issue_b = |p: u32| {
+            unroll!(j in BTile::<BK, BN, THREADS>::VECS => {
+                let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
+                let stage = (p % STAGES as u32) * b_stage;
+                // SAFETY: tile `p` (p < tiles) is inside `b` (k = tiles · BK rows, the block's
+                // BN columns inside); n, col0 and c are multiples of 4 and `b` is 16-byte
+                // aligned; r < BK, c + 4 <= BN, so the stage's vector is inside and aligned.
+                unsafe {
+                    cp_async_16(
+                        b_tile,
+                        stage + r * BN as u32 + c,
+                        b.add(at(p * BK as u32 + r, n, tile.col0 + c)),
+                    )
+                };
+            });
+            commit_group();
         };
+        // Thread t's vectors of a tile `p < tiles`: the fast path only (the tile is inside `a`).
+        let load_a = |p: u32| {
+            // SAFETY: p < tiles, so rows row0..+BM (interior) and columns p·BK..+BK (k = tiles ·
+            // BK <= lda) are inside `a`; lda is a multiple of 4 and `a` 16-byte aligned.
+            unsafe {
+                ATile::<BM, BK, THREADS, LDA>::load_nc(
+                    a,
+                    lda,
+                    tile.row0,
+                    p * BK as u32,
+                    BM as u32,
+                    BK as u32,
+                    true,
+                    t,
+                )
+            }
+        };
+
+        // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tile 0
+        // into its stage; wait for b tile 0.
+        issue_b(0);
+        if tiles > 1 {
+            issue_b(1);
+        } else {
+            commit_group();
+        }
+        let sa = load_a(0);
+        // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
+        unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
         wait_group::<{ STAGES as u32 - 2 }>();
         sync_threads();
+
+        for phase in 0..tiles {
+            // b tile phase + 2 into the stage read in the previous trip (before its barrier).
+            if phase + 2 < tiles {
+                issue_b(phase + 2);
+            } else {
+                commit_group(); // keeps one group per trip, so the wait below counts right
+            }
+            // a tile phase + 1 (or phase again on the last trip) in flight during the FMAs.
+            let sa = load_a((phase + 1).min(tiles - 1));
+            let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
+            let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
+            // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
+            // or the prologue); the slices start at the thread's origin; the a tile is BK × LDA.
+            unsafe {
+                warp.accumulate_ld::<LDA>(&mut acc, a_frags, b_frags);
+            }
+            // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before its
+            // barrier. On the last trip it is filled again and never read.
+            unsafe {
+                ATile::<BM, BK, THREADS, LDA>::store_transposed(
+                    a_tile,
+                    ((phase + 1) % 2) * a_stage,
+                    &sa,
+                    t,
+                )
+            };
+            wait_group::<{ STAGES as u32 - 2 }>();
+            sync_threads();
+        }
+        let fast = n.is_multiple_of(4) && is_aligned16(out);
+        // SAFETY: the tile is interior, so `fast` is exactly the fast-path condition; `origin`
+        // is this thread's.
+        unsafe { warp.store(&acc, out, n, &tile, origin, fast, &epilogue) };
     }
-    let fast = n.is_multiple_of(4) && is_aligned16(out);
-    // SAFETY: the tile is interior, so `fast` is exactly the fast-path condition; `origin`
-    // is this thread's.
-    unsafe {
-        WarpTile::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS>::store(
-            &acc, out, n, &tile, origin, fast, &epilogue,
-        )
-    };
 }
 
 /// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's

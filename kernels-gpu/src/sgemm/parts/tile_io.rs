@@ -1,7 +1,9 @@
 //! Moving a `ROWS × COLS` tile of a row-major operand from global to shared memory 16 bytes
-//! at a time, in two halves: [`VecTile::load`] into registers, then [`VecTile::store`] (as it
-//! is) or [`VecTile::store_transposed`] into shared memory. The split lets the double-buffered
-//! rung keep the next tile's global loads in flight while it computes on this one.
+//! at a time, in two halves: [`load`](TileVectors::load) into registers, then
+//! [`VecTile::store`] (as it is) or [`VecTile::store_transposed`] into shared memory. The
+//! split lets the double-buffered rung keep the next tile's global loads in flight while it
+//! computes on this one. (Rungs 3 and 4 move theirs one float at a time:
+//! [`load_tiles_scalar`].)
 //!
 //! Thread `t` moves vectors `t, t + THREADS, ...` of the tile, vector `v` being row
 //! `v / (COLS/4)`, columns `4·(v % (COLS/4))..+4`: a warp reads whole rows of the tile, so
@@ -14,8 +16,8 @@
 //! Interior tiles of a large product all take the fast path; edge tiles, `k = 1` or odd
 //! shapes take the checked one, and no thread ever reads outside the operands.
 
-use crate::sgemm::at;
 use crate::sgemm::parts::unroll::unroll;
+use crate::sgemm::{BlockTile, at};
 use nvptx_device::intrinsics::{load_f32x4, load_f32x4_nc};
 use nvptx_device::shared::SharedSlice;
 
@@ -23,38 +25,67 @@ use nvptx_device::shared::SharedSlice;
 pub const MAX_VECS: usize = 8;
 
 /// A thread's share of one tile, in registers between its load and its store. Only the
-/// first [`VecTile::VECS`] entries are used; the rest are optimised away.
+/// first [`VECS`](TileVectors::VECS) entries are used; the rest are optimised away.
 pub type Staged = [[f32; 4]; MAX_VECS];
 
-/// A `ROWS × COLS` tile moved by `THREADS` threads (a type only for its constants and
-/// functions).
-pub struct VecTile<const ROWS: usize, const COLS: usize, const THREADS: usize>;
-
-impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, COLS, THREADS> {
-    /// 16-byte vectors per tile row.
-    const PER_ROW: usize = COLS / 4;
-    /// Vectors each thread moves.
-    pub const VECS: usize = ROWS * COLS / 4 / THREADS;
-    /// Tile rows between a thread's consecutive vectors.
-    const ROW_STEP: usize = THREADS / (COLS / 4);
-    /// Every thread moves the same whole number of vectors, at the same column each time.
-    const VALID: () = assert!(
-        COLS.is_multiple_of(4)
-            && THREADS.is_multiple_of(COLS / 4)
-            && (ROWS * COLS / 4).is_multiple_of(THREADS)
-            && ROWS * COLS / 4 >= THREADS
-            && ROWS * COLS / 4 / THREADS <= MAX_VECS
-    );
-
-    /// The tile row and column of thread `t`'s vector `j` (`j < VECS`).
-    #[inline(always)]
-    pub fn position(t: u32, j: usize) -> (u32, u32) {
-        let () = Self::VALID;
-        (
-            t / Self::PER_ROW as u32 + (j * Self::ROW_STEP) as u32,
-            (t % Self::PER_ROW as u32) * 4,
-        )
+/// The tiles of rungs 3 and 4 for the step at depth `k0`, one float at a time (before the
+/// 16-byte loads): the block's `BM × BK` tile of `a` (`m × k`) into `a_tile[r * BK + c]` and
+/// its `BK × BN` tile of `b` (`k × n`) into `b_tile[r * BN + c]`, zero outside the matrices.
+/// Thread `t` of `threads` moves the elements `t, t + threads, …` of each, consecutive threads
+/// on consecutive elements of a row.
+///
+/// # Safety
+/// `a`, `b` and `tile` follow the [module contract](crate::sgemm) (`tile` is this block's);
+/// `k0 < k`; `a_tile` holds `BM * BK` words and `b_tile` `BK * BN`; `threads` divides both
+/// and `t < threads`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn load_tiles_scalar<const BM: usize, const BN: usize, const BK: usize>(
+    a: *const f32, b: *const f32, k: u32, n: u32, tile: BlockTile, k0: u32,
+    a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, t: u32, threads: usize,
+) {
+    let (bn, bk) = (BN as u32, BK as u32);
+    for j in 0..BM * BK / threads {
+        let v = t + (j * threads) as u32;
+        let (r, c) = (v / bk, v % bk);
+        // SAFETY: the global read is guarded by both bounds; r * BK + c = v < BM * BK.
+        unsafe {
+            let x = if r < tile.rows_left && c < k - k0 {
+                *a.add(at(tile.row0 + r, k, k0 + c))
+            } else {
+                0.0
+            };
+            a_tile.set_unchecked(v, x);
+        }
     }
+    for j in 0..BK * BN / threads {
+        let v = t + (j * threads) as u32;
+        let (r, c) = (v / bn, v % bn);
+        // SAFETY: as above; v < BK * BN.
+        unsafe {
+            let x = if r < k - k0 && c < tile.cols_left {
+                *b.add(at(k0 + r, n, tile.col0 + c))
+            } else {
+                0.0
+            };
+            b_tile.set_unchecked(v, x);
+        }
+    }
+}
+
+/// Which 16-byte vectors of a `ROWS × COLS` tile each thread moves, and the loads of a
+/// thread's vectors that follow from it: [`VecTile`] and [`PaddedTransposedTile`].
+pub trait TileVectors {
+    /// Rows of the tile.
+    const ROWS: usize;
+    /// Columns of the tile.
+    const COLS: usize;
+    /// Vectors each thread moves.
+    const VECS: usize;
+
+    /// The tile row and column of thread `t`'s vector `j` (`j < VECS`): the row `< ROWS`, the
+    /// column a multiple of 4 and `+ 4 <= COLS`.
+    fn position(t: u32, j: usize) -> (u32, u32);
 
     /// Thread `t`'s vectors of the tile whose top-left element is `src[row0, col0]`, in a
     /// matrix with `ld` columns that has `rows_left` rows and `cols_left` columns from there
@@ -68,23 +99,13 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     /// the same values except `t`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn load(
+    unsafe fn load(
         src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
         vectors_ok: bool, t: u32,
     ) -> Staged {
         // SAFETY: the caller's contract.
         unsafe {
-            load_vectors::<ROWS, COLS, false>(
-                Self::VECS,
-                |j| Self::position(t, j),
-                src,
-                ld,
-                row0,
-                col0,
-                rows_left,
-                cols_left,
-                vectors_ok,
-            )
+            load_vectors::<Self, false>(src, ld, row0, col0, rows_left, cols_left, vectors_ok, t)
         }
     }
 
@@ -95,27 +116,53 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     /// As [`load`](Self::load), and nothing writes `src` while the kernel runs.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn load_nc(
+    unsafe fn load_nc(
         src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
         vectors_ok: bool, t: u32,
     ) -> Staged {
         // SAFETY: the caller's contract.
         unsafe {
-            load_vectors::<ROWS, COLS, true>(
-                Self::VECS,
-                |j| Self::position(t, j),
-                src,
-                ld,
-                row0,
-                col0,
-                rows_left,
-                cols_left,
-                vectors_ok,
-            )
+            load_vectors::<Self, true>(src, ld, row0, col0, rows_left, cols_left, vectors_ok, t)
         }
     }
+}
 
-    /// Stores `staged` (from [`load`](Self::load) by the same `t`) as rows of the tile:
+/// A `ROWS × COLS` tile moved by `THREADS` threads (a type only for its constants and
+/// functions).
+pub struct VecTile<const ROWS: usize, const COLS: usize, const THREADS: usize>;
+
+impl<const ROWS: usize, const COLS: usize, const THREADS: usize> TileVectors
+    for VecTile<ROWS, COLS, THREADS>
+{
+    const ROWS: usize = ROWS;
+    const COLS: usize = COLS;
+    const VECS: usize = ROWS * COLS / 4 / THREADS;
+
+    #[inline(always)]
+    fn position(t: u32, j: usize) -> (u32, u32) {
+        let () = Self::VALID;
+        (
+            t / Self::PER_ROW as u32 + (j * Self::ROW_STEP) as u32,
+            (t % Self::PER_ROW as u32) * 4,
+        )
+    }
+}
+
+impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, COLS, THREADS> {
+    /// 16-byte vectors per tile row.
+    const PER_ROW: usize = COLS / 4;
+    /// Tile rows between a thread's consecutive vectors.
+    const ROW_STEP: usize = THREADS / (COLS / 4);
+    /// Every thread moves the same whole number of vectors, at the same column each time.
+    const VALID: () = assert!(
+        COLS.is_multiple_of(4)
+            && THREADS.is_multiple_of(COLS / 4)
+            && (ROWS * COLS / 4).is_multiple_of(THREADS)
+            && ROWS * COLS / 4 >= THREADS
+            && ROWS * COLS / 4 / THREADS <= MAX_VECS
+    );
+
+    /// Stores `staged` (from [`load`](TileVectors::load) by the same `t`) as rows of the tile:
     /// `dst[offset + r * COLS + c ..+ 4]`, one 16-byte shared store per vector.
     ///
     /// # Safety
@@ -148,23 +195,22 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     }
 }
 
-/// The body of every tile load: vector `j < vecs` of the thread is at tile position
-/// `position(j)` (row, column; the column a multiple of 4 and `+ 4 <= COLS`, the row
-/// `< ROWS`). Fast path (`ld.global.v4`, or `ld.global.nc.v4` if `NC`) only if the whole
-/// tile is inside the matrix and `vectors_ok`; else checked scalar loads, zero outside.
+/// The body of every tile load ([`TileVectors::load`], [`TileVectors::load_nc`]): fast path
+/// (`ld.global.v4`, or `ld.global.nc.v4` if `NC`) only if the whole tile is inside the matrix
+/// and `vectors_ok`; else checked scalar loads, zero outside.
 ///
 /// # Safety
-/// As [`VecTile::load`], and if `NC`, nothing writes `src` while the kernel runs.
+/// As [`TileVectors::load`], and if `NC`, nothing writes `src` while the kernel runs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn load_vectors<const ROWS: usize, const COLS: usize, const NC: bool>(
-    vecs: usize, position: impl Fn(usize) -> (u32, u32), src: *const f32, ld: u32, row0: u32,
-    col0: u32, rows_left: u32, cols_left: u32, vectors_ok: bool,
+unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
+    src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
+    vectors_ok: bool, t: u32,
 ) -> Staged {
     let mut staged = [[0.0f32; 4]; MAX_VECS];
-    if vectors_ok && rows_left >= ROWS as u32 && cols_left >= COLS as u32 {
-        unroll!(j in vecs => {
-            let (r, c) = position(j);
+    if vectors_ok && rows_left >= L::ROWS as u32 && cols_left >= L::COLS as u32 {
+        unroll!(j in L::VECS => {
+            let (r, c) = L::position(t, j);
             // SAFETY: the whole tile is inside the matrix; ld, col0 and c are multiples
             // of 4 and src is 16-byte aligned, so the address is too.
             staged[j] = unsafe {
@@ -173,8 +219,8 @@ unsafe fn load_vectors<const ROWS: usize, const COLS: usize, const NC: bool>(
             };
         });
     } else {
-        unroll!(j in vecs => {
-            let (r, c) = position(j);
+        unroll!(j in L::VECS => {
+            let (r, c) = L::position(t, j);
             unroll!(e in 4 => {
                 let ce = c + e as u32;
                 if r < rows_left && ce < cols_left {
@@ -206,6 +252,24 @@ pub struct PaddedTransposedTile<
     const LD: usize,
 >;
 
+impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize> TileVectors
+    for PaddedTransposedTile<ROWS, COLS, THREADS, LD>
+{
+    const ROWS: usize = ROWS;
+    const COLS: usize = COLS;
+    const VECS: usize = ROWS * COLS / 4 / THREADS;
+
+    #[inline(always)]
+    fn position(t: u32, j: usize) -> (u32, u32) {
+        let () = Self::VALID;
+        let (chunk, block) = (j % Self::CHUNKS, j / Self::CHUNKS);
+        (
+            t / Self::PR as u32 + (block * Self::ROW_STEP) as u32,
+            (chunk * 4 * Self::PR) as u32 + (t % Self::PR as u32) * 4,
+        )
+    }
+}
+
 impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize>
     PaddedTransposedTile<ROWS, COLS, THREADS, LD>
 {
@@ -213,8 +277,6 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize
     const PR: usize = if COLS >= 8 { 2 } else { 1 };
     /// Column chunks of `4 · PR` floats per row.
     const CHUNKS: usize = COLS / (4 * Self::PR);
-    /// Vectors each thread moves.
-    pub const VECS: usize = ROWS * COLS / 4 / THREADS;
     /// Rows between a thread's row blocks.
     const ROW_STEP: usize = THREADS / Self::PR;
     const VALID: () = assert!(
@@ -227,44 +289,7 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize
             && LD.is_multiple_of(4)
     );
 
-    /// The tile row and column of thread `t`'s vector `j` (`j < VECS`).
-    #[inline(always)]
-    pub fn position(t: u32, j: usize) -> (u32, u32) {
-        let () = Self::VALID;
-        let (chunk, block) = (j % Self::CHUNKS, j / Self::CHUNKS);
-        (
-            t / Self::PR as u32 + (block * Self::ROW_STEP) as u32,
-            (chunk * 4 * Self::PR) as u32 + (t % Self::PR as u32) * 4,
-        )
-    }
-
-    /// Thread `t`'s vectors of the tile, as [`VecTile::load_nc`] (read-only data path).
-    ///
-    /// # Safety
-    /// As [`VecTile::load_nc`].
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn load_nc(
-        src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
-        vectors_ok: bool, t: u32,
-    ) -> Staged {
-        // SAFETY: the caller's contract.
-        unsafe {
-            load_vectors::<ROWS, COLS, true>(
-                Self::VECS,
-                |j| Self::position(t, j),
-                src,
-                ld,
-                row0,
-                col0,
-                rows_left,
-                cols_left,
-                vectors_ok,
-            )
-        }
-    }
-
-    /// Stores `staged` (from [`load_nc`](Self::load_nc) by the same `t`) transposed:
+    /// Stores `staged` (from [`load_nc`](TileVectors::load_nc) by the same `t`) transposed:
     /// element `[r][c]` at `dst[offset + c * LD + r]`.
     ///
     /// # Safety
