@@ -5,6 +5,10 @@
 //! names a source location, the test compares it with the line of this file that carries a
 //! `// mark: NAME` comment (see [`line_of`]), so the expectations survive edits above them.
 
+#[path = "common/fma_product.rs"]
+mod fma_product;
+
+use fma_product::fma_in_k_order;
 use nvptx_device::intrinsics::fma;
 use nvptx_device::launch::{Launch, Limit, LimitError, Limits};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
@@ -208,14 +212,7 @@ fn run_mutant(barriers: Barriers, zero_tiles: bool) -> Result<(), SimError> {
     );
     // The exact product in f32 with the kernels' accumulation order (small integers and
     // halves, so every partial sum is exact anyway).
-    let expected: Vec<f32> = (0..h * w)
-        .map(|o| {
-            let (r, c) = (o / w, o % w);
-            (0..k).fold(0.0f32, |p, i| {
-                a[(r * k + i) as usize].mul_add(b[(i * w + c) as usize], p)
-            })
-        })
-        .collect();
+    let expected = fma_in_k_order(&a, &b, h as usize, k as usize, w as usize);
     if result.is_ok() {
         assert_eq!(
             out, expected,
