@@ -110,10 +110,9 @@ fn inner_dimension_mismatch_names_both_shapes() {
     );
     let text = err.to_string();
     assert!(text.contains("3×4") && text.contains("5×6"), "{text}");
-    assert_eq!(
-        MatmulShape::from_operands(3, 4, 4, 6).unwrap(),
-        MatmulShape { m: 3, k: 4, n: 6 }
-    );
+    let expected = MatmulShape { m: 3, k: 4, n: 6 };
+    assert_eq!(MatmulShape::from_operands(3, 4, 4, 6).unwrap(), expected);
+    assert_eq!(MatmulShape::new(3, 4, 6).unwrap(), expected);
 }
 
 #[test]
