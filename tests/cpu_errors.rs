@@ -20,6 +20,26 @@ fn sim_with(limits: Limits) -> Simulator {
     Simulator { limits }
 }
 
+/// The limit that `err` says a launch exceeds, with what the launch requested and the limit,
+/// both of which its message must give; panics, naming `case`, for any other error.
+#[track_caller]
+fn exceeded(err: &Error, case: impl std::fmt::Display) -> (Limit, u64, u64) {
+    match *err {
+        Error::Launch(LimitError::Exceeds {
+            what,
+            requested,
+            limit,
+        }) => {
+            let text = err.to_string();
+            for number in [requested, limit] {
+                assert!(text.contains(&number.to_string()), "{case}: {text}");
+            }
+            (what, requested, limit)
+        }
+        ref other => panic!("{case}: expected a launch beyond a limit, got {other:?}"),
+    }
+}
+
 #[test]
 fn shape_overflow_names_the_operand_and_its_sizes() {
     for ((m, k, n), operand, rows, cols) in [
@@ -90,51 +110,62 @@ fn inner_dimension_mismatch_names_both_shapes() {
     );
     let text = err.to_string();
     assert!(text.contains("3×4") && text.contains("5×6"), "{text}");
-    assert_eq!(
-        MatmulShape::from_operands(3, 4, 4, 6).unwrap(),
-        MatmulShape::new(3, 4, 6).unwrap()
-    );
+    let expected = MatmulShape { m: 3, k: 4, n: 6 };
+    assert_eq!(MatmulShape::from_operands(3, 4, 4, 6).unwrap(), expected);
+    assert_eq!(MatmulShape::new(3, 4, 6).unwrap(), expected);
 }
 
 #[test]
 fn input_lengths_are_checked_before_any_launch() {
-    let shape = MatmulShape::new(4, 5, 6).unwrap();
     let sim = Simulator::default();
-    for kernel in MatmulKernel::ALL {
-        let err = sim
-            .matmul(kernel, TileWidth::Tw8, &[0.0; 19], &[0.0; 30], shape)
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::InputLength {
-                    operand: "a",
-                    rows: 4,
-                    cols: 5,
-                    expected: 20,
-                    actual: 19
-                }
-            ),
-            "{kernel}: {err:?}"
-        );
-        let err = sim
-            .matmul(kernel, TileWidth::Tw8, &[0.0; 20], &[0.0; 31], shape)
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::InputLength {
-                    operand: "b",
-                    expected: 30,
-                    actual: 31,
-                    ..
-                }
-            ),
-            "{kernel}: {err:?}"
-        );
-        let text = err.to_string();
-        assert!(text.contains("31") && text.contains("5×6") && text.contains("30"));
+    // (m, k, n), the lengths of `a` and `b` given, and the operand that is wrong: its rows,
+    // columns and length.
+    for ((m, k, n), (len_a, len_b), wrong) in [
+        ((4, 5, 6), (19, 30), ("a", 4, 5, 19)),
+        ((4, 5, 6), (20, 31), ("b", 5, 6, 31)),
+        ((2, 3, 4), (5, 12), ("a", 2, 3, 5)),
+        ((2, 3, 4), (6, 13), ("b", 3, 4, 13)),
+    ] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let (a, b) = (vec![0.0; len_a], vec![0.0; len_b]);
+        for kernel in MatmulKernel::ALL {
+            let case = format!("{kernel} {shape}, a[{len_a}], b[{len_b}]");
+            let err = sim
+                .matmul(kernel, TileWidth::Tw8, &a, &b, shape)
+                .unwrap_err();
+            let Error::InputLength {
+                operand,
+                rows,
+                cols,
+                expected,
+                actual,
+            } = err
+            else {
+                panic!("{case}: expected InputLength, got {err:?}");
+            };
+            let (_, wrong_rows, wrong_cols, _) = wrong;
+            assert_eq!((operand, rows, cols, actual), wrong, "{case}");
+            assert_eq!(expected, wrong_rows * wrong_cols, "{case}");
+            let text = err.to_string();
+            for needle in [
+                format!("{rows}×{cols}"),
+                expected.to_string(),
+                actual.to_string(),
+            ] {
+                assert!(
+                    text.contains(&needle),
+                    "{case}: `{needle}` missing from: {text}"
+                );
+            }
+        }
     }
+    // Checked before the trivial-shape shortcut too.
+    let empty = MatmulShape::new(0, 3, 4).unwrap();
+    let err = sim.matmul_naive(&[0.0; 1], &[0.0; 12], empty).unwrap_err();
+    assert!(
+        matches!(err, Error::InputLength { operand: "a", .. }),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -152,6 +183,9 @@ fn tile_width_12_lists_the_allowed_ones() {
     );
     let text = err.to_string();
     assert!(text.contains("12") && text.contains("8, 16, 32"), "{text}");
+    for tw in TileWidth::ALL {
+        assert_eq!(TileWidth::try_from(tw.get()).unwrap(), tw);
+    }
 }
 
 #[test]
@@ -181,27 +215,15 @@ fn grid_too_large_for_a_huge_m() {
     for kernel in [MatmulKernel::TiledStatic, MatmulKernel::TiledDynamic] {
         let err = kernel.launch(TileWidth::Tw8, &shape).unwrap_err();
         assert_eq!(err.to_string(), grid_y.to_string());
-        assert!(matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::GridDimY,
-                requested: 75_000,
-                limit: 65_535
-            })
-        ));
+        assert_eq!(
+            exceeded(&err, kernel),
+            (Limit::GridDimY, 75_000, 65_535),
+            "{kernel}"
+        );
         let err = Simulator::default()
             .matmul(kernel, TileWidth::Tw8, &vec![1.0; 600_000], &[1.0], shape)
             .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Launch(LimitError::Exceeds {
-                    what: Limit::GridDimY,
-                    ..
-                })
-            ),
-            "{err:?}"
-        );
+        assert_eq!(exceeded(&err, kernel).0, Limit::GridDimY, "{kernel}");
     }
     let text = grid_y.to_string();
     assert!(text.contains("75000") && text.contains("65535"), "{text}");
@@ -213,100 +235,56 @@ fn grid_too_large_for_a_huge_m() {
     let fits = MatmulShape::new(65_535 * 16, 1, 1).unwrap();
     let over = MatmulShape::new(65_535 * 16 + 1, 1, 1).unwrap();
     MatmulKernel::Naive.launch(TileWidth::Tw16, &fits).unwrap();
-    assert!(matches!(
-        MatmulKernel::Naive.launch(TileWidth::Tw16, &over),
-        Err(Error::Launch(LimitError::Exceeds {
-            what: Limit::GridDimY,
-            requested: 65_536,
-            ..
-        }))
-    ));
+    let err = MatmulKernel::Naive
+        .launch(TileWidth::Tw16, &over)
+        .unwrap_err();
+    let (what, requested, _) = exceeded(&err, "naive tw16");
+    assert_eq!((what, requested), (Limit::GridDimY, 65_536));
 }
 
 #[test]
 fn launches_are_checked_against_given_device_limits() {
+    use Limit::*;
+    use MatmulKernel::*;
+    use TileWidth::*;
     let shape = MatmulShape::new(40, 40, 40).unwrap();
+    // `kernel` at `tw` on `shape` within `limits` is refused for `expected`.
+    let refused = |kernel: MatmulKernel, tw: TileWidth, limits: &Limits, expected| {
+        let err = kernel.launch_within(tw, &shape, limits).unwrap_err();
+        let case = format!("{kernel} tw{tw}");
+        assert_eq!(exceeded(&err, &case), expected, "{case}");
+    };
     let small = Limits {
         max_threads_per_block: 256,
         max_block_dim: Dim3::xyz(1024, 1024, 64),
         max_grid_dim: Dim3::xyz(4, 4, 1),
         max_shared_bytes_per_block: 4096,
     };
-    let err = MatmulKernel::TiledStatic
-        .launch_within(TileWidth::Tw32, &shape, &small)
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::ThreadsPerBlock,
-                requested: 1024,
-                limit: 256
-            })
-        ),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("1024") && err.to_string().contains("256"));
+    refused(TiledStatic, Tw32, &small, (ThreadsPerBlock, 1024, 256));
     // 8×8 blocks: 5 blocks per dimension, more than the grid limit of 4.
-    let err = MatmulKernel::Naive
-        .launch_within(TileWidth::Tw8, &MatmulShape::new(65, 1, 1).unwrap(), &small)
+    let err = Naive
+        .launch_within(Tw8, &MatmulShape::new(65, 1, 1).unwrap(), &small)
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::GridDimY,
-                requested: 5,
-                limit: 4
-            })
-        ),
-        "{err:?}"
-    );
+    assert_eq!(exceeded(&err, "naive 65×1×1"), (GridDimY, 5, 4));
     // 16×16 tiles: two of 1 KiB each, static or dynamic, fit in 4 KiB (the SGEMM kernels,
     // with up to 1024 threads and 4-32 KiB of tiles, do not)...
     for kernel in MatmulKernel::LECTURE {
-        kernel
-            .launch_within(TileWidth::Tw16, &shape, &small)
-            .unwrap();
+        kernel.launch_within(Tw16, &shape, &small).unwrap();
     }
     // ...but not in 1 KiB; static shared memory counts as dynamic does.
     let tiny = Limits {
         max_shared_bytes_per_block: 1024,
         ..small
     };
-    for kernel in [
-        MatmulKernel::TiledStatic,
-        MatmulKernel::TiledDynamic,
-        MatmulKernel::TiledDynamicConst,
-    ] {
-        let err = kernel
-            .launch_within(TileWidth::Tw16, &shape, &tiny)
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Launch(LimitError::Exceeds {
-                    what: Limit::SharedBytesPerBlock,
-                    requested: 2048,
-                    limit: 1024
-                })
-            ),
-            "{kernel}: {err:?}"
-        );
+    for kernel in [TiledStatic, TiledDynamic, TiledDynamicConst] {
+        refused(kernel, Tw16, &tiny, (SharedBytesPerBlock, 2048, 1024));
     }
     // Per-dimension block limits.
     let flat = Limits {
         max_block_dim: Dim3::xyz(1024, 8, 64),
         ..Limits::CUDA
     };
-    assert!(matches!(
-        MatmulKernel::TiledDynamic.launch_within(TileWidth::Tw16, &shape, &flat),
-        Err(Error::Launch(LimitError::Exceeds {
-            what: Limit::BlockDimY,
-            requested: 16,
-            limit: 8
-        }))
-    ));
+    refused(TiledDynamic, Tw16, &flat, (BlockDimY, 16, 8));
 }
 
 #[test]
@@ -348,32 +326,16 @@ fn simulator_enforces_its_limits() {
             shape,
         )
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::SharedBytesPerBlock,
-                requested: 8192,
-                limit: 4096,
-            })
-        ),
-        "{err:?}"
+    assert_eq!(
+        exceeded(&err, "tiled_dynamic_const tw32"),
+        (Limit::SharedBytesPerBlock, 8192, 4096)
     );
     // Static arrays beyond it: the second 4 KiB tile does not fit.
     let err = sim
         .matmul(MatmulKernel::TiledStatic, TileWidth::Tw32, &a, &b, shape)
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::SharedBytesPerBlock,
-                limit: 4096,
-                ..
-            })
-        ),
-        "{err:?}"
-    );
+    let (what, _, limit) = exceeded(&err, "tiled_static tw32");
+    assert_eq!((what, limit), (Limit::SharedBytesPerBlock, 4096));
     // A block dimension beyond the limit.
     let sim = sim_with(Limits {
         max_block_dim: Dim3::xyz(16, 16, 64),
@@ -382,16 +344,7 @@ fn simulator_enforces_its_limits() {
     let err = sim
         .matmul(MatmulKernel::TiledDynamic, TileWidth::Tw32, &a, &b, shape)
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::BlockDimX,
-                ..
-            })
-        ),
-        "{err:?}"
-    );
+    assert_eq!(exceeded(&err, "tiled_dynamic tw32").0, Limit::BlockDimX);
     // Within the limits, the same simulator runs.
     assert_eq!(
         sim.matmul(MatmulKernel::TiledDynamic, TileWidth::Tw16, &a, &b, shape)
@@ -413,18 +366,30 @@ fn simulator_checks_the_grid_like_a_gpu() {
             ran.store(true, std::sync::atomic::Ordering::Relaxed)
         })
         .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::GridDimY,
-                requested: 70_000,
-                limit: 65_535
-            })
-        ),
-        "{err:?}"
+    assert_eq!(
+        exceeded(&err, "a 1×70000 grid"),
+        (Limit::GridDimY, 70_000, 65_535)
     );
     assert!(!ran.into_inner(), "the kernel ran despite the error");
+}
+
+/// A launch beyond the simulator's limits comes back as the host's launch error, from the
+/// typed launchers too.
+#[test]
+fn simulator_errors_reach_the_typed_launchers() {
+    let sim = sim_with(Limits {
+        max_threads_per_block: 256,
+        ..Limits::default()
+    });
+    let shape = MatmulShape::new(4, 4, 4).unwrap();
+    let (a, b) = (vec![1.0; 16], vec![1.0; 16]);
+    let err = sim.matmul_tiled_static::<32>(&a, &b, shape).unwrap_err();
+    assert_eq!(
+        exceeded(&err, "tiled_static::<32>"),
+        (Limit::ThreadsPerBlock, 1024, 256)
+    );
+    // 16×16 blocks are within the limit.
+    sim.matmul_tiled_static::<16>(&a, &b, shape).unwrap();
 }
 
 #[test]

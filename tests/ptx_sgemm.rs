@@ -179,15 +179,13 @@ fn launch_bounds_match_the_catalogue() {
 fn multistage_rung_copies_asynchronously() {
     for k in entries().filter(|k| k.entry().contains("_multistage_")) {
         let b = body(k.entry());
-        assert!(
-            count(b, "cp.async.cg.shared.global") > 0,
-            "{k}: no cp.async.cg"
-        );
-        assert!(count(b, "cp.async.commit_group") > 0, "{k}: no commit");
-        assert!(
-            count(b, "cp.async.wait_group 1") > 0,
-            "{k}: no wait_group 1"
-        );
+        for op in [
+            "cp.async.cg.shared.global",
+            "cp.async.commit_group",
+            "cp.async.wait_group 1",
+        ] {
+            assert!(count(b, op) > 0, "{k}: no {op}");
+        }
         assert_eq!(count(b, "bar.sync"), 4, "{k}");
     }
 }
@@ -209,19 +207,14 @@ fn tf32_rung_is_unrolled_mma_sync() {
             (2 * g.bk / 8 * per_thread / 4) as usize,
             "{k}: {mma} mma.sync"
         );
-        assert!(
-            count(b, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0,
-            "{k}: no ldmatrix"
-        );
-        assert!(count(b, "cvt.rna.tf32.f32") > 0, "{k}: no cvt.rna.tf32");
-        assert!(
-            count(b, "cp.async.cg.shared.global") > 0,
-            "{k}: no cp.async"
-        );
-        assert!(
-            count(b, "cp.async.wait_group 1") > 0,
-            "{k}: no wait_group 1"
-        );
+        for op in [
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "cvt.rna.tf32.f32",
+            "cp.async.cg.shared.global",
+            "cp.async.wait_group 1",
+        ] {
+            assert!(count(b, op) > 0, "{k}: no {op}");
+        }
         assert_eq!(count(b, "fma.rn.f32"), 0, "{k}: FMAs");
     }
 }

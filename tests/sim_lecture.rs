@@ -2,6 +2,10 @@
 //! host launches them: every row runs clean and gives the exact f32 product, and a launch
 //! with too little dynamic shared memory is caught at the first out-of-bounds access.
 
+#[path = "common/fma_product.rs"]
+mod fma_product;
+
+use fma_product::fma_in_k_order;
 use kernels_gpu::catalogue::{Extent, LECTURE};
 use kernels_gpu::matmul::tiled_dynamic;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
@@ -17,14 +21,7 @@ fn lecture_kernels_run_clean() {
         .map(|i| ((i * 37) % 101) as f32 / 101.0)
         .collect();
     let b: Vec<f32> = (0..k * w).map(|i| ((i * 53) % 97) as f32 / 97.0).collect();
-    let expected: Vec<f32> = (0..h * w)
-        .map(|o| {
-            let (r, c) = (o / w, o % w);
-            (0..k).fold(0.0f32, |p, i| {
-                a[(r * k + i) as usize].mul_add(b[(i * w + c) as usize], p)
-            })
-        })
-        .collect();
+    let expected = fma_in_k_order(&a, &b, h as usize, k as usize, w as usize);
     let (pa, pb) = (
         SharedPtr(a.as_ptr() as *mut f32),
         SharedPtr(b.as_ptr() as *mut f32),

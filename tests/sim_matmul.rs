@@ -3,13 +3,11 @@
 //! Every kernel × tile width runs on shapes chosen to hit partial tiles in every dimension
 //! (17×33×65), a single row or column of tiles (5×300×7, 64×1×64) and one element (1×1×1);
 //! some also on a larger product with many blocks and phases (257×129×511, see `combos!`).
-//! Then zero-sized shapes, the typed launchers, shape errors and random shapes. No GPU is
-//! needed.
+//! Then zero-sized shapes, the typed launchers and random shapes. No GPU is needed. (Shape,
+//! length and limit errors are in `cpu_errors.rs`.)
 
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::error::Error;
-use kernels_gpu_host::launch::{Limit, LimitError, Limits};
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
@@ -165,178 +163,32 @@ fn typed_launchers_match_dispatch() {
     let sim = Simulator::default();
     let dispatch = |kernel, tw| sim.matmul(kernel, tw, &a, &b, shape).unwrap();
     use MatmulKernel::*;
-    use TileWidth::*;
-    let typed = [
-        (sim.matmul_naive(&a, &b, shape), Naive, Tw16),
-        (
-            sim.matmul_tiled_dynamic(Tw8, &a, &b, shape),
-            TiledDynamic,
-            Tw8,
-        ),
-        (
-            sim.matmul_tiled_dynamic(Tw16, &a, &b, shape),
-            TiledDynamic,
-            Tw16,
-        ),
-        (
-            sim.matmul_tiled_dynamic(Tw32, &a, &b, shape),
-            TiledDynamic,
-            Tw32,
-        ),
-        (
-            sim.matmul_tiled_static::<8>(&a, &b, shape),
-            TiledStatic,
-            Tw8,
-        ),
-        (
-            sim.matmul_tiled_static::<16>(&a, &b, shape),
-            TiledStatic,
-            Tw16,
-        ),
-        (
-            sim.matmul_tiled_static::<32>(&a, &b, shape),
-            TiledStatic,
-            Tw32,
-        ),
-        (
-            sim.matmul_tiled_dynamic_const::<8>(&a, &b, shape),
-            TiledDynamicConst,
-            Tw8,
-        ),
-        (
-            sim.matmul_tiled_dynamic_const::<16>(&a, &b, shape),
-            TiledDynamicConst,
-            Tw16,
-        ),
-        (
-            sim.matmul_tiled_dynamic_const::<32>(&a, &b, shape),
-            TiledDynamicConst,
-            Tw32,
-        ),
-    ];
-    for (out, kernel, tw) in typed {
-        assert_eq!(out.unwrap(), dispatch(kernel, tw), "{kernel} tw={tw}");
-    }
-}
-
-#[test]
-fn inner_dimension_mismatch() {
-    // a is 3×4, b is 5×6.
-    let err = MatmulShape::from_operands(3, 4, 5, 6).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::InnerDimMismatch {
-                m: 3,
-                k: 4,
-                k2: 5,
-                n: 6
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(
-        err.to_string().contains("3×4") && err.to_string().contains("5×6"),
-        "{err}"
-    );
     assert_eq!(
-        MatmulShape::from_operands(3, 4, 4, 6).unwrap(),
-        MatmulShape { m: 3, k: 4, n: 6 }
+        sim.matmul_naive(&a, &b, shape).unwrap(),
+        dispatch(Naive, TileWidth::Tw16),
+        "{Naive}"
     );
-}
-
-#[test]
-fn input_lengths_are_checked() {
-    let sim = Simulator::default();
-    let shape = MatmulShape::new(2, 3, 4).unwrap();
-    for kernel in MatmulKernel::ALL {
-        let err = sim
-            .matmul(kernel, TileWidth::Tw8, &[0.0; 5], &[0.0; 12], shape)
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::InputLength {
-                    operand: "a",
-                    rows: 2,
-                    cols: 3,
-                    expected: 6,
-                    actual: 5
-                }
-            ),
-            "{kernel}: {err:?}"
-        );
-        let err = sim
-            .matmul(kernel, TileWidth::Tw8, &[0.0; 6], &[0.0; 13], shape)
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::InputLength {
-                    operand: "b",
-                    rows: 3,
-                    cols: 4,
-                    expected: 12,
-                    actual: 13
-                }
-            ),
-            "{kernel}: {err:?}"
-        );
+    // The tiled kernels' launchers at each of `TileWidth::ALL`, in its order.
+    let tiled_dynamic = TileWidth::ALL.map(|tw| sim.matmul_tiled_dynamic(tw, &a, &b, shape));
+    let tiled_static = [
+        sim.matmul_tiled_static::<8>(&a, &b, shape),
+        sim.matmul_tiled_static::<16>(&a, &b, shape),
+        sim.matmul_tiled_static::<32>(&a, &b, shape),
+    ];
+    let tiled_dynamic_const = [
+        sim.matmul_tiled_dynamic_const::<8>(&a, &b, shape),
+        sim.matmul_tiled_dynamic_const::<16>(&a, &b, shape),
+        sim.matmul_tiled_dynamic_const::<32>(&a, &b, shape),
+    ];
+    for (kernel, typed) in [
+        (TiledDynamic, tiled_dynamic),
+        (TiledStatic, tiled_static),
+        (TiledDynamicConst, tiled_dynamic_const),
+    ] {
+        for (tw, out) in TileWidth::ALL.into_iter().zip(typed) {
+            assert_eq!(out.unwrap(), dispatch(kernel, tw), "{kernel} tw={tw}");
+        }
     }
-    // Checked before the trivial-shape shortcut too.
-    let empty = MatmulShape::new(0, 3, 4).unwrap();
-    let err = sim.matmul_naive(&[0.0; 1], &[0.0; 12], empty).unwrap_err();
-    assert!(
-        matches!(err, Error::InputLength { operand: "a", .. }),
-        "{err:?}"
-    );
-}
-
-#[test]
-fn unsupported_tile_width_names_allowed_values() {
-    let err = TileWidth::try_from(12).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::UnsupportedTileWidth {
-                requested: 12,
-                allowed: [8, 16, 32]
-            }
-        ),
-        "{err:?}"
-    );
-    let text = err.to_string();
-    assert!(text.contains("12") && text.contains("8, 16, 32"), "{text}");
-    for tw in TileWidth::ALL {
-        assert_eq!(TileWidth::try_from(tw.get()).unwrap(), tw);
-    }
-}
-
-/// A launch beyond the simulator's limits comes back as the host's `Error::Simulator`.
-#[test]
-fn simulator_errors_reach_the_host() {
-    let sim = Simulator {
-        limits: Limits {
-            max_threads_per_block: 256,
-            ..Limits::default()
-        },
-    };
-    let shape = MatmulShape::new(4, 4, 4).unwrap();
-    let (a, b) = operands(shape, 3);
-    let err = sim.matmul_tiled_static::<32>(&a, &b, shape).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Launch(LimitError::Exceeds {
-                what: Limit::ThreadsPerBlock,
-                requested: 1024,
-                limit: 256,
-            })
-        ),
-        "{err:?}"
-    );
-    // 16×16 blocks are within the limit.
-    sim.matmul_tiled_static::<16>(&a, &b, shape).unwrap();
 }
 
 fn kernel_and_width() -> impl Strategy<Value = (MatmulKernel, TileWidth)> {

@@ -11,9 +11,12 @@
 
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::launch::{Limit, LimitError, Limits};
+#[path = "common/fma_product.rs"]
+mod fma_product;
 #[path = "common/shapes.rs"]
 mod shapes;
 
+use fma_product::fma_in_k_order;
 use kernels_gpu::nvptx_device::mma::tf32_round_bits;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
@@ -55,19 +58,6 @@ fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
             .collect()
     };
     (signed(m * k), signed(k * n))
-}
-
-/// What every kernel must produce bit for bit: `fma(a[r, i], b[i, c], acc)` for `i` in
-/// increasing order from `0.0`, as the lecture's kernels do (zero padding adds
-/// `fma(0, 0, acc) = acc`). `f32::mul_add` is the same correctly rounded FMA on the host.
-fn fma_in_k_order(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
-    let mut out = vec![0.0f32; m * n];
-    for r in 0..m {
-        for c in 0..n {
-            out[r * n + c] = (0..k).fold(0.0f32, |acc, i| a[r * k + i].mul_add(b[i * n + c], acc));
-        }
-    }
-    out
 }
 
 /// `x` with every element rounded to TF32 as `cvt.rna.tf32.f32` does.

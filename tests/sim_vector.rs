@@ -13,6 +13,18 @@ fn signed(rng: &mut Rng, n: usize) -> Vec<f32> {
 }
 
 #[test]
+fn kernel_names_parse_back() {
+    for k in ReduceKernel::ALL {
+        assert_eq!(ReduceKernel::from_name(k.name()), Some(k), "{k:?}");
+    }
+    for k in SlidingKernel::ALL {
+        assert_eq!(SlidingKernel::from_name(k.name()), Some(k), "{k:?}");
+    }
+    assert_eq!(ReduceKernel::from_name("nope"), None);
+    assert_eq!(SlidingKernel::from_name("nope"), None);
+}
+
+#[test]
 fn sums_match_the_f64_reference_within_the_tree_bound() {
     let sim = Simulator::default();
     let mut rng = Rng::new(5);

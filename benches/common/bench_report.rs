@@ -190,27 +190,26 @@ pub fn shape_label(shape: MatmulShape) -> String {
     }
 }
 
+/// The distinct values of `items`, in the order first seen.
+fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut seen = vec![];
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
+}
+
 impl Summary {
     /// The shapes measured, in the order first measured.
     pub fn shapes(&self) -> Vec<MatmulShape> {
-        let mut shapes: Vec<MatmulShape> = vec![];
-        for m in &self.measurements {
-            if !shapes.contains(&m.shape) {
-                shapes.push(m.shape);
-            }
-        }
-        shapes
+        first_seen(self.measurements.iter().map(|m| m.shape))
     }
 
     /// The contenders measured, in the order first measured.
     pub fn contenders(&self) -> Vec<Contender> {
-        let mut contenders: Vec<Contender> = vec![];
-        for m in &self.measurements {
-            if !contenders.contains(&m.contender) {
-                contenders.push(m.contender);
-            }
-        }
-        contenders
+        first_seen(self.measurements.iter().map(|m| m.contender))
     }
 
     /// The measurement of `contender` on `shape`, if there is one.

@@ -30,6 +30,11 @@ impl ReduceKernel {
         self.config().name
     }
 
+    /// Parses [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     pub fn entry(self) -> &'static str {
         self.config().spec.entry
     }

@@ -86,6 +86,18 @@ pub fn error_bound(k: usize, precision: Precision) -> f64 {
 
 impl Accuracy {}
 
+/// `err` in units of the rounding scale `magnitude = Σ|a||b|`: infinite where the scale is 0
+/// (every product exactly 0) but the error is not.
+pub fn scaled_err(err: f64, magnitude: f64) -> f64 {
+    if magnitude > 0.0 {
+        err / magnitude
+    } else if err > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    }
+}
+
 /// Compares `out` with `reference`, element by element.
 pub fn compare(out: &[f32], reference: &Reference) -> Accuracy {
     let mut acc = Accuracy::default();
@@ -100,14 +112,7 @@ pub fn compare(out: &[f32], reference: &Reference) -> Accuracy {
         if r != 0.0 {
             acc.max_rel_err = acc.max_rel_err.max(err / r.abs());
         }
-        let scaled = if g > 0.0 {
-            err / g
-        } else if err > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        };
-        acc.max_scaled_err = acc.max_scaled_err.max(scaled);
+        acc.max_scaled_err = acc.max_scaled_err.max(scaled_err(err, g));
     }
     if out.len() != reference.values.len() {
         acc.non_finite += out.len().abs_diff(reference.values.len());

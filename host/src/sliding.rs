@@ -37,6 +37,11 @@ impl SlidingKernel {
         }
     }
 
+    /// Parses [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     pub fn entry(self) -> &'static str {
         self.spec().entry
     }

@@ -57,14 +57,10 @@ pub fn spot_check(
         }
         let o = out[i * n + j] as f64;
         let err = (o - value).abs();
-        let scaled = if !o.is_finite() {
-            f64::INFINITY
-        } else if magnitude > 0.0 {
-            err / magnitude
-        } else if err > 0.0 {
-            f64::INFINITY
+        let scaled = if o.is_finite() {
+            crate::reference::scaled_err(err, magnitude)
         } else {
-            0.0
+            f64::INFINITY
         };
         check.max_scaled_err = check.max_scaled_err.max(scaled);
         check.samples += 1;

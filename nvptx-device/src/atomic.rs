@@ -32,44 +32,48 @@ mod backend {
         old
     }
 
+    /// `ld.$sem.gpu.global.u64` from `$ptr`.
+    macro_rules! ld_u64 {
+        ($sem:literal, $ptr:expr) => {{
+            let v: u64;
+            // SAFETY: the caller guarantees a valid, aligned global address.
+            unsafe {
+                asm!(concat!("ld.", $sem, ".gpu.global.u64 {v}, [{p}];"), v = out(reg64) v,
+                     p = in(reg64) $ptr, options(nostack, preserves_flags))
+            };
+            v
+        }};
+    }
+
+    /// `st.$sem.gpu.global.u64` of `$v` to `$ptr`.
+    macro_rules! st_u64 {
+        ($sem:literal, $ptr:expr, $v:expr) => {
+            // SAFETY: the caller guarantees a valid, aligned global address.
+            unsafe {
+                asm!(concat!("st.", $sem, ".gpu.global.u64 [{p}], {v};"), p = in(reg64) $ptr,
+                     v = in(reg64) $v, options(nostack, preserves_flags))
+            }
+        };
+    }
+
     #[inline(always)]
     pub unsafe fn load_acquire_u64(ptr: *const u64) -> u64 {
-        let v: u64;
-        // SAFETY: as above.
-        unsafe {
-            asm!("ld.acquire.gpu.global.u64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) ptr,
-                 options(nostack, preserves_flags))
-        };
-        v
+        ld_u64!("acquire", ptr)
     }
 
     #[inline(always)]
     pub unsafe fn load_relaxed_u64(ptr: *const u64) -> u64 {
-        let v: u64;
-        // SAFETY: as above.
-        unsafe {
-            asm!("ld.relaxed.gpu.global.u64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) ptr,
-                 options(nostack, preserves_flags))
-        };
-        v
+        ld_u64!("relaxed", ptr)
     }
 
     #[inline(always)]
     pub unsafe fn store_release_u64(ptr: *mut u64, v: u64) {
-        // SAFETY: as above.
-        unsafe {
-            asm!("st.release.gpu.global.u64 [{p}], {v};", p = in(reg64) ptr, v = in(reg64) v,
-                 options(nostack, preserves_flags))
-        };
+        st_u64!("release", ptr, v)
     }
 
     #[inline(always)]
     pub unsafe fn store_relaxed_u64(ptr: *mut u64, v: u64) {
-        // SAFETY: as above.
-        unsafe {
-            asm!("st.relaxed.gpu.global.u64 [{p}], {v};", p = in(reg64) ptr, v = in(reg64) v,
-                 options(nostack, preserves_flags))
-        };
+        st_u64!("relaxed", ptr, v)
     }
 }
 

@@ -25,28 +25,30 @@ mod backend {
         lane
     }
 
+    /// `shfl.sync.$mode.b32` of `bits` among the lanes of `mask`, from the source lane that
+    /// `$b` selects; the clamp value `$c` (`0x1f`: the last lane, `0`: lane 0) bounds it, and
+    /// a lane whose source is out of range gets its own value.
+    macro_rules! shfl_sync {
+        ($mode:literal, $c:literal, $mask:expr, $bits:expr, $b:expr) => {{
+            let out: u32;
+            // SAFETY: `shfl.sync` with the caller's member mask, on registers only.
+            unsafe {
+                asm!(concat!("shfl.sync.", $mode, ".b32 {o}, {v}, {b}, ", $c, ", {m};"),
+                     o = out(reg32) out, v = in(reg32) $bits, b = in(reg32) $b,
+                     m = in(reg32) $mask, options(nomem, nostack, preserves_flags));
+            }
+            out
+        }};
+    }
+
     #[inline(always)]
     pub fn shuffle_down(mask: u32, bits: u32, delta: u32) -> u32 {
-        let out: u32;
-        // SAFETY: `shfl.sync` with the caller's member mask; 0x1f clamps at the last lane,
-        // where a lane whose source is out of range gets its own value.
-        unsafe {
-            asm!("shfl.sync.down.b32 {o}, {v}, {d}, 0x1f, {m};", o = out(reg32) out, v = in(reg32) bits,
-                 d = in(reg32) delta, m = in(reg32) mask, options(nomem, nostack, preserves_flags));
-        }
-        out
+        shfl_sync!("down", "0x1f", mask, bits, delta)
     }
 
     #[inline(always)]
     pub fn shuffle_up(mask: u32, bits: u32, delta: u32) -> u32 {
-        let out: u32;
-        // SAFETY: as `shuffle_down`, upward; c = 0 clamps at lane 0, where a lane whose
-        // source is out of range gets its own value.
-        unsafe {
-            asm!("shfl.sync.up.b32 {o}, {v}, {d}, 0, {m};", o = out(reg32) out, v = in(reg32) bits,
-                 d = in(reg32) delta, m = in(reg32) mask, options(nomem, nostack, preserves_flags));
-        }
-        out
+        shfl_sync!("up", "0", mask, bits, delta)
     }
 
     #[inline(always)]
@@ -63,13 +65,7 @@ mod backend {
 
     #[inline(always)]
     pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
-        let out: u32;
-        // SAFETY: as `shuffle_down`, butterfly mode.
-        unsafe {
-            asm!("shfl.sync.bfly.b32 {o}, {v}, {x}, 0x1f, {m};", o = out(reg32) out, v = in(reg32) bits,
-                 x = in(reg32) lane_mask, m = in(reg32) mask, options(nomem, nostack, preserves_flags));
-        }
-        out
+        shfl_sync!("bfly", "0x1f", mask, bits, lane_mask)
     }
 }
 
@@ -83,37 +79,22 @@ mod backend {
 
     #[track_caller]
     pub fn shuffle_down(mask: u32, bits: u32, delta: u32) -> u32 {
-        warp::shuffle(
-            mask,
-            bits,
-            Mode::Down(delta),
-            core::panic::Location::caller(),
-        )
+        warp::shuffle(mask, bits, Mode::Down(delta))
     }
 
     #[track_caller]
     pub fn shuffle_up(mask: u32, bits: u32, delta: u32) -> u32 {
-        warp::shuffle(mask, bits, Mode::Up(delta), core::panic::Location::caller())
+        warp::shuffle(mask, bits, Mode::Up(delta))
     }
 
     #[track_caller]
     pub fn ballot(mask: u32, predicate: u32) -> u32 {
-        warp::shuffle(
-            mask,
-            predicate,
-            Mode::Ballot,
-            core::panic::Location::caller(),
-        )
+        warp::shuffle(mask, predicate, Mode::Ballot)
     }
 
     #[track_caller]
     pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
-        warp::shuffle(
-            mask,
-            bits,
-            Mode::Xor(lane_mask),
-            core::panic::Location::caller(),
-        )
+        warp::shuffle(mask, bits, Mode::Xor(lane_mask))
     }
 }
 

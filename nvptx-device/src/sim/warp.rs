@@ -100,10 +100,10 @@ pub(crate) fn fail_here(reason: std::string::String, location: &'static Location
     context::with(|t| fail(t, reason, SourceLocation::from(location)))
 }
 
-/// A shuffle by the calling simulated thread.
-pub(crate) fn shuffle(
-    mask: u32, bits: u32, mode: Mode, location: &'static Location<'static>,
-) -> u32 {
+/// A shuffle by the calling simulated thread, at its caller's source location.
+#[track_caller]
+pub(crate) fn shuffle(mask: u32, bits: u32, mode: Mode) -> u32 {
+    let location = Location::caller();
     let op = if matches!(mode, Mode::Ballot) {
         "vote.ballot.sync: "
     } else {

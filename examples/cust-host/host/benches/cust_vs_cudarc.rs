@@ -24,6 +24,19 @@ struct Row {
     same_bits: bool,
 }
 
+impl Row {
+    /// `kernel` on `problem`, nothing measured yet.
+    fn new(kernel: Kernel, problem: String) -> Self {
+        Self {
+            kernel: kernel.name().into(),
+            problem,
+            cudarc: vec![],
+            cust: vec![],
+            same_bits: false,
+        }
+    }
+}
+
 fn bits(x: &[f32]) -> Vec<u32> {
     bytemuck::cast_slice(x).to_vec()
 }
@@ -93,13 +106,7 @@ fn main() -> Res<()> {
                 )
             }
         };
-        let mut row = Row {
-            kernel: ours.name().into(),
-            problem: format!("{m}×{k}×{n}"),
-            cudarc: vec![],
-            cust: vec![],
-            same_bits: false,
-        };
+        let mut row = Row::new(ours, format!("{m}×{k}×{n}"));
         for _ in 0..rounds {
             row.cudarc.push(median(&mut gpu.time_ms(3, iters, || {
                 gpu.matmul_device(ck, tw, &ga, &gb, &mut go, shape)
@@ -118,17 +125,8 @@ fn main() -> Res<()> {
     drop(x);
     let (mut gs, mut cs) = (gpu.reduce_scratch()?, cust.sum_scratch()?);
     for ours in Kernel::reduce() {
-        let rk = ReduceKernel::ALL
-            .into_iter()
-            .find(|k| k.name() == ours.name())
-            .ok_or("a sum")?;
-        let mut row = Row {
-            kernel: ours.name().into(),
-            problem: "2^28".into(),
-            cudarc: vec![],
-            cust: vec![],
-            same_bits: false,
-        };
+        let rk = ReduceKernel::from_name(ours.name()).ok_or("a sum")?;
+        let mut row = Row::new(ours, "2^28".into());
         for _ in 0..rounds {
             row.cudarc.push(median(
                 &mut gpu.time_ms(3, iters, || gpu.sum_device(rk, &gx, &mut gs))?,
@@ -143,17 +141,8 @@ fn main() -> Res<()> {
     let w = 2;
     let (mut go, mut co) = (gpu.zeros(len - w + 1)?, cust.zeros(len - w + 1)?);
     for ours in Kernel::sliding() {
-        let sk = SlidingKernel::ALL
-            .into_iter()
-            .find(|k| k.name() == ours.name())
-            .ok_or("a sliding")?;
-        let mut row = Row {
-            kernel: ours.name().into(),
-            problem: format!("2^28, window {w}"),
-            cudarc: vec![],
-            cust: vec![],
-            same_bits: false,
-        };
+        let sk = SlidingKernel::from_name(ours.name()).ok_or("a sliding")?;
+        let mut row = Row::new(ours, format!("2^28, window {w}"));
         let mut scratch = SlidingScratch::default();
         for _ in 0..rounds {
             row.cudarc.push(median(&mut gpu.time_ms(3, iters, || {

@@ -96,10 +96,7 @@ const LENS: [usize; 6] = [1, 5, 4099, 1_000_003, (3 << 20) + 7, (1 << 24) + 3];
 
 fn sum(both: &Both, kernel: Kernel) -> Result<(), Failed> {
     let (cust, gpu) = (&both.0, &both.1);
-    let rk = ReduceKernel::ALL
-        .into_iter()
-        .find(|k| k.name() == kernel.name())
-        .unwrap();
+    let rk = ReduceKernel::from_name(kernel.name()).unwrap();
     let (mut cs, mut gs) = (
         cust.sum_scratch().map_err(e)?,
         gpu.reduce_scratch().map_err(e)?,
@@ -121,10 +118,7 @@ fn sum(both: &Both, kernel: Kernel) -> Result<(), Failed> {
 
 fn sliding(both: &Both, kernel: Kernel) -> Result<(), Failed> {
     let (cust, gpu) = (&both.0, &both.1);
-    let sk = SlidingKernel::ALL
-        .into_iter()
-        .find(|k| k.name() == kernel.name())
-        .unwrap();
+    let sk = SlidingKernel::from_name(kernel.name()).unwrap();
     let n = 100_003;
     let x = data(300, n);
     let (cx, gx) = (cust.upload(&x).map_err(e)?, gpu.upload(&x).map_err(e)?);

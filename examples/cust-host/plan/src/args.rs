@@ -97,6 +97,22 @@ pub fn check_params(spec: &KernelSpec, actual: &[ParamType]) -> Result<(), PlanE
     Ok(())
 }
 
+/// The catalogue row of `kernel`, which must compute `operation` ([`Kernel::operation`]),
+/// checked against the arguments its launcher passes.
+fn checked_spec(
+    kernel: Kernel, operation: &'static str, args: &[ParamType],
+) -> Result<&'static KernelSpec, PlanError> {
+    let spec = kernel.spec();
+    if kernel.operation() != operation {
+        return Err(PlanError::WrongOperation {
+            entry: spec.entry,
+            operation,
+        });
+    }
+    check_params(spec, args)?;
+    Ok(spec)
+}
+
 fn check_len(operand: &'static str, expected: usize, actual: usize) -> Result<(), PlanError> {
     if expected != actual {
         return Err(PlanError::Length {
@@ -140,13 +156,16 @@ impl MatmulPlan {
     pub fn new(
         kernel: Kernel, (m, k, n): (usize, usize, usize), (a, b, out): (usize, usize, usize),
     ) -> Result<Self, PlanError> {
-        let spec = kernel.spec();
-        if !kernel.is_matmul() {
-            return Err(PlanError::WrongOperation {
-                entry: spec.entry,
-                operation: "matrix product",
-            });
-        }
+        // The lecture's run-time-width kernel takes its tile width last.
+        let tile_width_arg = match kernel {
+            Kernel::Lecture(c) if c.spec.params.last().is_some_and(|p| p.name == "tw") => {
+                Some(c.tile_width)
+            }
+            _ => None,
+        };
+        let mut args = MATMUL_ARGS.to_vec();
+        args.extend(tile_width_arg.map(|_| U32));
+        let spec = checked_spec(kernel, "matrix product", &args)?;
         let product = |x: usize, y: usize| x as u128 * y as u128;
         let (m32, k32, n32) = (
             fits_u32("m", m as u128)?,
@@ -159,15 +178,6 @@ impl MatmulPlan {
         check_len("a", m * k, a)?;
         check_len("b", k * n, b)?;
         check_len("out", m * n, out)?;
-        let tile_width_arg = match kernel {
-            Kernel::Lecture(c) if spec.params.last().is_some_and(|p| p.name == "tw") => {
-                Some(c.tile_width)
-            }
-            _ => None,
-        };
-        let mut args = MATMUL_ARGS.to_vec();
-        args.extend(tile_width_arg.map(|_| U32));
-        check_params(spec, &args)?;
         let trivial = m == 0 || n == 0 || k == 0;
         let extent = Extent::Matrix {
             rows: m32,
@@ -210,14 +220,7 @@ pub struct SumPass {
 /// into partials, then one block over the partials into the result; a single pass where
 /// one block suffices, none for an empty input (the sum is 0).
 pub fn sum_passes(kernel: Kernel, len: usize) -> Result<Vec<SumPass>, PlanError> {
-    let spec = kernel.spec();
-    if !matches!(kernel, Kernel::Reduce(_)) {
-        return Err(PlanError::WrongOperation {
-            entry: spec.entry,
-            operation: "sum",
-        });
-    }
-    check_params(spec, &SUM_ARGS)?;
+    let spec = checked_spec(kernel, "sum", &SUM_ARGS)?;
     // The kernels' index arithmetic runs a vector of loads past the end of the input.
     let limit = u32::MAX - reduce::BLOCK * 4 * reduce::UNROLL;
     let n = u32::try_from(len)
@@ -274,14 +277,7 @@ impl SlidingPlan {
     pub fn new(
         kernel: Kernel, len: usize, window: usize, out_len: usize,
     ) -> Result<Self, PlanError> {
-        let spec = kernel.spec();
-        if !matches!(kernel, Kernel::Sliding(_)) {
-            return Err(PlanError::WrongOperation {
-                entry: spec.entry,
-                operation: "sliding average",
-            });
-        }
-        check_params(spec, &SLIDING_ARGS)?;
+        let spec = checked_spec(kernel, "sliding average", &SLIDING_ARGS)?;
         if window == 0 {
             return Err(PlanError::EmptyWindow { len });
         }

@@ -54,6 +54,15 @@ impl Kernel {
         matches!(self, Self::Lecture(_) | Self::Sgemm(_))
     }
 
+    /// What it computes, as errors name it.
+    pub fn operation(&self) -> &'static str {
+        match self {
+            Self::Lecture(_) | Self::Sgemm(_) => "matrix product",
+            Self::Reduce(_) => "sum",
+            Self::Sliding(_) => "sliding average",
+        }
+    }
+
     /// Every lecture row: naive, then each tiled kernel at tile widths 8, 16 and 32.
     pub fn lecture() -> impl Iterator<Item = Kernel> {
         LECTURE.iter().map(Self::Lecture)

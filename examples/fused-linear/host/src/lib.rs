@@ -18,7 +18,7 @@
 //! exact zeros), then add the bias once and clamp: fused, unfused and [`cpu_unfused`] agree
 //! bit for bit, and all are checked against the f64 reference [`reference_f64`].
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError, PushKernelArg};
 use fused_linear_kernels::{BIAS_RELU, FUSED_LINEAR, config};
 use kernels_gpu_host::error::{Error, Result};
 use kernels_gpu_host::gpu::Cublas;
@@ -237,6 +237,14 @@ pub mod sim {
     }
 }
 
+/// A queued launch's result in the host library's error: `cuLaunchKernel` failed.
+fn launched<T>(result: std::result::Result<T, DriverError>) -> Result<()> {
+    result.map(drop).map_err(|source| Error::Driver {
+        call: "cuLaunchKernel",
+        source,
+    })
+}
+
 /// The example's kernels on a GPU: its own module loaded beside the [`Gpu`]'s, launched
 /// with cudarc on the `Gpu`'s stream.
 pub struct FusedLinearGpu<'g> {
@@ -275,9 +283,17 @@ impl<'g> FusedLinearGpu<'g> {
         self.gpu
     }
 
-    /// Checks `launch` of `spec` against the device's limits.
-    fn check(&self, spec: &KernelSpec, launch: &Launch) -> Result<()> {
-        Ok(self.gpu.limits().check(launch, spec.static_shared_bytes)?)
+    /// The launch of `spec` for `shape` (by `launch_for`), checked against the device's
+    /// limits; `None` where the `m × n` output is empty and there is nothing to launch.
+    fn checked_launch(
+        &self, spec: &KernelSpec, launch_for: fn(MatmulShape) -> Launch, shape: MatmulShape,
+    ) -> Result<Option<Launch>> {
+        if shape.m == 0 || shape.n == 0 {
+            return Ok(None);
+        }
+        let launch = launch_for(shape);
+        self.gpu.limits().check(&launch, spec.static_shared_bytes)?;
+        Ok(Some(launch))
     }
 
     /// `out = relu(x @ w + b)` in one launch, queued on the stream (asynchronous).
@@ -287,11 +303,9 @@ impl<'g> FusedLinearGpu<'g> {
     ) -> Result<()> {
         shape.check_buffers(x.len(), w.len(), out.len())?;
         check_len("bias", 1, shape.n, b)?;
-        if shape.m == 0 || shape.n == 0 {
+        let Some(launch) = self.checked_launch(&FUSED_LINEAR, fused_launch, shape)? else {
             return Ok(());
-        }
-        let launch = fused_launch(shape);
-        self.check(&FUSED_LINEAR, &launch)?;
+        };
         let mut args = self.gpu.stream().launch_builder(&self.fused);
         args.arg(x)
             .arg(w)
@@ -304,11 +318,7 @@ impl<'g> FusedLinearGpu<'g> {
         // buffers have the lengths the shape implies (checked above) and the shape fits
         // u32 indices (MatmulShape); the launch is the kernel's and within the device's
         // limits; `out` is borrowed mutably, so nothing else uses it while it is queued.
-        unsafe { args.launch(launch_config(&launch)) }.map_err(|source| Error::Driver {
-            call: "cuLaunchKernel",
-            source,
-        })?;
-        Ok(())
+        launched(unsafe { args.launch(launch_config(&launch)) })
     }
 
     /// `out = relu(y + b)` (bias broadcast over the `m` rows of the `m × n` matrix `y`),
@@ -320,20 +330,14 @@ impl<'g> FusedLinearGpu<'g> {
             check_len(operand, shape.m, shape.n, buf)?;
         }
         check_len("bias", 1, shape.n, b)?;
-        if shape.m == 0 || shape.n == 0 {
+        let Some(launch) = self.checked_launch(&BIAS_RELU, bias_relu_launch, shape)? else {
             return Ok(());
-        }
-        let launch = bias_relu_launch(shape);
-        self.check(&BIAS_RELU, &launch)?;
+        };
         let mut args = self.gpu.stream().launch_builder(&self.bias_relu);
         args.arg(y).arg(b).arg(out).arg(&shape.m).arg(&shape.n);
         // SAFETY: (y, bias, out, m, n) as the entry declares them; y and out hold m * n
         // floats and b holds n > 0 (checked above); the launch covers m * n elements.
-        unsafe { args.launch(launch_config(&launch)) }.map_err(|source| Error::Driver {
-            call: "cuLaunchKernel",
-            source,
-        })?;
-        Ok(())
+        launched(unsafe { args.launch(launch_config(&launch)) })
     }
 
     /// The unfused sequence, two launches queued: `y = x @ w` with [`UNFUSED_MATMUL`] (or
