@@ -76,10 +76,9 @@ pub const TILE: u32 = ROUND * ROUNDS;
 /// [`ITEMS`] as an index.
 const I: usize = ITEMS as usize;
 const WARPS: u32 = BLOCK / WARP_SIZE;
-/// Its shared arrays: the ticket, the warps' totals, the block's prefix (five words per
-/// tally) and three means per warp, each array 16-byte aligned.
-pub const STATIC_SHARED_BYTES: u32 =
-    16 + (20 * WARPS).next_multiple_of(16) + 32 + (12 * WARPS).next_multiple_of(16);
+/// Its shared arrays: the ticket, two sets of the warps' totals and the block's prefix (five
+/// words per tally), each array 16-byte aligned.
+pub const STATIC_SHARED_BYTES: u32 = 16 + (40 * WARPS).next_multiple_of(16) + 32;
 
 /// Words of the scratch state before the first tile's descriptor: the ticket counter (a
 /// `u32` in word 0), padded to 64 bytes.
@@ -98,14 +97,16 @@ const PER_LANE: u32 = 1;
 /// of device-copy bandwidth. With one-round tiles: no bounds (168 registers, one block per
 /// SM) 12.6%; 2, 3 and 4 blocks per SM 21.5%, 24.3% and 17.9%. Tiles of several rounds, a
 /// shift known at compile time and one predecessor per lane: `ITEMS` 16 × 8 rounds at 2
-/// blocks per SM (128 registers) 40.1%; at 3 blocks (80 registers) `ITEMS` 8 × 8 rounds
+/// blocks per SM (128 registers) 40.1%, and 41.6% with one barrier per round (40.1–41.9% at
+/// windows 2 to 100,000); at 3 blocks (80 registers) `ITEMS` 8 × 8 rounds
 /// 36.0%, 16 × 4 rounds 21.8%; at 4 blocks (64 registers) 26.4% (`ITEMS` 8) and 35.5%
 /// (`ITEMS` 4 × 16 rounds); at one block (237 registers, no spills) 20.1%. Every bounded
-/// build still spills (Nsight Compute counts 3.5 M local-memory requests on 2^26 values at
-/// 128 registers), and a third of its stall samples fall on the f32↔f64 conversions (`F2F`,
-/// a narrow pipe: five per position, two per read of `a[p]` and `a[p - window]` and one per
-/// mean). The look-back no longer bounds this kernel; a body that fits in its registers and
-/// converts less is the next step.
+/// build still spills (Nsight Compute counts 3.4 M local-memory requests on 2^26 values at
+/// 128 registers). Its warps wait mostly for loads (42% of the stall samples, two thirds of
+/// them on the f32→f64 conversion that first uses each loaded value) and at barriers (19%):
+/// with 16 warps per SM and each round's loads used at once, too few loads are in flight.
+/// The look-back no longer bounds this kernel; a body that fits in its registers, with the
+/// next round's loads issued before this round's scan, is the next step.
 pub const MIN_BLOCKS: u32 = 2;
 
 /// Tiles (and blocks) for `n` inputs: at least one.
@@ -589,9 +590,10 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     let t = thread_idx_x();
     let (lane, warp_id) = (t % WARP_SIZE, t / WARP_SIZE);
     let ticket = shared_array!(u32; 1);
-    let warp_totals = shared_array!(u32; WARPS * 5);
+    // Two sets of warp totals, one per round parity: a round writes its set while no warp
+    // can still be reading it (two barriers have passed since), so a round needs one barrier.
+    let warp_totals = shared_array!(u32; 2 * WARPS * 5);
     let prefix = shared_array!(u32; 5);
-    let tails = shared_array!(f32; WARPS * 3);
 
     if t == 0 {
         // SAFETY: word 0 of the state is the ticket counter.
@@ -655,17 +657,17 @@ unsafe fn sliding_scan_shifted<const S: usize>(
             }
             d *= 2;
         }
-        // The previous round's (or the aggregate's) readers of `warp_totals` are done.
-        sync_threads();
+        let (_, totals) = warp_totals.split_at((round % 2) * WARPS * 5);
         if lane == WARP_SIZE - 1 {
-            inclusive.store(warp_totals, 5 * warp_id);
+            inclusive.store(totals, 5 * warp_id);
         }
         sync_threads();
-        let (warp_prefix, round_total) = fold_warps(warp_totals, warp_id);
+        let (warp_prefix, round_total) = fold_warps(totals, warp_id);
         // SAFETY: every lane of every warp.
         let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
         let thread_prefix = if lane == 0 { Tally::ZERO } else { below };
         let mut run = carry + warp_prefix + thread_prefix;
+        let start = run;
         carry = carry + round_total;
         let mut m = [0.0f32; I];
         if clean && run.inf == 0 && run.nan == 0 {
@@ -694,52 +696,79 @@ unsafe fn sliding_scan_shifted<const S: usize>(
                 m[k] = run.mean(inv_window);
             });
         }
-        // SAFETY: `out` holds `outputs` floats; every thread of the block calls it.
-        unsafe { store_means::<S>(out, outputs, window, p0, &m, tails) };
+        // The previous thread's last three means: from its lane by a shuffle, or, in a warp's
+        // first lane, stepped back from this thread's start (the previous warp's last lane
+        // would need a barrier to hand them over).
+        // SAFETY: every lane of every warp.
+        let up = unsafe {
+            [
+                warp::shuffle_up(FULL_MASK, m[I - 3], 1),
+                warp::shuffle_up(FULL_MASK, m[I - 2], 1),
+                warp::shuffle_up(FULL_MASK, m[I - 1], 1),
+            ]
+        };
+        let prev = if lane > 0 {
+            Some(up)
+        } else if warp_id > 0 {
+            // SAFETY: p0 >= ITEMS, and `a` holds n floats.
+            Some(unsafe { means_before(a, n, window, p0, start, inv_window) })
+        } else {
+            None
+        };
+        // SAFETY: `out` holds `outputs` floats.
+        unsafe { store_means::<S>(out, outputs, window, p0, &m, prev) };
     }
+}
+
+/// The means of the windows ending at `p0 - 3`, `p0 - 2` and `p0 - 1`, from `start`, the
+/// tally of the one ending at `p0 - 1`: each window one step back drops `a[p]` and takes
+/// `a[p - window]` in (one more rounding of at most `2⁻⁵³ · 2·window·M` each).
+///
+/// # Safety
+/// `p0 >= 2` and `a` holds `n` floats.
+#[inline(always)]
+unsafe fn means_before(
+    a: *const f32, n: u32, window: u32, p0: u32, start: Tally, inv: f64,
+) -> [f32; 3] {
+    let mut w = start;
+    let mut means = [0.0f32; 3];
+    means[2] = w.mean(inv);
+    unroll!(j in 2 => {
+        let p = p0 - 1 - j as u32;
+        if p < n {
+            // SAFETY: p < n, and p - window < n where p >= window.
+            w = w - Tally::of(unsafe { *a.add(p as usize) });
+            if p >= window {
+                // SAFETY: as above.
+                w = w + Tally::of(unsafe { *a.add((p - window) as usize) });
+            }
+        }
+        means[1 - j] = w.mean(inv);
+    });
+    means
 }
 
 /// Writes this thread's means `m` of positions `p0 ..`: its first output is
 /// `o0 = p0 - (window - 1)`, `r` places past an aligned `A`. Each thread writes the aligned
-/// run `[A, A + ITEMS)` — the previous thread's last `r` means then its own — so that whole
-/// quads go out as 16-byte stores; the round's first thread has no previous one and writes
-/// only its own, and its last thread also writes its `r` left-over means.
+/// run `[A, A + ITEMS)` — the previous thread's last `r` means (`prev`) then its own — so
+/// that whole quads go out as 16-byte stores; the round's first thread has no previous one
+/// (`prev` is `None`) and writes only its own, and its last thread also writes its `r`
+/// left-over means.
 ///
 /// # Safety
-/// `out` holds `outputs` floats and is 16-byte aligned; every thread of the block calls it
-/// together, with `tails` holding three floats per warp, not read by anyone else until a
-/// barrier after this.
+/// `out` holds `outputs` floats and is 16-byte aligned.
 #[inline(always)]
 unsafe fn store_means<const S: usize>(
-    out: *mut f32, outputs: u32, window: u32, p0: u32, m: &[f32; I], tails: SharedSlice<f32>,
+    out: *mut f32, outputs: u32, window: u32, p0: u32, m: &[f32; I], prev: Option<[f32; 3]>,
 ) {
     let t = thread_idx_x();
-    let (lane, warp_id) = (t % WARP_SIZE, t / WARP_SIZE);
     let o0 = p0 as i64 - (window as i64 - 1);
     let r = (S + 1) % 4;
     debug_assert_eq!(r, o0.rem_euclid(4) as usize);
     let base = o0 - r as i64;
-    // SAFETY: every lane of every warp.
-    let up = unsafe {
-        [
-            warp::shuffle_up(FULL_MASK, m[I - 3], 1),
-            warp::shuffle_up(FULL_MASK, m[I - 2], 1),
-            warp::shuffle_up(FULL_MASK, m[I - 1], 1),
-        ]
-    };
-    if lane == WARP_SIZE - 1 {
-        unroll!(j in 3 => {
-            tails.set(3 * warp_id + j as u32, m[I - 3 + j]);
-        });
-    }
-    sync_threads();
-    let (prev, have_prev) = if lane > 0 {
-        (up, true)
-    } else if warp_id > 0 {
-        let w = 3 * (warp_id - 1);
-        ([tails.get(w), tails.get(w + 1), tails.get(w + 2)], true)
-    } else {
-        ([0.0; 3], false)
+    let (prev, have_prev) = match prev {
+        Some(prev) => (prev, true),
+        None => ([0.0; 3], false),
     };
     let mut run_out = [0.0f32; I];
     unroll!(j in I => {
