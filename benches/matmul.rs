@@ -48,8 +48,6 @@ const GPU_SHAPES: [(usize, usize, usize); 4] = [
 /// The summary's runs per contender and shape: untimed, then timed (the median is reported).
 const SUMMARY_WARMUP: usize = 3;
 const SUMMARY_RUNS: usize = 20;
-/// Output elements the summary checks per result.
-const CHECK_SAMPLES: usize = 64;
 const SEED: u64 = 42;
 
 /// What the command line asks of criterion, as far as this file needs to know.
@@ -307,7 +305,7 @@ fn gpu_benches(
                     &b,
                     &host_out,
                     shape,
-                    CHECK_SAMPLES,
+                    kernels_gpu_host::spot::SAMPLES,
                     bound,
                 );
                 let mut ms = gpu.time_ms(warmup, runs, || runner.run(contender, &mut out))?;
@@ -397,7 +395,7 @@ fn shape_suite(gpu: &Gpu, cublas: Option<&[Cublas; 2]>, kind: &RunKind) -> Resul
     println!(
         "\nshape suite: autotuned SGEMM vs cuBLAS FP32, median of {SUMMARY_RUNS} runs after \
          {SUMMARY_WARMUP} warm-ups, {} outputs spot-checked per result",
-        suite::CHECK_SAMPLES
+        kernels_gpu_host::spot::SAMPLES
     );
     println!("{}", suite::header());
     let rows = suite::run(

@@ -178,3 +178,142 @@ fn precision_bf16_is_a_typed_usage_error() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// A run's JSON lines, whatever their `ok`; the run must succeed.
+fn json_rows(args: &[&str]) -> (Vec<serde_json::Value>, String) {
+    let out = host(args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout.clone()).expect("UTF-8 output");
+    let rows = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (rows, stderr(&out))
+}
+
+const SMALL: [&str; 7] = ["--simulate", "--m", "5", "--k", "7", "--n", "3"];
+
+#[test]
+fn simulated_runs_are_checked_in_full_by_default() {
+    let rows = ok_json_rows(&[&SMALL[..], &["--kernel", "naive", "--json"]].concat());
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["check"], "full", "{rows:?}");
+    assert!(rows[0]["max_abs_err"].is_f64(), "{rows:?}");
+}
+
+#[test]
+fn check_none_reports_unchecked_and_never_ok() {
+    let (rows, err) = json_rows(
+        &[
+            &SMALL[..],
+            &["--kernel", "lecture", "--check", "none", "--json"],
+        ]
+        .concat(),
+    );
+    assert!(err.contains("not checked"), "{err}");
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert_eq!(row["check"], "none", "{row}");
+        assert!(row["ok"].is_null(), "an unchecked result claims ok: {row}");
+        assert!(row["max_abs_err"].is_null(), "{row}");
+    }
+    // The table says so in its ok column, and never `yes`.
+    let out = host(&[&SMALL[..], &["--kernel", "lecture", "--check", "none"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let table = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let results: Vec<&str> = table.lines().skip(1).collect();
+    assert_eq!(results.len(), rows.len(), "{table}");
+    for line in results {
+        assert!(line.trim_end().ends_with("none unchecked"), "{table}");
+        assert!(!line.contains("yes"), "{table}");
+    }
+}
+
+#[test]
+fn check_sample_reports_a_checked_result() {
+    let (rows, err) = json_rows(&[
+        "--simulate",
+        "--m",
+        "33",
+        "--k",
+        "21",
+        "--n",
+        "17",
+        "--kernel",
+        "tiled-static",
+        "--tw",
+        "16",
+        "--check",
+        "sample",
+        "--json",
+    ]);
+    assert!(err.contains("checking 64 outputs"), "{err}");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["check"], "sample", "{rows:?}");
+    assert_eq!(rows[0]["ok"], true, "{rows:?}");
+    assert!(
+        rows[0]["max_abs_err"].as_f64().is_some_and(|e| e < 1e-4),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn invalid_check_is_a_usage_error_listing_the_modes() {
+    assert_usage_error(&["--check", "some"], &["some", "full", "sample", "none"]);
+    // The suite always spot-checks: asking it for another check is refused, not ignored.
+    assert_usage_error(&["--suite", "--check", "full"], &["--check"]);
+}
+
+#[test]
+fn check_applies_to_the_fusion_lesson_and_the_vector_operations() {
+    let fusion = [
+        "--simulate",
+        "--op",
+        "fusion",
+        "--m",
+        "9",
+        "--k",
+        "21",
+        "--n",
+        "5",
+        "--json",
+    ];
+    let rows = ok_json_rows(&[&fusion[..], &["--check", "sample"]].concat());
+    assert!(rows.iter().all(|r| r["check"] == "sample"), "{rows:?}");
+    let (rows, _) = json_rows(&[&fusion[..], &["--check", "none"]].concat());
+    assert!(
+        rows.iter()
+            .all(|r| r["check"] == "none" && r["ok"].is_null()),
+        "{rows:?}"
+    );
+    for op in ["sum", "sliding", "reduce"] {
+        let args = [
+            "--simulate",
+            "--op",
+            op,
+            "--len",
+            "1000",
+            "--rows",
+            "9",
+            "--cols",
+            "7",
+            "--json",
+        ];
+        let (rows, _) = json_rows(&[&args[..], &["--check", "none"]].concat());
+        assert!(!rows.is_empty());
+        assert!(
+            rows.iter()
+                .all(|r| r["check"] == "none" && r["ok"].is_null()),
+            "{op}: {rows:?}"
+        );
+        // An O(n) reference is checked in full even when a sample is asked for, and says so.
+        let out = host(&[&args[..], &["--check", "sample"]].concat());
+        assert!(
+            stderr(&out).contains("every output is checked"),
+            "{}",
+            stderr(&out)
+        );
+        let rows = ok_json_rows(&[&args[..], &["--check", "sample"]].concat());
+        assert!(rows.iter().all(|r| r["check"] == "full"), "{op}: {rows:?}");
+    }
+}

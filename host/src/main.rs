@@ -1,13 +1,15 @@
-//! `host`: runs the lecture's matmul kernels on the GPU (or the CPU simulator), checks every
-//! result against an f64 CPU reference, and prints a table or JSON lines.
+//! `host`: runs the lecture's matmul kernels on the GPU (or the CPU simulator), checks the
+//! results against an f64 CPU reference (every output, or a sample of them on large
+//! problems: `--check`), and prints a table or JSON lines.
 
 use clap::Parser;
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::reference::{self, Reference};
+use kernels_gpu_host::reference::{self, Accuracy, Reference};
 use kernels_gpu_host::report::{self, Row};
 use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::spot::{self, CheckMode};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use std::process::ExitCode;
 
@@ -66,11 +68,18 @@ struct Args {
     verbose: bool,
     /// Run the GEMM shape suite (14 shapes, autotuned SGEMM against cuBLAS FP32 in the same
     /// run, spot-checked) and print the ratios and their geometric mean. Needs a GPU.
-    #[arg(long, conflicts_with_all = ["m", "k", "n", "kernel", "tw", "simulate", "op"])]
+    #[arg(long, conflicts_with_all = ["m", "k", "n", "kernel", "tw", "simulate", "op", "check"])]
     suite: bool,
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
+    /// How results are checked against f64: full (every output), sample (64 outputs, the
+    /// corners and random ones, within the same error bound) or none (reported as
+    /// unchecked). Default: full up to 2^33 multiply-adds (m·n·k) and in the simulator,
+    /// sample above, where the CPU's f64 product would take longer than the GPU run. Sum,
+    /// reduce and sliding have O(n) references and are checked in full unless none.
+    #[arg(long, value_enum)]
+    check: Option<CheckMode>,
     /// What to run: matmul (the lecture), sum (flat sums), reduce (sum, max and mean along
     /// rows and along columns of a 2-D tensor), sliding (sliding averages) or fusion (the
     /// product as zip then reduce through an m×n×k intermediate, against fused kernels;
@@ -228,7 +237,7 @@ fn run(args: &Args) -> Result<bool, Error> {
     }
     let rows = on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
     print_rows(args, &rows, report::table);
-    Ok(rows.iter().all(|r| r.ok))
+    Ok(report::none_failed(rows.iter().map(|r| r.ok)))
 }
 
 /// Runs `on_gpu` where there is a GPU; otherwise says why not and runs `on_sim`.
@@ -259,22 +268,99 @@ fn print_rows<T: serde::Serialize>(args: &Args, rows: &[T], table: impl Fn(&[T])
     }
 }
 
-fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>, Reference) {
+/// The random inputs `a` and `b` of `shape`, uniform in [0, 1).
+fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>) {
     let mut rng = Rng::new(args.seed);
     let (la, lb, _) = shape.lens();
-    let (a, b) = (rng.uniform(la), rng.uniform(lb));
-    let r = reference::matmul_f64(&a, &b, shape.m as usize, shape.k as usize, shape.n as usize);
-    (a, b, r)
+    (rng.uniform(la), rng.uniform(lb))
+}
+
+/// How a product's results are checked (`--check`): against the full f64 reference, a
+/// sample of outputs against f64 dot products ([`spot`]), or not at all.
+enum Checker<'a> {
+    Full(Reference),
+    Sample {
+        a: &'a [f32],
+        b: &'a [f32],
+        shape: MatmulShape,
+    },
+    Unchecked,
+}
+
+impl<'a> Checker<'a> {
+    /// `--check`, or the default for `shape` ([`CheckMode::default_for`]); says on stderr
+    /// when the results will not all be checked, or when a full check will take a while.
+    fn new(args: &Args, a: &'a [f32], b: &'a [f32], shape: MatmulShape, simulated: bool) -> Self {
+        let macs = shape.m as u64 * shape.n as u64 * shape.k as u64;
+        match args
+            .check
+            .unwrap_or_else(|| CheckMode::default_for(shape, simulated))
+        {
+            CheckMode::Full => {
+                if macs > spot::FULL_CHECK_MAX_MACS && !simulated {
+                    eprintln!(
+                        "checking every output against an f64 product of {macs:.2e} multiply-adds \
+                         on the CPU: this takes a while (--check sample spot-checks {} outputs)",
+                        spot::SAMPLES
+                    );
+                }
+                let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+                Checker::Full(reference::matmul_f64(a, b, m, k, n))
+            }
+            CheckMode::Sample => {
+                let why = if args.check.is_some() {
+                    "--check sample".to_owned()
+                } else {
+                    format!(
+                        "the default above 2^{} multiply-adds",
+                        spot::FULL_CHECK_MAX_MACS.trailing_zeros()
+                    )
+                };
+                eprintln!(
+                    "checking {} outputs of each result against f64 dot products ({why}; \
+                     --check full compares all {} with an f64 product on the CPU)",
+                    spot::SAMPLES,
+                    shape.lens().2
+                );
+                Checker::Sample { a, b, shape }
+            }
+            CheckMode::None => {
+                eprintln!("results are not checked (--check none)");
+                Checker::Unchecked
+            }
+        }
+    }
+
+    fn mode(&self) -> CheckMode {
+        match self {
+            Checker::Full(_) => CheckMode::Full,
+            Checker::Sample { .. } => CheckMode::Sample,
+            Checker::Unchecked => CheckMode::None,
+        }
+    }
+
+    /// How `out` compares with f64 over the outputs checked; `None` when unchecked.
+    fn accuracy(&self, out: &[f32]) -> Option<Accuracy> {
+        match self {
+            Checker::Full(r) => Some(reference::compare(out, r)),
+            Checker::Sample { a, b, shape } => {
+                Some(spot::sampled_accuracy(a, b, out, *shape, spot::SAMPLES).1)
+            }
+            Checker::Unchecked => None,
+        }
+    }
 }
 
 fn checked_row(
-    kernel: MatmulKernel, tw: TileWidth, shape: MatmulShape, out: &[f32], r: &Reference,
+    kernel: MatmulKernel, tw: TileWidth, shape: MatmulShape, out: &[f32], checker: &Checker,
 ) -> Row {
-    let acc = reference::compare(out, r);
     let mut row = Row::new(kernel, kernel.is_tiled().then_some(tw.get()), shape);
-    row.max_abs_err = acc.max_abs_err;
-    row.max_rel_err = acc.max_rel_err;
-    row.ok = acc.within_bound(shape.k as usize, kernel.precision());
+    row.check = checker.mode();
+    if let Some(acc) = checker.accuracy(out) {
+        row.max_abs_err = Some(acc.max_abs_err);
+        row.max_rel_err = Some(acc.max_rel_err);
+        row.ok = Some(acc.within_bound(shape.k as usize, kernel.precision()));
+    }
     row
 }
 
@@ -284,7 +370,8 @@ fn run_sim(args: &Args) -> Result<Vec<Row>, Error> {
         "CPU simulator (one host thread per GPU thread, checked barriers and shared memory): {shape}, seed {}",
         args.seed
     );
-    let (a, b, r) = inputs(args, shape);
+    let (a, b) = inputs(args, shape);
+    let checker = Checker::new(args, &a, &b, shape, true);
     let sim = Simulator::default();
     args.runs()
         .into_iter()
@@ -294,7 +381,7 @@ fn run_sim(args: &Args) -> Result<Vec<Row>, Error> {
                 tw,
                 shape,
                 &sim.matmul(kernel, tw, &a, &b, shape)?,
-                &r,
+                &checker,
             ))
         })
         .collect()
@@ -307,7 +394,8 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
         "{info}: {shape}, seed {}, median of {} runs after {} warm-up",
         args.seed, args.iters, args.warmup
     );
-    let (a, b, r) = inputs(args, shape);
+    let (a, b) = inputs(args, shape);
+    let checker = Checker::new(args, &a, &b, shape, false);
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     // NaN poison: an element a kernel fails to write shows up as non-finite.
     let poison = vec![f32::NAN; shape.lens().2];
@@ -316,7 +404,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
         let mut out = gpu.upload(&poison)?;
         gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
         gpu.synchronize(kernel.entry(tw))?;
-        let mut row = checked_row(kernel, tw, shape, &gpu.download(&out)?, &r);
+        let mut row = checked_row(kernel, tw, shape, &gpu.download(&out)?, &checker);
         if !shape.is_trivial() {
             let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, || {
                 gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)
@@ -344,7 +432,7 @@ fn run_suite(args: &Args, gpu: Gpu) -> Result<bool, Error> {
         CublasMath::Fp32.label(),
         args.iters,
         args.warmup,
-        suite::CHECK_SAMPLES
+        spot::SAMPLES
     );
     println!("{}", suite::header());
     let rows = suite::run(

@@ -2,6 +2,7 @@
 
 use crate::kernels::MatmulKernel;
 use crate::shape::MatmulShape;
+use crate::spot::CheckMode;
 
 /// One kernel × tile width × shape measurement.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -15,10 +16,14 @@ pub struct Row {
     /// Median kernel time; `None` where nothing was timed (the simulator).
     pub ms_median: Option<f64>,
     pub gflops: Option<f64>,
-    pub max_abs_err: f64,
-    pub max_rel_err: f64,
-    /// Whether every element is within the f32 error bound of the f64 reference.
-    pub ok: bool,
+    /// Largest errors over the elements compared; `None` when unchecked.
+    pub max_abs_err: Option<f64>,
+    pub max_rel_err: Option<f64>,
+    /// How the result was checked: every element, a sample, or not at all.
+    pub check: CheckMode,
+    /// Whether every element compared is within the kernel's error bound of the f64
+    /// reference; `None` (JSON `null`, "unchecked" in the table) with `--check none`.
+    pub ok: Option<bool>,
 }
 
 impl Row {
@@ -31,11 +36,32 @@ impl Row {
             n: shape.n,
             ms_median: None,
             gflops: None,
-            max_abs_err: 0.0,
-            max_rel_err: 0.0,
-            ok: false,
+            max_abs_err: None,
+            max_rel_err: None,
+            check: CheckMode::None,
+            ok: None,
         }
     }
+}
+
+/// What a table's `ok` column says: `yes`, `NO`, or `unchecked` (never `yes` for a result
+/// nothing compared).
+pub fn ok_cell(ok: Option<bool>) -> &'static str {
+    match ok {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "unchecked",
+    }
+}
+
+/// Whether no result failed its check (unchecked results do not fail).
+pub fn none_failed(oks: impl IntoIterator<Item = Option<bool>>) -> bool {
+    oks.into_iter().all(|ok| ok != Some(false))
+}
+
+/// An error column: the value, or `-` where nothing was compared.
+fn err_cell(v: Option<f64>) -> String {
+    v.map_or("-".to_owned(), |v| format!("{v:.3e}"))
 }
 
 /// An aligned text table of `rows`. The kernel column is as wide as the longest name (at
@@ -48,21 +74,22 @@ pub fn table(rows: &[Row]) -> String {
         .unwrap_or(0)
         .max(20);
     let mut s = format!(
-        "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>5}\n",
-        "kernel", "tw", "m×k×n", "ms", "GFLOP/s", "max_abs", "max_rel", "ok"
+        "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>6} {:>9}\n",
+        "kernel", "tw", "m×k×n", "ms", "GFLOP/s", "max_abs", "max_rel", "check", "ok"
     );
     for r in rows {
         let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
         s += &format!(
-            "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11.3e} {:>11.3e} {:>5}\n",
+            "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>6} {:>9}\n",
             r.kernel,
             r.tw.map_or("-".to_owned(), |t| t.to_string()),
             format!("{}×{}×{}", r.m, r.k, r.n),
             opt(r.ms_median, 3),
             opt(r.gflops, 0),
-            r.max_abs_err,
-            r.max_rel_err,
-            if r.ok { "yes" } else { "NO" }
+            err_cell(r.max_abs_err),
+            err_cell(r.max_rel_err),
+            r.check.name(),
+            ok_cell(r.ok)
         );
     }
     s
@@ -95,20 +122,33 @@ pub struct VectorRow {
     pub copy_gbps: Option<f64>,
     /// `gbps / copy_gbps`.
     pub pct_of_copy: Option<f64>,
-    pub max_abs_err: f64,
-    pub ok: bool,
+    /// `None` when unchecked.
+    pub max_abs_err: Option<f64>,
+    /// How the result was checked (`full` or `none`: the references are `O(n)`).
+    pub check: CheckMode,
+    /// Whether the result is within its error bound; `None` when unchecked.
+    pub ok: Option<bool>,
 }
 
 /// An aligned text table of `rows`.
 pub fn vector_table(rows: &[VectorRow]) -> String {
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
     let mut s = format!(
-        "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11} {:>5}\n",
-        "kernel", "n", "window/shape", "ms", "GB/s", "copy GB/s", "% copy", "max_abs", "ok"
+        "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11} {:>6} {:>9}\n",
+        "kernel",
+        "n",
+        "window/shape",
+        "ms",
+        "GB/s",
+        "copy GB/s",
+        "% copy",
+        "max_abs",
+        "check",
+        "ok"
     );
     for r in rows {
         s += &format!(
-            "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11.3e} {:>5}\n",
+            "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11} {:>6} {:>9}\n",
             r.kernel,
             r.n,
             r.window
@@ -119,8 +159,9 @@ pub fn vector_table(rows: &[VectorRow]) -> String {
             opt(r.gbps, 0),
             opt(r.copy_gbps, 0),
             opt(r.pct_of_copy.map(|p| 100.0 * p), 1),
-            r.max_abs_err,
-            if r.ok { "yes" } else { "NO" }
+            err_cell(r.max_abs_err),
+            r.check.name(),
+            ok_cell(r.ok)
         );
     }
     s

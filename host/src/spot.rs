@@ -1,6 +1,8 @@
 //! Spot checks: a sample of a product's outputs against f64 dot products, for problems
-//! whose full f64 reference (`O(m·n·k)` on the CPU) would take longer than the GPU run.
+//! whose full f64 reference (`O(m·n·k)` on the CPU) would take longer than the GPU run, and
+//! the command line's choice between the two (`--check`).
 
+use crate::reference::Accuracy;
 use crate::shape::MatmulShape;
 
 /// A spot check of a result against an f64 reference.
@@ -26,19 +28,66 @@ pub fn f32_bound(k: u32) -> f64 {
     k.max(1) as f64 * f32::EPSILON as f64
 }
 
-/// Compares `samples` elements of `out` (spread over the matrix, the same for every call
-/// with the same shape) with f64 dot products of row-major `a` and `b`.
-pub fn spot_check(
-    a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape, samples: usize, bound: f64,
-) -> Check {
+/// Output elements a spot check compares: the bench's summary, the shape suite and the
+/// command line's `--check sample` all use this many.
+pub const SAMPLES: usize = 64;
+
+/// The largest product, in multiply-adds (`m·n·k`), that the command line checks in full
+/// by default: 2³³. The f64 reference ([`crate::reference::matmul_f64`]) runs at about
+/// 3.5·10⁸ multiply-adds per second per core (measured at 1024³ and 2048×256×2048), so 2³³
+/// takes about 1.5 s on the 16 cores of the project's GPU machines, and the lecture's
+/// default 5120×256×5120 (2^32.6) stays checked in full; 16384³ = 2⁴² would take about
+/// 13 minutes there, against seconds on the GPU, while a [`SAMPLES`]-output spot check of it
+/// takes 30 ms.
+pub const FULL_CHECK_MAX_MACS: u64 = 1 << 33;
+
+/// How the command line checks results against f64 (`--check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum CheckMode {
+    /// Every output against the full f64 product.
+    Full,
+    /// A spot check of 64 outputs (the corners, then random ones) against f64 dot
+    /// products, within the same error bound.
+    Sample,
+    /// No check: the results are reported as unchecked.
+    None,
+}
+
+impl CheckMode {
+    /// The name `--check` takes and the JSON rows print.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckMode::Full => "full",
+            CheckMode::Sample => "sample",
+            CheckMode::None => "none",
+        }
+    }
+
+    /// The default for a product of `shape`: [`CheckMode::Full`] up to
+    /// [`FULL_CHECK_MAX_MACS`] multiply-adds or in the simulator (which runs the kernels
+    /// themselves on the CPU, slower than the reference), [`CheckMode::Sample`] above.
+    pub fn default_for(shape: MatmulShape, simulated: bool) -> Self {
+        let macs = shape.m as u64 * shape.n as u64 * shape.k as u64;
+        if simulated || macs <= FULL_CHECK_MAX_MACS {
+            CheckMode::Full
+        } else {
+            CheckMode::Sample
+        }
+    }
+}
+
+/// The accuracy of `samples` elements of `out` (spread over the matrix, the same for every
+/// call with the same shape: the four corners, then random elements) against f64 dot
+/// products of row-major `a` and `b`, and how many elements were compared.
+pub fn sampled_accuracy(
+    a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape, samples: usize,
+) -> (usize, Accuracy) {
     let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
-    let mut check = Check {
-        samples: 0,
-        max_scaled_err: 0.0,
-        bound,
-    };
+    let mut acc = Accuracy::default();
     if m == 0 || n == 0 {
-        return check;
+        return (0, acc);
     }
     let mut rng = crate::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
     // The four corners first (edge tiles are where kernels go wrong), then random elements.
@@ -48,7 +97,9 @@ pub fn spot_check(
         let j = (rng.next_u64() % n as u64) as usize;
         (i, j)
     });
+    let mut compared = 0;
     for (i, j) in corners.into_iter().take(samples).chain(random) {
+        compared += 1;
         let (mut value, mut magnitude) = (0.0f64, 0.0f64);
         for p in 0..k {
             let prod = a[i * k + p] as f64 * b[p * n + j] as f64;
@@ -56,16 +107,37 @@ pub fn spot_check(
             magnitude += prod.abs();
         }
         let o = out[i * n + j] as f64;
+        if !o.is_finite() {
+            acc.non_finite += 1;
+            continue;
+        }
         let err = (o - value).abs();
-        let scaled = if o.is_finite() {
-            crate::reference::scaled_err(err, magnitude)
-        } else {
-            f64::INFINITY
-        };
-        check.max_scaled_err = check.max_scaled_err.max(scaled);
-        check.samples += 1;
+        acc.max_abs_err = acc.max_abs_err.max(err);
+        if value != 0.0 {
+            acc.max_rel_err = acc.max_rel_err.max(err / value.abs());
+        }
+        acc.max_scaled_err = acc
+            .max_scaled_err
+            .max(crate::reference::scaled_err(err, magnitude));
     }
-    check
+    (compared, acc)
+}
+
+/// Compares `samples` elements of `out` ([`sampled_accuracy`]) with f64 dot products of
+/// row-major `a` and `b`.
+pub fn spot_check(
+    a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape, samples: usize, bound: f64,
+) -> Check {
+    let (samples, acc) = sampled_accuracy(a, b, out, shape, samples);
+    Check {
+        samples,
+        max_scaled_err: if acc.non_finite > 0 {
+            f64::INFINITY
+        } else {
+            acc.max_scaled_err
+        },
+        bound,
+    }
 }
 
 #[cfg(test)]
@@ -88,5 +160,60 @@ mod tests {
         let mut nan = out.clone();
         nan[0] = f32::NAN;
         assert!(!spot_check(&a, &b, &nan, s, 4, f32_bound(5)).ok());
+    }
+
+    #[test]
+    fn sampled_accuracy_matches_the_full_comparison_on_the_elements_it_sees() {
+        // 2×3 outputs, 64 samples: every element is seen, so the two must agree.
+        let s = MatmulShape::new(2, 4, 3).unwrap();
+        let mut rng = crate::data::Rng::new(3);
+        let (a, b) = (rng.uniform(8), rng.uniform(12));
+        let r = crate::reference::matmul_f64(&a, &b, 2, 4, 3);
+        let mut out: Vec<f32> = r.values.iter().map(|&v| v as f32).collect();
+        out[4] += 1e-3;
+        let (n, sampled) = sampled_accuracy(&a, &b, &out, s, SAMPLES);
+        assert_eq!(n, SAMPLES);
+        let full = crate::reference::compare(&out, &r);
+        assert_eq!(sampled.max_abs_err, full.max_abs_err);
+        assert!((sampled.max_scaled_err - full.max_scaled_err).abs() <= 1e-15);
+        assert!(!sampled.within_f32_bound(4));
+        out[4] = f32::INFINITY;
+        // (Counted per comparison: a random element can be drawn more than once.)
+        assert!(sampled_accuracy(&a, &b, &out, s, SAMPLES).1.non_finite > 0);
+    }
+
+    #[test]
+    fn the_default_check_is_full_up_to_the_threshold_and_in_the_simulator() {
+        // `--check`'s help (the variants' docs, in the CLI's --help) says 64.
+        assert_eq!(SAMPLES, 64);
+        let shape = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+        // The lecture's default problem and the threshold itself: full.
+        assert_eq!(
+            CheckMode::default_for(shape(5120, 256, 5120), false),
+            CheckMode::Full
+        );
+        assert_eq!(
+            CheckMode::default_for(shape(2048, 2048, 2048), false),
+            CheckMode::Full
+        );
+        assert_eq!(FULL_CHECK_MAX_MACS, 2048 * 2048 * 2048);
+        // One multiply-add more per output: sampled.
+        assert_eq!(
+            CheckMode::default_for(shape(2048, 2049, 2048), false),
+            CheckMode::Sample
+        );
+        assert_eq!(
+            CheckMode::default_for(shape(16384, 16384, 16384), false),
+            CheckMode::Sample
+        );
+        // The simulator is always checked in full.
+        assert_eq!(
+            CheckMode::default_for(shape(16384, 16384, 16384), true),
+            CheckMode::Full
+        );
+        assert_eq!(
+            CheckMode::default_for(shape(0, 5, 7), false),
+            CheckMode::Full
+        );
     }
 }

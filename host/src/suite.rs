@@ -13,7 +13,7 @@ use crate::kernels::MatmulKernel;
 use crate::report::median;
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
-use crate::spot::{Check, f32_bound, spot_check};
+use crate::spot::{Check, SAMPLES, f32_bound, spot_check};
 use crate::tile::TileWidth;
 use kernels_gpu::sgemm::Precision;
 
@@ -44,9 +44,6 @@ pub fn shapes() -> Result<Vec<MatmulShape>> {
         .map(|&(m, k, n)| MatmulShape::new(m, k, n))
         .collect()
 }
-
-/// Output elements checked per result.
-pub const CHECK_SAMPLES: usize = 64;
 
 /// One shape of the suite.
 #[derive(Clone, Debug)]
@@ -145,13 +142,13 @@ pub fn run(
         };
         zero(&mut out)?;
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
-        let check = spot_check(&a, &b, &gpu.download(&out)?, shape, CHECK_SAMPLES, bound);
+        let check = spot_check(&a, &b, &gpu.download(&out)?, shape, SAMPLES, bound);
         let ms = median(&mut gpu.time_ms(warmup, runs, || {
             gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)
         })?);
         zero(&mut out)?;
         cublas.sgemm(&da, &db, &mut out, shape)?;
-        let cublas_check = spot_check(&a, &b, &gpu.download(&out)?, shape, CHECK_SAMPLES, bound);
+        let cublas_check = spot_check(&a, &b, &gpu.download(&out)?, shape, SAMPLES, bound);
         let cublas_ms =
             median(&mut gpu.time_ms(warmup, runs, || cublas.sgemm(&da, &db, &mut out, shape))?);
         let row = SuiteRow {

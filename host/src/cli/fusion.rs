@@ -1,14 +1,16 @@
 //! `kernels-gpu-host --op fusion`: the slides' fusion lesson. The product `a · b` written
 //! the minitorch way, as a zip into an `m × n × k` intermediate and a reduce along its last
 //! dimension, beside fused kernels that never write the intermediate: memory and time side
-//! by side, every result checked against f64 with its own error bound.
+//! by side, every result checked against f64 with its own error bound (as `--check` says:
+//! every output, a sample, or none).
 
-use super::{Args, MatmulShape};
+use super::{Args, Checker, MatmulShape};
 use kernels_gpu_host::axis::{Axis, AxisOp, AxisShape};
 use kernels_gpu_host::fusion;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu};
-use kernels_gpu_host::reference::{self, Reference};
+use kernels_gpu_host::report::{none_failed, ok_cell};
 use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::spot::CheckMode;
 use kernels_gpu_host::{Backend, Error, MatmulKernel, Precision, SgemmKernel, TileWidth};
 
 /// Default shapes: a 1 GiB intermediate on a GPU (2^28 floats, far past any cache); a
@@ -26,9 +28,13 @@ struct FusionRow {
     /// Bytes the method must move through memory at least (reads and writes).
     min_traffic_mib: f64,
     ms_median: Option<f64>,
-    /// Largest `|out − ref| / Σ|a||b|`, in units of the rounding scale.
+    /// Largest `|out − ref| / Σ|a||b|`, in units of the rounding scale, over the outputs
+    /// checked.
     max_scaled_err: Option<f64>,
-    ok: bool,
+    /// How the output was checked; `None` for the timing-only steps (no output of their own).
+    check: Option<CheckMode>,
+    /// Whether the output is within its bound; `None` when unchecked or without an output.
+    ok: Option<bool>,
 }
 
 const MIB: f64 = (1 << 20) as f64;
@@ -48,25 +54,27 @@ fn fused_kernels() -> [(MatmulKernel, TileWidth); 2] {
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
     let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
     super::print_rows(args, &rows, table);
-    Ok(rows.iter().all(|r| r.ok))
+    Ok(none_failed(rows.iter().map(|r| r.ok)))
 }
 
 fn table(rows: &[FusionRow]) -> String {
     let mut s = format!(
-        "{:<34} {:>14} {:>15} {:>16} {:>10} {:>12}  ok\n",
-        "method", "shape m×k×n", "intermediate MiB", "min traffic MiB", "ms", "err/Σ|ab|"
+        "{:<34} {:>14} {:>15} {:>16} {:>10} {:>12} {:>6}  ok\n",
+        "method", "shape m×k×n", "intermediate MiB", "min traffic MiB", "ms", "err/Σ|ab|", "check"
     );
     for r in rows {
         let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_owned(), f);
         s += &format!(
-            "{:<34} {:>14} {:>15.1} {:>16.1} {:>10} {:>12}  {}\n",
+            "{:<34} {:>14} {:>15.1} {:>16.1} {:>10} {:>12} {:>6}  {}\n",
             r.method,
             r.shape,
             r.intermediate_mib,
             r.min_traffic_mib,
             opt(r.ms_median, |v| format!("{v:.3}")),
             opt(r.max_scaled_err, |v| format!("{v:.2e}")),
-            if r.ok { "yes" } else { "NO" }
+            r.check.map_or("-", CheckMode::name),
+            // A timing-only step has nothing to check.
+            r.check.map_or("-", |_| ok_cell(r.ok))
         );
     }
     s
@@ -85,15 +93,15 @@ fn intermediate_bytes(shape: MatmulShape) -> u64 {
     4 * shape.m as u64 * shape.n as u64 * shape.k as u64
 }
 
-/// A row that allocates `intermediate` bytes and moves at least `traffic`, checked against
-/// `r` with the bound of the given roundings where it has an output.
+/// A row that allocates `intermediate` bytes and moves at least `traffic`, checked by
+/// `checker` with the bound of the given roundings where it has an output.
 fn row(
     method: &str, shape: MatmulShape, intermediate: u64, traffic: u64,
-    out: Option<(&[f32], usize)>, r: &Reference,
+    out: Option<(&[f32], usize)>, checker: &Checker,
 ) -> FusionRow {
-    let acc = out.map(|(o, roundings)| {
-        let acc = reference::compare(o, r);
-        (acc, acc.within_bound(roundings, Precision::Fp32))
+    let acc = out.and_then(|(o, roundings)| {
+        let acc = checker.accuracy(o)?;
+        Some((acc, acc.within_bound(roundings, Precision::Fp32)))
     });
     FusionRow {
         method: method.to_owned(),
@@ -102,12 +110,13 @@ fn row(
         min_traffic_mib: traffic as f64 / MIB,
         ms_median: None,
         max_scaled_err: acc.map(|(a, _)| a.max_scaled_err),
-        ok: acc.is_none_or(|(_, ok)| ok),
+        check: out.map(|_| checker.mode()),
+        ok: acc.map(|(_, ok)| ok),
     }
 }
 
 /// The unfused pair's row.
-fn unfused_row(shape: MatmulShape, out: &[f32], r: &Reference) -> Result<FusionRow, Error> {
+fn unfused_row(shape: MatmulShape, out: &[f32], r: &Checker) -> Result<FusionRow, Error> {
     Ok(row(
         "zip + reduce (unfused)",
         shape,
@@ -119,7 +128,7 @@ fn unfused_row(shape: MatmulShape, out: &[f32], r: &Reference) -> Result<FusionR
 }
 
 /// A fused kernel's row.
-fn fused_row(kernel: MatmulKernel, shape: MatmulShape, out: &[f32], r: &Reference) -> FusionRow {
+fn fused_row(kernel: MatmulKernel, shape: MatmulShape, out: &[f32], r: &Checker) -> FusionRow {
     let name = format!("fused: {}", kernel.name());
     let traffic = fusion::fused_bytes(shape);
     row(&name, shape, 0, traffic, Some((out, shape.k as usize)), r)
@@ -131,7 +140,8 @@ fn run_sim(args: &Args) -> Result<Vec<FusionRow>, Error> {
         "CPU simulator: the fusion lesson on {shape}, seed {}",
         args.seed
     );
-    let (a, b, r) = super::inputs(args, shape);
+    let (a, b) = super::inputs(args, shape);
+    let r = Checker::new(args, &a, &b, shape, true);
     let sim = Simulator::default();
     let unfused = sim.zip_reduce_matmul(&a, &b, shape)?;
     let mut rows = vec![unfused_row(shape, &unfused, &r)?];
@@ -152,7 +162,8 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<FusionRow>, Error> {
         args.seed,
         args.iters
     );
-    let (a, b, r) = super::inputs(args, shape);
+    let (a, b) = super::inputs(args, shape);
+    let r = Checker::new(args, &a, &b, shape, false);
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     let outputs = shape.lens().2;
     let poison = vec![f32::NAN; outputs];

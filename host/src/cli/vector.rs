@@ -1,6 +1,7 @@
 //! `kernels-gpu-host --op sum|reduce|sliding`: minitorch's reductions (the flat sum; sum, max
-//! and mean along rows and columns) and sliding averages, checked against f64 references and,
-//! on a GPU, timed against a device-to-device copy of the same data.
+//! and mean along rows and columns) and sliding averages, checked against f64 references
+//! (`O(n)`: in full, unless `--check none`) and, on a GPU, timed against a device-to-device
+//! copy of the same data.
 
 use super::{Args, GPU_DEFAULT_LEN, GPU_DEFAULT_SHAPE, Op, SIM_DEFAULT_LEN, SIM_DEFAULT_SHAPE};
 use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
@@ -10,6 +11,7 @@ use kernels_gpu_host::reduce::{self, ReduceKernel};
 use kernels_gpu_host::report::{self, VectorRow};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::sliding::{self, SlidingKernel, SlidingShape};
+use kernels_gpu_host::spot::CheckMode;
 use kernels_gpu_host::{Backend, Error};
 
 /// Windows past which the kernels whose cost per output grows with the window are skipped
@@ -18,9 +20,34 @@ use kernels_gpu_host::{Backend, Error};
 const WINDOW_SCALING_LIMIT: usize = 1024;
 
 pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> {
-    let rows = super::on_gpu_or_simulator(gpu, |gpu| run_gpu(args, gpu), || run_sim(args))?;
+    let check = check_mode(args);
+    let rows = super::on_gpu_or_simulator(
+        gpu,
+        |gpu| run_gpu(args, gpu, check),
+        || run_sim(args, check),
+    )?;
     super::print_rows(args, &rows, report::vector_table);
-    Ok(rows.iter().all(|r| r.ok))
+    Ok(report::none_failed(rows.iter().map(|r| r.ok)))
+}
+
+/// `--check` for these operations: their references are `O(n)`, as cheap as reading the
+/// input, so every output is checked (`sample` too, saying so) unless `none`.
+fn check_mode(args: &Args) -> CheckMode {
+    match args.check {
+        Some(CheckMode::None) => {
+            eprintln!("results are not checked (--check none)");
+            CheckMode::None
+        }
+        Some(CheckMode::Sample) => {
+            let op = format!("{:?}", args.op).to_lowercase();
+            eprintln!(
+                "--check sample: the f64 reference of --op {op} is O(n), so every output is \
+                 checked"
+            );
+            CheckMode::Full
+        }
+        Some(CheckMode::Full) | None => CheckMode::Full,
+    }
 }
 
 fn input(args: &Args, len: usize) -> Vec<f32> {
@@ -41,15 +68,19 @@ fn row(kernel: &str, n: usize, window: Option<usize>) -> VectorRow {
         gbps: None,
         copy_gbps: None,
         pct_of_copy: None,
-        max_abs_err: 0.0,
-        ok: false,
+        max_abs_err: None,
+        check: CheckMode::None,
+        ok: None,
     }
 }
 
-fn sum_row(kernel: ReduceKernel, x: &[f32], sum: f32) -> VectorRow {
+fn sum_row(kernel: ReduceKernel, x: &[f32], sum: f32, check: CheckMode) -> VectorRow {
     let mut r = row(kernel.name(), x.len(), None);
-    r.max_abs_err = (sum as f64 - reduce::reference(x).0).abs();
-    r.ok = reduce::within_bound(sum, x);
+    if check != CheckMode::None {
+        r.check = check;
+        r.max_abs_err = Some((sum as f64 - reduce::reference(x).0).abs());
+        r.ok = Some(reduce::within_bound(sum, x));
+    }
     r
 }
 
@@ -65,20 +96,35 @@ fn sliding_kernels(window: usize) -> Vec<SlidingKernel> {
     }
 }
 
+/// The sliding averages' reference, unless unchecked.
+fn sliding_reference(x: &[f32], window: usize, check: CheckMode) -> Option<sliding::Reference> {
+    (check != CheckMode::None).then(|| sliding::reference(x, window))
+}
+
+/// A sliding average's row, checked against `reference` unless it is `None` (unchecked).
 fn sliding_row(
-    kernel: SlidingKernel, n: usize, window: usize, out: &[f32], reference: &sliding::Reference,
+    kernel: SlidingKernel, n: usize, window: usize, out: &[f32],
+    reference: Option<&sliding::Reference>,
 ) -> VectorRow {
     let mut r = row(kernel.name(), n, Some(window));
-    r.max_abs_err = sliding::max_abs_err(out, reference);
-    r.ok = sliding::within_bound_of(kernel, out, reference, window);
+    if let Some(reference) = reference {
+        r.check = CheckMode::Full;
+        r.max_abs_err = Some(sliding::max_abs_err(out, reference));
+        r.ok = Some(sliding::within_bound_of(kernel, out, reference, window));
+    }
     r
 }
 
-fn axis_row(op: AxisOp, axis: Axis, x: &[f32], shape: AxisShape, out: &[f32]) -> VectorRow {
+fn axis_row(
+    op: AxisOp, axis: Axis, x: &[f32], shape: AxisShape, out: &[f32], check: CheckMode,
+) -> VectorRow {
     let mut r = row(&format!("{}-{}", axis.name(), op.name()), x.len(), None);
     r.shape = Some(format!("{}x{}", shape.rows, shape.cols));
-    r.max_abs_err = axis::max_abs_err(op, axis, out, x, shape);
-    r.ok = axis::within_bound(op, axis, out, x, shape);
+    if check != CheckMode::None {
+        r.check = check;
+        r.max_abs_err = Some(axis::max_abs_err(op, axis, out, x, shape));
+        r.ok = Some(axis::within_bound(op, axis, out, x, shape));
+    }
     r
 }
 
@@ -89,7 +135,7 @@ fn axis_shape(args: &Args, default: (usize, usize)) -> Result<AxisShape, Error> 
     )
 }
 
-fn run_sim(args: &Args) -> Result<Vec<VectorRow>, Error> {
+fn run_sim(args: &Args, check: CheckMode) -> Result<Vec<VectorRow>, Error> {
     let len = args.len.unwrap_or(SIM_DEFAULT_LEN);
     let sim = Simulator::default();
     if args.op == Op::Reduce {
@@ -104,7 +150,7 @@ fn run_sim(args: &Args) -> Result<Vec<VectorRow>, Error> {
             for op in AxisOp::ALL {
                 let out =
                     sim.reduce_axis(op, axis, &x, shape.rows as usize, shape.cols as usize)?;
-                rows.push(axis_row(op, axis, &x, shape, &out));
+                rows.push(axis_row(op, axis, &x, shape, &out, check));
             }
         }
         return Ok(rows);
@@ -117,15 +163,15 @@ fn run_sim(args: &Args) -> Result<Vec<VectorRow>, Error> {
     match args.op {
         Op::Sum => ReduceKernel::ALL
             .into_iter()
-            .map(|k| Ok(sum_row(k, &x, sim.sum(k, &x)?)))
+            .map(|k| Ok(sum_row(k, &x, sim.sum(k, &x)?, check)))
             .collect(),
         _ => {
-            let reference = sliding::reference(&x, args.window);
+            let reference = sliding_reference(&x, args.window, check);
             sliding_kernels(args.window)
                 .into_iter()
                 .map(|k| {
                     let out = sim.sliding_average(k, &x, args.window)?;
-                    Ok(sliding_row(k, len, args.window, &out, &reference))
+                    Ok(sliding_row(k, len, args.window, &out, reference.as_ref()))
                 })
                 .collect()
         }
@@ -139,7 +185,7 @@ fn median_ms(
     Ok(report::median(&mut ms))
 }
 
-fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
+fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, Error> {
     let (len, shape) = if args.op == Op::Reduce {
         let shape = axis_shape(args, GPU_DEFAULT_SHAPE)?;
         (shape.rows as usize * shape.cols as usize, Some(shape))
@@ -184,7 +230,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
                 let sum = gpu.download(&scratch.result)?[0];
                 let ms = median_ms(gpu, args, || gpu.sum_device(k, &dx, &mut scratch))?;
                 // A reduction's traffic is its input, read once.
-                rows.push(timed(sum_row(k, &x, sum), ms, 4.0 * len as f64));
+                rows.push(timed(sum_row(k, &x, sum, check), ms, 4.0 * len as f64));
             }
         }
         (Op::Reduce, Some(shape)) => {
@@ -198,7 +244,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
                     let mut out = gpu.upload(&vec![f32::NAN; outputs])?;
                     gpu.reduce_axis_device(op, axis, &dx, shape, &mut out, &mut scratch)?;
                     gpu.synchronize("reduce_axis")?;
-                    let r = axis_row(op, axis, &x, shape, &gpu.download(&out)?);
+                    let r = axis_row(op, axis, &x, shape, &gpu.download(&out)?, check);
                     let ms = median_ms(gpu, args, || {
                         gpu.reduce_axis_device(op, axis, &dx, shape, &mut out, &mut scratch)
                     })?;
@@ -209,17 +255,23 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<VectorRow>, Error> {
         _ => {
             let shape = SlidingShape::new(len, args.window)?;
             let outputs = shape.outputs() as usize;
-            let reference = sliding::reference(&x, args.window);
+            let reference = sliding_reference(&x, args.window, check);
             let mut scratch = SlidingScratch::default();
             for k in sliding_kernels(args.window) {
                 if outputs == 0 {
-                    rows.push(sliding_row(k, len, args.window, &[], &reference));
+                    rows.push(sliding_row(k, len, args.window, &[], reference.as_ref()));
                     continue;
                 }
                 let mut out = gpu.upload(&vec![f32::NAN; outputs])?;
                 gpu.sliding_average_device(k, &dx, args.window, &mut out, &mut scratch)?;
                 gpu.synchronize(k.entry())?;
-                let r = sliding_row(k, len, args.window, &gpu.download(&out)?, &reference);
+                let r = sliding_row(
+                    k,
+                    len,
+                    args.window,
+                    &gpu.download(&out)?,
+                    reference.as_ref(),
+                );
                 let ms = median_ms(gpu, args, || {
                     gpu.sliding_average_device(k, &dx, args.window, &mut out, &mut scratch)
                 })?;
