@@ -415,6 +415,143 @@ fn missing_gpu_or_ordinal_is_a_typed_error() {
     }
 }
 
+/// `Gpu::new()`, GPU 0 as the README's steps use it: a typed error without a driver or a
+/// device, never a panic (cudarc's own constructor panics where `libcuda.so` cannot be
+/// loaded; `tests/readme.rs` shows it).
+#[test]
+fn gpu_new_without_a_driver_is_a_typed_error() {
+    // SAFETY: only tries to open the library.
+    let present = unsafe { cudarc::driver::sys::is_culib_present() };
+    match std::panic::catch_unwind(Gpu::new) {
+        Err(_) => panic!("Gpu::new panicked (driver library present: {present})"),
+        Ok(Ok(_)) => assert!(present, "a GPU without the driver library"),
+        Ok(Err(Error::NoDriver(why))) => {
+            assert!(!present, "NoDriver although libcuda.so loads: {why}");
+            let text = Error::NoDriver(why).to_string();
+            assert!(
+                text.contains("--simulate"),
+                "the message names the way out: {text}"
+            );
+        }
+        Ok(Err(e @ (Error::NoDevice | Error::Driver { .. }))) => assert!(present, "{e}"),
+        Ok(Err(other)) => panic!("unexpected error {other:?}"),
+    }
+}
+
+/// Every byte size of a device buffer is checked: `Gpu::zeros(n)` and `Gpu::upload` size
+/// their buffers with `buffer_bytes`, before the driver is asked.
+#[test]
+fn device_buffer_byte_sizes_are_checked() {
+    use kernels_gpu_host::gpu::buffer_bytes;
+    assert_eq!(buffer_bytes::<f32>(0).unwrap(), 0);
+    assert_eq!(buffer_bytes::<f32>(1 << 20).unwrap(), 4 << 20);
+    assert_eq!(buffer_bytes::<u64>(3).unwrap(), 24);
+    let largest = (u64::MAX / 4) as usize;
+    assert_eq!(buffer_bytes::<f32>(largest).unwrap(), largest as u64 * 4);
+    for (len, size) in [
+        (largest + 1, 4),
+        (usize::MAX, 4),
+        ((u64::MAX / 8) as usize + 1, 8),
+    ] {
+        let err = if size == 4 {
+            buffer_bytes::<f32>(len).unwrap_err()
+        } else {
+            buffer_bytes::<u64>(len).unwrap_err()
+        };
+        match err {
+            Error::IndexOverflow {
+                operand: "device buffer",
+                rows: 1,
+                cols,
+                elements,
+            } => assert_eq!((cols, elements), (len, len as u128)),
+            other => panic!("{len} × {size} bytes: expected IndexOverflow, got {other:?}"),
+        }
+    }
+    // Where there is a GPU, `zeros` itself refuses such a length before allocating.
+    if let Ok(gpu) = Gpu::new() {
+        assert!(matches!(
+            gpu.zeros(usize::MAX),
+            Err(Error::IndexOverflow {
+                operand: "device buffer",
+                ..
+            })
+        ));
+    }
+}
+
+/// `Error::check_len` with a `rows · cols` that overflows `usize` is a typed error, not an
+/// overflow panic (or, in a release build, a wrapped product that a wrong length could
+/// match).
+#[test]
+fn length_checks_with_overflowing_dimensions_are_typed_errors() {
+    for (rows, cols, actual) in [
+        (usize::MAX, 2, 0),
+        (1 << 40, 1 << 40, 0),
+        // 2^32 · 2^32 wraps to 0 in 64 bits: an empty slice must not pass.
+        (1 << 32, 1 << 32, 0),
+    ] {
+        match Error::check_len("x", rows, cols, actual) {
+            Err(Error::IndexOverflow {
+                operand: "x",
+                rows: r,
+                cols: c,
+                elements,
+            }) => {
+                assert_eq!((r, c), (rows, cols));
+                assert_eq!(elements, rows as u128 * cols as u128);
+            }
+            other => panic!("{rows} × {cols}: expected IndexOverflow, got {other:?}"),
+        }
+    }
+    Error::check_len("x", 3, 5, 15).unwrap();
+    assert!(matches!(
+        Error::check_len("x", 3, 5, 14),
+        Err(Error::InputLength {
+            expected: 15,
+            actual: 14,
+            ..
+        })
+    ));
+}
+
+/// A sliding window's shape: the input and the window together must fit the kernels'
+/// 32-bit positions (checked without overflow, whatever `usize` is); a window of 0 is an
+/// error; a window longer than the input is valid and has no outputs.
+#[test]
+fn sliding_shapes_are_checked() {
+    use kernels_gpu_host::kernels_gpu::sliding::{BLOCK, scan};
+    use kernels_gpu_host::sliding::SlidingShape;
+    let limit = (u32::MAX - 2 * BLOCK.max(scan::TILE)) as usize;
+    assert_eq!(
+        SlidingShape::new(limit - 1, 1).unwrap().outputs(),
+        (limit - 1) as u32
+    );
+    assert_eq!(SlidingShape::new(7, 7).unwrap().outputs(), 1);
+    assert_eq!(SlidingShape::new(7, 8).unwrap().outputs(), 0);
+    assert_eq!(SlidingShape::new(0, 1).unwrap().outputs(), 0);
+    assert!(matches!(
+        SlidingShape::new(7, 0),
+        Err(Error::InvalidWindow { window: 0, len: 7 })
+    ));
+    for (n, window) in [
+        (limit, 1),
+        (1, limit),
+        (usize::MAX, 1),
+        (1, usize::MAX),
+        (usize::MAX, usize::MAX),
+    ] {
+        match SlidingShape::new(n, window) {
+            Err(Error::IndexOverflow {
+                operand: "input",
+                elements,
+                ..
+            }) => assert_eq!(elements, n as u128 + window as u128),
+            other => panic!("n {n}, window {window}: expected IndexOverflow, got {other:?}"),
+        }
+    }
+}
+
 #[test]
 fn raw_launch_arguments_are_read_from_the_ptx() {
     assert_eq!(

@@ -138,9 +138,15 @@ pub enum Error {
 
 impl Error {
     /// [`Error::InputLength`] unless `operand`, a `rows × cols` matrix, holds `actual`
-    /// elements: exactly `rows · cols`.
+    /// elements: exactly `rows · cols`. A `rows · cols` beyond `usize` is
+    /// [`Error::IndexOverflow`] (no slice can hold it).
     pub fn check_len(operand: &'static str, rows: usize, cols: usize, actual: usize) -> Result<()> {
-        let expected = rows * cols;
+        let expected = rows.checked_mul(cols).ok_or(Error::IndexOverflow {
+            operand,
+            rows,
+            cols,
+            elements: rows as u128 * cols as u128,
+        })?;
         if actual != expected {
             return Err(Error::InputLength {
                 operand,

@@ -52,7 +52,7 @@ pub fn unfused_bytes(shape: MatmulShape) -> u64 {
 /// Bytes a fused product must move at least: `a` and `b` read, the output written.
 pub fn fused_bytes(shape: MatmulShape) -> u64 {
     let (la, lb, lc) = shape.lens();
-    4 * (la + lb + lc) as u64
+    4 * (la as u64 + lb as u64 + lc as u64)
 }
 
 impl Simulator {

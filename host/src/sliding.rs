@@ -77,8 +77,8 @@ impl SlidingShape {
         if window == 0 {
             return Err(Error::InvalidWindow { window, len: n });
         }
-        let limit = (u32::MAX - 2 * BLOCK.max(scan::TILE)) as usize;
-        if n > limit || window > limit || n + window > limit {
+        let limit = (u32::MAX - 2 * BLOCK.max(scan::TILE)) as u128;
+        if n as u128 + window as u128 > limit {
             return Err(Error::IndexOverflow {
                 operand: "input",
                 rows: 1,

@@ -211,25 +211,29 @@ impl Gpu {
 
     /// Copies `host` to a new device buffer.
     pub fn upload(&self, host: &[f32]) -> Result<CudaSlice<f32>> {
-        self.reserve(std::mem::size_of_val(host) as u64)?;
+        let bytes = buffer_bytes::<f32>(host.len())?;
+        self.reserve(bytes)?;
         self.stream
             .clone_htod(host)
-            .map_err(|e| self.alloc_error(e, std::mem::size_of_val(host)))
+            .map_err(|e| self.alloc_error(e, bytes))
     }
 
     /// A new zeroed device buffer of `len` f32s.
-    /// A length whose byte size does not fit `u64` is [`Error::IndexOverflow`].
+    /// A length whose byte size does not fit `u64` is [`Error::IndexOverflow`]
+    /// ([`buffer_bytes`]), found before the driver is asked.
     pub fn zeros(&self, len: usize) -> Result<CudaSlice<f32>> {
-        let bytes = (len as u64).checked_mul(4).ok_or(Error::IndexOverflow {
-            operand: "device buffer",
-            rows: 1,
-            cols: len,
-            elements: len as u128,
-        })?;
+        self.zeros_of::<f32>(len)
+    }
+
+    /// A new zeroed device buffer of `len` values of `T`; see [`Gpu::zeros`].
+    pub(crate) fn zeros_of<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        &self, len: usize,
+    ) -> Result<CudaSlice<T>> {
+        let bytes = buffer_bytes::<T>(len)?;
         self.reserve(bytes)?;
         self.stream
             .alloc_zeros(len)
-            .map_err(|e| self.alloc_error(e, len * 4))
+            .map_err(|e| self.alloc_error(e, bytes))
     }
 
     /// Queues a device-to-device copy of `src` into `dst`, as long as `src`: the bandwidth
@@ -250,12 +254,12 @@ impl Gpu {
         self.stream.synchronize().map_err(|e| fault(kernel, e))
     }
 
-    fn alloc_error(&self, e: DriverError, bytes: usize) -> Error {
+    fn alloc_error(&self, e: DriverError, bytes: u64) -> Error {
         match e {
             DriverError(Code::CUDA_ERROR_OUT_OF_MEMORY) => {
                 let (free, total) = self.ctx.mem_get_info().unwrap_or((0, 0));
                 Error::OutOfDeviceMemory {
-                    requested: bytes as u64,
+                    requested: bytes,
                     free: free as u64,
                     total: total as u64,
                 }
@@ -266,6 +270,21 @@ impl Gpu {
             },
         }
     }
+}
+
+/// The size in bytes of a device buffer of `len` values of `T`: [`Error::IndexOverflow`]
+/// (operand `"device buffer"`, `1 × len`) where it does not fit `u64`. Every allocation of
+/// [`Gpu`] sizes its buffer with this, before the driver is asked.
+pub fn buffer_bytes<T>(len: usize) -> Result<u64> {
+    u64::try_from(len)
+        .ok()
+        .and_then(|n| n.checked_mul(std::mem::size_of::<T>() as u64))
+        .ok_or(Error::IndexOverflow {
+            operand: "device buffer",
+            rows: 1,
+            cols: len,
+            elements: len as u128,
+        })
 }
 
 /// The device's launch limits.

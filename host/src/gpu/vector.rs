@@ -98,12 +98,7 @@ impl Gpu {
         let words = sliding::scan_state_words(n);
         if scratch.state.as_ref().is_none_or(|s| s.len() != words) {
             scratch.state = None;
-            self.reserve(8 * words as u64)?;
-            scratch.state = Some(
-                self.stream
-                    .alloc_zeros::<u64>(words)
-                    .map_err(|e| fault(kernel.entry(), e))?,
-            );
+            scratch.state = Some(self.zeros_of::<u64>(words)?);
         }
         let state = scratch.state.as_mut().expect("allocated above");
         self.stream

@@ -1,6 +1,8 @@
 //! The block barrier, with the checks that make a misuse an error instead of a hang.
 
-use super::error::SourceLocation;
+use super::error::{SimError, SourceLocation};
+use super::pending::Pending;
+use std::boxed::Box;
 use std::sync::{Condvar, Mutex};
 use std::vec::Vec;
 
@@ -42,7 +44,7 @@ impl BlockBarrier {
     /// Thread `linear` arrives at the barrier at `here` and waits for the rest of its block.
     #[allow(clippy::type_complexity)]
     pub fn wait(
-        &self, linear: u32, here: SourceLocation,
+        &self, linear: u32, here: SourceLocation, pending: &Pending,
     ) -> Result<(), (u32, SourceLocation, Misuse)> {
         let mut s = self.lock();
         if s.aborted {
@@ -60,11 +62,15 @@ impl BlockBarrier {
             if let Some(&gone) = s.exited.first() {
                 return Err((linear, here, Misuse::Exited { gone }));
             }
+            pending.released(s.arrived - 1);
             s.arrived = 0;
             s.first = None;
             s.generation += 1;
             self.released.notify_all();
             return Ok(());
+        }
+        if let Some(error) = pending.wait_begin() {
+            return Err((linear, here, Misuse::Decided(Box::new(error))));
         }
         let generation = s.generation;
         while s.generation == generation && !s.aborted {
@@ -102,4 +108,7 @@ pub(crate) enum Misuse {
     Exited { gone: u32 },
     /// The block failed elsewhere.
     Aborted,
+    /// Waiting here would leave every thread of the block blocked while a read of an
+    /// unwritten word is parked: that read is the error ([`super::pending`]).
+    Decided(Box<SimError>),
 }

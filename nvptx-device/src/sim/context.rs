@@ -2,6 +2,7 @@
 
 use super::barrier::{BlockBarrier, Misuse};
 use super::error::{SimError, SourceLocation, ThreadCoord};
+use super::pending::Pending;
 use super::shared_mem::SharedArena;
 use super::warp::WarpExchange;
 use crate::thread::Dim3;
@@ -19,6 +20,8 @@ pub(crate) struct BlockState {
     pub barrier: BlockBarrier,
     pub warps: std::boxed::Box<[WarpExchange]>,
     pub shared: SharedArena,
+    /// Parked reads of unwritten shared words, and what the other threads are blocked on.
+    pub pending: Pending,
     error: Mutex<Option<SimError>>,
     aborted: AtomicBool,
 }
@@ -36,6 +39,7 @@ impl BlockState {
                     .collect()
             },
             shared,
+            pending: Pending::new(block_dim.volume() as u32),
             error: Mutex::new(None),
             aborted: AtomicBool::new(false),
         }
@@ -58,6 +62,7 @@ impl BlockState {
         for w in self.warps.iter() {
             w.wake_all();
         }
+        self.pending.wake_all();
     }
 
     pub fn take_error(&self) -> Option<SimError> {
@@ -136,9 +141,13 @@ pub(crate) fn leave() -> Option<ThreadCtx> {
 pub(crate) fn sync_threads(location: &'static core::panic::Location<'static>) {
     with(|t| {
         let b = &t.block;
-        match b.barrier.wait(t.linear, SourceLocation::from(location)) {
+        match b
+            .barrier
+            .wait(t.linear, SourceLocation::from(location), &b.pending)
+        {
             Ok(()) => t.barriers_passed.set(t.barriers_passed.get() + 1),
             Err((_, _, Misuse::Aborted)) => std::panic::resume_unwind(std::boxed::Box::new(Abort)),
+            Err((_, _, Misuse::Decided(error))) => t.fail(*error),
             Err((other, at, Misuse::Divergent { linear, here })) => {
                 t.fail(SimError::DivergentBarrier {
                     block: b.block_idx,

@@ -165,4 +165,7 @@ fn run_thread<F: Fn()>(cfg: &Launch, linear: u32, block: &Arc<BlockState>, kerne
             exited: thread_idx,
         });
     }
+    if let Some(error) = block.pending.exit() {
+        block.record(error);
+    }
 }

@@ -8,7 +8,9 @@
 //!
 //! * a barrier not reached by every thread of the block (divergent branch, early return) —
 //!   reported instead of hanging;
-//! * shared-memory indices out of bounds, and reads of shared words nothing has written;
+//! * shared-memory indices out of bounds, and reads of shared words nothing has written
+//!   (decided without regard to host scheduling: a read that finds its word unwritten waits
+//!   until another thread writes it in the same barrier interval, a race, or none can);
 //! * data races on shared memory: two threads touching the same word, at least one writing,
 //!   with no barrier in between;
 //! * launch shapes and shared-memory sizes beyond the device limits in [`Limits`](crate::launch::Limits);
@@ -26,6 +28,7 @@ mod barrier;
 pub(crate) mod context;
 mod error;
 mod launch;
+mod pending;
 pub(crate) mod shared_mem;
 pub(crate) mod warp;
 

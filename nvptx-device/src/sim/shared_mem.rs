@@ -6,8 +6,9 @@
 //! readers (thread + 1). A shadow from an older interval counts as empty: the barrier
 //! between ordered everything before it.
 
-use super::context::{self, ThreadCtx};
+use super::context::{self, Abort, ThreadCtx};
 use super::error::{RaceKind, SharedArrayId, SimError, SourceLocation};
+use super::pending::PendingRead;
 use crate::launch::{Limit, LimitError};
 use core::panic::Location;
 use std::boxed::Box;
@@ -148,11 +149,11 @@ impl Access<'_> {
 /// Records an access to word `index` of `region` in its shadow (`next` gives the new shadow
 /// from the old one, after reporting what conflicts, or `None` when there is nothing new to
 /// record; it may run more than once, as the compare-exchange loop retries), then performs
-/// it on the word.
+/// it on the word (`word` gets the shadow as it was before this access).
 #[track_caller]
 fn access<R>(
     region: RegionRef, index: u32, next: impl Fn(&Access<'_>, Shadow) -> Option<Shadow>,
-    word: impl FnOnce(&AtomicU32) -> R,
+    word: impl FnOnce(&Access<'_>, Shadow, &AtomicU32) -> R,
 ) -> R {
     let at = SourceLocation::from(Location::caller());
     context::with(|t| {
@@ -174,21 +175,27 @@ fn access<R>(
                 Err(now) => old = Shadow(now),
             }
         }
-        word(&r.words[index as usize])
+        word(&a, old, &r.words[index as usize])
     })
 }
 
-/// A checked read of word `index` of `region` by the calling simulated thread.
+/// A checked read of word `index` of `region` by the calling simulated thread. A word that
+/// no thread has written yet parks the thread, recorded as a reader in the word's shadow
+/// (without "written"), until the block decides what it was ([`super::pending`]).
 #[track_caller]
 pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
     let next = |a: &Access<'_>, old: Shadow| {
         if old.0 & WRITTEN == 0 {
-            a.t.fail(SimError::UninitializedSharedRead {
-                at: a.t.coord(),
-                array: a.region.id,
-                index,
-                location: a.at,
-            });
+            let (r1, r2) = if old.epoch() == a.epoch {
+                (old.slot(READER1_SHIFT), old.slot(READER2_SHIFT))
+            } else {
+                (0, 0)
+            };
+            return match (r1, r2) {
+                (0, r2) => Some(Shadow::build(a.epoch, false, 0, a.me, r2)),
+                (r1, 0) => Some(Shadow::build(a.epoch, false, 0, r1, a.me)),
+                _ => None, // two parked readers already known: the writer reports one
+            };
         }
         if old.epoch() != a.epoch {
             return Some(Shadow::build(a.epoch, true, 0, a.me, 0));
@@ -207,7 +214,30 @@ pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
             Shadow::build(a.epoch, true, writer, r1, a.me)
         })
     };
-    access(region, index, next, |w| w.load(Ordering::Relaxed))
+    access(region, index, next, |a, old, w| {
+        if old.0 & WRITTEN == 0 {
+            park(a)
+        }
+        w.load(Ordering::Relaxed)
+    })
+}
+
+/// Parks the reader of an unwritten word until another thread writes it (a race, which
+/// that writer reports) or no thread can (an uninitialised read); unwinds either way.
+fn park(a: &Access<'_>) -> ! {
+    let read = PendingRead {
+        region: a.region as *const Region as usize,
+        index: a.index,
+        array: a.region.id,
+        linear: a.t.linear,
+        at: a.t.coord(),
+        location: a.at,
+    };
+    let block = &a.t.block;
+    if let Some(error) = block.pending.park(read, || block.is_aborted()) {
+        a.t.fail(error);
+    }
+    std::panic::resume_unwind(Box::new(Abort))
 }
 
 /// A checked write of word `index` of `region` by the calling simulated thread.
@@ -215,6 +245,15 @@ pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
 pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
     let next = |a: &Access<'_>, old: Shadow| {
         let (mut r1, mut r2) = (0, 0);
+        if old.epoch() == a.epoch && old.0 & WRITTEN == 0 {
+            // Readers of a word nothing had written are parked: their reads complete after
+            // this write, which completes the race ([`super::pending`]). The lower-numbered
+            // reader is the one reported.
+            let readers = [old.slot(READER1_SHIFT), old.slot(READER2_SHIFT)];
+            if let Some(reader) = readers.into_iter().filter(|&r| r != 0).min() {
+                pending_race(a, reader);
+            }
+        }
         if old.epoch() == a.epoch {
             let writer = old.slot(WRITER_SHIFT);
             if writer != 0 && writer != a.me {
@@ -229,7 +268,34 @@ pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
         }
         Some(Shadow::build(a.epoch, true, a.me, r1, r2))
     };
-    access(region, index, next, |w| w.store(bits, Ordering::Relaxed))
+    access(region, index, next, |_, _, w| {
+        w.store(bits, Ordering::Relaxed)
+    })
+}
+
+/// Reports the calling thread's write as completing a race with `reader_plus_one`'s parked
+/// read of the same word: read after write, at the read, as the reader would have reported
+/// it had the write come first.
+fn pending_race(a: &Access<'_>, reader_plus_one: u32) -> ! {
+    let b = &a.t.block;
+    let reader = reader_plus_one - 1;
+    let region = a.region as *const Region as usize;
+    let Some(location) = b
+        .pending
+        .location_of(region, a.index, reader, || b.is_aborted())
+    else {
+        std::panic::resume_unwind(Box::new(Abort))
+    };
+    a.t.fail(SimError::DataRace {
+        block: b.block_idx,
+        array: a.region.id,
+        index: a.index,
+        kind: RaceKind::ReadAfterWrite,
+        first: a.t.thread_idx,
+        second: b.thread_of(reader),
+        location,
+        barriers_passed: a.t.barriers_passed.get(),
+    })
 }
 
 /// Reports an out-of-bounds access by the calling simulated thread.

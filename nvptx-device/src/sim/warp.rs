@@ -188,11 +188,16 @@ pub(crate) fn exchange(
         s.arrived |= 1 << lane;
         let generation = s.generation;
         if s.arrived == mask {
+            t.block.pending.released(mask.count_ones() - 1);
             s.arrived = 0;
             s.current = None;
             s.generation += 1;
             x.released.notify_all();
         } else {
+            if let Some(error) = t.block.pending.wait_begin() {
+                drop(s);
+                t.fail(error);
+            }
             while s.generation == generation && !s.aborted {
                 let (next, timeout) = x
                     .released
