@@ -116,20 +116,23 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
     }
 }
 
+/// The fusion lesson in the simulator on 9×21×5, as JSON rows.
+const FUSION_9X21X5: [&str; 10] = [
+    "--simulate",
+    "--op",
+    "fusion",
+    "--m",
+    "9",
+    "--k",
+    "21",
+    "--n",
+    "5",
+    "--json",
+];
+
 #[test]
 fn fusion_lesson_in_the_simulator_prints_the_unfused_pair_and_the_fused_kernels() {
-    let rows = ok_json_rows(&[
-        "--simulate",
-        "--op",
-        "fusion",
-        "--m",
-        "9",
-        "--k",
-        "21",
-        "--n",
-        "5",
-        "--json",
-    ]);
+    let rows = ok_json_rows(&FUSION_9X21X5);
     assert_eq!(rows.len(), 3, "{rows:?}");
     // The unfused pair writes the 9·5·21-float intermediate; the fused kernels none.
     let mib = |r: &serde_json::Value| r["intermediate_mib"].as_f64().unwrap();
@@ -266,18 +269,7 @@ fn invalid_check_is_a_usage_error_listing_the_modes() {
 
 #[test]
 fn check_applies_to_the_fusion_lesson_and_the_vector_operations() {
-    let fusion = [
-        "--simulate",
-        "--op",
-        "fusion",
-        "--m",
-        "9",
-        "--k",
-        "21",
-        "--n",
-        "5",
-        "--json",
-    ];
+    let fusion = FUSION_9X21X5;
     let rows = ok_json_rows(&[&fusion[..], &["--check", "sample"]].concat());
     assert!(rows.iter().all(|r| r["check"] == "sample"), "{rows:?}");
     let (rows, _) = json_rows(&[&fusion[..], &["--check", "none"]].concat());
