@@ -14,8 +14,8 @@ pub enum SlidingKernel {
     Naive,
     /// A shared tile plus halo per block; the halo must fit in shared memory.
     Shared,
-    /// A running f64 sum carried across blocks by a chained scan: two reads per output
-    /// whatever the window (`kernels_gpu::sliding::scan`).
+    /// A running f64 sum carried across blocks by a chained scan: a fixed number of reads
+    /// per output whatever the window, normally one from DRAM (`kernels_gpu::sliding::scan`).
     Scan,
 }
 

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`naive::sliding_naive`] | `window` | f32, each window left to right |
 //! | [`shared::sliding_shared`] | about one: each block loads its tile plus halo once; the halo must fit in shared memory | f32, each window left to right |
-//! | [`scan::sliding_scan`] | two (`a[p]`, `a[p - window]`), whatever the window | f64, a running sum carried across blocks |
+//! | [`scan::sliding_scan`] | four (`a[p]`, `a[p - window]`, in each of two passes over a tile; normally one from DRAM, the rest from L2), whatever the window | f64, a running sum carried across blocks |
 //!
 //! The naive and shared kernels add the same terms in the same order, so they agree bit for
 //! bit; their cost per output grows with the window. The scan's does not, and its error is

@@ -2,9 +2,10 @@
 //! window: the window sum ending at position `p` is the inclusive scan of
 //! `e[p] = a[p] - a[p - window]` (the second term only where `p >= window`), because the
 //! differences telescope. A chained scan ("decoupled look-back") carries the running sum
-//! across blocks, so every input is read twice (`a[p]` and, `window` places later,
-//! `a[p - window]`, usually still in L2) and every output written once: the traffic of a
-//! copy, whatever the window.
+//! across blocks. Each pass over a tile (see below) reads `a[p]` and `a[p - window]`; of the
+//! four reads of an input only the first normally comes from DRAM (the second pass re-reads
+//! the tile from L2, and `a[p - window]` was read `window` places earlier), and every output
+//! is written once: the DRAM traffic of a copy, whatever the window.
 //!
 //! # Order and progress
 //!
