@@ -2,6 +2,7 @@
 
 use crate::axis::{Axis, AxisOp};
 use crate::error::Result;
+use crate::gemm::{Gemm, GemmKernel};
 use crate::kernels::MatmulKernel;
 use crate::reduce::ReduceKernel;
 use crate::shape::MatmulShape;
@@ -34,6 +35,12 @@ pub trait Backend {
     fn matmul(
         &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>>;
+
+    /// `c = α·op(a)·op(b) + β·c` as `call` describes it ([`crate::gemm`]), by `kernel`, on
+    /// host slices. Elements of `c` outside the call's outputs are left as they are.
+    fn gemm(
+        &self, call: &Gemm, kernel: GemmKernel, a: &[f32], b: &[f32], c: &mut [f32],
+    ) -> Result<()>;
 
     /// The naive kernel.
     fn matmul_naive(&self, a: &[f32], b: &[f32], shape: MatmulShape) -> Result<Vec<f32>> {

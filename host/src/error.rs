@@ -104,6 +104,60 @@ pub enum Error {
         free: u64,
         total: u64,
     },
+    /// A GEMM leading dimension shorter than the stored row (row-major) or column
+    /// (column-major) it separates, or zero.
+    #[error(
+        "{name} = {ld} is less than {min}: {operand} is stored as a {rows}×{cols} matrix ({order:?}), so {name} must be at least {min}"
+    )]
+    LeadingDimension {
+        name: &'static str,
+        operand: &'static str,
+        ld: usize,
+        min: usize,
+        rows: usize,
+        cols: usize,
+        order: crate::gemm::Order,
+    },
+    /// A GEMM buffer shorter than its matrices: `(batch − 1)·stride + (lines − 1)·ld + line`
+    /// elements.
+    #[error(
+        "{operand} holds {actual} elements, but {batch} stored {rows}×{cols} matrices with leading dimension {ld}, {stride} apart, need {needed}"
+    )]
+    GemmBufferTooShort {
+        operand: &'static str,
+        needed: u128,
+        actual: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+        batch: usize,
+        stride: usize,
+    },
+    /// A batch stride of `c` smaller than one output matrix spans: two products would write
+    /// the same elements.
+    #[error(
+        "stride_c = {stride} is less than the {span} elements one output spans, so the {batch} outputs overlap"
+    )]
+    BatchOverlap {
+        stride: usize,
+        span: usize,
+        batch: usize,
+    },
+    /// A GEMM call a named kernel cannot run: the ladder's and the lecture's kernels take
+    /// plain row-major `A·B` only.
+    #[error(
+        "kernel `{kernel}` runs only plain row-major products (op N N, packed, α = 1, β = 0, one matrix); this call has {call}: use the rung-12 kernels (GemmKernel::Auto or Blas)"
+    )]
+    GemmUnsupported { kernel: String, call: String },
+    /// Elements that are not whole, aligned `f32`s.
+    #[error(
+        "{type_name} ({size} bytes, aligned to {align}) cannot be read as f32s: its size must be a multiple of 4 and the slice aligned to 4"
+    )]
+    ElementType {
+        type_name: &'static str,
+        size: usize,
+        align: usize,
+    },
     #[error("tile width {requested} is not supported; allowed: {allowed:?}")]
     UnsupportedTileWidth {
         requested: u32,

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod data;
 pub mod error;
 pub mod fusion;
+pub mod gemm;
 pub mod gpu;
 pub mod kernels;
 pub mod ptx;
@@ -36,6 +37,7 @@ pub mod launch {
     pub use kernels_gpu::nvptx_device::thread::Dim3;
 }
 pub use error::Error;
+pub use gemm::{Gemm, GemmKernel, Op, Order};
 pub use kernels::MatmulKernel;
 /// The kernel crate whose PTX this crate launches: its plain-data catalogue and building
 /// blocks, at the version this crate was built with.

@@ -119,3 +119,78 @@ pub fn compare(out: &[f32], reference: &Reference) -> Accuracy {
     }
     acc
 }
+
+/// A [`Gemm`](crate::gemm::Gemm) call in f64: what every element of `c` should hold after
+/// it (the elements outside the call's outputs keep their values), and a bound on the f32
+/// kernels' error per element.
+#[derive(Clone, Debug)]
+pub struct GemmReference {
+    /// `c` after the call, exactly (to f64's rounding).
+    pub c: Vec<f64>,
+    /// `|c_f32 − c| ≤ bound` for a kernel that sums in f32 as the rungs do: the k-term dot
+    /// product (`(k + 1)·2⁻²⁴·|α|·Σ|a||b|`), then `α·acc` and `β·old` rounded once each
+    /// (`2⁻²³·(|α·acc| + |β·old|)`); 0 where `c` is not an output.
+    pub bound: Vec<f64>,
+}
+
+impl GemmReference {
+    /// The first element of `c` outside its bound (or that changed where it must not), as
+    /// `(index, got, want, bound)`; `None` if every element is within.
+    pub fn first_error(&self, c: &[f32]) -> Option<(usize, f32, f64, f64)> {
+        if c.len() != self.c.len() {
+            return Some((c.len().min(self.c.len()), f32::NAN, f64::NAN, 0.0));
+        }
+        c.iter()
+            .zip(&self.c)
+            .zip(&self.bound)
+            .enumerate()
+            .find(|&(_, ((&got, &want), &bound))| {
+                let (got, bound) = (got as f64, bound);
+                // NaN on both sides passes only where the reference is NaN too.
+                !(got == want || (got - want).abs() <= bound || (got.is_nan() && want.is_nan()))
+            })
+            .map(|(i, ((&got, &want), &bound))| (i, got, want, bound))
+    }
+}
+
+/// The f64 reference of `call` on `a`, `b` and the initial `c` (checked as the kernels check
+/// it: a bad call is the same typed error).
+pub fn gemm_f64(
+    call: &crate::gemm::Gemm, a: &[f32], b: &[f32], c: &[f32],
+) -> crate::error::Result<GemmReference> {
+    use crate::gemm::Op;
+    let p = call.check(a.len(), b.len(), c.len())?;
+    // Element (r, col) of op(X) for product z, X stored row-major with leading dimension
+    // `ld`: the checked problem is row-major (a column-major call has its operands swapped).
+    let (pa, pb) = if p.swapped { (b, a) } else { (a, b) };
+    let at = |x: &[f32], op: Op, ld: u32, stride: u64, z: usize, r: usize, col: usize| {
+        let (sr, sc) = match op {
+            Op::N => (r, col),
+            Op::T => (col, r),
+        };
+        x[z * stride as usize + sr * ld as usize + sc] as f64
+    };
+    let mut out: Vec<f64> = c.iter().map(|&x| x as f64).collect();
+    let mut bound = vec![0.0; c.len()];
+    let (alpha, beta, k) = (p.alpha as f64, p.beta as f64, p.k as usize);
+    let u = f32::EPSILON as f64 / 2.0;
+    for z in 0..p.batch as usize {
+        for i in 0..p.m as usize {
+            for j in 0..p.n as usize {
+                let (mut dot, mut mag) = (0.0f64, 0.0f64);
+                for q in 0..k {
+                    let x = at(pa, p.op_a, p.lda, p.stride_a, z, i, q)
+                        * at(pb, p.op_b, p.ldb, p.stride_b, z, q, j);
+                    dot += x;
+                    mag += x.abs();
+                }
+                let idx = z * p.stride_c as usize + i * p.ldc as usize + j;
+                let old = if p.beta != 0.0 { out[idx] } else { 0.0 };
+                out[idx] = alpha * dot + beta * old;
+                bound[idx] = (k as f64 + 1.0) * u * alpha.abs() * mag * 1.01
+                    + 2.0 * u * ((alpha * dot).abs() + (beta * old).abs());
+            }
+        }
+    }
+    Ok(GemmReference { c: out, bound })
+}

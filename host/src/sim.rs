@@ -3,6 +3,7 @@
 use crate::axis::{self, Axis, AxisOp, AxisShape};
 use crate::backend::Backend;
 use crate::error::Result;
+use crate::gemm::{Gemm, GemmKernel, Resolved};
 use crate::kernels::MatmulKernel;
 use crate::reduce::{self, ReduceKernel};
 use crate::shape::MatmulShape;
@@ -128,7 +129,61 @@ impl Simulator {
     }
 }
 
+impl Simulator {
+    /// The multiprocessors [`GemmKernel::Auto`] assumes in the simulator: one, so the
+    /// 128 × 128 tiles run wherever they make two blocks.
+    pub const MULTIPROCESSORS: u32 = 1;
+}
+
 impl Backend for Simulator {
+    /// `call` by `kernel`, on the slices where they are (pass 16-byte-aligned slices for the
+    /// vector and `cp.async` paths, as device allocations are).
+    fn gemm(
+        &self, call: &Gemm, kernel: GemmKernel, a: &[f32], b: &[f32], c: &mut [f32],
+    ) -> Result<()> {
+        let p = call.check(a.len(), b.len(), c.len())?;
+        if p.is_empty() {
+            return Ok(());
+        }
+        let (a, b) = if p.swapped { (b, a) } else { (a, b) };
+        let config = match kernel.resolve(&p, Self::MULTIPROCESSORS)? {
+            Resolved::Matmul(kernel, tw, shape) => {
+                let out = self.matmul(kernel, tw, a, b, shape)?;
+                c.copy_from_slice(&out); // plain: c holds exactly m · n
+                return Ok(());
+            }
+            Resolved::Blas(config) => config,
+        };
+        let launch = p.launch(config, &self.limits)?;
+        let (pa, pb, pc) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(c.as_mut_ptr()),
+        );
+        let entry = config.sim;
+        // SAFETY: Gemm::check found every product's matrices inside the slices, their
+        // offsets within u32 and the outputs disjoint; `c` is borrowed mutably, so it is
+        // neither `a` nor `b`, and the kernels write only its outputs.
+        self.launch(&launch, move || unsafe {
+            entry(
+                pa.get(),
+                pb.get(),
+                pc.get(),
+                p.m,
+                p.n,
+                p.k,
+                p.lda,
+                p.ldb,
+                p.ldc,
+                p.stride_a,
+                p.stride_b,
+                p.stride_c,
+                p.alpha,
+                p.beta,
+            )
+        })
+    }
+
     /// The sum of `input`, by two launches of `kernel` as on the GPU.
     fn sum(&self, kernel: ReduceKernel, input: &[f32]) -> Result<f32> {
         let n = reduce::check_len(input.len())?;

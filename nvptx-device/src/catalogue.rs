@@ -23,13 +23,15 @@ pub enum ParamType {
     I32,
     /// `.param .f32`.
     F32,
+    /// `.param .u64` (an element count or stride beyond `u32`).
+    U64,
 }
 
 impl ParamType {
     /// Bytes of the parameter in the argument buffer.
     pub const fn size(self) -> usize {
         match self {
-            Self::ConstF32Ptr | Self::MutF32Ptr | Self::MutU64Ptr => 8,
+            Self::ConstF32Ptr | Self::MutF32Ptr | Self::MutU64Ptr | Self::U64 => 8,
             Self::U32 | Self::I32 | Self::F32 => 4,
         }
     }
@@ -58,6 +60,9 @@ impl KernelParam for i32 {
 }
 impl KernelParam for f32 {
     const TYPE: ParamType = ParamType::F32;
+}
+impl KernelParam for u64 {
+    const TYPE: ParamType = ParamType::U64;
 }
 
 /// One parameter of an entry point.

@@ -5,6 +5,7 @@ use super::vector::{AxisScratch, SlidingScratch};
 use crate::axis::{Axis, AxisOp, AxisShape};
 use crate::backend::Backend;
 use crate::error::Result;
+use crate::gemm::{Gemm, GemmKernel};
 use crate::kernels::MatmulKernel;
 use crate::reduce::{self, ReduceKernel};
 use crate::shape::MatmulShape;
@@ -23,6 +24,23 @@ impl Backend for Gpu {
         self.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
         self.synchronize(kernel.entry(tw))?;
         self.download(&out)
+    }
+
+    /// Uploads the operands and `c`, runs [`Gpu::gemm_device`], downloads `c`.
+    fn gemm(
+        &self, call: &Gemm, kernel: GemmKernel, a: &[f32], b: &[f32], c: &mut [f32],
+    ) -> Result<()> {
+        call.check(a.len(), b.len(), c.len())?;
+        self.reserve(4 * (a.len() + b.len() + c.len()) as u64)?;
+        // An empty slice still needs a buffer to pass (the kernels read none of it).
+        let upload = |x: &[f32]| self.upload(if x.is_empty() { &[0.0] } else { x });
+        let (da, db, mut dc) = (upload(a)?, upload(b)?, upload(c)?);
+        self.gemm_device(call, kernel, &da, &db, &mut dc)?;
+        self.synchronize("gemm")?;
+        if !c.is_empty() {
+            c.copy_from_slice(&self.download(&dc)?);
+        }
+        Ok(())
     }
 
     /// The sum of a host slice.

@@ -177,4 +177,54 @@ impl Cublas {
         let status = unsafe { self.blas.gemm(cfg, b, a, out) };
         call("cublasSgemm_v2", status)
     }
+
+    /// `gemm` ([`crate::gemm::Gemm`]) by `cublasSgemmStridedBatched`, with the handle's math
+    /// mode: the baseline of [`Gpu::gemm_device`]. The same checks and typed errors first;
+    /// a dimension, leading dimension or batch beyond cuBLAS's `int` is [`Error::Cublas`].
+    pub fn gemm(
+        &self, gemm: &crate::gemm::Gemm, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        use crate::gemm::Op;
+        use cudarc::cublas::StridedBatchedConfig;
+        let p = gemm.check(a.len(), b.len(), c.len())?;
+        if p.is_empty() {
+            return Ok(());
+        }
+        let (a, b) = if p.swapped { (b, a) } else { (a, b) };
+        let int = |d: u64| {
+            c_int::try_from(d).map_err(|_| Error::Cublas {
+                call: "cublasSgemmStridedBatched (a size exceeds i32::MAX)",
+                source: CublasError(cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE),
+            })
+        };
+        let op = |o: Op| match o {
+            Op::N => cublasOperation_t::CUBLAS_OP_N,
+            Op::T => cublasOperation_t::CUBLAS_OP_T,
+        };
+        // Row-major C (m × n) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: b's storage first, with
+        // b's op.
+        let cfg = StridedBatchedConfig {
+            gemm: GemmConfig {
+                transa: op(p.op_b),
+                transb: op(p.op_a),
+                m: int(p.n.into())?,
+                n: int(p.m.into())?,
+                k: int(p.k.into())?,
+                alpha: p.alpha,
+                lda: int(p.ldb.into())?,
+                ldb: int(p.lda.into())?,
+                beta: p.beta,
+                ldc: int(p.ldc.into())?,
+            },
+            batch_size: int(p.batch.into())?,
+            stride_a: p.stride_b as i64,
+            stride_b: p.stride_a as i64,
+            stride_c: p.stride_c as i64,
+        };
+        // SAFETY: Gemm::check found every product's matrices inside the buffers with these
+        // leading dimensions and strides, and the outputs disjoint; `c` is borrowed mutably.
+        let status = unsafe { self.blas.gemm_strided_batched(cfg, b, a, c) };
+        call("cublasSgemmStridedBatched", status)
+    }
 }

@@ -3,6 +3,7 @@
 mod backend;
 mod cublas;
 mod fusion;
+mod gemm;
 mod launch;
 mod matmul;
 mod timing;
@@ -39,6 +40,8 @@ pub struct Gpu {
     /// The module's text: raw launches check their arguments against its `.param` lists.
     ptx: Cow<'static, str>,
     limits: Limits,
+    /// Streaming multiprocessors: how many blocks fill the device.
+    multiprocessors: u32,
     /// Entry points looked up so far, with their attributes: one driver query per entry
     /// instead of four per launch.
     entries: Mutex<HashMap<String, Arc<launch::EntryInfo>>>,
@@ -122,6 +125,10 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
         let limits = query_limits(&ctx)?;
+        let multiprocessors = ctx
+            .attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .call("cuDeviceGetAttribute")?
+            .max(1) as u32;
         let module = ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx.as_ref()))
             .map_err(Error::PtxLoad)?;
@@ -131,6 +138,7 @@ impl Gpu {
             module,
             ptx,
             limits,
+            multiprocessors,
             entries: Mutex::new(HashMap::new()),
             workspace: Mutex::new(None),
         })
@@ -142,6 +150,11 @@ impl Gpu {
 
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The device's streaming multiprocessors.
+    pub fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
     }
 
     /// The device's launch limits, as queried when this `Gpu` was created.

@@ -193,6 +193,24 @@ impl<A: Activation> Epilogue for Linear<A> {
     }
 }
 
+/// An epilogue made from BLAS's two scalars: what a batched BLAS entry applies.
+pub trait AlphaBeta: Epilogue {
+    /// The epilogue of `α·acc + β·old`.
+    fn alpha_beta(alpha: f32, beta: f32) -> Self;
+}
+
+impl AlphaBeta for Linear<Identity> {
+    #[inline(always)]
+    fn alpha_beta(alpha: f32, beta: f32) -> Self {
+        Self {
+            alpha,
+            beta,
+            bias: core::ptr::null(),
+            act: Identity,
+        }
+    }
+}
+
 /// `tanh(x)` as `1 − 2 / (e^{2x} + 1)` (its sign restored), from [`exp_f32`]; `|x| ≥ 10`
 /// gives `±1` exactly (the exact value rounds to it).
 #[inline(always)]

@@ -15,6 +15,7 @@
 //! | 9 | `09_swizzled.rs` | [`swizzled::grouped`] (rungs 8 and 10 with `GROUP > 0`) | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
 //! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages | as rung 6 |
 //! | 11 | `11_tf32.rs` | [`tf32::sgemm_tf32`] | tensor cores: TF32 `mma.sync` warp tiles, both operands by `cp.async` into swizzled stages ([`Precision::Tf32`], opt-in) | `WM·WN/32` |
+//! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
 //! compile-time unrolling) is in [`parts`]. Every configuration that becomes an entry point
@@ -40,6 +41,8 @@
 //! the arrays live in registers; a run-time index, an iterator adaptor, or a loop LLVM chose
 //! not to unroll would put them in local memory (see [`crate::reduce`]).
 
+#[path = "12_blas.rs"]
+pub mod blas;
 #[path = "03_blocktiling_1d.rs"]
 pub mod blocktiling_1d;
 #[path = "04_blocktiling_2d.rs"]

@@ -169,10 +169,50 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     /// `dst` holds `offset + ROWS * COLS` words and `offset` is a multiple of 4.
     #[inline(always)]
     pub unsafe fn store(dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32) {
+        // SAFETY: the caller's contract; the rows are `COLS` apart.
+        unsafe { Self::store_rows::<COLS>(dst, offset, staged, t) }
+    }
+
+    /// [`store`](Self::store) into a tile whose rows are `LD >= COLS` floats apart:
+    /// `dst[offset + r * LD + c ..+ 4]`.
+    ///
+    /// # Safety
+    /// `dst` holds `offset + ROWS * LD` words, and `offset` and `LD` are multiples of 4.
+    #[inline(always)]
+    pub unsafe fn store_rows<const LD: usize>(
+        dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32,
+    ) {
         unroll!(j in Self::VECS => {
             let (r, c) = Self::position(t, j);
-            // SAFETY: r < ROWS and c + 4 <= COLS, so the vector is inside and aligned.
-            unsafe { dst.set4_unchecked(offset + r * COLS as u32 + c, staged[j]) };
+            // SAFETY: r < ROWS and c + 4 <= COLS <= LD, so the vector is inside and aligned.
+            unsafe { dst.set4_unchecked(offset + r * LD as u32 + c, staged[j]) };
+        });
+    }
+
+    /// Thread `t`'s vectors of the tile whose top-left element is `src[row0, col0]` (rows
+    /// `ld` floats apart), copied global → shared by `cp.async` into
+    /// `dst[offset + r * LD + c ..+ 4]` without passing through registers; the caller commits
+    /// and waits for them ([`nvptx_device::pipeline`]).
+    ///
+    /// # Safety
+    /// The whole tile is inside the matrix, `ld`, `col0`, `offset` and `LD` are multiples of
+    /// 4, `src` is 16-byte aligned, `dst` holds `offset + ROWS * LD` words, and nothing
+    /// writes `src` or reads those words of `dst` until the copies have been waited for.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn copy_async<const LD: usize>(
+        dst: SharedSlice<f32>, offset: u32, src: *const f32, ld: u32, row0: u32, col0: u32, t: u32,
+    ) {
+        unroll!(j in Self::VECS => {
+            let (r, c) = Self::position(t, j);
+            // SAFETY: the caller's contract: inside both, 16-byte aligned at both ends.
+            unsafe {
+                nvptx_device::pipeline::cp_async_16(
+                    dst,
+                    offset + r * LD as u32 + c,
+                    src.add(at(row0 + r, ld, col0 + c)),
+                )
+            };
         });
     }
 

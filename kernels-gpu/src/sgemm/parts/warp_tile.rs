@@ -148,6 +148,20 @@ warp_tiled! {
             self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
             b_frags: SharedSlice<f32>,
         ) {
+            // SAFETY: the caller's contract; the `b` tile's rows are `BN` apart.
+            unsafe { self.accumulate_strided::<LDA, BN>(acc, a_frags, b_frags) }
+        }
+
+        /// [`accumulate_ld`](Self::accumulate_ld) on a `b` tile whose rows are `LDB >= BN`
+        /// floats apart as well (`LDB % 4 == 0`): padded where it is stored transposed.
+        ///
+        /// # Safety
+        /// As [`accumulate_ld`](Self::accumulate_ld), the stage's `b` tile being `BK × LDB`.
+        #[inline(always)]
+        pub unsafe fn accumulate_strided<const LDA: usize, const LDB: usize>(
+            self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
+            b_frags: SharedSlice<f32>,
+        ) {
             unroll!(dot in BK => {
                 let dot = dot as u32;
                 let mut frag_a = [[0.0f32; TM]; WMITER];
@@ -162,7 +176,7 @@ warp_tiled! {
                 });
                 unroll!(wn in WNITER => {
                     unroll!(j in TN / 4 => {
-                        let at = dot * BN as u32 + (wn * Self::WSUBN + 4 * j) as u32;
+                        let at = dot * LDB as u32 + (wn * Self::WSUBN + 4 * j) as u32;
                         // SAFETY: inside the stage's b tile and 16-byte aligned (contract).
                         let v = unsafe { b_frags.get4_unchecked(at) };
                         unroll!(e in 4 => frag_b[wn][4 * j + e] = v[e]);

@@ -1,0 +1,532 @@
+//! A GEMM called like cuBLAS: `C = α·op(A)·op(B) + β·C` with either operand transposed,
+//! leading dimensions, and strided batches, row-major by default or column-major as cuBLAS.
+//!
+//! [`Gemm`] describes one call; [`Gemm::check`] validates it against the buffers' lengths
+//! (every bad argument is a typed [`Error`] naming it, as cuBLAS returns a status) and gives
+//! the row-major problem the kernels run. [`Gpu::gemm_device`](crate::gpu::Gpu::gemm_device)
+//! runs it on device buffers, [`Backend::gemm`](crate::Backend::gemm) on host slices (GPU or
+//! simulator), and [`gemm_pod`] on slices of the caller's own `Pod` element type.
+//!
+//! **Which kernels.** Every layout is native (rung 12, [`kernels_gpu::sgemm::blas`]: no
+//! transpose pass). A plain product (both `N`, packed, `α = 1`, `β = 0`, one matrix) runs the
+//! autotuned ladder ([`SgemmKernel::Autotuned`]), or any kernel of the ladder the caller names
+//! ([`GemmKernel::Matmul`]); everything else runs a rung-12 configuration
+//! ([`GemmKernel::Auto`] picks the block tile, [`GemmKernel::Blas`] names one).
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::kernels::MatmulKernel;
+use crate::sgemm::SgemmKernel;
+use crate::shape::MatmulShape;
+use crate::tile::TileWidth;
+use kernels_gpu::nvptx_device::catalogue::Extent;
+use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+pub use kernels_gpu::sgemm::blas::Op;
+use kernels_gpu::sgemm::blas::{BLAS_CONFIGS, BlasConfig};
+
+/// How the matrices are laid out in memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Row-major (C's, NumPy's and this crate's other APIs'): `ld` is the distance between
+    /// rows.
+    #[default]
+    RowMajor,
+    /// Column-major (BLAS's and cuBLAS's): `ld` is the distance between columns. Run as the
+    /// row-major product `Cᵀ = op(B)ᵀ·op(A)ᵀ`, with no data moved.
+    ColMajor,
+}
+
+/// One GEMM call: `C = α·op(A)·op(B) + β·C` for each of `batch` products, `op(A)` being
+/// `m × k`, `op(B)` `k × n` and `C` `m × n`.
+///
+/// Leading dimensions are in elements, between consecutive rows (row-major) or columns
+/// (column-major) of the matrix *as stored*: for a row-major `A` with `op = T`, `A` is stored
+/// `k × m`, so `lda >= m`. `None` means packed (the stored row or column length). Batch
+/// strides are in elements between consecutive products' matrices (`None`: packed, one
+/// after the other); a stride of 0 for `A` or `B` uses the same matrix for every product.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gemm {
+    pub order: Order,
+    pub op_a: Op,
+    pub op_b: Op,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: f32,
+    pub beta: f32,
+    pub lda: Option<usize>,
+    pub ldb: Option<usize>,
+    pub ldc: Option<usize>,
+    pub batch: usize,
+    pub stride_a: Option<usize>,
+    pub stride_b: Option<usize>,
+    pub stride_c: Option<usize>,
+}
+
+impl Gemm {
+    /// `C = A·B`, row-major and packed, one product.
+    pub fn new(m: usize, n: usize, k: usize) -> Self {
+        Self {
+            order: Order::RowMajor,
+            op_a: Op::N,
+            op_b: Op::N,
+            m,
+            n,
+            k,
+            alpha: 1.0,
+            beta: 0.0,
+            lda: None,
+            ldb: None,
+            ldc: None,
+            batch: 1,
+            stride_a: None,
+            stride_b: None,
+            stride_c: None,
+        }
+    }
+
+    /// cuBLAS's `cublasSgemm(transa, transb, m, n, k, α, A, lda, B, ldb, β, C, ldc)`:
+    /// column-major, with its leading dimensions.
+    #[allow(clippy::too_many_arguments)]
+    pub fn cublas(
+        op_a: Op, op_b: Op, m: usize, n: usize, k: usize, alpha: f32, lda: usize, ldb: usize,
+        beta: f32, ldc: usize,
+    ) -> Self {
+        Self {
+            order: Order::ColMajor,
+            op_a,
+            op_b,
+            alpha,
+            beta,
+            lda: Some(lda),
+            ldb: Some(ldb),
+            ldc: Some(ldc),
+            ..Self::new(m, n, k)
+        }
+    }
+
+    /// The same call with `op(A)` and `op(B)`.
+    pub fn ops(self, op_a: Op, op_b: Op) -> Self {
+        Self { op_a, op_b, ..self }
+    }
+
+    /// The same call in `order`.
+    pub fn order(self, order: Order) -> Self {
+        Self { order, ..self }
+    }
+
+    /// The same call with `α` and `β`.
+    pub fn scale(self, alpha: f32, beta: f32) -> Self {
+        Self {
+            alpha,
+            beta,
+            ..self
+        }
+    }
+
+    /// The same call with leading dimensions.
+    pub fn ld(self, lda: usize, ldb: usize, ldc: usize) -> Self {
+        Self {
+            lda: Some(lda),
+            ldb: Some(ldb),
+            ldc: Some(ldc),
+            ..self
+        }
+    }
+
+    /// The same call on `batch` products, packed one after the other.
+    pub fn batched(self, batch: usize) -> Self {
+        Self { batch, ..self }
+    }
+
+    /// The same call on `batch` products `stride_a`, `stride_b`, `stride_c` elements apart
+    /// (cuBLAS's `cublasSgemmStridedBatched`).
+    pub fn strided(self, batch: usize, stride_a: usize, stride_b: usize, stride_c: usize) -> Self {
+        Self {
+            batch,
+            stride_a: Some(stride_a),
+            stride_b: Some(stride_b),
+            stride_c: Some(stride_c),
+            ..self
+        }
+    }
+
+    /// Validates the call against the lengths of the buffers `a`, `b` and `c` (in elements)
+    /// and gives the row-major problem the kernels run.
+    ///
+    /// Errors, each naming the argument and its sizes: a leading dimension shorter than
+    /// the stored row (or column) or zero ([`Error::LeadingDimension`]); a buffer too short
+    /// for its matrices ([`Error::GemmBufferTooShort`]); a `stride_c` that makes two products
+    /// write the same element ([`Error::BatchOverlap`]); a matrix whose offsets do not fit
+    /// the kernels' 32-bit indices, or a dimension too large for them
+    /// ([`Error::IndexOverflow`]).
+    pub fn check(&self, a: usize, b: usize, c: usize) -> Result<Problem> {
+        // Stored matrices as this call's order sees them: (rows, cols) of the storage, where
+        // `ld` separates the rows (row-major) or the columns (column-major).
+        let (m, n, k) = (self.m, self.n, self.k);
+        let stored = |op: Op, rows: usize, cols: usize| match op {
+            Op::N => (rows, cols),
+            Op::T => (cols, rows),
+        };
+        let (a_rows, a_cols) = stored(self.op_a, m, k);
+        let (b_rows, b_cols) = stored(self.op_b, k, n);
+        let operands = [
+            ("a", "lda", a_rows, a_cols, self.lda, self.stride_a, a),
+            ("b", "ldb", b_rows, b_cols, self.ldb, self.stride_b, b),
+            ("c", "ldc", m, n, self.ldc, self.stride_c, c),
+        ];
+        let mut lds = [0usize; 3];
+        let mut strides = [0usize; 3];
+        let mut exact = true;
+        for (i, (operand, name, rows, cols, ld, stride, len)) in operands.into_iter().enumerate() {
+            // The order's "line" is a row (row-major) or a column (column-major).
+            let (lines, line) = match self.order {
+                Order::RowMajor => (rows, cols),
+                Order::ColMajor => (cols, rows),
+            };
+            if rows.max(cols) > (u32::MAX - 64) as usize {
+                return Err(Error::IndexOverflow {
+                    operand,
+                    rows,
+                    cols,
+                    elements: rows as u128 * cols as u128,
+                });
+            }
+            let ld = ld.unwrap_or(line.max(1));
+            if ld < line.max(1) {
+                return Err(Error::LeadingDimension {
+                    name,
+                    operand,
+                    ld,
+                    min: line.max(1),
+                    rows,
+                    cols,
+                    order: self.order,
+                });
+            }
+            // Elements one matrix spans: (lines − 1)·ld + line (none if it is empty).
+            let span = if lines == 0 || line == 0 {
+                0
+            } else {
+                (lines as u128 - 1) * ld as u128 + line as u128
+            };
+            if span > u32::MAX as u128 {
+                return Err(Error::IndexOverflow {
+                    operand,
+                    rows,
+                    cols,
+                    elements: span,
+                });
+            }
+            let stride = stride.unwrap_or(if lines == 0 { 0 } else { lines * ld });
+            if operand == "c" && self.batch > 1 && span > 0 && (stride as u128) < span {
+                return Err(Error::BatchOverlap {
+                    stride,
+                    span: span as usize,
+                    batch: self.batch,
+                });
+            }
+            // The last product's matrix ends at (batch − 1)·stride + span.
+            let needed = if self.batch == 0 || span == 0 {
+                0
+            } else {
+                (self.batch as u128 - 1) * stride as u128 + span
+            };
+            if (len as u128) < needed {
+                return Err(Error::GemmBufferTooShort {
+                    operand,
+                    needed,
+                    actual: len,
+                    rows,
+                    cols,
+                    ld,
+                    batch: self.batch,
+                    stride,
+                });
+            }
+            exact &= len as u128 == needed;
+            lds[i] = ld;
+            strides[i] = stride;
+        }
+        let (op_a, op_b, m, n) = (self.op_a, self.op_b, m as u32, n as u32);
+        let [lda, ldb, ldc] = lds.map(|ld| ld as u32);
+        let [stride_a, stride_b, stride_c] = strides.map(|s| s as u64);
+        let row_major = match self.order {
+            Order::RowMajor => Problem {
+                op_a,
+                op_b,
+                m,
+                n,
+                k: k as u32,
+                lda,
+                ldb,
+                ldc,
+                stride_a,
+                stride_b,
+                stride_c,
+                swapped: false,
+                ..Problem::EMPTY
+            },
+            // Cᵀ (n × m, row-major with ld = ldc) = op(B)ᵀ·op(A)ᵀ, where a column-major
+            // matrix is its transpose row-major: B's storage is the first operand with B's
+            // op, A's the second with A's.
+            Order::ColMajor => Problem {
+                op_a: op_b,
+                op_b: op_a,
+                m: n,
+                n: m,
+                k: k as u32,
+                lda: ldb,
+                ldb: lda,
+                ldc,
+                stride_a: stride_b,
+                stride_b: stride_a,
+                stride_c,
+                swapped: true,
+                ..Problem::EMPTY
+            },
+        };
+        Ok(Problem {
+            alpha: self.alpha,
+            beta: self.beta,
+            batch: self.batch as u32,
+            exact,
+            ..row_major
+        })
+        .and_then(|p| {
+            if self.batch > u32::MAX as usize {
+                Err(Error::IndexOverflow {
+                    operand: "batch",
+                    rows: self.batch,
+                    cols: 1,
+                    elements: self.batch as u128,
+                })
+            } else {
+                Ok(p)
+            }
+        })
+    }
+}
+
+/// A checked [`Gemm`] as the row-major kernels run it (a column-major call has its operands
+/// swapped: `swapped`, and the first operand is the caller's `b`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Problem {
+    pub op_a: Op,
+    pub op_b: Op,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub lda: u32,
+    pub ldb: u32,
+    pub ldc: u32,
+    pub stride_a: u64,
+    pub stride_b: u64,
+    pub stride_c: u64,
+    pub alpha: f32,
+    pub beta: f32,
+    pub batch: u32,
+    /// Whether the first operand is the caller's `b` (a column-major call).
+    pub swapped: bool,
+    /// Whether every buffer holds exactly its matrices (no more elements than they span).
+    pub exact: bool,
+}
+
+impl Problem {
+    const EMPTY: Self = Self {
+        op_a: Op::N,
+        op_b: Op::N,
+        m: 0,
+        n: 0,
+        k: 0,
+        lda: 1,
+        ldb: 1,
+        ldc: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+        alpha: 1.0,
+        beta: 0.0,
+        batch: 1,
+        swapped: false,
+        exact: false,
+    };
+
+    /// Whether no output is written: an empty output or no products.
+    pub fn is_empty(&self) -> bool {
+        self.m == 0 || self.n == 0 || self.batch == 0
+    }
+
+    /// The plain product the ladder's kernels compute: both `N`, packed, `α = 1`, `β = 0`,
+    /// one matrix, in buffers of exactly its lengths. `Some(shape)` if this is one.
+    pub fn plain(&self) -> Option<MatmulShape> {
+        let packed =
+            self.lda == self.k.max(1) && self.ldb == self.n.max(1) && self.ldc == self.n.max(1);
+        (self.exact
+            && self.op_a == Op::N
+            && self.op_b == Op::N
+            && packed
+            && self.alpha == 1.0
+            && self.beta == 0.0
+            && self.batch == 1)
+            .then(|| MatmulShape::new(self.m as usize, self.k as usize, self.n as usize).ok())
+            .flatten()
+    }
+
+    /// The launch of rung-12 configuration `config` for this problem (the batch in z),
+    /// checked against `limits`.
+    pub fn launch(&self, config: &BlasConfig, limits: &Limits) -> Result<Launch> {
+        let mut launch = config.spec.launch(
+            Extent::Matrix {
+                rows: self.m,
+                cols: self.n,
+            },
+            0,
+        );
+        launch.grid.z = self.batch;
+        limits.check(&launch, config.spec.static_shared_bytes)?;
+        Ok(launch)
+    }
+
+    /// Multiply-adds times two, over the batch.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64 * self.batch as f64
+    }
+}
+
+/// Which kernel runs a [`Gemm`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GemmKernel {
+    /// The autotuned ladder for a plain product, else the rung-12 configuration
+    /// [`blas_config`] picks.
+    #[default]
+    Auto,
+    /// `BLAS_CONFIGS`'s configuration of this block tile (its row for the call's layouts):
+    /// `BLAS_TILES[i]`.
+    Blas(usize),
+    /// A kernel of the ladder or the lecture (with its tile width, which only the lecture's
+    /// tiled kernels use): plain products only ([`Error::GemmUnsupported`] otherwise).
+    Matmul(MatmulKernel, TileWidth),
+}
+
+/// The block tiles (`bm`, `bn`) of the rung-12 configurations, largest first.
+pub const BLAS_TILES: [(u32, u32); 2] = [(128, 128), (64, 64)];
+
+/// The rung-12 configuration for `op_a`, `op_b` with block tile `BLAS_TILES[tile]`.
+pub fn blas_config_of(tile: usize, op_a: Op, op_b: Op) -> Option<&'static BlasConfig> {
+    let (bm, bn) = *BLAS_TILES.get(tile)?;
+    BLAS_CONFIGS
+        .iter()
+        .find(|c| c.a == op_a && c.b == op_b && c.geometry.bm == bm && c.geometry.bn == bn)
+}
+
+/// The rung-12 configuration [`GemmKernel::Auto`] runs on a device with `sms`
+/// multiprocessors: the 128 × 128 tiles if they make at least two blocks per
+/// multiprocessor over the batch (the configuration runs two per SM), else the 64 × 64 ones,
+/// four times the blocks.
+pub fn blas_config(p: &Problem, sms: u32) -> &'static BlasConfig {
+    let (bm, bn) = BLAS_TILES[0];
+    let blocks = p.m.div_ceil(bm) as u64 * p.n.div_ceil(bn) as u64 * p.batch as u64;
+    let tile = if blocks >= 2 * sms as u64 { 0 } else { 1 };
+    blas_config_of(tile, p.op_a, p.op_b).expect("the table has every layout of every tile")
+}
+
+/// What [`GemmKernel`] resolves to for a checked problem.
+#[derive(Clone, Copy, Debug)]
+pub enum Resolved {
+    /// A ladder or lecture kernel on the plain product.
+    Matmul(MatmulKernel, TileWidth, MatmulShape),
+    /// A rung-12 configuration.
+    Blas(&'static BlasConfig),
+}
+
+impl GemmKernel {
+    /// The kernel that runs `p` on a device with `sms` multiprocessors.
+    pub fn resolve(self, p: &Problem, sms: u32) -> Result<Resolved> {
+        match self {
+            Self::Auto => Ok(match p.plain() {
+                Some(shape) => Resolved::Matmul(
+                    MatmulKernel::Sgemm(SgemmKernel::Autotuned),
+                    TileWidth::Tw16, // unused by the SGEMM ladder
+                    shape,
+                ),
+                None => Resolved::Blas(blas_config(p, sms)),
+            }),
+            Self::Blas(tile) => blas_config_of(tile, p.op_a, p.op_b)
+                .map(Resolved::Blas)
+                .ok_or(Error::UnknownKernel {
+                    requested: format!("rung-12 tile {tile}"),
+                    known: format!("tiles 0..{} ({BLAS_TILES:?})", BLAS_TILES.len()),
+                }),
+            Self::Matmul(kernel, tw) => match p.plain() {
+                Some(shape) => Ok(Resolved::Matmul(kernel, tw, shape)),
+                None => Err(Error::GemmUnsupported {
+                    kernel: kernel.name().to_owned(),
+                    call: describe(p),
+                }),
+            },
+        }
+    }
+}
+
+/// What makes a problem more than a plain product, for [`Error::GemmUnsupported`].
+fn describe(p: &Problem) -> String {
+    let mut parts = vec![format!(
+        "op(a) = {}, op(b) = {}",
+        p.op_a.name().to_uppercase(),
+        p.op_b.name().to_uppercase()
+    )];
+    if p.alpha != 1.0 || p.beta != 0.0 {
+        parts.push(format!("α = {}, β = {}", p.alpha, p.beta));
+    }
+    parts.push(format!("lda {}, ldb {}, ldc {}", p.lda, p.ldb, p.ldc));
+    if p.batch != 1 {
+        parts.push(format!("batch {}", p.batch));
+    }
+    parts.join("; ")
+}
+
+/// [`Backend::gemm`] on slices of any `Pod` type laid out as `f32`s (a `#[repr(transparent)]`
+/// newtype, `[f32; N]` rows, …): the lengths are in `f32`s. A type whose size is not a
+/// multiple of 4 bytes (including zero-sized ones), or a slice not aligned for `f32`, is
+/// [`Error::ElementType`].
+pub fn gemm_pod<T: bytemuck::Pod>(
+    backend: &dyn Backend, call: &Gemm, kernel: GemmKernel, a: &[T], b: &[T], c: &mut [T],
+) -> Result<()> {
+    let err = Error::ElementType {
+        type_name: std::any::type_name::<T>(),
+        size: std::mem::size_of::<T>(),
+        align: std::mem::align_of::<T>(),
+    };
+    // A `u16` slice of even length would cast: only whole f32s are taken.
+    if !std::mem::size_of::<T>().is_multiple_of(4) {
+        return Err(err);
+    }
+    let cast_err = |_| Error::ElementType {
+        type_name: std::any::type_name::<T>(),
+        size: std::mem::size_of::<T>(),
+        align: std::mem::align_of::<T>(),
+    };
+    let a: &[f32] = bytemuck::try_cast_slice(a).map_err(cast_err)?;
+    let b: &[f32] = bytemuck::try_cast_slice(b).map_err(cast_err)?;
+    let c: &mut [f32] = bytemuck::try_cast_slice_mut(c).map_err(cast_err)?;
+    backend.gemm(call, kernel, a, b, c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layout_of_every_tile_is_in_the_table() {
+        for tile in 0..BLAS_TILES.len() {
+            for a in Op::ALL {
+                for b in Op::ALL {
+                    let c = blas_config_of(tile, a, b).unwrap();
+                    assert_eq!((c.a, c.b), (a, b));
+                }
+            }
+        }
+        assert!(blas_config_of(BLAS_TILES.len(), Op::N, Op::N).is_none());
+    }
+}
