@@ -625,3 +625,270 @@ fn same_input_gives_bit_identical_output_on_the_simulator() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every bad GEMM argument is a typed error naming it, found before anything runs, the same
+/// from the simulator's `gemm` as from `Gemm::check` (the GPU's `gemm_device` calls it first
+/// too).
+#[test]
+fn bad_gemm_arguments_are_typed_errors_naming_them() {
+    use kernels_gpu_host::gemm::{Gemm, GemmKernel, Op, Order};
+    let sim = Simulator::default();
+    // (case, call, buffer lengths a, b, c, the check on the error)
+    type Check = fn(&Error) -> bool;
+    let cases: Vec<(&str, Gemm, [usize; 3], Check)> = vec![
+        (
+            "lda below k (row-major, N)",
+            Gemm::new(4, 5, 6).ld(5, 5, 5),
+            [24, 30, 20],
+            |e| {
+                matches!(
+                    e,
+                    Error::LeadingDimension {
+                        name: "lda",
+                        ld: 5,
+                        min: 6,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "lda below m for a transposed a",
+            Gemm::new(7, 5, 3).ops(Op::T, Op::N).ld(6, 5, 5),
+            [100, 100, 100],
+            |e| {
+                matches!(
+                    e,
+                    Error::LeadingDimension {
+                        name: "lda",
+                        ld: 6,
+                        min: 7,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "ldb below k for a transposed b",
+            Gemm::new(2, 5, 9).ops(Op::N, Op::T).ld(9, 8, 5),
+            [100, 100, 100],
+            |e| {
+                matches!(
+                    e,
+                    Error::LeadingDimension {
+                        name: "ldb",
+                        ld: 8,
+                        min: 9,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "ldc below n",
+            Gemm::new(2, 5, 3).ld(3, 5, 4),
+            [100, 100, 100],
+            |e| {
+                matches!(
+                    e,
+                    Error::LeadingDimension {
+                        name: "ldc",
+                        ld: 4,
+                        min: 5,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "ldc below m, column-major (cuBLAS's convention)",
+            Gemm::cublas(Op::N, Op::N, 8, 2, 3, 1.0, 8, 3, 0.0, 7),
+            [100, 100, 100],
+            |e| {
+                matches!(
+                    e,
+                    Error::LeadingDimension {
+                        name: "ldc",
+                        ld: 7,
+                        min: 8,
+                        order: Order::ColMajor,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "a zero leading dimension",
+            Gemm::new(0, 0, 0).ld(0, 1, 1),
+            [0, 0, 0],
+            |e| {
+                matches!(
+                    e,
+                    Error::LeadingDimension {
+                        name: "lda",
+                        ld: 0,
+                        min: 1,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "a too short for its leading dimension",
+            Gemm::new(3, 4, 5).ld(8, 4, 4),
+            [2 * 8 + 4, 20, 12],
+            |e| {
+                matches!(
+                    e,
+                    Error::GemmBufferTooShort {
+                        operand: "a",
+                        needed: 21,
+                        actual: 20,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "b too short for its batch stride",
+            Gemm::new(2, 2, 2).strided(3, 4, 5, 4),
+            [12, 13, 12],
+            |e| {
+                matches!(
+                    e,
+                    Error::GemmBufferTooShort {
+                        operand: "b",
+                        needed: 14,
+                        actual: 13,
+                        stride: 5,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "c too short for the batch",
+            Gemm::new(2, 3, 1).batched(4),
+            [8, 12, 23],
+            |e| {
+                matches!(
+                    e,
+                    Error::GemmBufferTooShort {
+                        operand: "c",
+                        needed: 24,
+                        actual: 23,
+                        batch: 4,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            "outputs overlapping through stride_c",
+            Gemm::new(3, 3, 3).strided(2, 9, 9, 8),
+            [18, 18, 17],
+            |e| {
+                matches!(
+                    e,
+                    Error::BatchOverlap {
+                        stride: 8,
+                        span: 9,
+                        batch: 2
+                    }
+                )
+            },
+        ),
+        (
+            "stride_c of zero with a batch",
+            Gemm::new(1, 1, 1).strided(2, 1, 1, 0),
+            [2, 2, 1],
+            |e| {
+                matches!(
+                    e,
+                    Error::BatchOverlap {
+                        stride: 0,
+                        span: 1,
+                        batch: 2
+                    }
+                )
+            },
+        ),
+        (
+            "a matrix beyond 32-bit offsets",
+            Gemm::new(70_000, 2, 70_000)
+                .ld(70_000, 2, 2)
+                .ops(Op::T, Op::N),
+            [usize::MAX, usize::MAX, usize::MAX],
+            |e| matches!(e, Error::IndexOverflow { operand: "a", .. }),
+        ),
+    ];
+    for (case, call, [a, b, c], check) in &cases {
+        let err = call.check(*a, *b, *c).expect_err(case);
+        assert!(check(&err), "{case}: {err:?}");
+        assert!(!err.to_string().is_empty());
+        if a.max(b).max(c) < &1000 {
+            let (va, vb, mut vc) = (vec![0.0; *a], vec![0.0; *b], vec![0.0; *c]);
+            let sim_err = sim
+                .gemm(call, GemmKernel::Auto, &va, &vb, &mut vc)
+                .expect_err(case);
+            assert_eq!(sim_err.to_string(), err.to_string(), "{case}");
+        }
+    }
+    // Messages carry the sizes.
+    let msg = cases[0].1.check(24, 30, 20).unwrap_err().to_string();
+    assert!(msg.contains("lda = 5") && msg.contains('6'), "{msg}");
+}
+
+/// A ladder or lecture kernel named for a call it cannot run is an error that says why; the
+/// same call by rung 12 runs.
+#[test]
+fn a_ladder_kernel_refuses_what_only_rung_12_runs() {
+    use kernels_gpu_host::gemm::{Gemm, GemmKernel, Op};
+    let sim = Simulator::default();
+    let naive = GemmKernel::Matmul(MatmulKernel::Naive, TileWidth::Tw16);
+    for call in [
+        Gemm::new(3, 4, 5).ops(Op::T, Op::N),
+        Gemm::new(3, 4, 5).scale(2.0, 0.0),
+        Gemm::new(3, 4, 5).ld(6, 4, 4),
+        Gemm::new(3, 4, 5).batched(2),
+    ] {
+        let (a, b, mut c) = (vec![1.0; 64], vec![1.0; 64], vec![0.0; 64]);
+        let err = sim.gemm(&call, naive, &a, &b, &mut c).unwrap_err();
+        assert!(
+            matches!(err, Error::GemmUnsupported { .. }),
+            "{call:?}: {err:?}"
+        );
+        assert!(err.to_string().contains("naive"), "{err}");
+        sim.gemm(&call, GemmKernel::Auto, &a, &b, &mut c).unwrap();
+    }
+    // Packed but longer buffers are not the plain product either.
+    let call = Gemm::new(2, 2, 2);
+    let (a, b, mut c) = (vec![1.0; 5], vec![1.0; 4], vec![0.0; 4]);
+    assert!(matches!(
+        sim.gemm(&call, naive, &a, &b, &mut c),
+        Err(Error::GemmUnsupported { .. })
+    ));
+    let (a, mut c4) = (vec![1.0; 4], vec![0.0; 4]);
+    sim.gemm(&call, naive, &a, &b, &mut c4).unwrap();
+    assert_eq!(c4, [2.0; 4]);
+    assert!(matches!(
+        sim.gemm(&call, GemmKernel::Blas(9), &a, &b, &mut c4),
+        Err(Error::UnknownKernel { .. })
+    ));
+}
+
+/// Element types that are not whole f32s are refused with their size, not reinterpreted.
+#[test]
+fn gemm_pod_refuses_element_types_that_are_not_f32s() {
+    use kernels_gpu_host::gemm::{Gemm, GemmKernel, gemm_pod};
+    let sim = Simulator::default();
+    let call = Gemm::new(1, 1, 2);
+    let (a, b, mut c) = ([1u16; 4], [1u16; 4], [0u16; 2]);
+    let err = gemm_pod(&sim, &call, GemmKernel::Auto, &a, &b, &mut c).unwrap_err();
+    assert!(matches!(err, Error::ElementType { size: 2, .. }), "{err:?}");
+    // [f32; 2] rows are whole f32s: lengths count f32s (a 1 × 2 by a 2 × 2).
+    let call = Gemm::new(1, 2, 2);
+    let (a, b, mut c) = ([[1.0f32, 2.0]], [[3.0f32, 5.0], [4.0, 6.0]], [[0.0f32; 2]]);
+    gemm_pod(&sim, &call, GemmKernel::Auto, &a, &b, &mut c).unwrap();
+    assert_eq!(c, [[11.0, 17.0]]);
+}

@@ -425,10 +425,15 @@ pub fn blas_config_of(tile: usize, op_a: Op, op_b: Op) -> Option<&'static BlasCo
 /// multiprocessor over the batch (the configuration runs two per SM), else the 64 × 64 ones,
 /// four times the blocks.
 pub fn blas_config(p: &Problem, sms: u32) -> &'static BlasConfig {
+    blas_config_of(auto_tile(p, sms), p.op_a, p.op_b)
+        .expect("the table has every layout of every tile")
+}
+
+/// The index in [`BLAS_TILES`] of [`blas_config`]'s choice.
+pub fn auto_tile(p: &Problem, sms: u32) -> usize {
     let (bm, bn) = BLAS_TILES[0];
     let blocks = p.m.div_ceil(bm) as u64 * p.n.div_ceil(bn) as u64 * p.batch as u64;
-    let tile = if blocks >= 2 * sms as u64 { 0 } else { 1 };
-    blas_config_of(tile, p.op_a, p.op_b).expect("the table has every layout of every tile")
+    if blocks >= 2 * sms as u64 { 0 } else { 1 }
 }
 
 /// What [`GemmKernel`] resolves to for a checked problem.
