@@ -130,9 +130,10 @@ impl Simulator {
 }
 
 impl Simulator {
-    /// The multiprocessors [`GemmKernel::Auto`] assumes in the simulator: one, so the
-    /// 128 × 128 tiles run wherever they make two blocks.
-    pub const MULTIPROCESSORS: u32 = 1;
+    /// The multiprocessors [`GemmKernel::Auto`] assumes in the simulator: two, so the
+    /// 128 × 128 tiles run wherever they make two blocks and the 64 × 64 ones elsewhere (the
+    /// tests' small shapes take both).
+    pub const MULTIPROCESSORS: u32 = 2;
 }
 
 impl Backend for Simulator {
