@@ -100,7 +100,11 @@ fn shape_overflow_is_a_typed_error_naming_the_sizes() {
 
 #[test]
 fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
-    let rows = ok_json_rows(&["--simulate", "--m", "5", "--k", "7", "--n", "3", "--json"]);
+    let args = ["--simulate", "--m", "5", "--k", "7", "--n", "3", "--json"];
+    // Below the threshold of the default kernel set: nothing is left out, nor said to be.
+    let err = stderr(&host(&args));
+    assert!(!err.contains("leaving out"), "{err}");
+    let rows = ok_json_rows(&args);
     // naive once, three tiled kernels at three tile widths, and each FP32 SGEMM kernel once
     // (TF32 is opt-in: `--precision tf32`).
     let fp32 = kernels_gpu_host::SgemmKernel::ALL
@@ -113,7 +117,50 @@ fn small_simulated_run_prints_one_ok_json_line_per_kernel_and_tile_width() {
             (&row["m"], &row["k"], &row["n"]),
             (&5.into(), &7.into(), &3.into())
         );
+        // The simulator times nothing: no median, and no runs it is of.
+        assert!(row["runs"].is_null() && row["ms_median"].is_null(), "{row}");
     }
+}
+
+#[test]
+fn time_budget_takes_seconds_or_inf() {
+    for budget in ["0.5", "0", "inf"] {
+        let rows = ok_json_rows(
+            &[
+                &SMALL[..],
+                &["--kernel", "naive", "--json"],
+                &["--time-budget", budget],
+            ]
+            .concat(),
+        );
+        assert_eq!(rows.len(), 1, "{budget}: {rows:?}");
+    }
+    // The table has a runs column (`-` in the simulator, which times nothing).
+    let out = host(&[&SMALL[..], &["--kernel", "naive"]].concat());
+    let table = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .expect("a header")
+        .split_whitespace()
+        .collect();
+    let ms = header
+        .iter()
+        .position(|&c| c == "ms")
+        .expect("an ms column");
+    assert_eq!(header[ms + 1], "runs", "{table}");
+}
+
+#[test]
+fn invalid_time_budget_is_a_usage_error_naming_the_value() {
+    for bad in ["-1", "fast", "NaN", "1s"] {
+        assert_usage_error(
+            &["--time-budget", bad],
+            &[bad, "--time-budget", "inf for no bound"],
+        );
+    }
+    // The suite always makes all its runs: a budget for it is refused, not ignored.
+    assert_usage_error(&["--suite", "--time-budget", "1"], &["--time-budget"]);
 }
 
 /// The fusion lesson in the simulator on 9×21×5, as JSON rows.

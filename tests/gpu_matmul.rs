@@ -11,6 +11,7 @@ mod shapes;
 use harness::Test;
 use kernels_gpu_host::autotune::Tuned;
 use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::budget::TimeBudget;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reference;
@@ -18,6 +19,7 @@ use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The odd shapes (m, k, n): tiny, none a multiple of a tile, k = 1, and larger.
 /// [`shapes::ODD`] and one larger than a tile in every dimension.
@@ -283,6 +285,71 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 }) => Ok(()),
                 other => Err(format!("expected InputLength, got {other:?}").into()),
             }
+        }),
+    );
+    add(
+        "gpu::nan_poison_download_into_and_time_within".into(),
+        Box::new(|g| {
+            // A NaN-filled buffer, new or refilled, reads back all NaN; so does an empty one.
+            let mut host = vec![0.0f32; 1000];
+            g.download_into(&g.nans(1000)?, &mut host)?;
+            let mut zeros = g.zeros(1000)?;
+            g.fill_nan(&mut zeros)?;
+            let refilled = g.download(&zeros)?;
+            if !host.iter().chain(&refilled).all(|x| x.is_nan()) {
+                return Err("nans/fill_nan left a number".into());
+            }
+            g.download_into(&g.nans(0)?, &mut [])?;
+            match g.download_into(&zeros, &mut host[..999]) {
+                Err(Error::InputLength {
+                    expected: 1000,
+                    actual: 999,
+                    ..
+                }) => {}
+                other => return Err(format!("expected InputLength, got {other:?}").into()),
+            }
+            // How many launches time_within makes, and how many times it returns.
+            let shape = MatmulShape::new(64, 64, 64)?;
+            let (da, db) = (g.zeros(64 * 64)?, g.zeros(64 * 64)?);
+            let mut out = g.zeros(64 * 64)?;
+            let mut count = |budget: TimeBudget| -> Result<(usize, usize), Failed> {
+                let mut launches = 0;
+                let ms = g.time_within(&budget, || {
+                    launches += 1;
+                    g.matmul_device(
+                        MatmulKernel::Naive,
+                        TileWidth::Tw16,
+                        &da,
+                        &db,
+                        &mut out,
+                        shape,
+                    )
+                })?;
+                if ms.iter().any(|t| t.is_nan() || *t < 0.0) {
+                    return Err(format!("{ms:?}").into());
+                }
+                Ok((launches, ms.len()))
+            };
+            let cases = [
+                // No bound: exactly the counts.
+                (TimeBudget::new(2, 7, None), (9, 7)),
+                (TimeBudget::new(0, 3, None), (3, 3)),
+                // A zero bound: the first of each phase only.
+                (TimeBudget::new(2, 7, Some(Duration::ZERO)), (2, 1)),
+                (TimeBudget::new(0, 7, Some(Duration::ZERO)), (1, 1)),
+                // A generous one: the counts.
+                (TimeBudget::new(2, 7, Some(Duration::from_secs(60))), (9, 7)),
+            ];
+            for (budget, want) in cases {
+                let got = count(budget)?;
+                if got != want {
+                    return Err(format!(
+                        "{budget:?}: (launches, timed) {got:?}, expected {want:?}"
+                    )
+                    .into());
+                }
+            }
+            Ok(())
         }),
     );
     add(

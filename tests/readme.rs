@@ -1,7 +1,8 @@
 //! The README's "use it from your project" steps, checked against the repository: the cudarc
 //! dependency line it tells a new user to add is the one the example that follows those
 //! steps uses (and the host library's version), and its launch snippet checks for the
-//! driver before `CudaContext::new`, which panics where there is none. On the CPU.
+//! driver before `CudaContext::new`, which panics where there is none. Its command-line
+//! section's defaults and sample notice are the library's. On the CPU.
 
 use kernels_gpu_host::Error;
 use kernels_gpu_host::gpu::Gpu;
@@ -124,4 +125,43 @@ fn without_a_driver_cudarc_panics_and_gpu_new_is_a_typed_error() {
             "CudaContext::new without libcuda returned {raw:?}; the README says it panics"
         );
     }
+}
+
+/// The command-line section's words, whitespace collapsed to single spaces.
+fn command_line_words() -> String {
+    section("## Command line")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn readme_default_kernel_set_notice_is_the_one_the_binary_prints() {
+    use kernels_gpu_host::{MatmulKernel, MatmulShape, Precision};
+    let shape = MatmulShape::new(16384, 16384, 16384).unwrap();
+    let notice = MatmulKernel::default_set(shape, Precision::Fp32)
+        .unwrap()
+        .notice(shape)
+        .expect("16384³ is above the threshold");
+    assert!(
+        section("## Command line").contains(&format!("\n{notice}\n")),
+        "the README's line at 16384³ is not:\n{notice}"
+    );
+    let threshold = kernels_gpu_host::spot::FULL_CHECK_MAX_MACS;
+    assert_eq!(threshold, 1 << 33, "the README says 2³³");
+    assert!(command_line_words().contains("a product of up to 2³³ multiply-adds"));
+}
+
+#[test]
+fn readme_time_budget_default_is_the_librarys() {
+    assert_eq!(
+        kernels_gpu_host::budget::DEFAULT,
+        std::time::Duration::from_secs(1),
+        "the README says 1 second"
+    );
+    assert!(
+        command_line_words().contains("`--time-budget` (default 1 second)"),
+        "{}",
+        command_line_words()
+    );
 }

@@ -10,17 +10,24 @@
 //!    fingerprint of the PTX module ([`key`]);
 //! 2. else the JSON cache file ([`TuneCache::default_path`]: `$XDG_CACHE_HOME` or
 //!    `~/.cache`, then `pure-rust-cuda-kernels/autotune.json`), under the same key;
-//! 3. else it times each candidate with CUDA events ([`Gpu::time_ms`], the median of
-//!    [`RUNS`] runs after [`WARMUP`]) on the launch's own buffers, says so on stderr (one
-//!    line before, one line with the choice after; every candidate's time too if
-//!    [`set_verbose`]), and writes the choice, with every candidate's time, to both. That
-//!    first launch of a shape therefore waits for the GPU.
+//! 3. else it times each candidate with CUDA events ([`Gpu::time_within`], as [`TIMING`]
+//!    allows: the median of up to 5 runs after up to 2 warm-ups, fewer where a run is
+//!    long) on the launch's own buffers, says so on stderr (one line before, one line with
+//!    the choice after; every candidate's time too if [`set_verbose`]), and writes the
+//!    choice, with every candidate's time, to both. That first launch of a shape therefore
+//!    waits for the GPU.
+//!
+//! The choice rule is the same for every shape: the smallest median wins (the first in
+//! candidate order on a tie). Only how many runs each median is of depends on the time a
+//! run takes, and a candidate the device cannot run (a launch it refuses, a split-k
+//! workspace that does not fit in its free memory) is skipped.
 //!
 //! A missing, unreadable or corrupted cache file is ignored with a warning on stderr (and
 //! rewritten on the next choice), never an error; so is a cached kernel name this build does
 //! not know. Deleting the file re-tunes everything. The simulator does not tune:
 //! [`SgemmKernel::Autotuned`] runs [`SgemmKernel::DEFAULT`] there.
 
+use crate::budget::TimeBudget;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::MatmulKernel;
@@ -35,11 +42,15 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
-/// Untimed runs of each candidate before it is timed.
-pub const WARMUP: usize = 2;
-/// Timed runs of each candidate; the median decides.
-pub const RUNS: usize = 5;
+/// How each candidate is timed ([`crate::budget`]): up to 2 warm-ups and 5 timed runs (the
+/// median decides), each phase stopping once it has taken 100 ms, with at least one run of
+/// each. Up to 8192³ on an H100 (about 23 ms a run for the best candidates) that is all 7
+/// runs for them, as before there was a bound; at 16384³ (0.2 s and more a run) one warm-up
+/// and one timed run, so that tuning such a shape costs seconds rather than most of a
+/// minute.
+pub const TIMING: TimeBudget = TimeBudget::new(2, 5, Some(Duration::from_millis(100)));
 /// The cache file's format version; a file with another one is ignored.
 pub const CACHE_VERSION: u32 = 1;
 
@@ -349,10 +360,10 @@ pub fn choose(
     Ok(memo(kernel))
 }
 
-/// Times every configuration of [`SgemmKernel::tuned`]`(precision)` on `shape` with `a`,
-/// `b` and `out`, and returns the fastest by median time. A configuration this device
-/// cannot launch (too many registers or too much shared memory for it, a grid beyond its
-/// limits) is skipped.
+/// Times every candidate of [`Tuned::candidates`]`(shape, precision)` on `shape` with `a`,
+/// `b` and `out` ([`TIMING`]), and returns the fastest by median time. A candidate this
+/// device cannot run (too many registers or too much shared memory for it, a grid beyond
+/// its limits, a split-k workspace beyond its free memory) is skipped.
 pub fn tune(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
     shape: MatmulShape, precision: Precision,
@@ -363,10 +374,16 @@ pub fn tune(
     if candidates.is_empty() {
         return Err(Error::PrecisionNotImplemented { precision });
     }
+    let limit = TIMING.limit.map_or(String::new(), |l| {
+        format!(", each phase within {} ms", l.as_millis())
+    });
     eprintln!(
-        "autotune: {shape}: timing {} {} SGEMM candidates (once per shape, device and build)",
+        "autotune: {shape}: timing {} {} SGEMM candidates, up to {} warm-ups and {} timed \
+         runs each{limit} (once per shape, device and build)",
         candidates.len(),
-        precision.name()
+        precision.name(),
+        TIMING.warmup,
+        TIMING.iters
     );
     for candidate in candidates {
         let run = || match candidate {
@@ -375,7 +392,7 @@ pub fn tune(
             }
             Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
         };
-        match gpu.time_ms(WARMUP, RUNS, run) {
+        match gpu.time_within(&TIMING, run) {
             Ok(mut ms) => timings.push((candidate, median(&mut ms))),
             Err(e) if is_refusal(&e) => refused = Some(e),
             Err(e) => return Err(e),
@@ -392,11 +409,12 @@ pub fn tune(
     Ok((best, choice))
 }
 
-/// Whether `e` is the device declining this launch shape, which leaves the context usable
-/// and just rules the candidate out.
+/// Whether `e` is the device declining this candidate, which leaves the context usable and
+/// just rules the candidate out: a launch shape it refuses, or a split-k workspace larger
+/// than its free memory.
 fn is_refusal(e: &Error) -> bool {
     match e {
-        Error::Launch(_) => true,
+        Error::Launch(_) | Error::OutOfDeviceMemory { .. } => true,
         Error::KernelFault { context_usable, .. } => *context_usable,
         _ => false,
     }
@@ -621,6 +639,18 @@ mod tests {
         );
         assert_eq!(cache_path(None, Some("".into())), None);
         assert_eq!(cache_path(None, None), None);
+    }
+
+    #[test]
+    fn timing_keeps_every_run_up_to_8192_cubed_and_one_of_each_at_16384_cubed() {
+        // The best candidates at 8192³ on an H100 take about 23 ms a run.
+        let ms = Duration::from_millis;
+        assert!(TIMING.another_warmup(1, ms(23)));
+        assert!(!TIMING.another_warmup(2, ms(46)));
+        assert_eq!(TIMING.timed_runs(23.0), TIMING.iters);
+        // At 16384³ a run takes 0.2 s or more.
+        assert!(!TIMING.another_warmup(1, ms(200)));
+        assert_eq!(TIMING.timed_runs(200.0), 1);
     }
 
     #[test]

@@ -163,6 +163,11 @@ pub enum Error {
         requested: u32,
         allowed: &'static [u32],
     },
+    /// A `--time-budget` that is not a number of seconds at least 0, nor `inf`.
+    #[error(
+        "`{value}` is not a time budget: give seconds, a number at least 0 (e.g. 0.5), or inf for no bound"
+    )]
+    InvalidTimeBudget { value: String },
     #[error("unknown kernel `{requested}`; known: {known}")]
     UnknownKernel { requested: String, known: String },
     /// A precision this build has no kernel for (BF16: no rung yet).

@@ -5,9 +5,11 @@
 use crate::error::{Error, Result};
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
+use crate::spot::FULL_CHECK_MAX_MACS;
 use crate::tile::TileWidth;
 use kernels_gpu::catalogue::{Extent, KernelSpec, LECTURE, LectureConfig};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+use kernels_gpu::sgemm::Precision;
 
 /// The lecture's matmul kernels, and the SGEMM ladder beyond them.
 ///
@@ -56,6 +58,37 @@ impl MatmulKernel {
         }
         all
     };
+
+    /// Every kernel of `precision`, in [`ALL`](Self::ALL)'s order: what `--kernel all`
+    /// runs (the lecture's kernels are FP32, so TF32 has only its SGEMM configurations).
+    pub fn all_of(precision: Precision) -> Vec<Self> {
+        Self::ALL
+            .into_iter()
+            .filter(|k| k.precision() == precision)
+            .collect()
+    }
+
+    /// The kernels the command line runs when `--kernel` is not given, and those it leaves
+    /// out: every kernel of `precision` ([`all_of`](Self::all_of)) for a product of up to
+    /// [`FULL_CHECK_MAX_MACS`] multiply-adds; above it, only the autotuned SGEMM of
+    /// `precision` (the fast path: every other kernel would spend seconds per run there;
+    /// see that constant). [`Error::PrecisionNotImplemented`] for a precision without
+    /// kernels.
+    pub fn default_set(shape: MatmulShape, precision: Precision) -> Result<KernelSet> {
+        let autotuned = Self::Sgemm(SgemmKernel::autotuned(precision)?);
+        let all = Self::all_of(precision);
+        Ok(if shape.macs() <= FULL_CHECK_MAX_MACS {
+            KernelSet {
+                run: all,
+                left_out: vec![],
+            }
+        } else {
+            KernelSet {
+                run: vec![autotuned],
+                left_out: all.into_iter().filter(|&k| k != autotuned).collect(),
+            }
+        })
+    }
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -175,8 +208,149 @@ impl MatmulKernel {
     }
 }
 
+/// The kernels the command line runs by default ([`MatmulKernel::default_set`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSet {
+    /// The kernels to run.
+    pub run: Vec<MatmulKernel>,
+    /// The kernels of the precision that were left out (none up to the threshold).
+    pub left_out: Vec<MatmulKernel>,
+}
+
+impl KernelSet {
+    /// The line the command line prints when kernels were left out, for a product of
+    /// `shape` (`None` when none were): which, why, and how to run them.
+    pub fn notice(&self, shape: MatmulShape) -> Option<String> {
+        let run: Vec<&str> = self.run.iter().map(|k| k.name()).collect();
+        let (sgemm, lecture): (Vec<MatmulKernel>, Vec<MatmulKernel>) = self
+            .left_out
+            .iter()
+            .partition(|k| matches!(k, MatmulKernel::Sgemm(_)));
+        let mut left_out: Vec<String> = lecture.iter().map(|k| k.name().to_owned()).collect();
+        if let Some(first) = sgemm.first() {
+            let precision = first.precision().name();
+            left_out.push(match sgemm.len() {
+                1 => format!("the {precision} SGEMM configuration {}", first.name()),
+                n => format!("{n} {precision} SGEMM configurations"),
+            });
+        }
+        let left_out = match left_out.as_slice() {
+            [] => return None,
+            [only] => only.clone(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        };
+        Some(format!(
+            "{shape} is {:.2e} multiply-adds, more than 2^{}: running only {}, leaving out \
+             {left_out} (--kernel all runs every kernel, --kernel NAME one of them)",
+            shape.macs() as f64,
+            FULL_CHECK_MAX_MACS.trailing_zeros(),
+            run.join(", ")
+        ))
+    }
+}
+
 impl std::fmt::Display for MatmulKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(m: usize, k: usize, n: usize) -> MatmulShape {
+        MatmulShape::new(m, k, n).unwrap()
+    }
+
+    const AUTOTUNED: MatmulKernel = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
+
+    #[test]
+    fn default_set_is_every_kernel_up_to_the_threshold_and_the_fast_path_above() {
+        // 2048³ is the threshold itself: everything, nothing to say.
+        assert_eq!(shape(2048, 2048, 2048).macs(), FULL_CHECK_MAX_MACS);
+        for small in [
+            shape(2048, 2048, 2048),
+            shape(5120, 256, 5120),
+            shape(0, 9, 9),
+        ] {
+            let set = MatmulKernel::default_set(small, Precision::Fp32).unwrap();
+            assert_eq!(set.run, MatmulKernel::all_of(Precision::Fp32), "{small}");
+            assert!(set.left_out.is_empty(), "{small}");
+            assert_eq!(set.notice(small), None, "{small}");
+        }
+        // One multiply-add more per output: the autotuned SGEMM only, the rest left out.
+        for large in [shape(2048, 2049, 2048), shape(16384, 16384, 16384)] {
+            let set = MatmulKernel::default_set(large, Precision::Fp32).unwrap();
+            assert_eq!(set.run, vec![AUTOTUNED], "{large}");
+            let mut both = set.left_out.clone();
+            both.push(AUTOTUNED);
+            assert_eq!(both.len(), MatmulKernel::all_of(Precision::Fp32).len());
+            assert!(
+                MatmulKernel::all_of(Precision::Fp32)
+                    .iter()
+                    .all(|k| both.contains(k))
+            );
+            assert!(set.left_out.contains(&MatmulKernel::Naive));
+        }
+        // `all` for TF32 is its SGEMM configurations; above the threshold its autotuned one.
+        let large = shape(16384, 16384, 16384);
+        let tf32 = MatmulKernel::default_set(large, Precision::Tf32).unwrap();
+        assert_eq!(
+            tf32.run,
+            vec![MatmulKernel::Sgemm(SgemmKernel::AutotunedTf32)]
+        );
+        assert!(
+            tf32.left_out
+                .iter()
+                .all(|k| k.precision() == Precision::Tf32)
+        );
+        assert!(matches!(
+            MatmulKernel::default_set(large, Precision::Bf16),
+            Err(Error::PrecisionNotImplemented { .. })
+        ));
+    }
+
+    #[test]
+    fn the_notice_names_what_was_left_out_and_how_to_run_it() {
+        let large = shape(16384, 16384, 16384);
+        let fp32 = MatmulKernel::default_set(large, Precision::Fp32).unwrap();
+        let sgemm_left_out = MatmulKernel::all_of(Precision::Fp32)
+            .iter()
+            .filter(|k| matches!(k, MatmulKernel::Sgemm(_)))
+            .count()
+            - 1;
+        assert_eq!(
+            fp32.notice(large).unwrap(),
+            format!(
+                "16384×16384×16384 is 4.40e12 multiply-adds, more than 2^33: running only \
+                 sgemm-autotuned, leaving out naive, tiled-dynamic, tiled-static, \
+                 tiled-dynamic-const and {sgemm_left_out} fp32 SGEMM configurations \
+                 (--kernel all runs every kernel, --kernel NAME one of them)"
+            )
+        );
+        let tf32 = MatmulKernel::default_set(large, Precision::Tf32).unwrap();
+        let notice = tf32.notice(large).unwrap();
+        let tf32_left_out = MatmulKernel::all_of(Precision::Tf32).len() - 1;
+        assert!(
+            notice.contains(&format!(
+                "running only sgemm-autotuned-tf32, leaving out {tf32_left_out} tf32 SGEMM \
+                 configurations ("
+            )),
+            "{notice}"
+        );
+        // One left out is named.
+        let one = KernelSet {
+            run: vec![AUTOTUNED],
+            left_out: vec![MatmulKernel::Sgemm(SgemmKernel::DEFAULT)],
+        };
+        let notice = one.notice(large).unwrap();
+        assert!(
+            notice.contains(&format!(
+                "leaving out the fp32 SGEMM configuration {} (",
+                SgemmKernel::DEFAULT.name()
+            )),
+            "{notice}"
+        );
     }
 }

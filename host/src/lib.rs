@@ -8,6 +8,7 @@
 pub mod autotune;
 pub mod axis;
 pub mod backend;
+pub mod budget;
 pub mod data;
 pub mod error;
 pub mod fusion;
@@ -38,7 +39,7 @@ pub mod launch {
 }
 pub use error::Error;
 pub use gemm::{Gemm, GemmKernel, Op, Order};
-pub use kernels::MatmulKernel;
+pub use kernels::{KernelSet, MatmulKernel};
 /// The kernel crate whose PTX this crate launches: its plain-data catalogue and building
 /// blocks, at the version this crate was built with.
 pub use kernels_gpu;

@@ -4,6 +4,7 @@
 
 use clap::Parser;
 use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::budget::{self, TimeBudget};
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reference::{self, Accuracy, Reference};
@@ -12,6 +13,7 @@ use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::spot::{self, CheckMode};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 #[path = "cli/fusion.rs"]
 mod fusion;
@@ -39,8 +41,10 @@ struct Args {
     /// Kernel to run: all, lecture (its four kernels), naive, tiled-dynamic, tiled-static,
     /// tiled-dynamic-const, or an SGEMM configuration such as
     /// sgemm-double-buffered-128x128x8-w64x32 or sgemm-autotuned (a wrong name lists them).
-    #[arg(long, default_value = "all", value_parser = parse_kernel)]
-    kernel: KernelChoice,
+    /// Default: all up to 2^33 multiply-adds (m·n·k, where --check defaults to full), only
+    /// sgemm-autotuned above, with a line on stderr that says what was left out.
+    #[arg(long, value_parser = parse_kernel)]
+    kernel: Option<KernelChoice>,
     /// How SGEMM kernels may round their inputs, as cuBLAS's math mode: fp32 (the default),
     /// or tf32 (opt-in: the tensor-core rung, inputs rounded to a 10-bit mantissa, f32
     /// accumulation). It picks what `all` and `sgemm-autotuned` run, and every result is
@@ -50,12 +54,23 @@ struct Args {
     /// Tile width: all, 8, 16 or 32.
     #[arg(long, default_value = "all", value_parser = parse_tw)]
     tw: TwChoice,
-    /// Timed runs per kernel (the median is reported).
+    /// Most timed runs per kernel (the median is reported, with how many runs it is of).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     iters: u32,
-    /// Untimed runs before timing.
+    /// Most untimed runs before timing.
     #[arg(long, default_value_t = 3)]
     warmup: u32,
+    /// Seconds each kernel's timed runs may take: they stop after --iters runs or once they
+    /// have taken this long (event-timed GPU time, at least one run), and the warm-ups
+    /// likewise after --warmup runs or this long (at least one). inf: exactly --warmup and
+    /// --iters runs. Not for --suite, which always makes them all.
+    #[arg(
+        long,
+        default_value_t = TimeLimit(Some(budget::DEFAULT)),
+        value_parser = parse_time_budget,
+        allow_negative_numbers = true
+    )]
+    time_budget: TimeLimit,
     /// Seed of the random inputs (uniform in [0, 1)).
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -68,7 +83,7 @@ struct Args {
     verbose: bool,
     /// Run the GEMM shape suite (14 shapes, autotuned SGEMM against cuBLAS FP32 in the same
     /// run, spot-checked) and print the ratios and their geometric mean. Needs a GPU.
-    #[arg(long, conflicts_with_all = ["m", "k", "n", "kernel", "tw", "simulate", "op", "check"])]
+    #[arg(long, conflicts_with_all = ["m", "k", "n", "kernel", "tw", "simulate", "op", "check", "time_budget"])]
     suite: bool,
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
@@ -126,6 +141,23 @@ enum KernelChoice {
     One(MatmulKernel),
 }
 
+/// `--time-budget`: a limit, or `None` for none (`inf`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct TimeLimit(Option<Duration>);
+
+/// As `--time-budget` takes it, so that the help's default is [`budget::DEFAULT`].
+impl std::fmt::Display for TimeLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&budget::limit_name(self.0))
+    }
+}
+
+fn parse_time_budget(s: &str) -> Result<TimeLimit, String> {
+    budget::parse_limit(s)
+        .map(TimeLimit)
+        .map_err(|e| e.to_string())
+}
+
 #[derive(Clone, Debug)]
 enum TwChoice {
     All,
@@ -167,21 +199,25 @@ fn parse_tw(s: &str) -> Result<TwChoice, String> {
 }
 
 impl Args {
-    /// Every (kernel, tile width) the flags select; the naive kernel runs once. `all` is
-    /// every kernel of `--precision`, and `sgemm-autotuned` the autotuned choice of it.
-    fn runs(&self) -> Vec<(MatmulKernel, TileWidth)> {
+    /// Every (kernel, tile width) the flags select for `shape`; the naive kernel runs once.
+    /// `all` is every kernel of `--precision`, and `sgemm-autotuned` the autotuned choice of
+    /// it; without `--kernel`, [`MatmulKernel::default_set`], whose line saying what it left
+    /// out (if anything) is printed on stderr here.
+    fn runs(&self, shape: MatmulShape) -> Result<Vec<(MatmulKernel, TileWidth)>, Error> {
         let kernels = match self.kernel {
-            KernelChoice::All => MatmulKernel::ALL
-                .into_iter()
-                .filter(|k| k.precision() == self.precision)
-                .collect(),
-            KernelChoice::Lecture => MatmulKernel::LECTURE.to_vec(),
-            KernelChoice::One(MatmulKernel::Sgemm(SgemmKernel::Autotuned)) => {
-                vec![MatmulKernel::Sgemm(
-                    SgemmKernel::autotuned(self.precision).expect("checked by parse_precision"),
-                )]
+            None => {
+                let set = MatmulKernel::default_set(shape, self.precision)?;
+                if let Some(notice) = set.notice(shape) {
+                    eprintln!("{notice}");
+                }
+                set.run
             }
-            KernelChoice::One(k) => vec![k],
+            Some(KernelChoice::All) => MatmulKernel::all_of(self.precision),
+            Some(KernelChoice::Lecture) => MatmulKernel::LECTURE.to_vec(),
+            Some(KernelChoice::One(MatmulKernel::Sgemm(SgemmKernel::Autotuned))) => {
+                vec![MatmulKernel::Sgemm(SgemmKernel::autotuned(self.precision)?)]
+            }
+            Some(KernelChoice::One(k)) => vec![k],
         };
         let mut runs = vec![];
         for k in kernels {
@@ -192,7 +228,30 @@ impl Args {
             };
             runs.extend(widths.into_iter().map(|tw| (k, tw)));
         }
-        runs
+        Ok(runs)
+    }
+
+    /// How many warm-ups and timed runs each measurement may make, and in how long
+    /// (`--warmup`, `--iters`, `--time-budget`).
+    fn budget(&self) -> TimeBudget {
+        TimeBudget::new(
+            self.warmup as usize,
+            self.iters as usize,
+            self.time_budget.0,
+        )
+    }
+
+    /// How the GPU header lines describe [`budget`](Self::budget).
+    fn budget_text(&self) -> String {
+        let limit = match self.time_budget.0 {
+            Some(limit) => format!(", each phase within {} s", budget::limit_name(Some(limit))),
+            None => String::new(),
+        };
+        let up_to = if limit.is_empty() { "" } else { "up to " };
+        format!(
+            "median of {up_to}{} runs after {up_to}{} warm-ups{limit}",
+            self.iters, self.warmup
+        )
     }
 
     fn shape(&self, default: (usize, usize, usize)) -> Result<MatmulShape, Error> {
@@ -222,10 +281,15 @@ fn main() -> ExitCode {
 
 /// Returns whether every result was within the error bound.
 fn run(args: &Args) -> Result<bool, Error> {
+    let mut steps = Steps::new(args.verbose);
     let gpu = if args.simulate {
         None
     } else {
-        Some(Gpu::new())
+        let gpu = Gpu::new();
+        if gpu.is_ok() {
+            steps.done(|| "CUDA context and PTX module".into());
+        }
+        Some(gpu)
     };
     if args.suite {
         return run_suite(args, gpu.unwrap_or_else(Gpu::new)?);
@@ -277,21 +341,18 @@ fn inputs(args: &Args, shape: MatmulShape) -> (Vec<f32>, Vec<f32>) {
 
 /// How a product's results are checked (`--check`): against the full f64 reference, a
 /// sample of outputs against f64 dot products ([`spot`]), or not at all.
-enum Checker<'a> {
+enum Checker {
     Full(Reference),
-    Sample {
-        a: &'a [f32],
-        b: &'a [f32],
-        shape: MatmulShape,
-    },
+    /// The sampled outputs' f64 values, computed once for every result.
+    Sample(spot::Sample),
     Unchecked,
 }
 
-impl<'a> Checker<'a> {
+impl Checker {
     /// `--check`, or the default for `shape` ([`CheckMode::default_for`]); says on stderr
     /// when the results will not all be checked, or when a full check will take a while.
-    fn new(args: &Args, a: &'a [f32], b: &'a [f32], shape: MatmulShape, simulated: bool) -> Self {
-        let macs = shape.m as u64 * shape.n as u64 * shape.k as u64;
+    fn new(args: &Args, a: &[f32], b: &[f32], shape: MatmulShape, simulated: bool) -> Self {
+        let macs = shape.macs();
         match args
             .check
             .unwrap_or_else(|| CheckMode::default_for(shape, simulated))
@@ -322,7 +383,7 @@ impl<'a> Checker<'a> {
                     spot::SAMPLES,
                     shape.lens().2
                 );
-                Checker::Sample { a, b, shape }
+                Checker::Sample(spot::Sample::new(a, b, shape, spot::SAMPLES))
             }
             CheckMode::None => {
                 eprintln!("results are not checked (--check none)");
@@ -334,7 +395,7 @@ impl<'a> Checker<'a> {
     fn mode(&self) -> CheckMode {
         match self {
             Checker::Full(_) => CheckMode::Full,
-            Checker::Sample { .. } => CheckMode::Sample,
+            Checker::Sample(_) => CheckMode::Sample,
             Checker::Unchecked => CheckMode::None,
         }
     }
@@ -343,9 +404,7 @@ impl<'a> Checker<'a> {
     fn accuracy(&self, out: &[f32]) -> Option<Accuracy> {
         match self {
             Checker::Full(r) => Some(reference::compare(out, r)),
-            Checker::Sample { a, b, shape } => {
-                Some(spot::sampled_accuracy(a, b, out, *shape, spot::SAMPLES).1)
-            }
+            Checker::Sample(sample) => Some(sample.accuracy(out)),
             Checker::Unchecked => None,
         }
     }
@@ -370,11 +429,11 @@ fn run_sim(args: &Args) -> Result<Vec<Row>, Error> {
         "CPU simulator (one host thread per GPU thread, checked barriers and shared memory): {shape}, seed {}",
         args.seed
     );
+    let runs = args.runs(shape)?;
     let (a, b) = inputs(args, shape);
     let checker = Checker::new(args, &a, &b, shape, true);
     let sim = Simulator::default();
-    args.runs()
-        .into_iter()
+    runs.into_iter()
         .map(|(kernel, tw)| {
             Ok(checked_row(
                 kernel,
@@ -387,31 +446,79 @@ fn run_sim(args: &Args) -> Result<Vec<Row>, Error> {
         .collect()
 }
 
+/// With `--verbose`, says on stderr how long each step of a run took (wall-clock), to show
+/// where a large problem's time goes.
+struct Steps {
+    on: bool,
+    last: Instant,
+}
+
+impl Steps {
+    fn new(on: bool) -> Self {
+        Self {
+            on,
+            last: Instant::now(),
+        }
+    }
+
+    /// Ends the step `what` (and starts the next).
+    fn done(&mut self, what: impl FnOnce() -> String) {
+        if self.on {
+            eprintln!(
+                "time: {}: {:.2} s",
+                what(),
+                self.last.elapsed().as_secs_f64()
+            );
+        }
+        self.last = Instant::now();
+    }
+}
+
 fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
     let shape = args.shape(GPU_DEFAULT)?;
     let info = gpu.info()?;
     eprintln!(
-        "{info}: {shape}, seed {}, median of {} runs after {} warm-up",
-        args.seed, args.iters, args.warmup
+        "{info}: {shape}, seed {}, {}",
+        args.seed,
+        args.budget_text()
     );
+    let runs = args.runs(shape)?;
+    let mut steps = Steps::new(args.verbose);
     let (a, b) = inputs(args, shape);
+    steps.done(|| "random inputs".into());
     let checker = Checker::new(args, &a, &b, shape, false);
+    steps.done(|| format!("f64 values to check against ({})", checker.mode().name()));
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
-    // NaN poison: an element a kernel fails to write shows up as non-finite.
-    let poison = vec![f32::NAN; shape.lens().2];
+    steps.done(|| "upload".into());
+    let budget = args.budget();
+    // One output buffer, filled with NaN before each kernel: an element a kernel fails to
+    // write shows up as non-finite. One host buffer to read it back into.
+    let mut out = gpu.nans(shape.lens().2)?;
+    let mut host = vec![0.0f32; shape.lens().2];
     let mut rows = vec![];
-    for (kernel, tw) in args.runs() {
-        let mut out = gpu.upload(&poison)?;
+    for (kernel, tw) in runs {
+        let name = || {
+            if kernel.is_tiled() {
+                format!("{kernel} tw {tw}")
+            } else {
+                kernel.to_string()
+            }
+        };
+        gpu.fill_nan(&mut out)?;
         gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
         gpu.synchronize(kernel.entry(tw))?;
-        let mut row = checked_row(kernel, tw, shape, &gpu.download(&out)?, &checker);
+        gpu.download_into(&out, &mut host)?;
+        let mut row = checked_row(kernel, tw, shape, &host, &checker);
+        steps.done(|| format!("{}: first run, download and check", name()));
         if !shape.is_trivial() {
-            let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, || {
+            let mut ms = gpu.time_within(&budget, || {
                 gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)
             })?;
+            row.runs = Some(ms.len());
             let median = report::median(&mut ms);
             row.ms_median = Some(median);
             row.gflops = Some(shape.flops() / (median * 1e-3) / 1e9);
+            steps.done(|| format!("{}: warm-ups and {} timed runs", name(), ms.len()));
         }
         rows.push(row);
     }
@@ -445,4 +552,94 @@ fn run_suite(args: &Args, gpu: Gpu) -> Result<bool, Error> {
     )?;
     println!("{}", suite::summary(&rows));
     Ok(rows.iter().all(|r| r.checked()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn args(flags: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("kernels-gpu-host").chain(flags.iter().copied()))
+            .expect("valid flags")
+    }
+
+    fn shape(m: usize, k: usize, n: usize) -> MatmulShape {
+        MatmulShape::new(m, k, n).unwrap()
+    }
+
+    const AUTOTUNED: MatmulKernel = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
+
+    #[test]
+    fn without_kernel_runs_everything_up_to_the_threshold_and_the_fast_path_above() {
+        let every = args(&["--kernel", "all"]).runs(shape(5, 7, 3)).unwrap();
+        // naive once, three tiled kernels at three tile widths, every FP32 SGEMM kernel.
+        assert_eq!(
+            every.len(),
+            10 + MatmulKernel::all_of(Precision::Fp32).len() - 4
+        );
+        let default = args(&[]);
+        assert_eq!(default.runs(shape(2048, 2048, 2048)).unwrap(), every);
+        assert_eq!(
+            default.runs(shape(2048, 2049, 2048)).unwrap(),
+            vec![(AUTOTUNED, TileWidth::Tw16)]
+        );
+        assert_eq!(
+            default.runs(shape(16384, 16384, 16384)).unwrap(),
+            vec![(AUTOTUNED, TileWidth::Tw16)]
+        );
+        // Asked for, everything runs at any size.
+        assert_eq!(
+            args(&["--kernel", "all"])
+                .runs(shape(16384, 16384, 16384))
+                .unwrap(),
+            every
+        );
+        assert_eq!(
+            args(&["--precision", "tf32"])
+                .runs(shape(16384, 16384, 16384))
+                .unwrap(),
+            vec![(
+                MatmulKernel::Sgemm(SgemmKernel::AutotunedTf32),
+                TileWidth::Tw16
+            )]
+        );
+    }
+
+    #[test]
+    fn time_budget_default_and_values() {
+        let default = args(&[]).budget();
+        assert_eq!(default, TimeBudget::new(3, 20, Some(budget::DEFAULT)));
+        assert_eq!(
+            args(&["--time-budget", "0.25", "--iters", "7", "--warmup", "0"]).budget(),
+            TimeBudget::new(0, 7, Some(Duration::from_millis(250)))
+        );
+        assert_eq!(args(&["--time-budget", "inf"]).budget().limit, None);
+        assert!(
+            args(&["--time-budget", "inf"])
+                .budget_text()
+                .starts_with("median of 20 runs after 3")
+        );
+        assert!(
+            args(&[])
+                .budget_text()
+                .contains("up to 20 runs after up to 3 warm-ups, each phase within 1 s")
+        );
+        let help = Args::command().render_long_help().to_string();
+        // The help's defaults are the constants'.
+        assert!(
+            help.contains(&format!(
+                "[default: {}]",
+                budget::limit_name(Some(budget::DEFAULT))
+            )),
+            "{help}"
+        );
+        assert!(
+            help.contains(&format!(
+                "all up to 2^{} multiply-adds",
+                spot::FULL_CHECK_MAX_MACS.trailing_zeros()
+            )),
+            "{help}"
+        );
+    }
 }

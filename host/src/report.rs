@@ -15,6 +15,9 @@ pub struct Row {
     pub n: u32,
     /// Median kernel time; `None` where nothing was timed (the simulator).
     pub ms_median: Option<f64>,
+    /// How many timed runs the median is of (`--iters`, or fewer where `--time-budget`
+    /// ran out first); `None` where nothing was timed.
+    pub runs: Option<usize>,
     pub gflops: Option<f64>,
     /// Largest errors over the elements compared; `None` when unchecked.
     pub max_abs_err: Option<f64>,
@@ -35,6 +38,7 @@ impl Row {
             k: shape.k,
             n: shape.n,
             ms_median: None,
+            runs: None,
             gflops: None,
             max_abs_err: None,
             max_rel_err: None,
@@ -59,6 +63,11 @@ pub fn none_failed(oks: impl IntoIterator<Item = Option<bool>>) -> bool {
     oks.into_iter().all(|ok| ok != Some(false))
 }
 
+/// A `runs` column: how many timed runs a median is of, or `-` where nothing was timed.
+pub fn runs_cell(runs: Option<usize>) -> String {
+    runs.map_or("-".to_owned(), |n| n.to_string())
+}
+
 /// An error column: the value, or `-` where nothing was compared.
 fn err_cell(v: Option<f64>) -> String {
     v.map_or("-".to_owned(), |v| format!("{v:.3e}"))
@@ -74,17 +83,18 @@ pub fn table(rows: &[Row]) -> String {
         .unwrap_or(0)
         .max(20);
     let mut s = format!(
-        "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>6} {:>9}\n",
-        "kernel", "tw", "m×k×n", "ms", "GFLOP/s", "max_abs", "max_rel", "check", "ok"
+        "{:<w$} {:>4} {:>16} {:>10} {:>4} {:>10} {:>11} {:>11} {:>6} {:>9}\n",
+        "kernel", "tw", "m×k×n", "ms", "runs", "GFLOP/s", "max_abs", "max_rel", "check", "ok"
     );
     for r in rows {
         let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
         s += &format!(
-            "{:<w$} {:>4} {:>16} {:>10} {:>10} {:>11} {:>11} {:>6} {:>9}\n",
+            "{:<w$} {:>4} {:>16} {:>10} {:>4} {:>10} {:>11} {:>11} {:>6} {:>9}\n",
             r.kernel,
             r.tw.map_or("-".to_owned(), |t| t.to_string()),
             format!("{}×{}×{}", r.m, r.k, r.n),
             opt(r.ms_median, 3),
+            runs_cell(r.runs),
             opt(r.gflops, 0),
             err_cell(r.max_abs_err),
             err_cell(r.max_rel_err),
@@ -116,6 +126,8 @@ pub struct VectorRow {
     /// `rows×cols` of a 2-D reduction.
     pub shape: Option<String>,
     pub ms_median: Option<f64>,
+    /// How many timed runs the median is of; `None` where nothing was timed.
+    pub runs: Option<usize>,
     /// Bytes the kernel must move (inputs read, outputs written) per second.
     pub gbps: Option<f64>,
     /// A device-to-device copy of the input measured in the same run (read + written).
@@ -134,11 +146,12 @@ pub struct VectorRow {
 pub fn vector_table(rows: &[VectorRow]) -> String {
     let opt = |v: Option<f64>, p: usize| v.map_or("-".to_owned(), |v| format!("{v:.p$}"));
     let mut s = format!(
-        "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11} {:>6} {:>9}\n",
+        "{:<16} {:>11} {:>12} {:>9} {:>4} {:>8} {:>9} {:>8} {:>11} {:>6} {:>9}\n",
         "kernel",
         "n",
         "window/shape",
         "ms",
+        "runs",
         "GB/s",
         "copy GB/s",
         "% copy",
@@ -148,7 +161,7 @@ pub fn vector_table(rows: &[VectorRow]) -> String {
     );
     for r in rows {
         s += &format!(
-            "{:<16} {:>11} {:>12} {:>9} {:>8} {:>9} {:>8} {:>11} {:>6} {:>9}\n",
+            "{:<16} {:>11} {:>12} {:>9} {:>4} {:>8} {:>9} {:>8} {:>11} {:>6} {:>9}\n",
             r.kernel,
             r.n,
             r.window
@@ -156,6 +169,7 @@ pub fn vector_table(rows: &[VectorRow]) -> String {
                 .or(r.shape.clone())
                 .unwrap_or_else(|| "-".to_owned()),
             opt(r.ms_median, 4),
+            runs_cell(r.runs),
             opt(r.gbps, 0),
             opt(r.copy_gbps, 0),
             opt(r.pct_of_copy.map(|p| 100.0 * p), 1),

@@ -51,6 +51,11 @@ impl MatmulShape {
         })
     }
 
+    /// Multiply-adds, `m·n·k` (below 2⁶⁴: `m·k` and `n` are each below 2³²).
+    pub fn macs(&self) -> u64 {
+        self.m as u64 * self.n as u64 * self.k as u64
+    }
+
     /// Multiply-adds times two.
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.k as f64 * self.n as f64

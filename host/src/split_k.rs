@@ -15,6 +15,14 @@ use kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::sgemm::{CONFIGS, split_k};
 
+/// The most blocks a configuration's own grid may have for the autotuner to time its split-k
+/// runs ([`SplitK::candidates_for`]): 1024, about four waves of two blocks on each of an
+/// H100's or H200's 132 SMs. Split-k pays where the output has too few blocks to fill the
+/// GPU (every split-k choice of the shape suite had 64 to 128); a grid past this fills it
+/// several times over, and splitting it only adds the workspace's traffic and a reduction
+/// (at 16384³ the 32-slice run would write and read a 32 GiB workspace).
+pub const MAX_GRID_BLOCKS: u64 = 1024;
+
 /// A split-k run: configuration `config` (one with a split-k entry point) over `splits`
 /// slices of `k` (fewer where `k` is short: see [`SplitK::slices`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,11 +62,14 @@ impl SplitK {
     }
 
     /// The candidates worth timing for `shape`: at least two slices of at least two
-    /// `bk`-deep tiles each.
+    /// `bk`-deep tiles each, of a configuration whose own grid for `shape` has at most
+    /// [`MAX_GRID_BLOCKS`] blocks.
     pub fn candidates_for(shape: MatmulShape) -> impl Iterator<Item = SplitK> {
         Self::candidates().filter(move |s| {
-            let bk = CONFIGS[s.config].geometry.bk.max(1) as u64;
-            shape.k as u64 >= 2 * bk * s.splits as u64
+            let g = CONFIGS[s.config].geometry;
+            let blocks = (shape.m as u64).div_ceil(g.bm.max(1) as u64)
+                * (shape.n as u64).div_ceil(g.bn.max(1) as u64);
+            shape.k as u64 >= 2 * g.bk.max(1) as u64 * s.splits as u64 && blocks <= MAX_GRID_BLOCKS
         })
     }
 
@@ -196,6 +207,43 @@ mod tests {
         }
         assert_eq!(SplitK::from_name("sgemm-coalesced-32-split2"), None);
         assert_eq!(SplitK::from_name("nonsense"), None);
+    }
+
+    #[test]
+    fn split_k_is_timed_only_for_grids_of_at_most_max_grid_blocks() {
+        let shape = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+        let blocks = |s: SplitK, sh: MatmulShape| {
+            let g = CONFIGS[s.config].geometry;
+            sh.m.div_ceil(g.bm) as u64 * sh.n.div_ceil(g.bn) as u64
+        };
+        // The suite's split-k choices keep their candidates.
+        for small in [
+            shape(512, 512, 512),
+            shape(64, 4096, 4096),
+            shape(8192, 8192, 32),
+        ] {
+            let all: Vec<_> = SplitK::candidates_for(small).collect();
+            assert!(!all.is_empty(), "{small}");
+            assert!(all.iter().all(|&s| blocks(s, small) <= MAX_GRID_BLOCKS));
+        }
+        // A huge output has none.
+        assert_eq!(
+            SplitK::candidates_for(shape(16384, 16384, 16384)).count(),
+            0
+        );
+        // At the bound exactly, and one block row past it, for each configuration.
+        for s in SplitK::candidates().filter(|s| s.splits == 2) {
+            let g = CONFIGS[s.config].geometry;
+            let (m, n) = (32 * g.bm as usize, 32 * g.bn as usize); // 32 × 32 = 1024 blocks
+            let at = shape(m, 4096, n);
+            assert_eq!(blocks(s, at), MAX_GRID_BLOCKS);
+            assert!(SplitK::candidates_for(at).any(|c| c == s), "{s} at {at}");
+            let past = shape(m + 1, 4096, n);
+            assert!(
+                SplitK::candidates_for(past).all(|c| c != s),
+                "{s} at {past}"
+            );
+        }
     }
 
     #[test]

@@ -32,13 +32,25 @@ pub fn f32_bound(k: u32) -> f64 {
 /// command line's `--check sample` all use this many.
 pub const SAMPLES: usize = 64;
 
-/// The largest product, in multiply-adds (`m·n·k`), that the command line checks in full
-/// by default: 2³³. The f64 reference ([`crate::reference::matmul_f64`]) runs at about
-/// 3.5·10⁸ multiply-adds per second per core (measured at 1024³ and 2048×256×2048), so 2³³
-/// takes about 1.5 s on the 16 cores of the project's GPU machines, and the lecture's
+/// The largest product, in multiply-adds (`m·n·k`), that the command line treats as small:
+/// 2³³. Up to it, by default, every output is checked against the full f64 product
+/// ([`CheckMode::default_for`]) and every kernel runs
+/// ([`MatmulKernel::default_set`](crate::MatmulKernel::default_set)); above it, a sample of
+/// outputs is checked and only the autotuned SGEMM runs, each unless asked for.
+///
+/// Why 2³³ for the check: the f64 reference ([`crate::reference::matmul_f64`]) runs at
+/// about 3.5·10⁸ multiply-adds per second per core (measured at 1024³ and 2048×256×2048), so
+/// 2³³ takes about 1.5 s on the 16 cores of the project's GPU machines, and the lecture's
 /// default 5120×256×5120 (2^32.6) stays checked in full; 16384³ = 2⁴² would take about
 /// 13 minutes there, against seconds on the GPU, while a [`SAMPLES`]-output spot check of it
 /// takes 30 ms.
+///
+/// Why the same bound for the kernels: run by run, the GPU time of every kernel grows with
+/// the multiply-adds. At 2³³ the whole FP32 set (34 rows with the tile widths) takes about a
+/// second of an H100's time at the default 23 runs each (estimated from the GFLOP/s
+/// measured on 4096³: about 2.5 ms a run for the lecture's kernels, 0.6 ms for the SGEMM
+/// ones); at 16384³ one run of a lecture kernel takes about a second, and the set, even
+/// within the default time budget ([`crate::budget::DEFAULT`]), well over a minute.
 pub const FULL_CHECK_MAX_MACS: u64 = 1 << 33;
 
 /// How the command line checks results against f64 (`--check`).
@@ -69,8 +81,7 @@ impl CheckMode {
     /// [`FULL_CHECK_MAX_MACS`] multiply-adds or in the simulator (which runs the kernels
     /// themselves on the CPU, slower than the reference), [`CheckMode::Sample`] above.
     pub fn default_for(shape: MatmulShape, simulated: bool) -> Self {
-        let macs = shape.m as u64 * shape.n as u64 * shape.k as u64;
-        if simulated || macs <= FULL_CHECK_MAX_MACS {
+        if simulated || shape.macs() <= FULL_CHECK_MAX_MACS {
             CheckMode::Full
         } else {
             CheckMode::Sample
@@ -78,49 +89,93 @@ impl CheckMode {
     }
 }
 
-/// The accuracy of `samples` elements of `out` (spread over the matrix, the same for every
-/// call with the same shape: the four corners, then random elements) against f64 dot
-/// products of row-major `a` and `b`, and how many elements were compared.
+/// The outputs a spot check compares, with their f64 values: the four corners, then random
+/// elements (the same ones for every product of the shape), each with its f64 dot
+/// product and `Σ|a||b|`. Computing it is the check's cost (`samples · k` multiply-adds,
+/// reading a column of `b` each); it is done once per inputs and compared with any number of
+/// results.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// `(i, j, value, magnitude)` of each compared output.
+    points: Vec<(usize, usize, f64, f64)>,
+    /// Columns of the output.
+    n: usize,
+}
+
+impl Sample {
+    /// The `samples` outputs of a product of row-major `a` and `b` of `shape`, and their
+    /// f64 values. None for an empty output.
+    pub fn new(a: &[f32], b: &[f32], shape: MatmulShape, samples: usize) -> Self {
+        let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+        if m == 0 || n == 0 {
+            return Self { points: vec![], n };
+        }
+        let mut rng = crate::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
+        // The four corners first (edge tiles are where kernels go wrong), then random elements.
+        let corners = [(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+        let random = (0..samples.saturating_sub(4)).map(|_| {
+            let i = (rng.next_u64() % m as u64) as usize;
+            let j = (rng.next_u64() % n as u64) as usize;
+            (i, j)
+        });
+        let points = corners
+            .into_iter()
+            .take(samples)
+            .chain(random)
+            .map(|(i, j)| {
+                let (mut value, mut magnitude) = (0.0f64, 0.0f64);
+                for p in 0..k {
+                    let prod = a[i * k + p] as f64 * b[p * n + j] as f64;
+                    value += prod;
+                    magnitude += prod.abs();
+                }
+                (i, j, value, magnitude)
+            })
+            .collect();
+        Self { points, n }
+    }
+
+    /// Outputs compared (a random one may be drawn more than once, and counts each time).
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Whether nothing is compared (an empty output).
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// How the sampled outputs of `out`, a result of the shape this sample was drawn for,
+    /// compare with their f64 values.
+    pub fn accuracy(&self, out: &[f32]) -> Accuracy {
+        let mut acc = Accuracy::default();
+        for &(i, j, value, magnitude) in &self.points {
+            let o = out[i * self.n + j] as f64;
+            if !o.is_finite() {
+                acc.non_finite += 1;
+                continue;
+            }
+            let err = (o - value).abs();
+            acc.max_abs_err = acc.max_abs_err.max(err);
+            if value != 0.0 {
+                acc.max_rel_err = acc.max_rel_err.max(err / value.abs());
+            }
+            acc.max_scaled_err = acc
+                .max_scaled_err
+                .max(crate::reference::scaled_err(err, magnitude));
+        }
+        acc
+    }
+}
+
+/// The accuracy of `samples` elements of `out` ([`Sample`]: the four corners, then random
+/// elements, the same for every call with the same shape) against f64 dot products of
+/// row-major `a` and `b`, and how many elements were compared.
 pub fn sampled_accuracy(
     a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape, samples: usize,
 ) -> (usize, Accuracy) {
-    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
-    let mut acc = Accuracy::default();
-    if m == 0 || n == 0 {
-        return (0, acc);
-    }
-    let mut rng = crate::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
-    // The four corners first (edge tiles are where kernels go wrong), then random elements.
-    let corners = [(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-    let random = (0..samples.saturating_sub(4)).map(|_| {
-        let i = (rng.next_u64() % m as u64) as usize;
-        let j = (rng.next_u64() % n as u64) as usize;
-        (i, j)
-    });
-    let mut compared = 0;
-    for (i, j) in corners.into_iter().take(samples).chain(random) {
-        compared += 1;
-        let (mut value, mut magnitude) = (0.0f64, 0.0f64);
-        for p in 0..k {
-            let prod = a[i * k + p] as f64 * b[p * n + j] as f64;
-            value += prod;
-            magnitude += prod.abs();
-        }
-        let o = out[i * n + j] as f64;
-        if !o.is_finite() {
-            acc.non_finite += 1;
-            continue;
-        }
-        let err = (o - value).abs();
-        acc.max_abs_err = acc.max_abs_err.max(err);
-        if value != 0.0 {
-            acc.max_rel_err = acc.max_rel_err.max(err / value.abs());
-        }
-        acc.max_scaled_err = acc
-            .max_scaled_err
-            .max(crate::reference::scaled_err(err, magnitude));
-    }
-    (compared, acc)
+    let sample = Sample::new(a, b, shape, samples);
+    (sample.len(), sample.accuracy(out))
 }
 
 /// Compares `samples` elements of `out` ([`sampled_accuracy`]) with f64 dot products of

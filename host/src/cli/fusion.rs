@@ -8,7 +8,7 @@ use super::{Args, Checker, MatmulShape};
 use kernels_gpu_host::axis::{Axis, AxisOp, AxisShape};
 use kernels_gpu_host::fusion;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu};
-use kernels_gpu_host::report::{none_failed, ok_cell};
+use kernels_gpu_host::report::{none_failed, ok_cell, runs_cell};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::spot::CheckMode;
 use kernels_gpu_host::{Backend, Error, MatmulKernel, Precision, SgemmKernel, TileWidth};
@@ -28,6 +28,8 @@ struct FusionRow {
     /// Bytes the method must move through memory at least (reads and writes).
     min_traffic_mib: f64,
     ms_median: Option<f64>,
+    /// How many timed runs the median is of; `None` where nothing was timed.
+    runs: Option<usize>,
     /// Largest `|out − ref| / Σ|a||b|`, in units of the rounding scale, over the outputs
     /// checked.
     max_scaled_err: Option<f64>,
@@ -59,18 +61,26 @@ pub fn run(args: &Args, gpu: Option<Result<Gpu, Error>>) -> Result<bool, Error> 
 
 fn table(rows: &[FusionRow]) -> String {
     let mut s = format!(
-        "{:<34} {:>14} {:>15} {:>16} {:>10} {:>12} {:>6}  ok\n",
-        "method", "shape m×k×n", "intermediate MiB", "min traffic MiB", "ms", "err/Σ|ab|", "check"
+        "{:<34} {:>14} {:>15} {:>16} {:>10} {:>4} {:>12} {:>6}  ok\n",
+        "method",
+        "shape m×k×n",
+        "intermediate MiB",
+        "min traffic MiB",
+        "ms",
+        "runs",
+        "err/Σ|ab|",
+        "check"
     );
     for r in rows {
         let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".to_owned(), f);
         s += &format!(
-            "{:<34} {:>14} {:>15.1} {:>16.1} {:>10} {:>12} {:>6}  {}\n",
+            "{:<34} {:>14} {:>15.1} {:>16.1} {:>10} {:>4} {:>12} {:>6}  {}\n",
             r.method,
             r.shape,
             r.intermediate_mib,
             r.min_traffic_mib,
             opt(r.ms_median, |v| format!("{v:.3}")),
+            runs_cell(r.runs),
             opt(r.max_scaled_err, |v| format!("{v:.2e}")),
             r.check.map_or("-", CheckMode::name),
             // A timing-only step has nothing to check.
@@ -109,6 +119,7 @@ fn row(
         intermediate_mib: intermediate as f64 / MIB,
         min_traffic_mib: traffic as f64 / MIB,
         ms_median: None,
+        runs: None,
         max_scaled_err: acc.map(|(a, _)| a.max_scaled_err),
         check: out.map(|_| checker.mode()),
         ok: acc.map(|(_, ok)| ok),
@@ -156,28 +167,31 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<FusionRow>, Error> {
     let shape = shape(args, GPU_DEFAULT)?;
     let len = fusion::intermediate_len(shape)?;
     eprintln!(
-        "{}: the fusion lesson on {shape} ({:.0} MiB intermediate), seed {}, median of {} runs",
+        "{}: the fusion lesson on {shape} ({:.0} MiB intermediate), seed {}, {}",
         gpu.info()?.name,
         4.0 * len as f64 / MIB,
         args.seed,
-        args.iters
+        args.budget_text()
     );
     let (a, b) = super::inputs(args, shape);
     let r = Checker::new(args, &a, &b, shape, false);
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     let outputs = shape.lens().2;
-    let poison = vec![f32::NAN; outputs];
-    let median = |launch: &mut dyn FnMut() -> Result<(), Error>| -> Result<f64, Error> {
-        let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, launch)?;
-        Ok(kernels_gpu_host::report::median(&mut ms))
+    let budget = args.budget();
+    // The median and how many runs it is of.
+    let median = |launch: &mut dyn FnMut() -> Result<(), Error>| -> Result<_, Error> {
+        let mut ms = gpu.time_within(&budget, launch)?;
+        Ok((kernels_gpu_host::report::median(&mut ms), ms.len()))
     };
-    let timed = |mut row: FusionRow, ms: f64| {
-        row.ms_median = (!shape.is_trivial()).then_some(ms);
+    let timed = |mut row: FusionRow, (ms, runs): (f64, usize)| {
+        if !shape.is_trivial() {
+            (row.ms_median, row.runs) = (Some(ms), Some(runs));
+        }
         row
     };
 
     let mut tmp = gpu.zeros(len as usize)?;
-    let mut out = gpu.upload(&poison)?;
+    let mut out = gpu.nans(outputs)?;
     let mut scratch = AxisScratch::default();
     gpu.zip_reduce_matmul_device(&da, &db, &mut tmp, &mut out, &mut scratch, shape)?;
     gpu.synchronize("zip_reduce")?;
@@ -212,7 +226,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<FusionRow>, Error> {
     ];
     drop(tmp);
     for (kernel, tw) in fused_kernels() {
-        let mut out = gpu.upload(&poison)?;
+        let mut out = gpu.nans(outputs)?;
         gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)?;
         gpu.synchronize(kernel.entry(tw))?;
         let got = gpu.download(&out)?;

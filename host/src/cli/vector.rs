@@ -65,6 +65,7 @@ fn row(kernel: &str, n: usize, window: Option<usize>) -> VectorRow {
         window: window.map(|w| w as u64),
         shape: None,
         ms_median: None,
+        runs: None,
         gbps: None,
         copy_gbps: None,
         pct_of_copy: None,
@@ -178,11 +179,13 @@ fn run_sim(args: &Args, check: CheckMode) -> Result<Vec<VectorRow>, Error> {
     }
 }
 
+/// The median milliseconds of `launch`, timed as `--warmup`, `--iters` and `--time-budget`
+/// allow, and how many timed runs it is of.
 fn median_ms(
     gpu: &Gpu, args: &Args, launch: impl FnMut() -> Result<(), Error>,
-) -> Result<f64, Error> {
-    let mut ms = gpu.time_ms(args.warmup as usize, args.iters as usize, launch)?;
-    Ok(report::median(&mut ms))
+) -> Result<(f64, usize), Error> {
+    let mut ms = gpu.time_within(&args.budget(), launch)?;
+    Ok((report::median(&mut ms), ms.len()))
 }
 
 fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, Error> {
@@ -194,12 +197,12 @@ fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, E
     };
     let info = gpu.info()?;
     eprintln!(
-        "{}: {:?} over {len} values{}, seed {}, median of {} runs",
+        "{}: {:?} over {len} values{}, seed {}, {}",
         info.name,
         args.op,
         shape.map_or(String::new(), |s| format!(" ({}×{})", s.rows, s.cols)),
         args.seed,
-        args.iters
+        args.budget_text()
     );
     let x = input(args, len);
     // An empty input still needs a buffer to pass (no kernel reads it).
@@ -207,13 +210,14 @@ fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, E
     // The ceiling: copying the same bytes, counted read + written.
     let copy_gbps = if len > 0 {
         let mut copy = gpu.zeros(len)?;
-        let copy_ms = median_ms(gpu, args, || gpu.copy_device(&dx, &mut copy))?;
+        let (copy_ms, _) = median_ms(gpu, args, || gpu.copy_device(&dx, &mut copy))?;
         2.0 * 4.0 * len as f64 / (copy_ms * 1e-3) / 1e9
     } else {
         f64::NAN
     };
-    let timed = |mut r: VectorRow, ms: f64, bytes: f64| {
+    let timed = |mut r: VectorRow, (ms, runs): (f64, usize), bytes: f64| {
         r.ms_median = Some(ms);
+        r.runs = Some(runs);
         r.gbps = Some(bytes / (ms * 1e-3) / 1e9);
         r.copy_gbps = Some(copy_gbps);
         r.pct_of_copy = Some(r.gbps.unwrap_or(0.0) / copy_gbps);
@@ -241,7 +245,7 @@ fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, E
                     if outputs == 0 {
                         continue;
                     }
-                    let mut out = gpu.upload(&vec![f32::NAN; outputs])?;
+                    let mut out = gpu.nans(outputs)?;
                     gpu.reduce_axis_device(op, axis, &dx, shape, &mut out, &mut scratch)?;
                     gpu.synchronize("reduce_axis")?;
                     let r = axis_row(op, axis, &x, shape, &gpu.download(&out)?, check);
@@ -262,7 +266,7 @@ fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, E
                     rows.push(sliding_row(k, len, args.window, &[], reference.as_ref()));
                     continue;
                 }
-                let mut out = gpu.upload(&vec![f32::NAN; outputs])?;
+                let mut out = gpu.nans(outputs)?;
                 gpu.sliding_average_device(k, &dx, args.window, &mut out, &mut scratch)?;
                 gpu.synchronize(k.entry())?;
                 let r = sliding_row(

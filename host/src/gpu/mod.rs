@@ -18,7 +18,9 @@ use crate::error::{DriverContext, Error, Result, is_sticky};
 use crate::ptx::KERNELS_PTX;
 use crate::shape::MatmulShape;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult, cudaError_enum as Code};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DriverError,
+};
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::thread::Dim3;
 use std::borrow::Cow;
@@ -249,6 +251,40 @@ impl Gpu {
             .map_err(|e| self.alloc_error(e, bytes))
     }
 
+    /// A new device buffer of `len` f32s, every one NaN ([`fill_nan`](Self::fill_nan)).
+    pub fn nans(&self, len: usize) -> Result<CudaSlice<f32>> {
+        let bytes = buffer_bytes::<f32>(len)?;
+        self.reserve(bytes)?;
+        // SAFETY: every bit pattern is a valid f32, and every byte is written just below,
+        // on the same stream, before anything can read the buffer.
+        let mut buf =
+            unsafe { self.stream.alloc::<f32>(len) }.map_err(|e| self.alloc_error(e, bytes))?;
+        self.fill_nan(&mut buf)?;
+        Ok(buf)
+    }
+
+    /// Queues a fill of `buf` with NaN (every byte `0xff`, a NaN pattern) on the device: a
+    /// product's output poison that costs no host memory and no upload, so an element a
+    /// kernel fails to write shows up as non-finite.
+    pub fn fill_nan(&self, buf: &mut CudaSlice<f32>) -> Result<()> {
+        let bytes = buffer_bytes::<f32>(buf.len())?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let (ptr, _record) = buf.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` is the start of `buf`, which holds `bytes` bytes (it fits usize: the
+        // buffer exists), and the memset is queued on the stream that owns it.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                ptr,
+                0xff,
+                bytes as usize,
+                self.stream.cu_stream(),
+            )
+        }
+        .call("cuMemsetD8Async")
+    }
+
     /// Queues a device-to-device copy of `src` into `dst`, as long as `src`: the bandwidth
     /// ceiling the vector kernels are measured against.
     pub fn copy_device(&self, src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>) -> Result<()> {
@@ -259,6 +295,19 @@ impl Gpu {
     /// Copies a device buffer back.
     pub fn download(&self, dev: &CudaSlice<f32>) -> Result<Vec<f32>> {
         self.stream.clone_dtoh(dev).call("cuMemcpyDtoH")
+    }
+
+    /// Copies a device buffer back into `host`, which must be as long
+    /// ([`Error::InputLength`] otherwise): one host buffer reused for many results spares
+    /// the page faults of a new one each time (a second per GiB on some hosts).
+    pub fn download_into(&self, dev: &CudaSlice<f32>, host: &mut [f32]) -> Result<()> {
+        output_len(host.len(), dev.len())?;
+        if host.is_empty() {
+            return Ok(());
+        }
+        self.stream.memcpy_dtoh(dev, host).call("cuMemcpyDtoH")?;
+        // `host` is read as soon as this returns: make sure the copy is done.
+        self.stream.synchronize().call("cuStreamSynchronize")
     }
 
     /// Waits for the stream; a fault in `kernel` (the last one queued) surfaces here as

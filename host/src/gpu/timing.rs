@@ -1,8 +1,10 @@
 //! Timing GPU work with CUDA events.
 
 use super::Gpu;
+use crate::budget::TimeBudget;
 use crate::error::{DriverContext, Result};
 use cudarc::driver::sys::CUevent_flags;
+use std::time::Instant;
 
 impl Gpu {
     /// Runs `launch` `warmup` times untimed, then `iters` times, each bracketed by CUDA
@@ -31,6 +33,29 @@ impl Gpu {
             .iter()
             .map(|(s, e)| s.elapsed_ms(e).map(f64::from).call("cuEventElapsedTime"))
             .collect()
+    }
+}
+
+impl Gpu {
+    /// Runs `launch` as `budget` allows ([`crate::budget`]): warm-ups one at a time, each
+    /// waited for, until [`TimeBudget::warmup`] have run or they have taken the limit (the
+    /// first always runs); then one timed run on its own, whose time sets how many are made
+    /// in all ([`TimeBudget::timed_runs`]); then the rest back to back, each bracketed by
+    /// CUDA events as in [`time_ms`](Self::time_ms). Returns each timed run's milliseconds:
+    /// at least one, at most [`TimeBudget::iters`].
+    pub fn time_within(
+        &self, budget: &TimeBudget, mut launch: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        let (mut done, start) = (0, Instant::now());
+        while budget.another_warmup(done, start.elapsed()) {
+            launch()?;
+            self.stream.synchronize().call("cuStreamSynchronize")?;
+            done += 1;
+        }
+        let mut ms = self.time_ms(0, 1, &mut launch)?;
+        let rest = budget.timed_runs(ms[0]).saturating_sub(1);
+        ms.extend(self.time_ms(0, rest, launch)?);
+        Ok(ms)
     }
 }
 
