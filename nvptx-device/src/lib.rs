@@ -106,7 +106,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 ///     matmul_tiled_static_tw16(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
 ///         => matmul_tiled_static::<16>;
 ///     sgemm_x(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
-///         => multistage::sgemm_multistage::<128, 128, …>, launch_bounds(256, 2);
+///         => multistage::sgemm_multistage::<128, 128, /* … */>, launch_bounds(256, 2);
 /// }
 /// ```
 #[macro_export]
