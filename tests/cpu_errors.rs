@@ -415,7 +415,7 @@ fn missing_gpu_or_ordinal_is_a_typed_error() {
     }
 }
 
-/// `Gpu::new()`, GPU 0 as the README's steps use it: a typed error without a driver or a
+/// `Gpu::new()`, GPU 0 as the host crate's page uses it: a typed error without a driver or a
 /// device, never a panic (cudarc's own constructor panics where `libcuda.so` cannot be
 /// loaded; `tests/readme.rs` shows it).
 #[test]

@@ -1,34 +1,148 @@
-//! The README's "use it from your project" steps, checked against the repository: the cudarc
-//! dependency line it tells a new user to add is the one the example that follows those
-//! steps uses (and the host library's version), and its launch snippet checks for the
-//! driver before `CudaContext::new`, which panics where there is none. Its command-line
-//! section's defaults and sample notice are the library's. On the CPU.
+//! The crates' pages — each publishable crate's `README.md`, also its rustdoc front page — and
+//! the main README's links to them, checked against the repository: the examples the pages
+//! show are the example files, the dependency lines name this repository's crates (cudarc's
+//! with the host library's version and features), the `build.rs` and kernel snippets are
+//! those of the crates they quote, and the cudarc launch snippet checks for the driver before
+//! `CudaContext::new`, which panics where there is none. The pages' Rust snippets also run as
+//! doctests; this covers what a doctest cannot see. The main README's command-line section's
+//! defaults and sample notice are the library's. On the CPU.
 
 use kernels_gpu_host::Error;
 use kernels_gpu_host::gpu::Gpu;
 
-const README: &str = include_str!("../README.md");
-const HOST_MANIFEST: &str = include_str!("../host/Cargo.toml");
-/// `examples/fused-linear/host`: the README's steps, done.
-const EXAMPLE_MANIFEST: &str = include_str!("../examples/fused-linear/host/Cargo.toml");
+const MAIN_README: &str = include_str!("../README.md");
+const TOOLCHAIN: &str = include_str!("../rust-toolchain.toml");
 
-/// The README's section that starts with the heading `heading`, up to the next heading of
-/// any level.
-fn section(heading: &str) -> &'static str {
-    let start = README
-        .find(&format!("\n{heading}\n"))
-        .unwrap_or_else(|| panic!("README has no heading `{heading}`"));
-    let body = &README[start + heading.len() + 2..];
-    let end = body.find("\n#").unwrap_or(body.len());
-    &body[..end]
+/// A publishable crate: its folder, page, manifest and library root.
+struct Crate {
+    dir: &'static str,
+    page: &'static str,
+    manifest: &'static str,
+    lib: &'static str,
 }
 
-/// The first `cudarc = { ... }` table in `text`, with its whitespace collapsed to single
-/// spaces (the README wraps it over lines).
-fn cudarc_dependency(text: &str) -> String {
+const NVPTX_DEVICE: Crate = Crate {
+    dir: "nvptx-device",
+    page: include_str!("../nvptx-device/README.md"),
+    manifest: include_str!("../nvptx-device/Cargo.toml"),
+    lib: include_str!("../nvptx-device/src/lib.rs"),
+};
+const KERNELS_GPU: Crate = Crate {
+    dir: "kernels-gpu",
+    page: include_str!("../kernels-gpu/README.md"),
+    manifest: include_str!("../kernels-gpu/Cargo.toml"),
+    lib: include_str!("../kernels-gpu/src/lib.rs"),
+};
+const NVPTX_BUILDER: Crate = Crate {
+    dir: "nvptx-builder",
+    page: include_str!("../nvptx-builder/README.md"),
+    manifest: include_str!("../nvptx-builder/Cargo.toml"),
+    lib: include_str!("../nvptx-builder/src/lib.rs"),
+};
+const HOST: Crate = Crate {
+    dir: "host",
+    page: include_str!("../host/README.md"),
+    manifest: include_str!("../host/Cargo.toml"),
+    lib: include_str!("../host/src/lib.rs"),
+};
+const CRATES: [&Crate; 4] = [&NVPTX_DEVICE, &KERNELS_GPU, &NVPTX_BUILDER, &HOST];
+
+/// `examples/fused-linear`: the downstream kernel crate and host the pages follow.
+const FUSED_KERNELS_MANIFEST: &str = include_str!("../examples/fused-linear/kernels/Cargo.toml");
+const FUSED_KERNELS_LIB: &str = include_str!("../examples/fused-linear/kernels/src/lib.rs");
+const FUSED_HOST_MANIFEST: &str = include_str!("../examples/fused-linear/host/Cargo.toml");
+const FUSED_HOST_LIB: &str = include_str!("../examples/fused-linear/host/src/lib.rs");
+const FUSED_HOST_BUILD: &str = include_str!("../examples/fused-linear/host/build.rs");
+const HOST_BUILD: &str = include_str!("../host/build.rs");
+const SMOOTH3_EXAMPLE: &str = include_str!("../nvptx-device/examples/smooth3.rs");
+const MATMUL_EXAMPLE: &str = include_str!("../host/examples/matmul.rs");
+
+/// The section of `text` that starts with the heading `heading`, up to the next heading of
+/// the same or a higher level outside code blocks.
+fn section<'a>(text: &'a str, heading: &str) -> &'a str {
     let start = text
-        .find("cudarc = {")
-        .unwrap_or_else(|| panic!("no `cudarc = {{` in:\n{text}"));
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no heading `{heading}`"));
+    let body = &text[start + heading.len() + 2..];
+    let level = heading.len() - heading.trim_start_matches('#').len();
+    let (mut at, mut in_code) = (0, false);
+    for line in body.split_inclusive('\n') {
+        in_code ^= line.starts_with("```");
+        let hashes = line.len() - line.trim_start_matches('#').len();
+        if !in_code && hashes > 0 && hashes <= level && line[hashes..].starts_with(' ') {
+            return &body[..at];
+        }
+        at += line.len();
+    }
+    body
+}
+
+/// The fenced code blocks of `text` that start at the beginning of a line: (info string,
+/// body with a newline after every line).
+fn code_blocks(text: &str) -> Vec<(&str, String)> {
+    let mut blocks = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(info) = line.strip_prefix("```") else {
+            continue;
+        };
+        let mut body = String::new();
+        for line in lines.by_ref() {
+            if line == "```" {
+                break;
+            }
+            body.push_str(line);
+            body.push('\n');
+        }
+        blocks.push((info, body));
+    }
+    blocks
+}
+
+/// The one code block of `text` with info string `info` whose body contains `needle`.
+fn block(text: &str, info: &str, needle: &str) -> String {
+    let mut found = code_blocks(text)
+        .into_iter()
+        .filter(|(i, body)| *i == info && body.contains(needle))
+        .map(|(_, body)| body);
+    let one = found
+        .next()
+        .unwrap_or_else(|| panic!("no ```{info} block with `{needle}`"));
+    assert!(
+        found.next().is_none(),
+        "two ```{info} blocks with `{needle}`"
+    );
+    one
+}
+
+/// `file` from its first line that starts with `prefix` on.
+fn from_line<'a>(file: &'a str, prefix: &str) -> &'a str {
+    let at = if file.starts_with(prefix) {
+        0
+    } else {
+        file.find(&format!("\n{prefix}"))
+            .unwrap_or_else(|| panic!("no line starting with `{prefix}`"))
+            + 1
+    };
+    &file[at..]
+}
+
+/// The package name in a manifest (its first `name = "…"` line, under `[package]`).
+fn package_name(manifest: &str) -> &str {
+    manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("name = \""))
+        .and_then(|rest| rest.split('"').next())
+        .expect("a package name")
+}
+
+/// The first `{dep} = { ... }` table in `text`, with its whitespace collapsed to single
+/// spaces.
+fn dependency(text: &str, dep: &str) -> String {
+    let start = text
+        .find(&format!("\n{dep} = {{"))
+        .unwrap_or_else(|| panic!("no `{dep} = {{` in:\n{text}"))
+        + 1;
     let end = start + text[start..].find('}').expect("the table closes");
     text[start..=end]
         .split_whitespace()
@@ -36,7 +150,7 @@ fn cudarc_dependency(text: &str) -> String {
         .join(" ")
 }
 
-/// The quoted strings after `key = ` in a one-table dependency line: its version, or its
+/// The quoted strings after `key = ` in a one-table dependency line: its version, path, or
 /// features.
 fn values(dependency: &str, key: &str) -> Vec<String> {
     // A space before the key: `features` is not `default-features`.
@@ -58,49 +172,220 @@ fn values(dependency: &str, key: &str) -> Vec<String> {
 }
 
 #[test]
-fn readme_cudarc_line_is_the_manifests() {
-    let readme = cudarc_dependency(section("### 4. Launch it with cudarc"));
-    let example = cudarc_dependency(EXAMPLE_MANIFEST);
-    // Exactly what the example that follows the steps depends on.
-    assert_eq!(readme, example, "README vs examples/fused-linear/host");
-    let host = cudarc_dependency(HOST_MANIFEST);
-    assert_eq!(values(&readme, "version").len(), 1, "{readme}");
+fn every_page_is_its_crate_s_readme_and_rustdoc_front_page_and_is_linked() {
+    for c in CRATES {
+        assert!(
+            c.manifest.lines().any(|l| l == "readme = \"README.md\""),
+            "{}/Cargo.toml: readme",
+            c.dir
+        );
+        assert!(
+            c.lib
+                .lines()
+                .take_while(|l| l.starts_with("//") || l.starts_with("#!["))
+                .any(|l| l == "#![cfg_attr(doc, doc = include_str!(\"../README.md\"))]"),
+            "{}/src/lib.rs does not take its page as its crate documentation",
+            c.dir
+        );
+        section(c.page, "## Use it from your project");
+        let link = format!("]({}/README.md)", c.dir);
+        assert!(MAIN_README.contains(&link), "README.md has no link {link}");
+    }
+}
+
+/// Every path dependency a page tells a user to add names one of this repository's crates,
+/// by its package name and folder, and each page names its own crate.
+#[test]
+fn pages_path_dependencies_are_this_repository_s_crates() {
+    const CHECKOUT: &str = "../pure-rust-cuda-kernels/";
+    for c in CRATES {
+        let mut named = Vec::new();
+        for (info, body) in code_blocks(c.page) {
+            if info != "toml" {
+                continue;
+            }
+            for line in body.lines().filter(|l| l.contains("path = ")) {
+                let dep = line.split(" = {").next().expect("a dependency line");
+                let path = values(&dependency(&format!("\n{line}"), dep), "path");
+                let dir = path[0]
+                    .strip_prefix(CHECKOUT)
+                    .unwrap_or_else(|| panic!("{}: `{line}` is not into a checkout", c.dir));
+                let target = CRATES
+                    .iter()
+                    .find(|t| t.dir == dir)
+                    .unwrap_or_else(|| panic!("{}: `{line}`: no crate in {dir}", c.dir));
+                assert_eq!(dep, package_name(target.manifest), "{}: `{line}`", c.dir);
+                named.push(dep.to_owned());
+            }
+        }
+        let own = package_name(c.manifest).to_owned();
+        assert!(
+            named.contains(&own),
+            "{}'s page never depends on {own}",
+            c.dir
+        );
+    }
+}
+
+#[test]
+fn pages_toolchain_is_the_repository_s() {
+    let channel = TOOLCHAIN
+        .lines()
+        .find_map(|l| l.strip_prefix("channel = \""))
+        .expect("a channel");
+    assert!(channel.starts_with("nightly"), "{channel}");
+    for needed in ["\"rust-src\"", "\"nvptx64-nvidia-cuda\""] {
+        assert!(
+            TOOLCHAIN.contains(needed),
+            "rust-toolchain.toml lacks {needed}"
+        );
+    }
+    for c in CRATES {
+        let text = section(c.page, "## Use it from your project");
+        for named in [
+            "rust-toolchain.toml",
+            "nightly",
+            "`rust-src`",
+            "`nvptx64-nvidia-cuda`",
+        ] {
+            assert!(
+                text.contains(named),
+                "{}'s page does not name {named}",
+                c.dir
+            );
+        }
+    }
+}
+
+/// The examples the pages show in full are the example files, and run as doctests.
+#[test]
+fn pages_examples_are_the_example_files() {
+    for (c, example) in [(&NVPTX_DEVICE, SMOOTH3_EXAMPLE), (&HOST, MATMUL_EXAMPLE)] {
+        let code = from_line(example, "use ");
+        let first = code.lines().next().expect("a first line");
+        assert_eq!(block(c.page, "rust", first), code, "{}'s page", c.dir);
+    }
+}
+
+/// nvptx-device's page: the kernel crate's `[lib]` and crate root are those of
+/// `fused-linear-kernels`, the kernel crate built from them in this repository.
+#[test]
+fn device_page_kernel_crate_is_fused_linear_s() {
+    let page = NVPTX_DEVICE.page;
+    let manifest = block(page, "toml", "[lib]");
+    // The first line of the `[lib]` table, without its comment.
+    let lib = |m: &str| -> String {
+        let at = m.find("[lib]\n").expect("a [lib] table");
+        let line = m[at..].lines().nth(1).expect("a line in [lib]");
+        line.split('#').next().unwrap_or(line).trim().to_owned()
+    };
+    assert_eq!(lib(&manifest), "crate-type = [\"rlib\"]");
+    assert_eq!(lib(&manifest), lib(FUSED_KERNELS_MANIFEST));
+    let root = block(page, "rust,ignore", "#![no_std]");
+    let attributes: Vec<&str> = root.lines().filter(|l| l.starts_with("#!")).collect();
+    assert_eq!(attributes.len(), 2, "{root}");
+    for a in attributes {
+        assert!(
+            FUSED_KERNELS_LIB.lines().any(|l| l == a),
+            "not in examples/fused-linear/kernels/src/lib.rs: `{a}`"
+        );
+    }
+}
+
+/// nvptx-builder's page: `examples/fused-linear`'s `build.rs` and its embedding line.
+#[test]
+fn builder_page_quotes_fused_linear() {
+    let page = NVPTX_BUILDER.page;
     assert_eq!(
-        values(&readme, "version"),
-        values(&host, "version"),
-        "README vs host/Cargo.toml: {readme} / {host}"
+        block(page, "rust,no_run", "PtxBuilder::new("),
+        from_line(FUSED_HOST_BUILD, "fn main")
     );
-    let (features, host_features) = (values(&readme, "features"), values(&host, "features"));
+    let embed = block(page, "rust,ignore", "include_str!");
+    assert!(FUSED_HOST_LIB.contains(&embed), "{embed}");
+    // The file name the page gives is the one the build writes.
+    let lib = package_name(FUSED_KERNELS_MANIFEST).replace('-', "_");
+    assert!(embed.contains(&format!("\"/{lib}.ptx\"")), "{embed}");
+}
+
+/// kernels-gpu's page: the host's `build.rs`, the dependency without entry points, and the
+/// fused kernel, line for line `fused-linear-kernels`' own.
+#[test]
+fn kernels_gpu_page_quotes_the_host_and_fused_linear() {
+    let page = KERNELS_GPU.page;
+    assert_eq!(
+        block(page, "rust,ignore", "for_dependency"),
+        from_line(HOST_BUILD, "fn main")
+    );
+    let (ours, theirs) = (
+        dependency(page, "kernels-gpu"),
+        dependency(FUSED_KERNELS_MANIFEST, "kernels-gpu"),
+    );
+    for d in [&ours, &theirs] {
+        assert!(d.contains("default-features = false"), "{d}");
+    }
+    let fused = block(page, "rust", "pub unsafe fn fused_linear(");
+    let kernel = &fused[..fused.find("\nfn main").expect("a main")];
+    let lines: Vec<&str> = FUSED_KERNELS_LIB.lines().map(str::trim).collect();
+    let mut checked = 0;
+    for line in kernel.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("//") || line.starts_with("use ") {
+            continue;
+        }
+        assert!(
+            lines.contains(&line),
+            "not in examples/fused-linear/kernels/src/lib.rs: `{line}`"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} lines checked");
+}
+
+#[test]
+fn host_page_cudarc_line_is_the_manifests() {
+    let page = dependency(section(HOST.page, "## Use it from your project"), "cudarc");
+    // Exactly what the example that launches its own kernels beside a `Gpu` depends on.
+    let example = dependency(FUSED_HOST_MANIFEST, "cudarc");
+    assert_eq!(
+        page, example,
+        "host/README.md vs examples/fused-linear/host"
+    );
+    let host = dependency(HOST.manifest, "cudarc");
+    assert_eq!(values(&page, "version").len(), 1, "{page}");
+    assert_eq!(
+        values(&page, "version"),
+        values(&host, "version"),
+        "host/README.md vs host/Cargo.toml: {page} / {host}"
+    );
+    let (features, host_features) = (values(&page, "features"), values(&host, "features"));
     for f in &features {
         assert!(
             host_features.contains(f),
             "{f} is not a feature of the host's cudarc: {host}"
         );
     }
-    // The check the snippet shows only exists with run-time loading, which is also what
-    // lets the crate build on a machine without CUDA.
-    assert!(features.iter().any(|f| f == "dynamic-loading"), "{readme}");
-    assert!(readme.contains("default-features = false"), "{readme}");
+    // The check the launch snippet shows only exists with run-time loading, which is also
+    // what lets the crate build on a machine without CUDA.
+    assert!(features.iter().any(|f| f == "dynamic-loading"), "{page}");
+    assert!(page.contains("default-features = false"), "{page}");
 }
 
 #[test]
-fn readme_snippet_checks_for_the_driver_before_creating_a_context() {
-    let step = section("### 4. Launch it with cudarc");
-    let code_start = step.find("```rust").expect("step 4 has a rust snippet");
-    let code = &step[code_start..];
-    let code = &code[..code[7..].find("```").expect("the snippet closes") + 7];
+fn host_page_cudarc_snippet_checks_for_the_driver_before_creating_a_context() {
+    let code = block(
+        section(HOST.page, "## Launching your own kernels"),
+        "rust,no_run",
+        "CudaContext::new(",
+    );
     let check = code
         .find("cudarc::driver::sys::is_culib_present()")
         .expect("the snippet checks for the driver library");
-    let create = code
-        .find("CudaContext::new(")
-        .expect("the snippet creates a context");
+    let create = code.find("CudaContext::new(").expect("a context");
     assert!(check < create, "the check must come first:\n{code}");
     // The check returns early rather than going on to the constructor.
     assert!(code[check..create].contains("return Err("), "{code}");
 }
 
-/// What the README says about a machine without a driver: cudarc's constructor panics,
+/// What the host page says about a machine without a driver: cudarc's constructor panics,
 /// the check avoids it, and this library's constructor returns a typed error instead. Where
 /// the driver library is present (a GPU machine), `Gpu::new` must not panic either: it
 /// succeeds, or reports no device.
@@ -122,14 +407,14 @@ fn without_a_driver_cudarc_panics_and_gpu_new_is_a_typed_error() {
         let raw = std::panic::catch_unwind(|| cudarc::driver::CudaContext::new(0).map(drop));
         assert!(
             raw.is_err(),
-            "CudaContext::new without libcuda returned {raw:?}; the README says it panics"
+            "CudaContext::new without libcuda returned {raw:?}; the host page says it panics"
         );
     }
 }
 
 /// The command-line section's words, whitespace collapsed to single spaces.
 fn command_line_words() -> String {
-    section("## Command line")
+    section(MAIN_README, "## Command line")
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -144,7 +429,7 @@ fn readme_default_kernel_set_notice_is_the_one_the_binary_prints() {
         .notice(shape)
         .expect("16384³ is above the threshold");
     assert!(
-        section("## Command line").contains(&format!("\n{notice}\n")),
+        section(MAIN_README, "## Command line").contains(&format!("\n{notice}\n")),
         "the README's line at 16384³ is not:\n{notice}"
     );
     let threshold = kernels_gpu_host::spot::FULL_CHECK_MAX_MACS;

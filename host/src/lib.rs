@@ -1,9 +1,6 @@
-//! Host side of the project: the embedded PTX, typed launchers for its kernels on a GPU
-//! (through cudarc) or on the CPU simulator, a CPU reference, and timing.
-//!
-//! Layers, as in cudarc: [`gpu::Gpu`] owns the context and module (checked raw launches);
-//! [`backend::Backend`] is the typed API on top, one object-safe trait for the GPU and the
-//! simulator alike.
+// The crate's page (README.md) is its rustdoc front page. Only under rustdoc, so that editing
+// the page does not rebuild the crate.
+#![cfg_attr(doc, doc = include_str!("../README.md"))]
 
 pub mod autotune;
 pub mod axis;

@@ -80,7 +80,7 @@ pub fn geomean(rows: &[SuiteRow]) -> f64 {
     (rows.iter().map(|r| r.ratio().ln()).sum::<f64>() / rows.len() as f64).exp()
 }
 
-/// The table's header line (the columns of [`line`]).
+/// The table's header line (the columns of [`line()`]).
 pub fn header() -> String {
     format!(
         "{:<20} {:>10} {:>10} {:>8}  {:<7} chosen configuration",

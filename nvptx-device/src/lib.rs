@@ -1,58 +1,6 @@
-//! A device API for GPU kernels compiled by rustc's own `nvptx64-nvidia-cuda` target, shaped
-//! like rust-cuda's `cuda_std`, and a CPU simulator that runs the same kernel source.
-//!
-//! The crate holds no kernels, so a kernel crate built on it exports only its own entry
-//! points. It compiles two ways from the same source:
-//!
-//! * for `nvptx64-nvidia-cuda` it is `#![no_std]` device code: the [`thread`] functions are
-//!   the special registers, [`shared`] memory is `.shared` state space accessed with
-//!   `ld.shared` / `st.shared`, and [`entry_points!`] turns kernel functions into PTX
-//!   `.entry` functions;
-//! * for the host it is an ordinary library whose device API is backed by [`sim`], a CPU
-//!   simulator that runs each block's threads concurrently on real OS threads, with real
-//!   barriers, and reports races, divergent barriers and out-of-bounds shared accesses.
-//!
-//! | module | what | CUDA C |
-//! |---|---|---|
-//! | [`thread`] | indices, dimensions, the block barrier | `threadIdx`, `blockIdx`, `__syncthreads()` |
-//! | [`shared`], [`shared_array!`] | block-shared memory, static and dynamic | `__shared__`, `extern __shared__` |
-//! | [`pipeline`] | asynchronous global → shared copies in groups | `cp.async`, `__pipeline_memcpy_async` |
-//! | [`warp`] | lane index, register shuffles, ballot, warp sum | `__shfl_up_sync`, `__shfl_down_sync`, `__shfl_xor_sync`, `__ballot_sync` |
-//! | [`intrinsics`] | FMA, NaN-propagating max, 16-byte loads | `fmaf`, `max.NaN.f32`, `float4` loads |
-//! | [`atomic`] | global atomics, acquire loads and release stores between blocks | `atomicAdd`, `cuda::atomic_ref` |
-//! | [`mma`] | tensor-core TF32 `mma.sync` m16n8k8 with documented fragment layouts, `cvt.rna.tf32.f32`, `ldmatrix` | `mma.sync`, `ldmatrix` (inline PTX) |
-//! | [`entry_points!`] | exports kernels as PTX `.entry` functions, with launch bounds | `extern "C" __global__`, `__launch_bounds__` |
-//! | [`launch`] | one launch shape, device limits and the typed error for exceeding them | `<<<grid, block, shared>>>` |
-//! | [`catalogue`] | plain-data descriptions of entry points (parameters, block, grid rule, shared memory) that any host library can read | |
-//! | [`sim`] (host only) | the CPU simulator that runs all of the above | |
-//!
-//! # A kernel crate
-//!
-//! ```ignore
-//! #![no_std]
-//! // `entry_points!` expands to `extern "gpu-kernel"` functions, which need this feature in
-//! // the crate that invokes it.
-//! #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
-//!
-//! use nvptx_device::{entry_points, shared_array, thread};
-//!
-//! /// `out[i] = 2 · x[i]`, one thread per element.
-//! pub unsafe fn double(x: *const f32, out: *mut f32, n: u32) {
-//!     let i = thread::index_1d();
-//!     if i < n {
-//!         unsafe { *out.add(i as usize) = 2.0 * *x.add(i as usize) };
-//!     }
-//! }
-//!
-//! entry_points! {
-//!     // ≤ 256 threads per block, 4 blocks per SM: ptxas caps the registers to fit.
-//!     double_f32(x: *const f32, out: *mut f32, n: u32) => double, launch_bounds(256, 4);
-//! }
-//! ```
-//!
-//! Build it to PTX with `nvptx-builder` from a build script; it needs no `#[panic_handler]`
-//! (this crate provides the nvptx one, and a second would be a duplicate lang item). Test it
-//! on the host first with [`sim::launch`].
+// The crate's page (README.md) is its rustdoc front page. Only under rustdoc, so that editing
+// the page rebuilds neither the crate nor the PTX modules built on it.
+#![cfg_attr(doc, doc = include_str!("../README.md"))]
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -106,7 +54,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 ///     matmul_tiled_static_tw16(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
 ///         => matmul_tiled_static::<16>;
 ///     sgemm_x(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
-///         => multistage::sgemm_multistage::<128, 128, …>, launch_bounds(256, 2);
+///         => multistage::sgemm_multistage::<128, 128, /* … */>, launch_bounds(256, 2);
 /// }
 /// ```
 #[macro_export]

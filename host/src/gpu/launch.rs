@@ -55,7 +55,8 @@ pub fn launch_config(l: &Launch) -> LaunchConfig {
     }
 }
 
-/// The arguments of one launch of one entry point, pushed in order; see the [module](self).
+/// The arguments of one launch of one entry point, pushed in order, and checked against the
+/// entry's `.param` list when launched ([`Launcher::launch`]).
 pub struct Launcher<'a> {
     gpu: &'a Gpu,
     info: &'a EntryInfo,

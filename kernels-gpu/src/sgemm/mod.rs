@@ -26,7 +26,7 @@
 //! `k·n` and `m·n` valid f32s, those products fit `u32`, and the index arithmetic is 32-bit
 //! and no-wrap ([`at`]). Each block computes one `BM × BN` tile of `out`; the host launches a
 //! 1D block of [`Geometry::threads`] threads on a `cdiv(n, BN) × cdiv(m, BM)` grid with no
-//! dynamic shared memory (each configuration's [`KernelSpec`](crate::catalogue::KernelSpec)).
+//! dynamic shared memory (each configuration's [`KernelSpec`]).
 //!
 //! Any shape is correct (`k = 1`, nothing a multiple of anything, tall and skinny): partial
 //! tiles are padded with zeros, and every output accumulates `fma(a[r, i], b[i, c], acc)`
@@ -115,7 +115,7 @@ impl Geometry {
 
     /// The plain-data description of entry `entry` with this geometry and parameters
     /// `params`: an entry of another crate that runs this configuration with an
-    /// [epilogue](epilogue) of its own, which takes more parameters.
+    /// [epilogue] of its own, which takes more parameters.
     pub const fn spec_with_params(
         self, entry: &'static str, params: &'static [nvptx_device::catalogue::Param],
         min_blocks: Option<u32>,
