@@ -32,7 +32,7 @@
 
 use super::epilogue::{AlphaBeta, Epilogue, Identity, Linear};
 use super::global::is_aligned16;
-use super::tile_io::{PaddedTransposedTile, Staged, TileVectors, VecTile};
+use super::tile_io::{MAX_VECS, PaddedTransposedTile, Staged, TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::pipeline::{commit_group, wait_group};
@@ -70,7 +70,14 @@ warp_tiled! {
     /// the stored row lengths; `out` overlaps neither operand; the epilogue's contract.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn sgemm_blas<const LDA: usize, const LDB: usize, const TA: bool, const TB: bool, const GROUP: u32, E: Epilogue>(
+    pub unsafe fn sgemm_blas<
+        const LDA: usize,
+        const LDB: usize,
+        const TA: bool,
+        const TB: bool,
+        const GROUP: u32,
+        E: Epilogue,
+    >(
         a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
         ldc: u32, epilogue: E,
     ) {
@@ -112,7 +119,14 @@ warp_tiled! {
     /// `a` and `b` 16-byte aligned.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn sgemm_blas_in<const LDA: usize, const LDB: usize, const TA: bool, const TB: bool, const ASYNC: bool, E: Epilogue>(
+    pub unsafe fn sgemm_blas_in<
+        const LDA: usize,
+        const LDB: usize,
+        const TA: bool,
+        const TB: bool,
+        const ASYNC: bool,
+        E: Epilogue,
+    >(
         a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
         b: *const f32, out: *mut f32, k: u32, lda: u32, ldb: u32, ldc: u32, epilogue: E,
     ) {
@@ -178,22 +192,30 @@ warp_tiled! {
             } else {
                 (tile.rows_left, tile.cols_left, k_left)
             };
-            let mut staged = ([[0.0; 4]; super::tile_io::MAX_VECS], [[0.0; 4]; super::tile_io::MAX_VECS]);
+            let mut staged = ([[0.0; 4]; MAX_VECS], [[0.0; 4]; MAX_VECS]);
             // SAFETY: the loads read only inside the operands (checked unless ASYNC, where the
             // tile is inside), which nothing writes during the kernel.
             unsafe {
                 if !(ASYNC && copy_a) {
                     staged.0 = if copy_a {
-                        AK::<BK, BM, THREADS>::load_nc(a, lda, k0, tile.row0, depth_left, rows, vec_a, t)
+                        AK::<BK, BM, THREADS>::load_nc(
+                            a, lda, k0, tile.row0, depth_left, rows, vec_a, t,
+                        )
                     } else {
-                        AT::<BM, BK, THREADS, LDA>::load_nc(a, lda, tile.row0, k0, rows, depth_left, vec_a, t)
+                        AT::<BM, BK, THREADS, LDA>::load_nc(
+                            a, lda, tile.row0, k0, rows, depth_left, vec_a, t,
+                        )
                     };
                 }
                 if !(ASYNC && copy_b) {
                     staged.1 = if copy_b {
-                        AK::<BK, BN, THREADS>::load_nc(b, ldb, k0, tile.col0, depth_left, cols, vec_b, t)
+                        AK::<BK, BN, THREADS>::load_nc(
+                            b, ldb, k0, tile.col0, depth_left, cols, vec_b, t,
+                        )
                     } else {
-                        AT::<BN, BK, THREADS, LDB>::load_nc(b, ldb, tile.col0, k0, cols, depth_left, vec_b, t)
+                        AT::<BN, BK, THREADS, LDB>::load_nc(
+                            b, ldb, tile.col0, k0, cols, depth_left, vec_b, t,
+                        )
                     };
                 }
             }
@@ -285,7 +307,14 @@ warp_tiled! {
     /// write the same output.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn sgemm_blas_batched<const LDA: usize, const LDB: usize, const TA: bool, const TB: bool, const GROUP: u32, E: AlphaBeta>(
+    pub unsafe fn sgemm_blas_batched<
+        const LDA: usize,
+        const LDB: usize,
+        const TA: bool,
+        const TB: bool,
+        const GROUP: u32,
+        E: AlphaBeta,
+    >(
         a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
         ldc: u32, stride_a: u64, stride_b: u64, stride_c: u64, alpha: f32, beta: f32,
     ) {

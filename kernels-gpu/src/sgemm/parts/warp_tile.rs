@@ -53,7 +53,7 @@ macro_rules! warp_tiled {
         > $($tail)*
     };
     ($(#[$attr:meta])* $vis:vis unsafe fn $name:ident
-        <$(const $c:ident: $ct:ty,)* E: $bound:path>($($arg:tt)*) $body:block) => {
+        <$(const $c:ident: $ct:ty,)* E: $bound:path $(,)?>($($arg:tt)*) $body:block) => {
         $crate::sgemm::parts::warp_tile::warp_tiled!(@generics
             [$(#[$attr])* $vis unsafe fn $name] [$(const $c: $ct,)* E: $bound] ($($arg)*) $body);
     };
