@@ -432,6 +432,7 @@ macro_rules! blas_configs {
         $threads:literal, $group:literal> $(, min_blocks($mb:literal))?; )*) => {
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
+            #[allow(clippy::too_many_arguments)] // BLAS's parameters
             $entry(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, lda: u32,
                 ldb: u32, ldc: u32, stride_a: u64, stride_b: u64, stride_c: u64, alpha: f32,
                 beta: f32)
