@@ -218,3 +218,51 @@ fn tf32_rung_is_unrolled_mma_sync() {
         assert_eq!(count(b, "fma.rn.f32"), 0, "{k}: FMAs");
     }
 }
+
+/// Rung 12 (the BLAS entries): no local memory; shared declarations and launch bounds as the
+/// catalogue says; each of its two loops (copy path and checked path) unrolled to exactly
+/// `BK × outputs per thread` FMAs (plus the epilogue's `β` FMA per output and store path); `cp.async` for every operand stored `k`-major (none in NT,
+/// where both go through registers), one barrier after each prologue and one per tile.
+#[test]
+fn blas_rung_matches_its_catalogue() {
+    use kernels_gpu_host::gemm::Op;
+    use kernels_gpu_host::kernels_gpu::sgemm::blas::BLAS_CONFIGS;
+    for c in BLAS_CONFIGS {
+        let entry = c.spec.entry;
+        let b = body(entry);
+        assert!(
+            !b.contains(".local") && !b.contains("__local_depot"),
+            "{entry}: local memory"
+        );
+        let declared: u32 = b
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(".shared"))
+            .map(|l| {
+                l[l.rfind('[').unwrap() + 1..l.rfind(']').unwrap()]
+                    .parse::<u32>()
+                    .unwrap()
+            })
+            .sum();
+        assert_eq!(declared, c.geometry.static_shared_bytes, "{entry}");
+        let g = c.geometry;
+        let outputs = g.bm * g.bn / g.threads;
+        // Each loop's BK steps, plus β's FMA per output in each loop's two stores (16-byte
+        // and checked).
+        let fmas = 2 * g.bk * outputs + 2 * 2 * outputs;
+        assert_eq!(count(b, "fma.rn.f32"), fmas as usize, "{entry}");
+        let copied = (c.a == Op::T) as usize + (c.b == Op::N) as usize;
+        assert_eq!(
+            count(b, "cp.async.cg.shared.global") > 0,
+            copied > 0,
+            "{entry}"
+        );
+        assert_eq!(count(b, "bar.sync"), 4, "{entry}");
+        let found = nvptx_builder::ptx::entry_directives(KERNELS_PTX, entry).expect("entry");
+        let want = c
+            .spec
+            .launch_bounds
+            .map(|l| ([l.max_threads, 1, 1], l.min_blocks));
+        assert_eq!(found.maxntid.zip(found.minnctapersm), want, "{entry}");
+    }
+}
