@@ -52,12 +52,7 @@ fn check(gpu: &Gpu, case: &Case, kernel: GemmKernel) -> Result<(), Failed> {
         // summation order of its own (tested against its CPU twin in gpu_matmul). Its bits
         // are the ladder's.
         (GemmKernel::Auto, Some(shape)) => {
-            // The problem's operands: a column-major call's are swapped.
-            let (a, b) = if p.swapped {
-                (&case.b, &case.a)
-            } else {
-                (&case.a, &case.b)
-            };
+            let (a, b) = p.operands(&case.a, &case.b);
             let (a, b) = (gpu.upload(a)?, gpu.upload(b)?);
             let mut out = gpu.zeros(case.c.len())?;
             let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);

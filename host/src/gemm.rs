@@ -248,62 +248,51 @@ impl Gemm {
             lds[i] = ld;
             strides[i] = stride;
         }
-        let (op_a, op_b, m, n) = (self.op_a, self.op_b, m as u32, n as u32);
+        if self.batch > u32::MAX as usize {
+            return Err(Error::IndexOverflow {
+                operand: "batch",
+                rows: self.batch,
+                cols: 1,
+                elements: self.batch as u128,
+            });
+        }
         let [lda, ldb, ldc] = lds.map(|ld| ld as u32);
         let [stride_a, stride_b, stride_c] = strides.map(|s| s as u64);
-        let row_major = match self.order {
-            Order::RowMajor => Problem {
-                op_a,
-                op_b,
-                m,
-                n,
-                k: k as u32,
-                lda,
-                ldb,
-                ldc,
-                stride_a,
-                stride_b,
-                stride_c,
-                swapped: false,
-                ..Problem::EMPTY
-            },
+        let row_major = Problem {
+            op_a: self.op_a,
+            op_b: self.op_b,
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+            lda,
+            ldb,
+            ldc,
+            stride_a,
+            stride_b,
+            stride_c,
+            alpha: self.alpha,
+            beta: self.beta,
+            batch: self.batch as u32,
+            swapped: false,
+            exact,
+        };
+        Ok(match self.order {
+            Order::RowMajor => row_major,
             // Cᵀ (n × m, row-major with ld = ldc) = op(B)ᵀ·op(A)ᵀ, where a column-major
             // matrix is its transpose row-major: B's storage is the first operand with B's
             // op, A's the second with A's.
             Order::ColMajor => Problem {
-                op_a: op_b,
-                op_b: op_a,
-                m: n,
-                n: m,
-                k: k as u32,
+                op_a: row_major.op_b,
+                op_b: row_major.op_a,
+                m: row_major.n,
+                n: row_major.m,
                 lda: ldb,
                 ldb: lda,
-                ldc,
                 stride_a: stride_b,
                 stride_b: stride_a,
-                stride_c,
                 swapped: true,
-                ..Problem::EMPTY
+                ..row_major
             },
-        };
-        Ok(Problem {
-            alpha: self.alpha,
-            beta: self.beta,
-            batch: self.batch as u32,
-            exact,
-            ..row_major
-        })
-        .and_then(|p| {
-            if self.batch > u32::MAX as usize {
-                Err(Error::IndexOverflow {
-                    operand: "batch",
-                    rows: self.batch,
-                    cols: 1,
-                    elements: self.batch as u128,
-                })
-            } else {
-                Ok(p)
-            }
         })
     }
 }
@@ -333,24 +322,10 @@ pub struct Problem {
 }
 
 impl Problem {
-    const EMPTY: Self = Self {
-        op_a: Op::N,
-        op_b: Op::N,
-        m: 0,
-        n: 0,
-        k: 0,
-        lda: 1,
-        ldb: 1,
-        ldc: 1,
-        stride_a: 0,
-        stride_b: 0,
-        stride_c: 0,
-        alpha: 1.0,
-        beta: 0.0,
-        batch: 1,
-        swapped: false,
-        exact: false,
-    };
+    /// The caller's operands `(a, b)` in the problem's order: swapped for a column-major call.
+    pub fn operands<'x, T: ?Sized>(&self, a: &'x T, b: &'x T) -> (&'x T, &'x T) {
+        if self.swapped { (b, a) } else { (a, b) }
+    }
 
     /// Whether no output is written: an empty output or no products.
     pub fn is_empty(&self) -> bool {

@@ -162,7 +162,7 @@ pub fn gemm_f64(
     let p = call.check(a.len(), b.len(), c.len())?;
     // Element (r, col) of op(X) for product z, X stored row-major with leading dimension
     // `ld`: the checked problem is row-major (a column-major call has its operands swapped).
-    let (pa, pb) = if p.swapped { (b, a) } else { (a, b) };
+    let (pa, pb) = p.operands(a, b);
     let at = |x: &[f32], op: Op, ld: u32, stride: u64, z: usize, r: usize, col: usize| {
         let (sr, sc) = match op {
             Op::N => (r, col),

@@ -146,7 +146,7 @@ impl Backend for Simulator {
         if p.is_empty() {
             return Ok(());
         }
-        let (a, b) = if p.swapped { (b, a) } else { (a, b) };
+        let (a, b) = p.operands(a, b);
         let config = match kernel.resolve(&p, Self::MULTIPROCESSORS)? {
             Resolved::Matmul(kernel, tw, shape) => {
                 let out = self.matmul(kernel, tw, a, b, shape)?;

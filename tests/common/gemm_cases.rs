@@ -125,11 +125,7 @@ pub fn cases(shapes: &[(usize, usize, usize)]) -> Vec<Case> {
 pub fn expected_bits(case: &Case) -> Vec<f32> {
     let g = &case.call;
     let p = g.check(case.a.len(), case.b.len(), case.c.len()).unwrap();
-    let (a, b) = if p.swapped {
-        (&case.b, &case.a)
-    } else {
-        (&case.a, &case.b)
-    };
+    let (a, b) = p.operands(&case.a, &case.b);
     let at = |x: &[f32], op: Op, ld: u32, stride: u64, z: usize, r: usize, col: usize| {
         let (sr, sc) = if op == Op::N { (r, col) } else { (col, r) };
         x[z * stride as usize + sr * ld as usize + sc]

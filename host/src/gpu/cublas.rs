@@ -191,7 +191,7 @@ impl Cublas {
         if p.is_empty() {
             return Ok(());
         }
-        let (a, b) = if p.swapped { (b, a) } else { (a, b) };
+        let (a, b) = p.operands(a, b);
         let int = |d: u64| {
             c_int::try_from(d).map_err(|_| Error::Cublas {
                 call: "cublasSgemmStridedBatched (a size exceeds i32::MAX)",

@@ -20,7 +20,7 @@ impl Gpu {
         if p.is_empty() {
             return Ok(());
         }
-        let (a, b) = if p.swapped { (b, a) } else { (a, b) };
+        let (a, b) = p.operands(a, b);
         match kernel.resolve(&p, self.multiprocessors)? {
             Resolved::Matmul(kernel, tw, shape) => self.matmul_device(kernel, tw, a, b, c, shape),
             Resolved::Blas(config) => self.blas_device(config, &p, a, b, c),
