@@ -327,6 +327,21 @@ impl Problem {
         if self.swapped { (b, a) } else { (a, b) }
     }
 
+    /// The offset of `op(A)[r, c]` of product `z` in the problem's first operand.
+    pub fn a_index(&self, z: usize, r: usize, c: usize) -> usize {
+        stored_index(self.op_a, self.lda, self.stride_a, z, r, c)
+    }
+
+    /// The offset of `op(B)[r, c]` of product `z` in the problem's second operand.
+    pub fn b_index(&self, z: usize, r: usize, c: usize) -> usize {
+        stored_index(self.op_b, self.ldb, self.stride_b, z, r, c)
+    }
+
+    /// The offset of `C[r, c]` of product `z` in the output.
+    pub fn c_index(&self, z: usize, r: usize, c: usize) -> usize {
+        stored_index(Op::N, self.ldc, self.stride_c, z, r, c)
+    }
+
     /// Whether no output is written: an empty output or no products.
     pub fn is_empty(&self) -> bool {
         self.m == 0 || self.n == 0 || self.batch == 0
@@ -367,6 +382,16 @@ impl Problem {
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64 * self.batch as f64
     }
+}
+
+/// The offset of element `[r, c]` of `op(X)` for product `z`, `X` stored row-major with
+/// leading dimension `ld` and batch stride `stride`.
+fn stored_index(op: Op, ld: u32, stride: u64, z: usize, r: usize, c: usize) -> usize {
+    let (row, col) = match op {
+        Op::N => (r, c),
+        Op::T => (c, r),
+    };
+    z * stride as usize + row * ld as usize + col
 }
 
 /// Which kernel runs a [`Gemm`].

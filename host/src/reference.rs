@@ -158,18 +158,8 @@ impl GemmReference {
 pub fn gemm_f64(
     call: &crate::gemm::Gemm, a: &[f32], b: &[f32], c: &[f32],
 ) -> crate::error::Result<GemmReference> {
-    use crate::gemm::Op;
     let p = call.check(a.len(), b.len(), c.len())?;
-    // Element (r, col) of op(X) for product z, X stored row-major with leading dimension
-    // `ld`: the checked problem is row-major (a column-major call has its operands swapped).
     let (pa, pb) = p.operands(a, b);
-    let at = |x: &[f32], op: Op, ld: u32, stride: u64, z: usize, r: usize, col: usize| {
-        let (sr, sc) = match op {
-            Op::N => (r, col),
-            Op::T => (col, r),
-        };
-        x[z * stride as usize + sr * ld as usize + sc] as f64
-    };
     let mut out: Vec<f64> = c.iter().map(|&x| x as f64).collect();
     let mut bound = vec![0.0; c.len()];
     let (alpha, beta, k) = (p.alpha as f64, p.beta as f64, p.k as usize);
@@ -179,12 +169,11 @@ pub fn gemm_f64(
             for j in 0..p.n as usize {
                 let (mut dot, mut mag) = (0.0f64, 0.0f64);
                 for q in 0..k {
-                    let x = at(pa, p.op_a, p.lda, p.stride_a, z, i, q)
-                        * at(pb, p.op_b, p.ldb, p.stride_b, z, q, j);
+                    let x = pa[p.a_index(z, i, q)] as f64 * pb[p.b_index(z, q, j)] as f64;
                     dot += x;
                     mag += x.abs();
                 }
-                let idx = z * p.stride_c as usize + i * p.ldc as usize + j;
+                let idx = p.c_index(z, i, j);
                 let old = if p.beta != 0.0 { out[idx] } else { 0.0 };
                 out[idx] = alpha * dot + beta * old;
                 bound[idx] = (k as f64 + 1.0) * u * alpha.abs() * mag * 1.01

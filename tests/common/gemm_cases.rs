@@ -126,19 +126,14 @@ pub fn expected_bits(case: &Case) -> Vec<f32> {
     let g = &case.call;
     let p = g.check(case.a.len(), case.b.len(), case.c.len()).unwrap();
     let (a, b) = p.operands(&case.a, &case.b);
-    let at = |x: &[f32], op: Op, ld: u32, stride: u64, z: usize, r: usize, col: usize| {
-        let (sr, sc) = if op == Op::N { (r, col) } else { (col, r) };
-        x[z * stride as usize + sr * ld as usize + sc]
-    };
     let mut c = case.c.clone();
     for z in 0..p.batch as usize {
         for i in 0..p.m as usize {
             for j in 0..p.n as usize {
                 let acc = (0..p.k as usize).fold(0.0f32, |acc, q| {
-                    at(a, p.op_a, p.lda, p.stride_a, z, i, q)
-                        .mul_add(at(b, p.op_b, p.ldb, p.stride_b, z, q, j), acc)
+                    a[p.a_index(z, i, q)].mul_add(b[p.b_index(z, q, j)], acc)
                 });
-                let idx = z * p.stride_c as usize + i * p.ldc as usize + j;
+                let idx = p.c_index(z, i, j);
                 let mut v = if p.alpha == 1.0 { acc } else { p.alpha * acc };
                 if p.beta != 0.0 {
                     v = p.beta.mul_add(c[idx], v);
