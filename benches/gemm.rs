@@ -10,6 +10,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput};
 use kernels_gpu_host::gemm::{Gemm, GemmKernel, Op};
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
+use kernels_gpu_host::report::median;
 use kernels_gpu_host::{Error, data::Rng};
 use std::time::Duration;
 
@@ -30,6 +31,16 @@ enum Contender {
 }
 
 impl Contender {
+    /// The autotuned ladder's plain NN product, timed on one product of the batch's size.
+    fn is_ladder(self) -> bool {
+        matches!(self, Self::Ours(_, _, GemmKernel::Auto))
+    }
+
+    /// Products one launch computes.
+    fn products(self, batch: usize) -> usize {
+        if self.is_ladder() { 1 } else { batch }
+    }
+
     fn name(self) -> String {
         let ops = |a: Op, b: Op| format!("{}{}", a.name(), b.name());
         match self {
@@ -122,13 +133,14 @@ fn run(gpu: &Gpu, c: &mut Criterion, summary: bool) -> kernels_gpu_host::error::
         let name = format!("gemm-{m}x{k}x{n}-batch{batch}");
         let mut group = c.benchmark_group(&name);
         let flops = 2 * m * k * n;
+        // One run each first, so that a failure is an error here, not a panic in criterion's
+        // loop.
         for &who in &contenders {
-            let products = if matches!(who, Contender::Ours(_, _, GemmKernel::Auto)) {
-                1
-            } else {
-                batch
-            };
-            group.throughput(Throughput::Elements((flops * products) as u64));
+            launch(who, &mut inputs)?;
+            gpu.synchronize("gemm bench")?;
+        }
+        for &who in &contenders {
+            group.throughput(Throughput::Elements((flops * who.products(batch)) as u64));
             group.bench_function(BenchmarkId::from_parameter(who.name()), |bench| {
                 bench.iter_custom(|iters| {
                     gpu.time_batch(iters, || launch(who, &mut inputs))
@@ -139,14 +151,8 @@ fn run(gpu: &Gpu, c: &mut Criterion, summary: bool) -> kernels_gpu_host::error::
         group.finish();
         if summary {
             for &who in &contenders {
-                let ms = gpu.time_ms(3, 20, || launch(who, &mut inputs))?;
-                let mut ms = ms;
-                ms.sort_by(f64::total_cmp);
-                let per_product = if matches!(who, Contender::Ours(_, _, GemmKernel::Auto)) {
-                    ms[ms.len() / 2]
-                } else {
-                    ms[ms.len() / 2] / batch as f64
-                };
+                let mut ms = gpu.time_ms(3, 20, || launch(who, &mut inputs))?;
+                let per_product = median(&mut ms) / who.products(batch) as f64;
                 table.push((name.clone(), who, per_product));
             }
         }
@@ -175,7 +181,7 @@ fn print_summary(
                 .find(|(s, w, _)| s == shape && want(w))
                 .map(|&(_, _, ms)| ms)
         };
-        let ladder = find(&|w| matches!(w, Contender::Ours(_, _, GemmKernel::Auto)));
+        let ladder = find(&|w| w.is_ladder());
         let same = match who {
             Contender::Ours(a, b, _) => {
                 find(&|w| matches!(w, Contender::Cublas(x, y) if (x, y) == (a, b)))
