@@ -35,6 +35,25 @@ fn count(body: &str, op: &str) -> usize {
         .count()
 }
 
+/// The first line of `body` that uses local memory (`.local`, `__local_depot`), if any.
+fn local_memory(body: &str) -> Option<&str> {
+    body.lines()
+        .map(str::trim)
+        .find(|l| l.contains(".local") || l.contains("__local_depot"))
+}
+
+/// The bytes of the `.shared` arrays `body` declares.
+fn shared_bytes(body: &str) -> u32 {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with(".shared"))
+        .map(|l| {
+            let len = &l[l.rfind('[').expect("array") + 1..l.rfind(']').expect("array")];
+            len.parse::<u32>().unwrap_or_else(|_| panic!("`{l}`"))
+        })
+        .sum()
+}
+
 /// Rungs 5 to 10: the 16-byte fast path and the transposed `a` tile (rung 11 loads by
 /// `cp.async` and `ldmatrix` instead).
 fn is_vectorized(k: SgemmKernel) -> bool {
@@ -57,13 +76,7 @@ fn every_sgemm_kernel_is_an_entry_point() {
 #[test]
 fn no_local_memory() {
     for k in entries() {
-        let b = body(k.entry());
-        if let Some(line) = b
-            .lines()
-            .find(|l| l.contains(".local") || l.contains("__local_depot"))
-        {
-            panic!("{k}: local memory: `{}`", line.trim());
-        }
+        assert_eq!(local_memory(body(k.entry())), None, "{k}");
     }
 }
 
@@ -126,15 +139,7 @@ fn products_are_fused_and_shared_memory_is_shared_state_space() {
 #[test]
 fn shared_declarations_match_the_catalogue() {
     for k in entries() {
-        let declared: u32 = body(k.entry())
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with(".shared"))
-            .map(|l| {
-                let len = &l[l.rfind('[').expect("array") + 1..l.rfind(']').expect("array")];
-                len.parse::<u32>().unwrap_or_else(|_| panic!("{k}: `{l}`"))
-            })
-            .sum();
+        let declared = shared_bytes(body(k.entry()));
         assert_eq!(declared, k.config().geometry.static_shared_bytes, "{k}");
     }
 }
@@ -230,21 +235,8 @@ fn blas_rung_matches_its_catalogue() {
     for c in BLAS_CONFIGS {
         let entry = c.spec.entry;
         let b = body(entry);
-        assert!(
-            !b.contains(".local") && !b.contains("__local_depot"),
-            "{entry}: local memory"
-        );
-        let declared: u32 = b
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with(".shared"))
-            .map(|l| {
-                l[l.rfind('[').unwrap() + 1..l.rfind(']').unwrap()]
-                    .parse::<u32>()
-                    .unwrap()
-            })
-            .sum();
-        assert_eq!(declared, c.geometry.static_shared_bytes, "{entry}");
+        assert_eq!(local_memory(b), None, "{entry}");
+        assert_eq!(shared_bytes(b), c.geometry.static_shared_bytes, "{entry}");
         let g = c.geometry;
         let outputs = g.bm * g.bn / g.threads;
         // Each loop's BK steps, plus β's FMA per output in each loop's two stores (16-byte
