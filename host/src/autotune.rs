@@ -305,6 +305,8 @@ static MEMO: Mutex<BTreeMap<String, Tuned>> = Mutex::new(BTreeMap::new());
 
 /// The configuration of `precision` to run for `shape` on `gpu`: memoised, else cached in
 /// the file, else timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
+/// Once a choice is memoised, every call of this process gets it, even where several threads
+/// tuned the same shape at once (the first one recorded wins).
 ///
 /// Fails only if the GPU does (a candidate the device refuses to launch is skipped), or
 /// with [`Error::PrecisionNotImplemented`] for a precision without candidates.
@@ -321,25 +323,38 @@ pub fn choose(
         precision,
         fingerprint,
     );
+    // The first choice recorded for a key is the process's: threads that tuned the same
+    // shape at the same time all run the one that was recorded first, so no launch of this
+    // process changes kernel (and bits) after the first.
     let memo = |kernel| {
-        MEMO.lock()
+        *MEMO
+            .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key.clone(), kernel);
-        kernel
+            .entry(key.clone())
+            .or_insert(kernel)
     };
     if let Some(&kernel) = MEMO.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(kernel);
     }
     let Some(path) = TuneCache::default_path() else {
         let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
-        report(shape, &choice, None);
-        return Ok(memo(kernel));
+        let chosen = memo(kernel);
+        if chosen == kernel {
+            report(shape, &choice, None);
+        }
+        return Ok(chosen);
     };
     let cache = TuneCache::load(path);
     if let Some(kernel) = cache.kernel(&key) {
         return Ok(memo(kernel));
     }
     let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
+    let chosen = memo(kernel);
+    if chosen != kernel {
+        // Another thread recorded its choice first: that one is this process's, and its own
+        // report and cache entry stand.
+        return Ok(chosen);
+    }
     report(shape, &choice, Some(cache.path()));
     // Re-read just before writing, to keep what other processes added meanwhile (unless the
     // file was bad already: that was said once).
@@ -357,7 +372,7 @@ pub fn choose(
             fresh.path().display()
         );
     }
-    Ok(memo(kernel))
+    Ok(chosen)
 }
 
 /// Times every candidate of [`Tuned::candidates`]`(shape, precision)` on `shape` with `a`,
