@@ -558,3 +558,60 @@ fn zip_with_wrong_input_lengths_is_a_typed_error() {
         .unwrap_err();
     assert!(matches!(err, Error::InputLength { .. }), "{err:?}");
 }
+
+/// A predecessor that has published nothing yet holds the look-back, which re-reads until it
+/// appears (a block on the GPU publishes its aggregate without waiting for anyone).
+#[test]
+fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
+    use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+    use kernels_gpu::nvptx_device::sim::{self as device_sim, SharedPtr};
+    use kernels_gpu::nvptx_device::thread::Dim3;
+    use std::sync::Mutex;
+
+    let b = scan::LOOK_BACK as usize + 40;
+    let mut state = vec![0u64; scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * (b + 1)];
+    let d = |tile: usize| scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * tile;
+    let two = Tally {
+        sum: 2.0,
+        inf: 0,
+        nan: 0,
+    };
+    // Tile 0 inclusive; every other tile but `late` (past the first step) has its aggregate.
+    let late = 7;
+    for tile in 0..b {
+        let status = if tile == 0 {
+            scan::INCLUSIVE
+        } else {
+            scan::AGGREGATE
+        };
+        if tile != late {
+            // SAFETY: tile's descriptor, no launch running.
+            unsafe { scan::publish(state.as_mut_ptr().add(d(tile)), status, two) };
+        }
+    }
+    let ps = SharedPtr(state.as_mut_ptr());
+    let got = Mutex::new(vec![]);
+    let launch = Launch {
+        grid: Dim3::x(1),
+        block: Dim3::x(32),
+        dynamic_shared_bytes: 0,
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            // SAFETY: the late tile's descriptor; the look-back only reads it.
+            unsafe { scan::publish(ps.get().add(d(late)), scan::AGGREGATE, two) };
+        });
+        device_sim::launch(&launch, &Limits::default(), || {
+            // SAFETY: one full warp; tile `late` is published by the thread above.
+            let t = unsafe { scan::look_back(ps.get(), b as u32) };
+            got.lock().unwrap().push(t);
+        })
+        .unwrap();
+    });
+    let got = got.into_inner().unwrap();
+    assert_eq!(got.len(), 32);
+    for t in got {
+        assert_eq!((t.sum, t.inf, t.nan), (2.0 * b as f64, 0, 0));
+    }
+}
