@@ -1,12 +1,14 @@
 //! The tensor-core API (`nvptx_device::mma`) in the simulator: the fragment layouts against
 //! the PTX ISA's table written out by hand, the warp-level TF32 product against a plain
 //! matrix product, a kernel with a wrong layout caught on the CPU, `ldmatrix` delivering an
-//! `a` fragment, the TF32 rounding, and misuse reported instead of hanging.
+//! `a` fragment, the TF32 rounding, and misuse reported instead of hanging; and the same for
+//! the BF16 product (`m16n8k16`) and its rounding.
 
 use nvptx_device::launch::{Launch, Limits};
 use nvptx_device::mma::{
-    self, FragA, FragB, FragC, a_position, b_position, c_position, ldmatrix_x4, mma_m16n8k8_tf32,
-    tf32_round_bits, tf32_value, to_tf32,
+    self, FragA, FragABf16, FragB, FragBBf16, FragC, a_bf16_position, a_position, b_bf16_position,
+    b_position, bf16_round_bits, bf16_value, c_position, ldmatrix_x4, mma_m16n8k8_tf32,
+    mma_m16n8k16_bf16, pack_bf16x2, tf32_round_bits, tf32_value, to_tf32,
 };
 use nvptx_device::shared_array;
 use nvptx_device::sim::{self, SharedPtr, SimError};
@@ -279,4 +281,183 @@ fn misaligned_ldmatrix_is_reported() {
     })
     .unwrap_err();
     assert!(matches!(err, SimError::SharedOutOfBounds { .. }), "{err:?}");
+}
+
+/// A few lanes' BF16 registers as the PTX ISA's m16n8k16 `.bf16` figures show them, copied
+/// out by hand: `(row, col)` of the low and the high half of each register.
+#[test]
+fn bf16_layout_matches_the_ptx_isa_table() {
+    #[allow(clippy::type_complexity)]
+    let table: [(u32, [[(u32, u32); 2]; 4], [[(u32, u32); 2]; 2]); 3] = [
+        (
+            0,
+            [
+                [(0, 0), (0, 1)],
+                [(8, 0), (8, 1)],
+                [(0, 8), (0, 9)],
+                [(8, 8), (8, 9)],
+            ],
+            [[(0, 0), (1, 0)], [(8, 0), (9, 0)]],
+        ),
+        (
+            5,
+            [
+                [(1, 2), (1, 3)],
+                [(9, 2), (9, 3)],
+                [(1, 10), (1, 11)],
+                [(9, 10), (9, 11)],
+            ],
+            [[(2, 1), (3, 1)], [(10, 1), (11, 1)]],
+        ),
+        (
+            31,
+            [
+                [(7, 6), (7, 7)],
+                [(15, 6), (15, 7)],
+                [(7, 14), (7, 15)],
+                [(15, 14), (15, 15)],
+            ],
+            [[(6, 7), (7, 7)], [(14, 7), (15, 7)]],
+        ),
+    ];
+    for (lane, a, b) in table {
+        for reg in 0..4 {
+            for half in 0..2 {
+                assert_eq!(
+                    a_bf16_position(lane, reg, half),
+                    a[reg][half],
+                    "lane {lane} a{reg}.{half}"
+                );
+                if reg < 2 {
+                    assert_eq!(
+                        b_bf16_position(lane, reg, half),
+                        b[reg][half],
+                        "lane {lane} b{reg}.{half}"
+                    );
+                }
+            }
+        }
+    }
+    let mut seen_a = [[0; 16]; 16];
+    let mut seen_b = [[0; 8]; 16];
+    for lane in 0..32 {
+        for half in 0..2 {
+            for reg in 0..4 {
+                let (r, c) = a_bf16_position(lane, reg, half);
+                seen_a[r as usize][c as usize] += 1;
+            }
+            for reg in 0..2 {
+                let (k, n) = b_bf16_position(lane, reg, half);
+                seen_b[k as usize][n as usize] += 1;
+            }
+        }
+    }
+    assert!(seen_a.iter().flatten().all(|&x| x == 1));
+    assert!(seen_b.iter().flatten().all(|&x| x == 1));
+    assert_eq!(mma::K_BF16, 16);
+}
+
+/// `A` 16 × 16, `B` 16 × 8 with distinct values exact in BF16, `C` 16 × 8.
+fn bf16_matrices() -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let a = (0..256).map(|i| ((i * 7) % 23) as f32 - 11.0).collect();
+    let b = (0..128)
+        .map(|i| ((i * 5) % 17) as f32 * 0.25 - 2.0)
+        .collect();
+    let c = (0..128).map(|i| (i % 9) as f32 * 0.5).collect();
+    (a, b, c)
+}
+
+/// One warp issues one BF16 mma, its `a` fragment placed by `place_a`.
+fn run_bf16_mma(place_a: fn(u32, usize, usize) -> (u32, u32)) -> Vec<f32> {
+    let (a, b, c) = bf16_matrices();
+    let mut d = vec![f32::NAN; 128];
+    let out = SharedPtr(d.as_mut_ptr());
+    launch_warp(32, || {
+        let lane = thread_idx_x();
+        let at_a = |reg, half| {
+            let (r, k) = place_a(lane, reg, half);
+            a[(r * 16 + k) as usize]
+        };
+        let at_b = |reg, half| {
+            let (k, n) = b_bf16_position(lane, reg, half);
+            b[(k * 8 + n) as usize]
+        };
+        let frag_a: FragABf16 = core::array::from_fn(|reg| pack_bf16x2(at_a(reg, 0), at_a(reg, 1)));
+        let frag_b: FragBBf16 = core::array::from_fn(|reg| pack_bf16x2(at_b(reg, 0), at_b(reg, 1)));
+        let frag_c: FragC = core::array::from_fn(|reg| {
+            let (r, n) = c_position(lane, reg);
+            c[(r * 8 + n) as usize]
+        });
+        // SAFETY: all 32 lanes of the warp issue it.
+        let frag_d = unsafe { mma_m16n8k16_bf16(&frag_a, &frag_b, frag_c) };
+        for (reg, v) in frag_d.into_iter().enumerate() {
+            let (r, n) = c_position(lane, reg);
+            // SAFETY: each (r, n) belongs to one lane.
+            unsafe { *out.get().add((r * 8 + n) as usize) = v };
+        }
+    })
+    .unwrap();
+    d
+}
+
+fn bf16_product(a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
+    let mut d = c.to_vec();
+    for r in 0..16 {
+        for n in 0..8 {
+            d[r * 8 + n] += (0..16).map(|k| a[r * 16 + k] * b[k * 8 + n]).sum::<f32>();
+        }
+    }
+    d
+}
+
+#[test]
+fn bf16_mma_computes_the_warp_product() {
+    let (a, b, c) = bf16_matrices();
+    assert_eq!(run_bf16_mma(a_bf16_position), bf16_product(&a, &b, &c));
+}
+
+/// Swapping the halves of every `a` register (columns `2·quad` and `2·quad + 1`) is caught.
+#[test]
+fn a_wrong_bf16_layout_fails_on_the_cpu() {
+    fn swapped(lane: u32, reg: usize, half: usize) -> (u32, u32) {
+        a_bf16_position(lane, reg, 1 - half)
+    }
+    let (a, b, c) = bf16_matrices();
+    assert_ne!(run_bf16_mma(swapped), bf16_product(&a, &b, &c));
+}
+
+#[test]
+fn pack_bf16x2_rounds_to_nearest_ties_to_even_low_half_first() {
+    let ulp = 2.0f32.powi(-7); // one BF16 unit at 1.0
+    let cases = [
+        (1.0, 1.0),
+        (1.0 + ulp, 1.0 + ulp),
+        (1.0 + ulp / 2.0, 1.0),                      // tie: to even (down)
+        (1.0 + 1.5 * ulp, 1.0 + 2.0 * ulp),          // tie: to even (up)
+        (-(1.0 + 1.5 * ulp), -(1.0 + 2.0 * ulp)),    // negative tie
+        (1.0 + ulp / 2.0 + f32::EPSILON, 1.0 + ulp), // just above the tie
+        (2.0 - ulp / 4.0, 2.0),                      // carry into the exponent
+        (f32::MAX, f32::INFINITY),                   // past the largest finite BF16
+        (f32::NEG_INFINITY, f32::NEG_INFINITY),
+        (-0.0, -0.0),
+    ];
+    for (x, want) in cases {
+        let packed = pack_bf16x2(x, -x);
+        let (lo, hi) = (bf16_value(packed as u16), bf16_value((packed >> 16) as u16));
+        assert_eq!(
+            lo.to_bits(),
+            want.to_bits(),
+            "low half of {x:e}: {lo:e}, want {want:e}"
+        );
+        assert_eq!(hi.to_bits(), (-want).to_bits(), "high half of {:e}", -x);
+    }
+    let nan = pack_bf16x2(f32::NAN, 1.0);
+    assert!(bf16_value(nan as u16).is_nan());
+    assert_eq!(bf16_value((nan >> 16) as u16), 1.0);
+    // Relative error at most 2⁻⁸ (half a unit of an 8-bit significand) over a sweep.
+    for i in 0..100_000u32 {
+        let x = f32::from_bits(0x3f80_0000 + i * 83);
+        let err = ((bf16_value(bf16_round_bits(x.to_bits())) as f64 - x as f64) / x as f64).abs();
+        assert!(err <= 2f64.powi(-8), "{x}: {err:e}");
+    }
 }

@@ -26,6 +26,22 @@
 //! know which element of its tile each register holds, and the simulator uses the same
 //! table to gather a warp's fragments.
 //!
+//! BF16 inputs (`mma.m16n8k16`, [`mma_m16n8k16_bf16`]) pack two 16-bit values per `.b32`
+//! register, the lower-indexed one in the low half ([`pack_bf16x2`]); `C` and `D` are as
+//! above. With `half` 0 for the low half and 1 for the high:
+//!
+//! | fragment | register | row | column |
+//! |---|---|---|---|
+//! | [`FragABf16`] (4 × `.b32`, 8 BF16) | `a[0]` | `group` | `2·quad + half` |
+//! | | `a[1]` | `group + 8` | `2·quad + half` |
+//! | | `a[2]` | `group` | `2·quad + half + 8` |
+//! | | `a[3]` | `group + 8` | `2·quad + half + 8` |
+//! | [`FragBBf16`] (2 × `.b32`, 4 BF16) | `b[0]` | `2·quad + half` (k) | `group` (n) |
+//! | | `b[1]` | `2·quad + half + 8` (k) | `group` (n) |
+//!
+//! ([`a_bf16_position`], [`b_bf16_position`].) The BF16 operations have run in the simulator
+//! only: no kernel of this project issues them on a GPU yet.
+//!
 //! In the simulator, `mma_m16n8k8_tf32` is a warp-collective operation like a shuffle: the
 //! 32 lanes meet, publish their `a` and `b` registers, and each lane computes its own four
 //! accumulators from the whole warp's, so a kernel that puts an element in the wrong
@@ -162,6 +178,116 @@ pub unsafe fn mma_m16n8k8_tf32(a: &FragA, b: &FragB, c: FragC) -> FragC {
     }
 }
 
+/// Columns of `A`, rows of `B` in one BF16 `mma.m16n8k16` (`M` and `N` as above).
+pub const K_BF16: u32 = 16;
+
+/// A lane's BF16 `A` fragment: eight BF16 values, two per `.b32` register (see
+/// [`pack_bf16x2`]), at the positions [`a_bf16_position`] gives.
+pub type FragABf16 = [u32; 4];
+/// A lane's BF16 `B` fragment: four BF16 values at the positions [`b_bf16_position`] gives.
+pub type FragBBf16 = [u32; 2];
+
+/// `(row, column)` in the 16 × 16 `A` of the BF16 value lane `lane` holds in half `half` (0
+/// low, 1 high) of register `reg` of its [`FragABf16`] (`lane < 32`, `reg < 4`, `half < 2`).
+#[inline(always)]
+pub const fn a_bf16_position(lane: u32, reg: usize, half: usize) -> (u32, u32) {
+    let (group, quad) = (lane / 4, lane % 4);
+    (
+        group + 8 * (reg % 2) as u32,
+        2 * quad + half as u32 + 8 * (reg / 2) as u32,
+    )
+}
+
+/// `(k, n)` in the 16 × 8 `B` of the BF16 value lane `lane` holds in half `half` of
+/// register `reg` of its [`FragBBf16`] (`lane < 32`, `reg < 2`, `half < 2`).
+#[inline(always)]
+pub const fn b_bf16_position(lane: u32, reg: usize, half: usize) -> (u32, u32) {
+    let (group, quad) = (lane / 4, lane % 4);
+    (2 * quad + half as u32 + 8 * reg as u32, group)
+}
+
+/// `lo` and `hi` rounded to BF16 (f32's exponent, an 8-bit significand) to the nearest, ties
+/// to even, and packed into one `.b32` register, `lo` in the low half: `cvt.rn.bf16x2.f32`.
+/// Infinities stay, NaN stays NaN, values that round past the largest finite BF16 become
+/// infinite; the relative error is at most 2⁻⁸.
+#[inline(always)]
+pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let out: u32;
+        // SAFETY: a register-to-register conversion (the first source goes to the high half).
+        unsafe {
+            core::arch::asm!("cvt.rn.bf16x2.f32 {o}, {h}, {l};", o = out(reg32) out,
+                             h = in(reg32) hi.to_bits(), l = in(reg32) lo.to_bits(),
+                             options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        bf16_round_bits(lo.to_bits()) as u32 | (bf16_round_bits(hi.to_bits()) as u32) << 16
+    }
+}
+
+/// The BF16 bits of an f32 given by its bits, rounded as [`pack_bf16x2`] rounds, in plain
+/// integer arithmetic (the simulator's conversion, and a reference for tests).
+pub const fn bf16_round_bits(bits: u32) -> u16 {
+    if bits & 0x7f80_0000 == 0x7f80_0000 && bits & 0x007f_ffff != 0 {
+        // A NaN keeps its sign and stays a (quiet) NaN.
+        return ((bits >> 16) | 0x0040) as u16;
+    }
+    // Adding just under half a unit, plus the kept significand's lowest bit, and
+    // truncating rounds to nearest with ties to even; a carry moves to the next binade.
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// The f32 value of BF16 bits (exact: a BF16 is an f32 with its low 16 bits zero).
+#[inline(always)]
+pub const fn bf16_value(bits: u16) -> f32 {
+    f32::from_bits((bits as u32) << 16)
+}
+
+/// `D = A · B + C` for the warp's 16 × 8 × 16 BF16 product with f32 accumulators
+/// (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`): this lane passes its fragments
+/// of `A`, `B` and `C` and gets back its fragment of `D` (layouts in the [module](self)
+/// tables). Products of BF16 values are exact in f32; the order and rounding of the f32
+/// accumulation are unspecified, and the simulator adds in f64 and rounds once, as for
+/// [`mma_m16n8k8_tf32`].
+///
+/// # Safety
+/// All 32 lanes of the warp execute the same `mma_m16n8k16_bf16` together (the simulator
+/// reports a missing lane).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn mma_m16n8k16_bf16(a: &FragABf16, b: &FragBBf16, c: FragC) -> FragC {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (d0, d1, d2, d3): (u32, u32, u32, u32);
+        // SAFETY: register operands only; the caller guarantees the whole warp is here.
+        unsafe {
+            core::arch::asm!(
+                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
+                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+                c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
+                c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        [
+            f32::from_bits(d0),
+            f32::from_bits(d1),
+            f32::from_bits(d2),
+            f32::from_bits(d3),
+        ]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        sim::mma_m16n8k16_bf16(a, b, c, core::panic::Location::caller())
+    }
+}
+
 /// Loads four 8 × 8 matrices of 32-bit words from shared memory, one per quarter of the warp's
 /// addresses (`ldmatrix.sync.aligned.m8n8.x4.shared.b16`, whose 8 × 8 matrices of 16-bit
 /// elements are 8 rows of 16 bytes, i.e. of four 32-bit words).
@@ -206,7 +332,10 @@ pub unsafe fn ldmatrix_x4(tile: SharedSlice<f32>, i: u32) -> [u32; 4] {
 /// The warp-collective operations in the simulator, on [`crate::sim::warp`]'s exchange.
 #[cfg(not(target_arch = "nvptx64"))]
 mod sim {
-    use super::{FragA, FragB, FragC, K, a_position, b_position, c_position, tf32_value};
+    use super::{
+        FragA, FragABf16, FragB, FragBBf16, FragC, K, K_BF16, a_bf16_position, a_position,
+        b_bf16_position, b_position, bf16_value, c_position, tf32_value,
+    };
     use crate::shared::SharedSlice;
     use crate::sim::warp::exchange;
     use crate::warp::FULL_MASK;
@@ -244,6 +373,65 @@ mod sim {
             lane += 1;
         }
     };
+
+    /// The lane, register and half of BF16 `A[row][col]` ([`a_bf16_position`] inverted).
+    const fn a_bf16_owner(row: u32, col: u32) -> (usize, usize, usize) {
+        (
+            (4 * (row % 8) + (col % 8) / 2) as usize,
+            (row / 8) as usize + 2 * (col / 8) as usize,
+            (col % 2) as usize,
+        )
+    }
+
+    /// The lane, register and half of BF16 `B[k][n]` ([`b_bf16_position`] inverted).
+    const fn b_bf16_owner(k: u32, n: u32) -> (usize, usize, usize) {
+        (
+            (4 * n + (k % 8) / 2) as usize,
+            (k / 8) as usize,
+            (k % 2) as usize,
+        )
+    }
+
+    const _: () = {
+        let mut lane = 0;
+        while lane < 32 {
+            let mut reg = 0;
+            while reg < 4 {
+                let mut half = 0;
+                while half < 2 {
+                    let (r, c) = a_bf16_position(lane, reg, half);
+                    let (l, g, h) = a_bf16_owner(r, c);
+                    assert!(l == lane as usize && g == reg && h == half);
+                    if reg < 2 {
+                        let (k, n) = b_bf16_position(lane, reg, half);
+                        let (l, g, h) = b_bf16_owner(k, n);
+                        assert!(l == lane as usize && g == reg && h == half);
+                    }
+                    half += 1;
+                }
+                reg += 1;
+            }
+            lane += 1;
+        }
+    };
+
+    pub(super) fn mma_m16n8k16_bf16(
+        a: &FragABf16, b: &FragBBf16, c: FragC, location: &'static Location<'static>,
+    ) -> FragC {
+        let words = [a[0], a[1], a[2], a[3], b[0], b[1]];
+        let (lane, all) = exchange(FULL_MASK, &words, "mma.sync: ", location);
+        let half = |word: u32, h: usize| bf16_value((word >> (16 * h)) as u16) as f64;
+        core::array::from_fn(|reg| {
+            let (row, col) = c_position(lane, reg);
+            let mut sum = c[reg] as f64;
+            for i in 0..K_BF16 {
+                let (al, ar, ah) = a_bf16_owner(row, i);
+                let (bl, br, bh) = b_bf16_owner(i, col);
+                sum += half(all[al][ar], ah) * half(all[bl][4 + br], bh);
+            }
+            sum as f32
+        })
+    }
 
     pub(super) fn mma_m16n8k8_tf32(
         a: &FragA, b: &FragB, c: FragC, location: &'static Location<'static>,
