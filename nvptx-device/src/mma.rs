@@ -50,6 +50,27 @@
 
 use crate::shared::SharedSlice;
 
+/// `D = A · B + C` by the `mma.sync` instruction `$op` of shape m16n8kK with f32 `C` and
+/// `D`, four `.b32` registers of `a` and two of `b` (every shape and type here): `D` as
+/// four f32. Unsafe to expand: the whole warp must execute it.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_16x8 {
+    ($op:literal, $a:expr, $b:expr, $c:expr) => {{
+        let (a, b, c): (&[u32; 4], &[u32; 2], [f32; 4]) = ($a, $b, $c);
+        let (d0, d1, d2, d3): (u32, u32, u32, u32);
+        core::arch::asm!(
+            concat!($op, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"),
+            d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+            a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+            c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
+            c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
+            options(pure, nomem, nostack, preserves_flags),
+        );
+        [f32::from_bits(d0), f32::from_bits(d1), f32::from_bits(d2), f32::from_bits(d3)]
+    }};
+}
+
 /// Rows of `A`, `C` and `D` in one `mma.m16n8k8`.
 pub const M: u32 = 16;
 /// Columns of `B`, `C` and `D`.
@@ -152,25 +173,15 @@ pub const fn tf32_value(bits: u32) -> f32 {
 pub unsafe fn mma_m16n8k8_tf32(a: &FragA, b: &FragB, c: FragC) -> FragC {
     #[cfg(target_arch = "nvptx64")]
     {
-        let (d0, d1, d2, d3): (u32, u32, u32, u32);
-        // SAFETY: register operands only; the caller guarantees the whole warp is here.
+        // SAFETY: the caller guarantees the whole warp is here.
         unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
-                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
-                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-                c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
-                c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
-                options(pure, nomem, nostack, preserves_flags),
-            );
+            mma_16x8!(
+                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+                a,
+                b,
+                c
+            )
         }
-        [
-            f32::from_bits(d0),
-            f32::from_bits(d1),
-            f32::from_bits(d2),
-            f32::from_bits(d3),
-        ]
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
@@ -262,25 +273,15 @@ pub const fn bf16_value(bits: u16) -> f32 {
 pub unsafe fn mma_m16n8k16_bf16(a: &FragABf16, b: &FragBBf16, c: FragC) -> FragC {
     #[cfg(target_arch = "nvptx64")]
     {
-        let (d0, d1, d2, d3): (u32, u32, u32, u32);
-        // SAFETY: register operands only; the caller guarantees the whole warp is here.
+        // SAFETY: the caller guarantees the whole warp is here.
         unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
-                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
-                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-                c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
-                c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
-                options(pure, nomem, nostack, preserves_flags),
-            );
+            mma_16x8!(
+                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                a,
+                b,
+                c
+            )
         }
-        [
-            f32::from_bits(d0),
-            f32::from_bits(d1),
-            f32::from_bits(d2),
-            f32::from_bits(d3),
-        ]
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
@@ -337,7 +338,7 @@ mod sim {
         b_bf16_position, b_position, bf16_value, c_position, tf32_value,
     };
     use crate::shared::SharedSlice;
-    use crate::sim::warp::exchange;
+    use crate::sim::warp::{Published, exchange};
     use crate::warp::FULL_MASK;
     use core::panic::Location;
 
@@ -419,15 +420,32 @@ mod sim {
         a: &FragABf16, b: &FragBBf16, c: FragC, location: &'static Location<'static>,
     ) -> FragC {
         let words = [a[0], a[1], a[2], a[3], b[0], b[1]];
-        let (lane, all) = exchange(FULL_MASK, &words, "mma.sync: ", location);
         let half = |word: u32, h: usize| bf16_value((word >> (16 * h)) as u16) as f64;
+        let a = |all: &Published, row, i| {
+            let (l, r, h) = a_bf16_owner(row, i);
+            half(all[l][r], h)
+        };
+        let b = |all: &Published, i, col| {
+            let (l, r, h) = b_bf16_owner(i, col);
+            half(all[l][4 + r], h)
+        };
+        product(words, c, K_BF16, a, b, location)
+    }
+
+    /// Lane's accumulators of `D = A · B + C` for a warp whose lanes published their `a` and
+    /// `b` registers (`words[0..4]` and `words[4..6]`): `a(all, row, i)` and `b(all, i, col)`
+    /// read element `i` of the depth from the published words. Exact products and `C`
+    /// added in f64, rounded once.
+    fn product(
+        words: [u32; 6], c: FragC, depth: u32, a: impl Fn(&Published, u32, u32) -> f64,
+        b: impl Fn(&Published, u32, u32) -> f64, location: &'static Location<'static>,
+    ) -> FragC {
+        let (lane, all) = exchange(FULL_MASK, &words, "mma.sync: ", location);
         core::array::from_fn(|reg| {
             let (row, col) = c_position(lane, reg);
             let mut sum = c[reg] as f64;
-            for i in 0..K_BF16 {
-                let (al, ar, ah) = a_bf16_owner(row, i);
-                let (bl, br, bh) = b_bf16_owner(i, col);
-                sum += half(all[al][ar], ah) * half(all[bl][4 + br], bh);
+            for i in 0..depth {
+                sum += a(&all, row, i) * b(&all, i, col);
             }
             sum as f32
         })
@@ -437,19 +455,15 @@ mod sim {
         a: &FragA, b: &FragB, c: FragC, location: &'static Location<'static>,
     ) -> FragC {
         let words = [a[0], a[1], a[2], a[3], b[0], b[1]];
-        let (lane, all) = exchange(FULL_MASK, &words, "mma.sync: ", location);
-        core::array::from_fn(|reg| {
-            let (row, col) = c_position(lane, reg);
-            let mut sum = c[reg] as f64;
-            for i in 0..K {
-                let (al, ar) = a_owner(row, i);
-                let (bl, br) = b_owner(i, col);
-                let x = tf32_value(all[al][ar]) as f64;
-                let y = tf32_value(all[bl][4 + br]) as f64;
-                sum += x * y;
-            }
-            sum as f32
-        })
+        let a = |all: &Published, row, i| {
+            let (l, r) = a_owner(row, i);
+            tf32_value(all[l][r]) as f64
+        };
+        let b = |all: &Published, i, col| {
+            let (l, r) = b_owner(i, col);
+            tf32_value(all[l][4 + r]) as f64
+        };
+        product(words, c, K, a, b, location)
     }
 
     #[track_caller]
