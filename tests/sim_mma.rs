@@ -105,6 +105,21 @@ fn product(a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
     d
 }
 
+/// This lane's part of one warp's mma: its fragment of the 16 × 8 row-major `c` goes in,
+/// and the `D` fragment `mma` returns is stored to `out` (16 × 8, row-major) by the
+/// documented layout.
+fn mma_c_to_d(lane: u32, c: &[f32], out: &SharedPtr<f32>, mma: impl FnOnce(FragC) -> FragC) {
+    let frag_c: FragC = core::array::from_fn(|reg| {
+        let (r, n) = c_position(lane, reg);
+        c[(r * 8 + n) as usize]
+    });
+    for (reg, v) in mma(frag_c).into_iter().enumerate() {
+        let (r, n) = c_position(lane, reg);
+        // SAFETY: each (r, n) belongs to one lane, and `out` holds 16 × 8 floats.
+        unsafe { *out.get().add((r * 8 + n) as usize) = v };
+    }
+}
+
 /// One warp: every lane loads its fragments with `place_a` (the documented layout, or a
 /// deliberately wrong one), issues one mma and stores `D` by the documented layout.
 fn run_mma(place_a: fn(u32, usize) -> (u32, u32)) -> Vec<f32> {
@@ -121,17 +136,10 @@ fn run_mma(place_a: fn(u32, usize) -> (u32, u32)) -> Vec<f32> {
             let (k, n) = b_position(lane, reg);
             to_tf32(b[(k * 8 + n) as usize])
         });
-        let frag_c: FragC = core::array::from_fn(|reg| {
-            let (r, n) = c_position(lane, reg);
-            c[(r * 8 + n) as usize]
-        });
         // SAFETY: all 32 lanes of the warp issue it.
-        let frag_d = unsafe { mma_m16n8k8_tf32(&frag_a, &frag_b, frag_c) };
-        for (reg, v) in frag_d.into_iter().enumerate() {
-            let (r, n) = c_position(lane, reg);
-            // SAFETY: each (r, n) belongs to one lane.
-            unsafe { *out.get().add((r * 8 + n) as usize) = v };
-        }
+        mma_c_to_d(lane, &c, &out, |c| unsafe {
+            mma_m16n8k8_tf32(&frag_a, &frag_b, c)
+        });
     })
     .unwrap();
     d
@@ -384,17 +392,10 @@ fn run_bf16_mma(place_a: fn(u32, usize, usize) -> (u32, u32)) -> Vec<f32> {
         };
         let frag_a: FragABf16 = core::array::from_fn(|reg| pack_bf16x2(at_a(reg, 0), at_a(reg, 1)));
         let frag_b: FragBBf16 = core::array::from_fn(|reg| pack_bf16x2(at_b(reg, 0), at_b(reg, 1)));
-        let frag_c: FragC = core::array::from_fn(|reg| {
-            let (r, n) = c_position(lane, reg);
-            c[(r * 8 + n) as usize]
-        });
         // SAFETY: all 32 lanes of the warp issue it.
-        let frag_d = unsafe { mma_m16n8k16_bf16(&frag_a, &frag_b, frag_c) };
-        for (reg, v) in frag_d.into_iter().enumerate() {
-            let (r, n) = c_position(lane, reg);
-            // SAFETY: each (r, n) belongs to one lane.
-            unsafe { *out.get().add((r * 8 + n) as usize) = v };
-        }
+        mma_c_to_d(lane, &c, &out, |c| unsafe {
+            mma_m16n8k16_bf16(&frag_a, &frag_b, c)
+        });
     })
     .unwrap();
     d
