@@ -118,21 +118,23 @@ fn sliding_kernels_agree_with_the_reference_on_odd_lengths() {
 fn sliding_scan_is_within_its_bound_at_any_window() {
     let sim = Simulator::default();
     let mut rng = Rng::new(11);
-    // Several tiles of several rounds, windows below, across and beyond a round and a tile,
-    // windows not multiples of 4 (unaligned loads and stores), the whole input as one window.
-    let (round, tile) = (scan::ROUND as usize, scan::TILE as usize);
+    // Several tiles, windows below, across and beyond a thread's run and a tile, windows not
+    // multiples of 4 (shifted reads, unaligned outputs), the whole input as one window.
+    let (run, tile) = (scan::ITEMS as usize, scan::TILE as usize);
     for (n, window) in [
         (1, 1),
         (6, 2),
         (7, 3),
-        (round, 1),
-        (round + 1, round + 1),
+        (run, 1),
+        (run + 1, run + 1),
         (2 * tile + 9001, 2),
         (2 * tile + 9001, 5),
-        (tile + round + 1, round),
-        (tile + round + 1, round + 3),
+        (tile + run + 1, run),
+        (tile + run + 1, run + 3),
         (2 * tile + 3, tile + 5),
         (tile + 13, tile),
+        (5 * tile + 6, 3 * tile + 7),
+        (4 * tile + 2, 4 * tile + 1),
     ] {
         let a = signed(&mut rng, n);
         let out = sim
@@ -189,8 +191,20 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
     }
 }
 
+/// Zeroed scratch state for a scan over `tiles` tiles.
+fn scan_state(tiles: u32) -> Vec<u64> {
+    vec![0; scan::state_words(tiles * scan::TILE)]
+}
+
+/// The descriptors in a scratch state from [`scan_state`].
+fn descriptors(state: &mut [u64]) -> scan::Descriptors {
+    let tiles = (state.len() - scan::HEADER_WORDS) / (scan::HEAD_WORDS + scan::FULL_WORDS);
+    scan::Descriptors::new(state.as_mut_ptr(), tiles as u32)
+}
+
 /// The look-back on its own, with predecessors in every state a running GPU can show: it
-/// adds aggregates back to the nearest inclusive prefix, 32 tiles at a time.
+/// adds aggregates back to the nearest inclusive prefix, `LOOK_BACK` tiles at a time, and
+/// every lane of the warp gets the same sum.
 #[test]
 fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     use kernels_gpu::nvptx_device::launch::{Launch, Limits};
@@ -199,14 +213,13 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     use std::sync::Mutex;
 
     let tiles = 100u32;
-    let mut state = vec![0u64; scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * tiles as usize];
+    let mut state = scan_state(tiles);
     let set = |state: &mut Vec<u64>, b: usize, status: u32, t: Tally| {
-        let d = scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * b;
-        // SAFETY: tile b's descriptor, no launch running.
-        unsafe { scan::publish(state.as_mut_ptr().add(d), status, t) };
+        // SAFETY: tile b's records, no launch running.
+        unsafe { scan::publish(descriptors(state), b as u32, status, t) };
     };
     // Tile 20 has its inclusive prefix; 21..99 only their aggregates (one of them a NaN);
-    // 0..20 nothing, and are never read. Tile 20 is 78 tiles back, past the first step.
+    // 0..20 nothing, and are never read.
     set(
         &mut state,
         20,
@@ -249,7 +262,7 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     };
     device_sim::launch(&launch, &Limits::default(), || {
         // SAFETY: one full warp; tiles 20..99 are published.
-        let t = unsafe { scan::look_back(ps.get(), 99) };
+        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), 100), 99) };
         got.lock().unwrap().push(t);
     })
     .unwrap();
@@ -259,13 +272,12 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
         assert_eq!((t.sum, t.inf, t.nan), (5.0e6, 0, 0));
     }
     // Without tile 98's inclusive prefix: back to tile 20, over 77 aggregates.
-    let d = scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * 98;
-    state[d + 4..d + 8].fill(0);
+    state[scan::HEADER_WORDS + scan::HEAD_WORDS * 98 + 1] = 0;
     let got = Mutex::new(vec![]);
     let ps = SharedPtr(state.as_mut_ptr());
     device_sim::launch(&launch, &Limits::default(), || {
         // SAFETY: as above.
-        let t = unsafe { scan::look_back(ps.get(), 99) };
+        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), 100), 99) };
         got.lock().unwrap().push(t);
     })
     .unwrap();
@@ -273,8 +285,9 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     for t in got.into_inner().unwrap() {
         assert_eq!((t.sum, t.inf, t.nan), (expected, 0, 1));
     }
-    // And 150 tiles back, past one step of LOOK_BACK tiles.
-    let mut state = vec![0u64; scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * 200];
+    // And more than two steps of LOOK_BACK tiles back.
+    let b = 2 * scan::LOOK_BACK as usize + 49;
+    let mut state = scan_state(b as u32 + 1);
     set(
         &mut state,
         10,
@@ -285,7 +298,7 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
             nan: 0,
         },
     );
-    for b in 11..199 {
+    for b in 11..b {
         set(
             &mut state,
             b,
@@ -301,12 +314,19 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     let ps = SharedPtr(state.as_mut_ptr());
     device_sim::launch(&launch, &Limits::default(), || {
         // SAFETY: as above.
-        let t = unsafe { scan::look_back(ps.get(), 199) };
+        let t =
+            unsafe { scan::look_back(scan::Descriptors::new(ps.get(), b as u32 + 1), b as u32) };
         got.lock().unwrap().push(t);
     })
     .unwrap();
-    for t in got.into_inner().unwrap() {
-        assert_eq!((t.sum, t.inf, t.nan), (1.0 + 2.0 * 188.0, 188, 0));
+    let got = got.into_inner().unwrap();
+    assert_eq!(got.len(), 32);
+    let aggregates = (b - 11) as u64;
+    for t in got {
+        assert_eq!(
+            (t.sum, t.inf, t.nan),
+            (1.0 + 2.0 * aggregates as f64, aggregates, 0)
+        );
     }
 }
 
@@ -569,8 +589,8 @@ fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
     use std::sync::Mutex;
 
     let b = scan::LOOK_BACK as usize + 40;
-    let mut state = vec![0u64; scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * (b + 1)];
-    let d = |tile: usize| scan::HEADER_WORDS + scan::DESCRIPTOR_WORDS * tile;
+    let tiles = b as u32 + 1;
+    let mut state = scan_state(tiles);
     let two = Tally {
         sum: 2.0,
         inf: 0,
@@ -585,8 +605,8 @@ fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
             scan::AGGREGATE
         };
         if tile != late {
-            // SAFETY: tile's descriptor, no launch running.
-            unsafe { scan::publish(state.as_mut_ptr().add(d(tile)), status, two) };
+            // SAFETY: tile's records, no launch running.
+            unsafe { scan::publish(descriptors(&mut state), tile as u32, status, two) };
         }
     }
     let ps = SharedPtr(state.as_mut_ptr());
@@ -599,12 +619,15 @@ fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
     std::thread::scope(|scope| {
         scope.spawn(|| {
             std::thread::sleep(std::time::Duration::from_millis(200));
-            // SAFETY: the late tile's descriptor; the look-back only reads it.
-            unsafe { scan::publish(ps.get().add(d(late)), scan::AGGREGATE, two) };
+            let d = scan::Descriptors::new(ps.get(), tiles);
+            // SAFETY: the late tile's records; the look-back only reads them.
+            unsafe { scan::publish(d, late as u32, scan::AGGREGATE, two) };
         });
         device_sim::launch(&launch, &Limits::default(), || {
             // SAFETY: one full warp; tile `late` is published by the thread above.
-            let t = unsafe { scan::look_back(ps.get(), b as u32) };
+            let t = unsafe {
+                scan::look_back(scan::Descriptors::new(ps.get(), b as u32 + 1), b as u32)
+            };
             got.lock().unwrap().push(t);
         })
         .unwrap();
@@ -613,5 +636,74 @@ fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
     assert_eq!(got.len(), 32);
     for t in got {
         assert_eq!((t.sum, t.inf, t.nan), (2.0 * b as f64, 0, 0));
+    }
+}
+
+/// A tally with non-finite counts is published in a full record before its head: a reader
+/// that sees the head first (possible on a GPU, where nothing orders the two) re-reads the
+/// record until all of it is written, here by another thread 200 ms later.
+#[test]
+fn look_back_waits_for_a_full_record_written_after_its_head() {
+    use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+    use kernels_gpu::nvptx_device::sim::{self as device_sim, SharedPtr};
+    use kernels_gpu::nvptx_device::thread::Dim3;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let (b, late) = (scan::LOOK_BACK + 9, 5u32);
+    let two = Tally {
+        sum: 2.0,
+        inf: 0,
+        nan: 0,
+    };
+    let counted = Tally {
+        sum: 2.0,
+        inf: 1 | 2 << 32,
+        nan: 3,
+    };
+    let mut state = scan_state(b + 1);
+    let mut written = scan_state(b + 1);
+    for tile in 0..b {
+        let (status, t) = match tile {
+            0 => (scan::INCLUSIVE, two),
+            t if t == late => (scan::AGGREGATE, counted),
+            _ => (scan::AGGREGATE, two),
+        };
+        // SAFETY: tile's records, no launch running.
+        unsafe { scan::publish(descriptors(&mut written), tile, status, t) };
+    }
+    // The late tile's full record is the only one written.
+    let fulls = scan::HEADER_WORDS + scan::HEAD_WORDS * (b as usize + 1);
+    let full = fulls + scan::FULL_WORDS * late as usize;
+    let record = full..full + 4;
+    assert!((fulls..written.len()).all(|i| (written[i] != 0) == record.contains(&i)));
+    state[..full].copy_from_slice(&written[..full]);
+    let ps = SharedPtr(state.as_mut_ptr());
+    let got = Mutex::new(vec![]);
+    let launch = Launch {
+        grid: Dim3::x(1),
+        block: Dim3::x(32),
+        dynamic_shared_bytes: 0,
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            for (i, &w) in written[full..full + 4].iter().enumerate() {
+                // SAFETY: a word of the state, accessed atomically by the look-back too.
+                unsafe { AtomicU64::from_ptr(ps.get().add(full + i)) }.store(w, Ordering::Relaxed);
+            }
+        });
+        device_sim::launch(&launch, &Limits::default(), || {
+            let d = scan::Descriptors::new(ps.get(), b + 1);
+            // SAFETY: one full warp; the late tile's record is written by the thread above.
+            let t = unsafe { scan::look_back(d, b) };
+            got.lock().unwrap().push(t);
+        })
+        .unwrap();
+    });
+    let got = got.into_inner().unwrap();
+    assert_eq!(got.len(), 32);
+    for t in got {
+        assert_eq!((t.sum, t.inf, t.nan), (2.0 * b as f64, 1 | 2 << 32, 3));
     }
 }

@@ -5,12 +5,12 @@
 //! `ld.acquire`, `st.release`, `ld.relaxed`, `st.relaxed`. In the simulator they are the
 //! host's atomics on the same addresses with the same orderings.
 //!
-//! [`store_pair_cg`] and [`load_pair_cg`] move 16-byte records through L2 (`st.global.cg.v2`,
-//! `ld.global.cg.v2`, never a stale L1 copy), for records that carry their own "valid" flag:
-//! an aligned 16-byte access is one transaction on current GPUs, so a reader sees the whole
-//! record or none of it and needs no fence. The PTX memory model does not promise that
-//! (vector accesses are weak and element-wise); CUB's decoupled look-back relies on the same
-//! hardware behaviour for its 16-byte tile descriptors.
+//! [`store_pair_relaxed_if`] and [`load_pair_relaxed`] move two words with one vector
+//! instruction; the memory model treats it as one relaxed access per word, so a reader may
+//! see one word written and the other not: a record whose words each say whether they have
+//! been written needs no fence. Loads that poll another block's writes must be strong
+//! (`.relaxed` or `.acquire`): a weak load (`ld.global.cg`, say) may be hoisted out of the
+//! polling loop by `ptxas`, which then never ends.
 //!
 //! A store with [`store_release_u64`] makes every earlier write of the thread visible to a
 //! thread whose [`load_acquire_u64`] reads the stored value: publish data with relaxed
@@ -82,21 +82,32 @@ mod pair {
     use core::arch::asm;
 
     #[inline(always)]
-    pub unsafe fn store_pair_cg(ptr: *mut u64, v: [u64; 2]) {
-        // SAFETY: the caller guarantees a valid, 16-byte-aligned global address.
+    pub unsafe fn store_pair_relaxed_if(write: bool, ptr: *mut u64, v: [u64; 2]) {
+        // SAFETY: the caller guarantees a valid, 16-byte-aligned global address where `write`.
         unsafe {
-            asm!("st.global.cg.v2.u64 [{p}], {{{a}, {b}}};", p = in(reg64) ptr, a = in(reg64) v[0],
+            asm!("{{ .reg .pred w; setp.ne.u32 w, {c}, 0; @w st.relaxed.gpu.global.v2.u64 [{p}], {{{a}, {b}}}; }}",
+                 c = in(reg32) write as u32, p = in(reg64) ptr, a = in(reg64) v[0],
                  b = in(reg64) v[1], options(nostack, preserves_flags))
         };
     }
 
     #[inline(always)]
-    pub unsafe fn load_pair_cg(ptr: *const u64) -> [u64; 2] {
+    pub unsafe fn store_relaxed_u64_if(write: bool, ptr: *mut u64, v: u64) {
+        // SAFETY: the caller guarantees a valid, 8-byte-aligned global address where `write`.
+        unsafe {
+            asm!("{{ .reg .pred w; setp.ne.u32 w, {c}, 0; @w st.relaxed.gpu.global.u64 [{p}], {v}; }}",
+                 c = in(reg32) write as u32, p = in(reg64) ptr, v = in(reg64) v,
+                 options(nostack, preserves_flags))
+        };
+    }
+
+    #[inline(always)]
+    pub unsafe fn load_pair_relaxed(ptr: *const u64) -> [u64; 2] {
         let (a, b): (u64, u64);
         // SAFETY: as above.
         unsafe {
-            asm!("ld.global.cg.v2.u64 {{{a}, {b}}}, [{p}];", p = in(reg64) ptr, a = out(reg64) a,
-                 b = out(reg64) b, options(nostack, preserves_flags))
+            asm!("ld.relaxed.gpu.global.v2.u64 {{{a}, {b}}}, [{p}];", p = in(reg64) ptr,
+                 a = out(reg64) a, b = out(reg64) b, options(nostack, preserves_flags))
         };
         [a, b]
     }
@@ -106,18 +117,24 @@ mod pair {
 mod pair {
     use core::sync::atomic::{AtomicU64, Ordering};
 
-    // The simulator runs blocks one after another, so no thread ever sees half a record:
-    // two word-wide accesses stand for the 16-byte one.
-    pub unsafe fn store_pair_cg(ptr: *mut u64, v: [u64; 2]) {
+    // Word by word, as the GPU's vector accesses are.
+    pub unsafe fn store_pair_relaxed_if(write: bool, ptr: *mut u64, v: [u64; 2]) {
         // SAFETY: the caller guarantees a valid, aligned address accessed only through
         // these functions while the launch runs.
         unsafe {
-            AtomicU64::from_ptr(ptr).store(v[0], Ordering::Relaxed);
-            AtomicU64::from_ptr(ptr.add(1)).store(v[1], Ordering::Relaxed);
+            store_relaxed_u64_if(write, ptr, v[0]);
+            store_relaxed_u64_if(write, ptr.add(1), v[1]);
         }
     }
 
-    pub unsafe fn load_pair_cg(ptr: *const u64) -> [u64; 2] {
+    pub unsafe fn store_relaxed_u64_if(write: bool, ptr: *mut u64, v: u64) {
+        if write {
+            // SAFETY: as above.
+            unsafe { AtomicU64::from_ptr(ptr).store(v, Ordering::Relaxed) };
+        }
+    }
+
+    pub unsafe fn load_pair_relaxed(ptr: *const u64) -> [u64; 2] {
         // SAFETY: as above.
         unsafe {
             [
@@ -214,24 +231,39 @@ pub unsafe fn store_relaxed_u64(ptr: *mut u64, v: u64) {
     unsafe { backend::store_relaxed_u64(ptr, v) }
 }
 
-/// Writes the 16-byte record `v` to `ptr[0..2]` in one L2 transaction (`st.global.cg.v2.u64`);
-/// see the [module](self) on what readers may assume.
+/// [`store_relaxed_u64`] where `write`, else nothing, as one predicated store rather than a
+/// branch: a store by one thread just before code with barriers stays out of a branch that
+/// the compiler could grow to hold that code, duplicated for the one thread and the others
+/// (barriers reached at two places by one warp hang the block).
 ///
 /// # Safety
-/// `ptr` is a 16-byte-aligned global address of two words that threads access only through
-/// [`store_pair_cg`] and [`load_pair_cg`] while the launch runs.
+/// As [`store_relaxed_u64`] where `write`.
 #[inline(always)]
-pub unsafe fn store_pair_cg(ptr: *mut u64, v: [u64; 2]) {
+pub unsafe fn store_relaxed_u64_if(write: bool, ptr: *mut u64, v: u64) {
     // SAFETY: forwarded contract.
-    unsafe { pair::store_pair_cg(ptr, v) }
+    unsafe { pair::store_relaxed_u64_if(write, ptr, v) }
 }
 
-/// Reads the 16-byte record at `ptr[0..2]` in one L2 transaction (`ld.global.cg.v2.u64`).
+/// Writes `v` to `ptr[0..2]` with one vector instruction (`st.relaxed.gpu.global.v2.u64`)
+/// where `write`, predicated as [`store_relaxed_u64_if`]. Each word is its own relaxed
+/// store: see the [module](self) on what readers may assume.
 ///
 /// # Safety
-/// As [`store_pair_cg`].
+/// `ptr` is a 16-byte-aligned global address of two words that every thread of the launch
+/// accesses only through these functions while it runs.
 #[inline(always)]
-pub unsafe fn load_pair_cg(ptr: *const u64) -> [u64; 2] {
+pub unsafe fn store_pair_relaxed_if(write: bool, ptr: *mut u64, v: [u64; 2]) {
     // SAFETY: forwarded contract.
-    unsafe { pair::load_pair_cg(ptr) }
+    unsafe { pair::store_pair_relaxed_if(write, ptr, v) }
+}
+
+/// Reads `ptr[0..2]` with one vector instruction (`ld.relaxed.gpu.global.v2.u64`), each word
+/// a relaxed load.
+///
+/// # Safety
+/// As [`store_pair_relaxed_if`].
+#[inline(always)]
+pub unsafe fn load_pair_relaxed(ptr: *const u64) -> [u64; 2] {
+    // SAFETY: forwarded contract.
+    unsafe { pair::load_pair_relaxed(ptr) }
 }

@@ -2,60 +2,66 @@
 //! window: the window sum ending at position `p` is the inclusive scan of
 //! `e[p] = a[p] - a[p - window]` (the second term only where `p >= window`), because the
 //! differences telescope. A chained scan ("decoupled look-back") carries the running sum
-//! across blocks. Each pass over a tile (see below) reads `a[p]` and `a[p - window]`; of the
-//! four reads of an input only the first normally comes from DRAM (the second pass re-reads
-//! the tile from L2, and `a[p - window]` was read `window` places earlier), and every output
-//! is written once: the DRAM traffic of a copy, whatever the window.
+//! across blocks.
+//!
+//! # One tile, one block
+//!
+//! A block takes its tile of [`TILE`] positions from an atomic ticket and copies both of
+//! the tile's input streams, `a[p]` and `a[p - window]`, into shared memory with `cp.async`
+//! (every copy issued before the first is waited for, so a block keeps its whole tile in
+//! flight without holding it in registers). From shared memory each thread reads its
+//! [`ITEMS`] consecutive positions twice: once for the tile's aggregate and the block's scan,
+//! once after the look-back to produce its means, which it writes back over its own inputs;
+//! the block then stores its outputs as aligned 16-byte words, coalesced. Only `a[p]` is
+//! normally read from DRAM: `a[p - window]` was read `window` places (a few tiles) earlier and
+//! comes from L2, or lies in the same tile. So the DRAM traffic is a copy's, whatever the
+//! window.
+//!
+//! The staged streams are laid out with a 16-byte gap after every eight 16-byte words
+//! ([`slot`]), so that eight threads reading four consecutive words each (one phase of a
+//! 16-byte shared load) touch 32 distinct banks.
 //!
 //! # Order and progress
 //!
-//! A block takes its tile from an atomic ticket, not from `blockIdx`, so tile `b` belongs to
-//! a block that started after the blocks of tiles `0..b` had started. It publishes its tile's
-//! aggregate at once, then looks back over its predecessors' published values: it waits only
-//! for blocks that are already running and that publish without waiting, so the look-back
-//! always ends. One look-back step reads [`LOOK_BACK`] predecessors (one per lane), so the
-//! chain of inclusive prefixes advances up to that many tiles per L2 round trip.
+//! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
+//! (the ticket). A block publishes its tile's aggregate as soon as it has it, then looks back
+//! over its predecessors' published values: it waits only for blocks that are already
+//! running and that publish without waiting, so the look-back always ends. One look-back
+//! step reads [`LOOK_BACK`] predecessors, so the chain of inclusive prefixes
+//! advances up to that many tiles per L2 round trip.
 //!
-//! A tile is [`ROUNDS`] rounds of [`ROUND`] positions: the block reads it once to publish
-//! its aggregate, looks back, then reads it again (from L2) to scan and write it round by
-//! round, so one look-back serves the whole tile and no input is held in registers across
-//! it.
-//!
-//! Each published value is two 16-byte records, each with its own "valid" bit beside the
-//! data, stored and loaded whole through L2 ([`atomic::store_pair_cg`]): a reader needs no
-//! fence, and a spinning block adds no fence traffic. (A first version published with
-//! release stores and polled with acquire loads, a fence each, and one tile per lane: it
-//! ran at a tenth of copy bandwidth, whatever the window.)
+//! Each published value is one word of a tile's 16-byte head, the f64 sum itself unless
+//! the tally has non-finite counts ([`Descriptors`]): every word says whether it has been
+//! written, so a reader needs no fence, and a look-back step reads 16 bytes per predecessor.
 //!
 //! # Accuracy
 //!
-//! The sums are f64: each `e[p]` is the f64 difference of two f32s (exact). A sum of `e`s
-//! over one run of consecutive positions is the difference of two window sums, so with
-//! `M = max |a|` it is at most `2·window·M`, and every f64 intermediate of the kernel is a
-//! sum over at most 2¹¹ such runs (a thread's [`ROUNDS`] runs, gathered by the warp and the
-//! block for the tile's aggregate; one run everywhere in the scan of a round). Adding up
-//! `2⁻⁵³ ·` the magnitude of every rounding: the aggregate of a tile costs at most
-//! `2⁻⁵³ · 8·window·M` per position of the tile, the look-back and the round scans less than
-//! as much again, so the window sum ending at `p` is within `2⁻⁵³ · 16·window·M · (p + 1)`
-//! of the exact one, and the mean (multiplied by the rounded `1/window`, then rounded to
-//! f32) within `2⁻²⁴ · |mean| + 2⁻⁴⁸ · (p + 1) · M` ([`ERROR_LOG2`]): half an f32 ulp of the
-//! mean from the final rounding, plus a term, with a factor of two to spare, that reaches
-//! about an f32 ulp of `M` at `p = 2²⁵` (the host's `sliding::within_bound` checks exactly
-//! this).
+//! The sums are f64: each `e[p]` is the f64 difference of two f32s (exact). Every addition
+//! of the kernel adds the sums of two adjacent runs of positions (a thread's run, a warp's,
+//! the tiles before a tile, and so on), and the window sum ending at `p` comes out of exactly
+//! `p` such additions over the `p + 1` differences `e[0..=p]`. The exact sum over a run is the
+//! difference of two window sums, so with `M = max |a|` each addition rounds by at most
+//! `2⁻⁵³ · 2·window·M`, and the window sum is within `2⁻⁵² · window · M · p`. Multiplying by
+//! the rounded `1/window` adds `2⁻⁵² · M` at most, and the final rounding to f32 half an ulp
+//! of the mean, so the mean is within `2⁻²⁴ · |mean| + 2⁻⁵¹ · (p + 1) · M`; [`ERROR_LOG2`]
+//! states `2⁻⁵⁰`, a factor of two to spare (an f32 ulp of `M` at `p = 2²⁶`; the host's
+//! `sliding::within_bound` checks exactly this).
 //!
 //! Non-finite inputs cannot be subtracted back out of a running sum, so they are counted
 //! instead: the scan carries, besides the f64 sum of the finite values, how many NaNs and
 //! how many +∞ and -∞ the window holds (as wrapping integers, whose differences telescope
 //! exactly). A window with a NaN, or with both infinities, averages to NaN; one with
 //! infinities of one sign to that infinity; any other to the mean of its finite values — the
-//! IEEE result of summing the window, except that no finite window overflows.
+//! IEEE result of summing the window, except that no finite window overflows. A warp whose
+//! inputs are all finite scans the sums alone (two words per shuffle instead of five).
 //!
 //! The grouping of the f64 additions depends on how far each look-back reaches, so two runs
 //! can differ in the last bits of an f64 sum (almost never in the f32 output).
 
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
-use nvptx_device::intrinsics::{F32x4, load_f32x4_nc};
+use nvptx_device::intrinsics::F32x4;
+use nvptx_device::pipeline::{commit_group, cp_async_zfill, wait_group};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{sync_threads, thread_idx_x};
@@ -65,64 +71,62 @@ use nvptx_device::warp::{self, FULL_MASK, WARP_SIZE};
 pub const BLOCK: u32 = 256;
 /// The scan's error bound: within `2⁻²⁴ · |mean| + 2^ERROR_LOG2 · (p + 1) · max |a|` of the
 /// exact mean of the window ending at position `p` (see the [module](self)).
-pub const ERROR_LOG2: i32 = -48;
-/// Consecutive positions per thread: four 16-byte loads of `a[p]`.
+pub const ERROR_LOG2: i32 = -50;
+/// Consecutive positions per thread.
 pub const ITEMS: u32 = 16;
-/// Positions per round: [`ITEMS`] per thread.
-pub const ROUND: u32 = BLOCK * ITEMS;
-/// Rounds per tile: one look-back for this many rounds of work (see [`MIN_BLOCKS`]).
-pub const ROUNDS: u32 = 8;
 /// Positions per block.
-pub const TILE: u32 = ROUND * ROUNDS;
+pub const TILE: u32 = BLOCK * ITEMS;
 /// [`ITEMS`] as an index.
 const I: usize = ITEMS as usize;
 const WARPS: u32 = BLOCK / WARP_SIZE;
-/// Its shared arrays: the ticket, two sets of the warps' totals and the block's prefix (five
-/// words per tally), each array 16-byte aligned.
-pub const STATIC_SHARED_BYTES: u32 = 16 + (40 * WARPS).next_multiple_of(16) + 32;
+/// 16-byte words of a staged stream: a tile's, and one more for `a[p - window]`, which
+/// starts up to three floats past a 16-byte boundary.
+const QUADS: u32 = TILE / 4 + 1;
+/// Floats of shared memory per staged stream: [`QUADS`] words and their gaps ([`slot`]).
+const STAGE_FLOATS: u32 = 4 * slot_quad(QUADS - 1) + 4;
+/// Its shared arrays, each 16-byte aligned: the ticket, the warps' totals (five words per
+/// tally), the tile's prefix and the two staged streams.
+pub const STATIC_SHARED_BYTES: u32 =
+    16 + (20 * WARPS).next_multiple_of(16) + 32 + 2 * 4 * STAGE_FLOATS;
 
-/// Words of the scratch state before the first tile's descriptor: the ticket counter (a
-/// `u32` in word 0), padded to 64 bytes.
+/// Words of the scratch state before the tiles' heads: the ticket counter (a `u32` in word
+/// 0), padded to 64 bytes.
 pub const HEADER_WORDS: usize = 8;
-/// Words per tile: the aggregate's two 16-byte records, then the inclusive prefix's.
-pub const DESCRIPTOR_WORDS: usize = 8;
-/// Predecessors a look-back step reads: one per lane of a warp (a tile is
-/// [`TILE`] positions, so one step reaches a million positions back). Four per lane held
-/// 64 more registers in flight, for the same speed.
+/// Words per tile in the heads, which follow the header: the aggregate's head, then the
+/// inclusive prefix's (see [`Descriptors`]).
+pub const HEAD_WORDS: usize = 2;
+/// Words per tile in the full records, which follow the heads: the aggregate's four, then
+/// the inclusive prefix's.
+pub const FULL_WORDS: usize = 8;
+/// Predecessors a look-back step reads: [`PER_LANE`] per lane of a warp. More per step
+/// means fewer steps, but every block near the front of the scan polls the heads of the
+/// same few recent tiles, so each step's requests queue at the same few L2 lines: on an
+/// H100 (2^28 values, windows 2 and 100,000) 1, 2, 4 and 8 per lane ran at 55–57%, 52–55%,
+/// 46–47% and 36–37% of device-copy bandwidth.
 pub const LOOK_BACK: u32 = WARP_SIZE * PER_LANE;
 const PER_LANE: u32 = 1;
 
-/// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`).
+/// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
+/// registers per thread (ptxas spills about 340 bytes per thread at this bound).
 ///
-/// Measured on an H100 (2^28 values, window 64; within two points at window 100,001), in %
-/// of device-copy bandwidth. With one-round tiles: no bounds (168 registers, one block per
-/// SM) 12.6%; 2, 3 and 4 blocks per SM 21.5%, 24.3% and 17.9%. Tiles of several rounds, a
-/// shift known at compile time and one predecessor per lane: `ITEMS` 16 × 8 rounds at 2
-/// blocks per SM (128 registers) 40.1%, and 41.6% with one barrier per round (40.1–41.9% at
-/// windows 2 to 100,000); at 3 blocks (80 registers) `ITEMS` 8 × 8 rounds
-/// 36.0%, 16 × 4 rounds 21.8%; at 4 blocks (64 registers) 26.4% (`ITEMS` 8) and 35.5%
-/// (`ITEMS` 4 × 16 rounds); at one block (237 registers, no spills) 20.1%. Every bounded
-/// build still spills (Nsight Compute counts 3.4 M local-memory requests on 2^26 values at
-/// 128 registers). Its warps wait mostly for loads (42% of the stall samples, two thirds of
-/// them on the f32→f64 conversion that first uses each loaded value) and at barriers (19%):
-/// with 16 warps per SM and each round's loads used at once, too few loads are in flight.
-/// The look-back no longer bounds this kernel; a body that fits in its registers, with the
-/// next round's loads issued before this round's scan, is the next step.
-///
-/// A one-round design measured since (same device and size): each block stages one tile of
-/// 4,096 positions, both streams, in shared memory with `cp.async` (4 blocks per SM, 64
-/// registers), and reads it from there twice. With its look-back removed (timing only, wrong
-/// sums) it ran at 86% of copy at windows 2 and 100,000; with this look-back at 26%, and
-/// with a block-wide one of 256 tiles per step at 32%. Blocks take up tiles at a rate `r`
-/// and a look-back step costs an L2 round trip `t`, so a block finds the nearest inclusive
-/// prefix about `r·t` tiles back, and the steps lengthen until `r·t` falls to the tiles one
-/// step reads: at copy speed, tiles of 4,096 need about a hundred per step, or one round
-/// trip must cover more positions. Barriers inside a look-back loop are fragile: the first
-/// block-wide build hung, its PTX holding the loop twice per body, once behind thread 0's
-/// branch that publishes the aggregate; with that publish predicated instead, the loop was
-/// there once and a 4-blocks-per-SM build ran (and passed the GPU tests), but a
-/// 3-blocks-per-SM build of the same code still hung.
-pub const MIN_BLOCKS: u32 = 2;
+/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 54.6 / 55.6 / 56.3 /
+/// 57.8 / 57.4% at windows 2 / 16 / 64 / 1,024 / 100,000 (the kernel it replaced, which
+/// read 32,768-position tiles twice from L2: 40–42%). With the look-back removed (timing
+/// only, wrong sums) this design ran at 86%: the look-back is what stands between it and
+/// copy speed. 3 blocks per SM ran slower (33% against 37% at 8 predecessors per lane).
+pub const MIN_BLOCKS: u32 = 4;
+
+/// Where 16-byte word `q` of a staged stream lies, in words: a gap after every eight.
+#[inline(always)]
+pub const fn slot_quad(q: u32) -> u32 {
+    q + q / 8
+}
+
+/// Where float `i` of a staged stream lies (see [`slot_quad`]).
+#[inline(always)]
+const fn slot(i: u32) -> u32 {
+    4 * slot_quad(i / 4) + i % 4
+}
 
 /// Tiles (and blocks) for `n` inputs: at least one.
 pub const fn tiles(n: u32) -> u32 {
@@ -132,16 +136,22 @@ pub const fn tiles(n: u32) -> u32 {
 
 /// `u64` words of scratch state a launch over `n` inputs needs, all zero at launch.
 pub const fn state_words(n: u32) -> usize {
-    HEADER_WORDS + DESCRIPTOR_WORDS * tiles(n) as usize
+    HEADER_WORDS + (HEAD_WORDS + FULL_WORDS) * tiles(n) as usize
 }
 
 /// What a tile has published: nothing yet.
 pub const EMPTY: u32 = 0;
-/// Its own aggregate (descriptor words 0..4).
+/// Its own aggregate.
 pub const AGGREGATE: u32 = 1;
-/// The inclusive prefix through it (descriptor words 4..8).
+/// The inclusive prefix through it.
 pub const INCLUSIVE: u32 = 2;
-/// The "valid" bit of a record's second word.
+/// XORed into a sum's bits in a head, so that a zero head is one not yet written: the bits
+/// of a NaN, which no sum of finite values is.
+const HEAD_KEY: u64 = 0x7ff4_0000_0000_0001;
+/// The head of a tally with non-finite counts, whose full record holds it: another NaN's
+/// bits, keyed.
+const MARKED: u64 = 0x7ff4_0000_0000_0002 ^ HEAD_KEY;
+/// The "valid" bit of a full record's count words.
 const VALID: u64 = 1 << 32;
 
 /// One -∞ in [`Tally::inf`].
@@ -273,78 +283,164 @@ impl core::ops::Sub for Tally {
     }
 }
 
-/// Publishes `t` as tile descriptor `d`'s aggregate ([`AGGREGATE`]) or inclusive prefix
-/// ([`INCLUSIVE`]): two 16-byte records, `(sum, nan | VALID)` and `(inf, VALID)`.
+/// Where the tiles publish, in a launch's scratch state: per tile a 16-byte head, its
+/// aggregate's word then its inclusive prefix's, each zero until written; and a full record
+/// of four words per kind, used only by a tally with non-finite counts.
 ///
-/// # Safety
-/// `d` points to a 16-byte-aligned descriptor of [`DESCRIPTOR_WORDS`] in the launch's
-/// scratch state, whose `status` records only this thread writes.
-#[inline(always)]
-pub unsafe fn publish(d: *mut u64, status: u32, t: Tally) {
-    let at = if status == INCLUSIVE { 4 } else { 0 };
-    // SAFETY: at + 3 < DESCRIPTOR_WORDS, 16-byte aligned; this thread's records.
-    unsafe {
-        atomic::store_pair_cg(d.add(at), [t.sum.to_bits(), t.nan as u64 | VALID]);
-        atomic::store_pair_cg(d.add(at + 2), [t.inf, VALID]);
+/// A head holds the sum's bits XOR [`HEAD_KEY`] when the tally's counts are zero (the
+/// common case), else [`MARKED`]: its full record holds the sum (keyed, so non-zero) and the
+/// three counts, each with a [`VALID`] bit, written before the head. Each word carries its
+/// own "written" mark, so a reader needs no fence: it spins on a full record's words until
+/// all are marked. The heads are contiguous, so that one warp's look-back step reads 16
+/// bytes per predecessor, coalesced: a step's L2 traffic, and a spinning block's, stays small.
+#[derive(Clone, Copy, Debug)]
+pub struct Descriptors {
+    heads: *mut u64,
+    fulls: *mut u64,
+}
+
+impl Descriptors {
+    /// The descriptors of a launch's `tiles` tiles, in its scratch state `state` (of
+    /// [`state_words`] words).
+    pub fn new(state: *mut u64, tiles: u32) -> Self {
+        let heads = state.wrapping_add(HEADER_WORDS);
+        Self {
+            heads,
+            fulls: heads.wrapping_add(HEAD_WORDS * tiles as usize),
+        }
+    }
+
+    /// Word `kind` (0: aggregate, 1: inclusive prefix) of tile `b`'s full record.
+    fn full(self, b: u32, status: u32) -> *mut u64 {
+        let kind = if status == INCLUSIVE { 4 } else { 0 };
+        self.fulls.wrapping_add(FULL_WORDS * b as usize + kind)
     }
 }
 
-/// What descriptor `d` holds: its status and the value of the most advanced complete one.
+/// Publishes `t` as tile `b`'s aggregate ([`AGGREGATE`]) or inclusive prefix
+/// ([`INCLUSIVE`]).
+///
+/// # Safety
+/// `d` is a launch's descriptors, tile `b` one of its tiles, and only this thread publishes
+/// that kind for it.
+#[inline(always)]
+pub unsafe fn publish(d: Descriptors, b: u32, status: u32, t: Tally) {
+    // SAFETY: the caller's contract.
+    unsafe { publish_if(true, d, b, status, t) }
+}
+
+/// [`publish`] where `write`, with predicated stores (no branch: see
+/// [`atomic::store_pair_relaxed_if`]). The kernel publishes from one thread just before the
+/// look-back and barriers.
+///
+/// # Safety
+/// As [`publish`] where `write`.
+#[inline(always)]
+unsafe fn publish_if(write: bool, d: Descriptors, b: u32, status: u32, t: Tally) {
+    let plain = t.inf == 0 && t.nan == 0;
+    let full = d.full(b, status);
+    let head = d
+        .heads
+        .wrapping_add(HEAD_WORDS * b as usize + (status == INCLUSIVE) as usize);
+    let counts = [
+        t.inf as u32 as u64 | VALID,
+        t.inf >> 32 | VALID,
+        t.nan as u64 | VALID,
+    ];
+    // SAFETY: the full record (16-byte aligned) and the head are tile b's, this kind's.
+    unsafe {
+        let full_too = write && !plain;
+        atomic::store_pair_relaxed_if(full_too, full, [t.sum.to_bits() ^ HEAD_KEY, counts[0]]);
+        atomic::store_pair_relaxed_if(full_too, full.wrapping_add(2), [counts[1], counts[2]]);
+        let word = if plain {
+            t.sum.to_bits() ^ HEAD_KEY
+        } else {
+            MARKED
+        };
+        atomic::store_relaxed_u64_if(write, head, word);
+    }
+}
+
+/// Tile `b`'s head: its status, and the word of the most advanced kind published.
 ///
 /// # Safety
 /// As [`publish`].
 #[inline(always)]
-unsafe fn read(d: *const u64) -> (u32, Tally) {
-    // SAFETY: four records of the descriptor; independent loads, one round trip.
-    let [a1, a2, i1, i2] = unsafe {
-        [
-            atomic::load_pair_cg(d),
-            atomic::load_pair_cg(d.add(2)),
-            atomic::load_pair_cg(d.add(4)),
-            atomic::load_pair_cg(d.add(6)),
-        ]
-    };
-    let value = |r1: [u64; 2], r2: [u64; 2]| Tally {
-        sum: f64::from_bits(r1[0]),
-        inf: r2[0],
-        nan: r1[1] as u32,
-    };
-    if i1[1] & VALID != 0 && i2[1] & VALID != 0 {
-        (INCLUSIVE, value(i1, i2))
-    } else if a1[1] & VALID != 0 && a2[1] & VALID != 0 {
-        (AGGREGATE, value(a1, a2))
+unsafe fn read_head(d: Descriptors, b: u32) -> (u32, u64) {
+    // SAFETY: tile b's head, 16-byte aligned.
+    let [aggregate, inclusive] =
+        unsafe { atomic::load_pair_relaxed(d.heads.wrapping_add(HEAD_WORDS * b as usize)) };
+    if inclusive != 0 {
+        (INCLUSIVE, inclusive)
+    } else if aggregate != 0 {
+        (AGGREGATE, aggregate)
     } else {
-        (EMPTY, Tally::ZERO)
+        (EMPTY, 0)
+    }
+}
+
+/// The tally behind tile `b`'s non-zero head `word` of kind `status`: the keyed sum, or
+/// where [`MARKED`] the full record, re-read until all of it is written.
+///
+/// # Safety
+/// As [`publish`]; `word` was read from that head.
+#[inline(always)]
+unsafe fn head_value(d: Descriptors, b: u32, status: u32, word: u64) -> Tally {
+    if word != MARKED {
+        return Tally {
+            sum: f64::from_bits(word ^ HEAD_KEY),
+            ..Tally::ZERO
+        };
+    }
+    let full = d.full(b, status);
+    loop {
+        // SAFETY: tile b's full record of this kind, 16-byte aligned.
+        let [[sum, pos], [neg, nan]] = unsafe {
+            [
+                atomic::load_pair_relaxed(full),
+                atomic::load_pair_relaxed(full.wrapping_add(2)),
+            ]
+        };
+        if sum != 0 && pos & neg & nan & VALID != 0 {
+            return Tally {
+                sum: f64::from_bits(sum ^ HEAD_KEY),
+                inf: pos as u32 as u64 | (neg as u32 as u64) << 32,
+                nan: nan as u32,
+            };
+        }
     }
 }
 
 /// The sum of every tile before tile `b`, by one full warp: lane `l` reads predecessors
-/// `b - 1 - PER_LANE·l - j` (`j < PER_LANE`), and the warp adds the published values back to the nearest
-/// inclusive prefix, [`LOOK_BACK`] tiles per step, re-reading while any of those has
-/// published nothing yet.
+/// `b - 1 - PER_LANE·l - j` (`j < PER_LANE`), and the warp adds the published values back to
+/// the nearest inclusive prefix, [`LOOK_BACK`] tiles per step, re-reading while any of those
+/// has published nothing yet.
 ///
 /// # Safety
-/// All 32 lanes of one warp call it together; `state` is the launch's scratch state and
-/// tiles `0..b` belong to blocks that have started (the ticket order).
+/// All 32 lanes of one warp call it together; `d` is the launch's descriptors and tiles
+/// `0..b` belong to blocks that have started (the ticket order).
 #[inline(always)]
-pub unsafe fn look_back(state: *mut u64, b: u32) -> Tally {
+pub unsafe fn look_back(d: Descriptors, b: u32) -> Tally {
     let lane = warp::lane_id();
+    // Tile b - 1 first, every lane polling the same word (one request per warp): the wide
+    // reads below then rarely find a predecessor that has published nothing (tiles publish
+    // their aggregates about in ticket order), so a waiting block adds one request per poll
+    // to the L2 lines every block near it polls, not LOOK_BACK.
+    // SAFETY: tile b - 1 is before b.
+    while b > 0 && unsafe { read_head(d, b - 1) }.0 == EMPTY {}
     let mut excl = Tally::ZERO;
     let mut end = b;
     while end > 0 {
         let mut status = [EMPTY; PER_LANE as usize];
-        let mut value = [Tally::ZERO; PER_LANE as usize];
+        let mut word = [0u64; PER_LANE as usize];
+        let tile = |j: usize| end.wrapping_sub(1 + PER_LANE * lane + j as u32);
         unroll!(j in PER_LANE as usize => {
-            let i = PER_LANE * lane + j as u32;
             // Tiles before the first count as an inclusive prefix of zero.
-            (status[j], value[j]) = if i < end {
-                let d = state.wrapping_add(
-                    HEADER_WORDS + DESCRIPTOR_WORDS * (end - 1 - i) as usize,
-                );
-                // SAFETY: tile end - 1 - i < b is in the state.
-                unsafe { read(d) }
+            (status[j], word[j]) = if PER_LANE * lane + (j as u32) < end {
+                // SAFETY: that tile is before b.
+                unsafe { read_head(d, tile(j)) }
             } else {
-                (INCLUSIVE, Tally::ZERO)
+                (INCLUSIVE, HEAD_KEY)
             };
         });
         // This lane's nearest inclusive prefix (PER_LANE: none), and whether a tile it
@@ -375,12 +471,16 @@ pub unsafe fn look_back(state: *mut u64, b: u32) -> Tally {
         if lane <= nearest {
             unroll!(j in PER_LANE as usize => {
                 if (j as u32) < upto {
-                    mine = value[j] + mine;
+                    // SAFETY: a head this lane read, non-zero.
+                    mine = unsafe { head_value(d, tile(j), status[j], word[j]) } + mine;
                 }
             });
         }
         // SAFETY: as above.
-        let step = unsafe { warp_sum(mine) };
+        let step = unsafe {
+            let sums_only = warp::ballot(FULL_MASK, mine.inf != 0 || mine.nan != 0) == 0;
+            warp_sum(mine, sums_only)
+        };
         excl = step + excl;
         if nearest < WARP_SIZE {
             break;
@@ -391,16 +491,18 @@ pub unsafe fn look_back(state: *mut u64, b: u32) -> Tally {
 }
 
 /// The sum over the warp's lanes, in every lane (butterfly, so every lane adds in the
-/// same order).
+/// same order); only the sums move where `sums_only` (see [`warp_scan`]).
 ///
 /// # Safety
-/// All 32 lanes call it together.
+/// All 32 lanes call it together, with the same `sums_only`.
 #[inline(always)]
-unsafe fn warp_sum(mut t: Tally) -> Tally {
+unsafe fn warp_sum(mut t: Tally, sums_only: bool) -> Tally {
     let mut offset = WARP_SIZE / 2;
     while offset > 0 {
         // SAFETY: the caller's contract.
-        let other = t.map_words(|w| unsafe { warp::shuffle_xor(FULL_MASK, w, offset) });
+        let other = map_moved(t, sums_only, |w| unsafe {
+            warp::shuffle_xor(FULL_MASK, w, offset)
+        });
         // Lower lanes' tiles first: the same grouping in the pair's two lanes.
         t = if warp::lane_id() & offset == 0 {
             t + other
@@ -412,143 +514,59 @@ unsafe fn warp_sum(mut t: Tally) -> Tally {
     t
 }
 
-/// One of `x[k]`, `x[k + 1]`, `x[k + 2]`, `x[k + 3]` by `s < 4`, a constant once inlined
-/// (the kernel has one body per shift), so that the register arrays are indexed by
-/// constants only.
+/// `t`'s words through `f` (a shuffle, say), or only its sum's where `sums_only` (the
+/// counts then zero).
 #[inline(always)]
-fn pick4(s: usize, x0: f32, x1: f32, x2: f32, x3: f32) -> f32 {
-    match s {
-        0 => x0,
-        1 => x1,
-        2 => x2,
-        _ => x3,
-    }
-}
-
-/// `a[p0 .. p0 + ITEMS]`, zero at and past `n`, into `x`.
-///
-/// # Safety
-/// `a` holds `n` floats, 16-byte aligned; `p0` is a multiple of 4.
-#[inline(always)]
-unsafe fn load_new(a: *const f32, n: u32, p0: u32, x: &mut [f32; ITEMS as usize]) {
-    if p0 + ITEMS <= n {
-        unroll!(q in (ITEMS / 4) as usize => {
-            // SAFETY: p0 + 4q + 3 < n, 16-byte aligned; `a` is never written.
-            let v = unsafe { load_f32x4_nc(a.add(p0 as usize + 4 * q)) };
-            unroll!(i in 4 => {
-                x[4 * q + i] = v[i];
-            });
-        });
+fn map_moved(t: Tally, sums_only: bool, f: impl FnMut(u32) -> u32) -> Tally {
+    if sums_only {
+        map_sum_words(t.sum, f)
     } else {
-        unroll!(k in ITEMS as usize => {
-            let p = p0 + k as u32;
-            // SAFETY: p < n.
-            x[k] = if p < n { unsafe { *a.add(p as usize) } } else { 0.0 };
-        });
+        t.map_words(f)
     }
 }
 
-/// `a[p - window]` for `p` in `p0 .. p0 + ITEMS`, zero where `p < window` or `p >= n`, into
-/// `x`. The start is `S` floats past a 16-byte boundary: unless `S = 0` (`window` a multiple
-/// of 4), five aligned quads are loaded and shifted (the fifth is the next thread's first,
-/// from L1).
-///
-/// # Safety
-/// As [`load_new`].
+/// Each word of the sum's bits through `f` (a shuffle, say); the counts are left at zero.
 #[inline(always)]
-unsafe fn load_old<const S: usize>(
-    a: *const f32, n: u32, window: u32, p0: u32, x: &mut [f32; ITEMS as usize],
-) {
-    let q0 = p0 as i64 - window as i64;
-    let s = S;
-    debug_assert_eq!(s, q0.rem_euclid(4) as usize);
-    let qa = q0 - s as i64;
-    if q0 >= 0 && qa + ITEMS as i64 + 4 <= n as i64 {
-        let mut w = [0.0f32; ITEMS as usize + 4];
-        unroll!(q in (ITEMS / 4 + 1) as usize => {
-            if q < (ITEMS / 4) as usize || s != 0 {
-                // SAFETY: qa + 4q + 3 < n, 16-byte aligned; `a` is never written.
-                let v = unsafe { load_f32x4_nc(a.add(qa as usize + 4 * q)) };
-                unroll!(i in 4 => {
-                    w[4 * q + i] = v[i];
-                });
-            }
-        });
-        unroll!(k in ITEMS as usize => {
-            x[k] = pick4(s, w[k], w[k + 1], w[k + 2], w[k + 3]);
-        });
-    } else {
-        unroll!(k in ITEMS as usize => {
-            let p = p0 + k as u32;
-            x[k] = if p < n && p >= window {
-                // SAFETY: 0 <= p - window < n.
-                unsafe { *a.add((p - window) as usize) }
-            } else {
-                0.0
-            };
-        });
+fn map_sum_words(sum: f64, mut f: impl FnMut(u32) -> u32) -> Tally {
+    let s = sum.to_bits();
+    let (lo, hi) = (f(s as u32), f((s >> 32) as u32));
+    Tally {
+        sum: f64::from_bits(lo as u64 | (hi as u64) << 32),
+        ..Tally::ZERO
     }
 }
 
-/// Element `j` of the aligned run `[A, A + ITEMS)` where this thread's first output is
-/// `A + r`: the previous thread's last `r` means (`prev` holds its last three), then this
-/// thread's first `ITEMS - r`.
-#[inline(always)]
-fn compose(r: usize, j: usize, prev: &[f32; 3], m: &[f32; ITEMS as usize]) -> f32 {
-    let at = |shift: usize| {
-        if j < shift {
-            prev[3 - shift + j]
-        } else {
-            m[j - shift]
-        }
-    };
-    pick4(r, at(0), at(1), at(2), at(3))
-}
-
-/// Writes `v` to `out[o]` if `0 <= o < outputs`.
+/// `t` from the lane `d` below (zero counts and all if `sums_only`, see [`warp_scan`]).
 ///
 /// # Safety
-/// `out` holds `outputs` floats.
+/// All 32 lanes call it together.
 #[inline(always)]
-unsafe fn store_if(out: *mut f32, outputs: u32, o: i64, v: f32) {
-    if o >= 0 && o < outputs as i64 {
-        // SAFETY: in bounds; each output has one writer (see `sliding_scan`).
-        unsafe { *out.add(o as usize) = v };
-    }
-}
-
-/// Loads this thread's [`ITEMS`] positions from `p0` (`a[p]` into `xn`, `a[p - window]` into
-/// `xo`) and returns whether every difference `e[p]` is finite, and their tally.
-///
-/// # Safety
-/// As [`load_new`].
-#[inline(always)]
-unsafe fn load_round<const S: usize>(
-    a: *const f32, n: u32, window: u32, p0: u32, xn: &mut [f32; I], xo: &mut [f32; I],
-) -> (bool, Tally) {
+unsafe fn shuffle_up(t: Tally, d: u32, sums_only: bool) -> Tally {
     // SAFETY: the caller's contract.
-    unsafe {
-        load_new(a, n, p0, xn);
-        load_old::<S>(a, n, window, p0, xo);
-    }
-    let mut mine = Tally::ZERO;
-    unroll!(k in I => mine.sum += e(k, xn, xo));
-    // A non-finite input makes its difference, and so the sum, non-finite: one check.
-    let clean = mine.sum.is_finite();
-    if !clean {
-        mine = Tally::ZERO;
-        unroll!(k in I => {
-            mine = mine + (Tally::of(xn[k]) - Tally::of(xo[k]));
-        });
-    }
-    (clean, mine)
+    map_moved(t, sums_only, |w| unsafe {
+        warp::shuffle_up(FULL_MASK, w, d)
+    })
 }
 
-/// `e[p0 + k] = a[p0 + k] - a[p0 + k - window]`, exact in f64. Recomputed where it is needed
-/// (two conversions and a subtraction): an array of them would hold 32 more registers.
+/// The warp's inclusive scan of `t` over its lanes (Hillis–Steele by shuffles). Where
+/// `sums_only`, every lane's counts are zero and only the sum's two words move.
+///
+/// # Safety
+/// All 32 lanes call it together, with the same `sums_only`.
 #[inline(always)]
-fn e(k: usize, xn: &[f32; I], xo: &[f32; I]) -> f64 {
-    xn[k] as f64 - xo[k] as f64
+unsafe fn warp_scan(t: Tally, sums_only: bool) -> Tally {
+    let lane = warp::lane_id();
+    let mut inclusive = t;
+    let mut d = 1;
+    while d < WARP_SIZE {
+        // SAFETY: the caller's contract.
+        let below = unsafe { shuffle_up(inclusive, d, sums_only) };
+        if lane >= d {
+            inclusive = below + inclusive;
+        }
+        d *= 2;
+    }
+    inclusive
 }
 
 /// The tallies of the warps, in order, from `warp_totals`: the sum of those before warp
@@ -566,6 +584,76 @@ fn fold_warps(warp_totals: SharedSlice<u32>, warp_id: u32) -> (Tally, Tally) {
     (before, all)
 }
 
+/// Copies 16-byte word `q` of a stream starting at `a[g0]` (`g0` a multiple of 4, perhaps
+/// negative) into its [`slot`] of `stage`: the floats at indices `0..n` are copied, the
+/// others zero-filled.
+///
+/// # Safety
+/// `a` holds `n` floats and is 16-byte aligned; `q < QUADS`; nobody reads that slot before
+/// the copy has been waited for and a barrier passed.
+#[inline(always)]
+unsafe fn stage_quad(stage: SharedSlice<f32>, a: *const f32, n: u32, g0: i64, q: u32) {
+    let g = g0 + 4 * q as i64;
+    let floats = (n as i64 - g).clamp(0, 4) as u32;
+    let floats = if g < 0 { 0 } else { floats };
+    let slot = 4 * slot_quad(q);
+    if floats % 4 == 0 {
+        // Nothing is read from `src` when `floats` is 0.
+        let src = if floats == 0 {
+            a
+        } else {
+            a.wrapping_add(g as usize)
+        };
+        // SAFETY: `floats` floats from `src` lie in `a`; the slot is in `stage`, aligned.
+        unsafe { cp_async_zfill(stage, slot, src, floats) };
+    } else {
+        // The word where `a` ends, by plain loads: compute-sanitizer's memcheck reports a
+        // `cp.async` of fewer than 16 source bytes as reading all 16.
+        let w = core::array::from_fn(|e| {
+            // SAFETY: a[g + e] for e < floats lies in `a` (g >= 0, g + floats <= n).
+            (e < floats as usize).then(|| unsafe { *a.add(g as usize + e) })
+        });
+        // SAFETY: the slot is in `stage`, 16-byte aligned, read only after the barrier.
+        unsafe { stage.set4_unchecked(slot, w.map(|x| x.unwrap_or(0.0))) };
+    }
+}
+
+/// Visits this thread's staged inputs one 16-byte word at a time: `f(q, xn, xo)` gets
+/// `a[p]` and `a[p - window]` for its positions `4q .. 4q + 4` (of [`ITEMS`]), the second
+/// stream `S` floats past the start of its words. One word of each stream is held at a time
+/// (and the next word of `a[p - window]`), so that the thread's run never sits in registers.
+///
+/// # Safety
+/// Both stages hold the tile (copies waited for, barrier passed); `f` writes at most this
+/// thread's own words of `new`, the one it was given.
+#[inline(always)]
+unsafe fn for_each_word<const S: usize>(
+    new: SharedSlice<f32>, old: SharedSlice<f32>, t: u32,
+    mut f: impl FnMut(u32, [f32; 4], [f32; 4]),
+) {
+    let word = |s: SharedSlice<f32>, q: u32| {
+        // SAFETY: word 4t + q <= TILE / 4 < QUADS lies in the stage, 16-byte aligned.
+        unsafe { s.get4_unchecked(4 * slot_quad(4 * t + q)) }
+    };
+    let mut low = word(old, 0);
+    unroll!(q in I / 4 => {
+        let q = q as u32;
+        let xn = word(new, q);
+        let xo = if S == 0 {
+            low
+        } else {
+            let high = word(old, q + 1);
+            let w = [low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3]];
+            low = high;
+            [w[S], w[S + 1], w[S + 2], w[S + 3]]
+        };
+        f(q, xn, xo);
+        if S == 0 && q + 1 < ITEMS / 4 {
+            low = word(old, q + 1);
+        }
+    });
+}
+
 /// `out[i] = mean(a[i .. i + window])` for every `i < n - window + 1`: the mean ending at
 /// position `p = i + window - 1`. See the [module](self).
 ///
@@ -578,19 +666,37 @@ fn fold_warps(warp_totals: SharedSlice<u32>, warp_id: u32) -> (Tally, Tally) {
 /// alone.
 #[inline(always)]
 pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64) {
-    // Positions start at multiples of 4, so `a[p - window]` is `(-window) mod 4` places past
-    // a 16-byte boundary in every thread: one body per shift, each with its loads' shuffles
-    // and its stores' alignment known at compile time (a run-time shift became jump tables
-    // per element).
+    // Tiles start at multiples of 4, so `a[p - window]` is `(-window) mod 4` places past a
+    // 16-byte boundary in every thread: one body per shift, its shared reads' shuffles and
+    // its output's alignment known at compile time.
+    // The shared arrays, declared once for the four bodies.
+    let shared = Shared {
+        ticket: shared_array!(u32; 1),
+        warp_totals: shared_array!(u32; WARPS * 5),
+        prefix: shared_array!(u32; 5),
+        new: shared_array!(f32; STAGE_FLOATS),
+        old: shared_array!(f32; STAGE_FLOATS),
+    };
     // SAFETY: the caller's contract.
     unsafe {
         match window % 4 {
-            0 => sliding_scan_shifted::<0>(a, n, window, out, state),
-            1 => sliding_scan_shifted::<3>(a, n, window, out, state),
-            2 => sliding_scan_shifted::<2>(a, n, window, out, state),
-            _ => sliding_scan_shifted::<1>(a, n, window, out, state),
+            0 => sliding_scan_shifted::<0>(a, n, window, out, state, shared),
+            1 => sliding_scan_shifted::<3>(a, n, window, out, state, shared),
+            2 => sliding_scan_shifted::<2>(a, n, window, out, state, shared),
+            _ => sliding_scan_shifted::<1>(a, n, window, out, state, shared),
         }
     }
+}
+
+/// The block's shared arrays: the ticket, the warps' totals, the tile's prefix, and the
+/// two staged streams (`a[p]` and `a[p - window]`).
+#[derive(Clone, Copy)]
+struct Shared {
+    ticket: SharedSlice<u32>,
+    warp_totals: SharedSlice<u32>,
+    prefix: SharedSlice<u32>,
+    new: SharedSlice<f32>,
+    old: SharedSlice<f32>,
 }
 
 /// [`sliding_scan`] where `a[p - window]` is `S` places past a 16-byte boundary for every
@@ -600,15 +706,17 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
 /// As [`sliding_scan`], and `(window + S) % 4 == 0`.
 #[inline(always)]
 unsafe fn sliding_scan_shifted<const S: usize>(
-    a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64,
+    a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64, shared: Shared,
 ) {
     let t = thread_idx_x();
     let (lane, warp_id) = (t % WARP_SIZE, t / WARP_SIZE);
-    let ticket = shared_array!(u32; 1);
-    // Two sets of warp totals, one per round parity: a round writes its set while no warp
-    // can still be reading it (two barriers have passed since), so a round needs one barrier.
-    let warp_totals = shared_array!(u32; 2 * WARPS * 5);
-    let prefix = shared_array!(u32; 5);
+    let Shared {
+        ticket,
+        warp_totals,
+        prefix,
+        new,
+        old,
+    } = shared;
 
     if t == 0 {
         // SAFETY: word 0 of the state is the ticket counter.
@@ -616,211 +724,194 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     }
     sync_threads();
     let b = ticket.get(0);
-    let first = |round: u32| b * TILE + round * ROUND + t * ITEMS;
+    let s = b * TILE;
 
-    // The tile's aggregate.
-    let (mut xn, mut xo) = ([0.0f32; I], [0.0f32; I]);
-    let mut mine = Tally::ZERO;
-    for round in 0..ROUNDS {
-        // SAFETY: a holds n floats, 16-byte aligned; the first position is a multiple of 16.
-        let (_, tally) = unsafe { load_round::<S>(a, n, window, first(round), &mut xn, &mut xo) };
-        mine = mine + tally;
+    // Both streams of the tile, in flight at once: a[s ..] and a[s - window - S ..].
+    let old0 = s as i64 - window as i64 - S as i64;
+    let mut q = t;
+    while q < QUADS {
+        // SAFETY: `a` holds n floats, 16-byte aligned; q < QUADS; read after the barrier.
+        unsafe {
+            if q < TILE / 4 {
+                stage_quad(new, a, n, s as i64, q);
+            }
+            if q < TILE / 4 || S != 0 {
+                stage_quad(old, a, n, old0, q);
+            }
+        }
+        q += BLOCK;
     }
-    // SAFETY: every lane of every (full) warp.
-    let warp_total = unsafe { warp_sum(mine) };
-    if lane == 0 {
-        warp_total.store(warp_totals, 5 * warp_id);
+    commit_group();
+    wait_group::<0>();
+    sync_threads();
+
+    // The thread's sum, the warp's scan, the block's aggregate.
+    let mut sum = 0.0f64;
+    // SAFETY: staged and waited for.
+    unsafe {
+        for_each_word::<S>(new, old, t, |_, xn, xo| {
+            unroll!(i in 4 => sum += e(xn[i], xo[i]));
+        });
+    }
+    // A non-finite input makes its difference, and so the sum, non-finite: one check.
+    let clean = sum.is_finite();
+    let mut mine = Tally { sum, ..Tally::ZERO };
+    if !clean {
+        mine = Tally::ZERO;
+        // SAFETY: as above.
+        unsafe {
+            for_each_word::<S>(new, old, t, |_, xn, xo| {
+                unroll!(i in 4 => {
+                    mine = mine + (Tally::of(xn[i]) - Tally::of(xo[i]));
+                });
+            });
+        }
+    }
+    // SAFETY: every lane of every (full) warp, with a warp-uniform `sums_only`.
+    let (inclusive, thread_prefix) = unsafe {
+        let sums_only = warp::ballot(FULL_MASK, !clean) == 0;
+        let inclusive = warp_scan(mine, sums_only);
+        let below = shuffle_up(inclusive, 1, sums_only);
+        (inclusive, if lane == 0 { Tally::ZERO } else { below })
+    };
+    if lane == WARP_SIZE - 1 {
+        inclusive.store(warp_totals, 5 * warp_id);
     }
     sync_threads();
-    let (_, aggregate) = fold_warps(warp_totals, warp_id);
+    let (warp_prefix, aggregate) = fold_warps(warp_totals, warp_id);
 
+    let desc = Descriptors::new(state, tiles(n));
+    let status = if b == 0 { INCLUSIVE } else { AGGREGATE };
     if warp_id == 0 {
-        let desc = state.wrapping_add(HEADER_WORDS + DESCRIPTOR_WORDS * b as usize);
-        if lane == 0 {
-            let status = if b == 0 { INCLUSIVE } else { AGGREGATE };
-            // SAFETY: tile b's descriptor, written by this thread only.
-            unsafe { publish(desc, status, aggregate) };
-        }
+        // SAFETY: tile b's records, written by thread 0 only (predicated, not branched
+        // around: see `publish_if`).
+        unsafe { publish_if(lane == 0, desc, b, status, aggregate) };
         // SAFETY: the whole warp; tiles before b belong to started blocks.
-        let before = unsafe { look_back(state, b) };
+        let before = unsafe { look_back(desc, b) };
+        // SAFETY: as above.
+        unsafe { publish_if(lane == 0 && b > 0, desc, b, INCLUSIVE, before + aggregate) };
         if lane == 0 {
-            if b > 0 {
-                // SAFETY: as above.
-                unsafe { publish(desc, INCLUSIVE, before + aggregate) };
-            }
             before.store(prefix, 0);
         }
     }
     sync_threads();
+    let before = Tally::load(prefix, 0);
 
-    // The scan, round by round, from the tile's prefix.
-    let mut carry = Tally::load(prefix, 0);
+    // The means of the thread's positions, from the window ending just before them.
+    let start = before + warp_prefix + thread_prefix;
     let inv_window = 1.0 / window as f64;
-    let outputs = n - window + 1;
-    for round in 0..ROUNDS {
-        let p0 = first(round);
-        // The inputs again, from L2. SAFETY: as above.
-        let (clean, mine) = unsafe { load_round::<S>(a, n, window, p0, &mut xn, &mut xo) };
-        // The warp's inclusive scan of the threads' tallies.
-        let mut inclusive = mine;
-        let mut d = 1;
-        while d < WARP_SIZE {
-            // SAFETY: every lane of every (full) warp runs this loop.
-            let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, d) });
-            if lane >= d {
-                inclusive = below + inclusive;
-            }
-            d *= 2;
-        }
-        let (_, totals) = warp_totals.split_at((round % 2) * WARPS * 5);
-        if lane == WARP_SIZE - 1 {
-            inclusive.store(totals, 5 * warp_id);
-        }
-        sync_threads();
-        let (warp_prefix, round_total) = fold_warps(totals, warp_id);
-        // SAFETY: every lane of every warp.
-        let below = inclusive.map_words(|w| unsafe { warp::shuffle_up(FULL_MASK, w, 1) });
-        let thread_prefix = if lane == 0 { Tally::ZERO } else { below };
-        let mut run = carry + warp_prefix + thread_prefix;
-        let start = run;
-        carry = carry + round_total;
-        let mut m = [0.0f32; I];
-        if clean && run.inf == 0 && run.nan == 0 {
-            // Nothing non-finite in these windows: the mean is the sum's.
-            unroll!(k in I => {
-                run.sum += e(k, &xn, &xo);
-                m[k] = (run.sum * inv_window) as f32;
-            });
-        } else if clean {
-            unroll!(k in I => {
-                run.sum += e(k, &xn, &xo);
-                m[k] = run.mean(inv_window);
-            });
-        } else {
-            unroll!(k in I => {
-                let p = p0 + k as u32;
-                if p < n {
-                    // SAFETY: p < n, and p - window < n where p >= window.
-                    let x = unsafe { *a.add(p as usize) };
-                    run = run + Tally::of(x);
-                    if p >= window {
-                        // SAFETY: as above.
-                        run = run - Tally::of(unsafe { *a.add((p - window) as usize) });
-                    }
-                }
-                m[k] = run.mean(inv_window);
+    // Each word of means goes over the thread's own word of `a[p]` (no other thread reads
+    // it) as soon as that is read.
+    let put = |q: u32, m: [f32; 4]| {
+        // SAFETY: this thread's word of the stage, 16-byte aligned.
+        unsafe { new.set4_unchecked(4 * slot_quad(4 * t + q), m) };
+    };
+    if clean && start.inf == 0 && start.nan == 0 {
+        // Nothing non-finite in these windows: the mean is the sum's.
+        let mut run = start.sum;
+        // SAFETY: as above.
+        unsafe {
+            for_each_word::<S>(new, old, t, |q, xn, xo| {
+                let mut m = [0.0f32; 4];
+                unroll!(i in 4 => {
+                    run += e(xn[i], xo[i]);
+                    m[i] = (run * inv_window) as f32;
+                });
+                put(q, m);
             });
         }
-        // The previous thread's last three means: from its lane by a shuffle, or, in a warp's
-        // first lane, stepped back from this thread's start (the previous warp's last lane
-        // would need a barrier to hand them over).
-        // SAFETY: every lane of every warp.
-        let up = unsafe {
-            [
-                warp::shuffle_up(FULL_MASK, m[I - 3], 1),
-                warp::shuffle_up(FULL_MASK, m[I - 2], 1),
-                warp::shuffle_up(FULL_MASK, m[I - 1], 1),
-            ]
-        };
-        let prev = if lane > 0 {
-            Some(up)
-        } else if warp_id > 0 {
-            // SAFETY: p0 >= ITEMS, and `a` holds n floats.
-            Some(unsafe { means_before(a, n, window, p0, start, inv_window) })
-        } else {
-            None
-        };
-        // SAFETY: `out` holds `outputs` floats.
-        unsafe { store_means::<S>(out, outputs, window, p0, &m, prev) };
+    } else if clean {
+        // The counts, non-zero, stay as they are through these positions, and decide.
+        let m = start.mean(inv_window);
+        unroll!(q in I / 4 => put(q as u32, [m; 4]));
+    } else {
+        let mut run = start;
+        // SAFETY: as above.
+        unsafe {
+            for_each_word::<S>(new, old, t, |q, xn, xo| {
+                let mut m = [0.0f32; 4];
+                unroll!(i in 4 => {
+                    run = run + (Tally::of(xn[i]) - Tally::of(xo[i]));
+                    m[i] = run.mean(inv_window);
+                });
+                put(q, m);
+            });
+        }
     }
+    sync_threads();
+    // SAFETY: the tile's means are staged; `out` holds n - window + 1 floats, 16-byte aligned.
+    unsafe { store_means::<S>(new, n, window, s, out) };
 }
 
-/// The means of the windows ending at `p0 - 3`, `p0 - 2` and `p0 - 1`, from `start`, the
-/// tally of the one ending at `p0 - 1`: each window one step back drops `a[p]` and takes
-/// `a[p - window]` in (one more rounding of at most `2⁻⁵³ · 2·window·M` each).
-///
-/// # Safety
-/// `p0 >= 2` and `a` holds `n` floats.
+/// `e[p] = a[p] - a[p - window]` from the two, exact in f64.
 #[inline(always)]
-unsafe fn means_before(
-    a: *const f32, n: u32, window: u32, p0: u32, start: Tally, inv: f64,
-) -> [f32; 3] {
-    let mut w = start;
-    let mut means = [0.0f32; 3];
-    means[2] = w.mean(inv);
-    unroll!(j in 2 => {
-        let p = p0 - 1 - j as u32;
-        if p < n {
-            // SAFETY: p < n, and p - window < n where p >= window.
-            w = w - Tally::of(unsafe { *a.add(p as usize) });
-            if p >= window {
-                // SAFETY: as above.
-                w = w + Tally::of(unsafe { *a.add((p - window) as usize) });
-            }
-        }
-        means[1 - j] = w.mean(inv);
-    });
-    means
+fn e(new: f32, old: f32) -> f64 {
+    new as f64 - old as f64
 }
 
-/// Writes this thread's means `m` of positions `p0 ..`: its first output is
-/// `o0 = p0 - (window - 1)`, `r` places past an aligned `A`. Each thread writes the aligned
-/// run `[A, A + ITEMS)` — the previous thread's last `r` means (`prev`) then its own — so
-/// that whole quads go out as 16-byte stores; the round's first thread has no previous one
-/// (`prev` is `None`) and writes only its own, and its last thread also writes its `r`
-/// left-over means.
+/// Stores the tile's means, staged in `means` by position (`means[p - s]` ends at `p`), to
+/// `out[p - (window - 1)]` for the positions `p` of the tile with `window - 1 <= p < n`:
+/// the aligned 16-byte words of `out` the tile fills alone, one per thread in turn
+/// (coalesced), and the at most three outputs at each end that share a word with the next
+/// or previous tile, one per thread.
 ///
 /// # Safety
-/// `out` holds `outputs` floats and is 16-byte aligned.
+/// As [`sliding_scan_shifted`]; the means are staged and a barrier has passed.
 #[inline(always)]
 unsafe fn store_means<const S: usize>(
-    out: *mut f32, outputs: u32, window: u32, p0: u32, m: &[f32; I], prev: Option<[f32; 3]>,
+    means: SharedSlice<f32>, n: u32, window: u32, s: u32, out: *mut f32,
 ) {
     let t = thread_idx_x();
-    let o0 = p0 as i64 - (window as i64 - 1);
-    let r = (S + 1) % 4;
-    debug_assert_eq!(r, o0.rem_euclid(4) as usize);
-    let base = o0 - r as i64;
-    let (prev, have_prev) = match prev {
-        Some(prev) => (prev, true),
-        None => ([0.0; 3], false),
-    };
-    let mut run_out = [0.0f32; I];
-    unroll!(j in I => {
-        run_out[j] = compose(r, j, &prev, m);
-    });
-    unroll!(q in I / 4 => {
-        let at = base + 4 * q as i64;
-        let whole = at >= 0 && at + 4 <= outputs as i64 && (q > 0 || r == 0 || have_prev);
-        if whole {
-            let v = F32x4([
-                run_out[4 * q],
-                run_out[4 * q + 1],
-                run_out[4 * q + 2],
-                run_out[4 * q + 3],
-            ]);
-            // SAFETY: at .. at + 4 are outputs, `at` is a multiple of 4 and `out` 16-byte
-            // aligned; this thread is their only writer.
-            unsafe { *(out.add(at as usize) as *mut F32x4) = v };
-        } else {
-            unroll!(j in 4 => {
-                let jj = 4 * q + j;
-                if jj >= r || have_prev {
-                    // SAFETY: out holds `outputs` floats.
-                    unsafe { store_if(out, outputs, at + j as i64, run_out[jj]) };
-                }
-            });
+    // Outputs [lo, hi), from positions [p_lo, p_hi); output o's mean is staged at
+    // o + window - 1 - s, which is 3 - S past a multiple of 4 where o is one.
+    let (p_lo, p_hi) = (s.max(window - 1), (s + TILE).min(n));
+    if p_hi <= p_lo {
+        return;
+    }
+    let (lo, hi) = (p_lo - (window - 1), p_hi - (window - 1));
+    const { assert!(S < 4) };
+    let c = 3 - S as u32;
+    let at = |o: u32| o + (window - 1) - s;
+    let (first, last) = (lo.next_multiple_of(4), hi - hi % 4);
+    if first < last {
+        let mut g = first + 4 * t;
+        while g < last {
+            let i = at(g);
+            let q = i / 4;
+            // SAFETY: words q and q + 1 (when C > 0) hold staged means of this tile.
+            let v = unsafe {
+                let w0 = means.get4_unchecked(4 * slot_quad(q));
+                let w1 = if c > 0 {
+                    means.get4_unchecked(4 * slot_quad(q + 1))
+                } else {
+                    w0
+                };
+                let w = [w0[0], w0[1], w0[2], w0[3], w1[0], w1[1], w1[2], w1[3]];
+                F32x4([
+                    w[c as usize],
+                    w[c as usize + 1],
+                    w[c as usize + 2],
+                    w[c as usize + 3],
+                ])
+            };
+            // SAFETY: g .. g + 4 are outputs of this tile alone, `g` a multiple of 4 and `out`
+            // 16-byte aligned.
+            unsafe { *(out.add(g as usize) as *mut F32x4) = v };
+            g += 4 * BLOCK;
         }
-    });
-    if t == BLOCK - 1 {
-        unroll!(j in 3 => {
-            if j < r {
-                // The means past the last aligned run: m[ITEMS - r + j].
-                let v = pick4(r, 0.0, m[I - 1], m[I - 2 + j.min(1)], m[I - 3 + j]);
-                // SAFETY: as above; nobody else in this round or the next writes these.
-                unsafe { store_if(out, outputs, base + (I + j) as i64, v) };
-            }
-        });
+    }
+    // The ends: [lo, min(first, hi)) and [max(last, first), hi) once first <= last.
+    let o = if t < 3 {
+        lo + t
+    } else if t < 6 {
+        last.max(first) + (t - 3)
+    } else {
+        return;
+    };
+    let end = if t < 3 { first.min(hi) } else { hi };
+    if o < end && (t < 3 || first <= last) {
+        // SAFETY: o is an output of this tile; its mean is staged.
+        unsafe { *out.add(o as usize) = means.get(slot(at(o))) };
     }
 }
 
