@@ -583,11 +583,6 @@ fn zip_with_wrong_input_lengths_is_a_typed_error() {
 /// appears (a block on the GPU publishes its aggregate without waiting for anyone).
 #[test]
 fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
-    use kernels_gpu::nvptx_device::launch::{Launch, Limits};
-    use kernels_gpu::nvptx_device::sim::{self as device_sim, SharedPtr};
-    use kernels_gpu::nvptx_device::thread::Dim3;
-    use std::sync::Mutex;
-
     let b = scan::LOOK_BACK as usize + 40;
     let tiles = b as u32 + 1;
     let mut state = scan_state(tiles);
@@ -609,30 +604,11 @@ fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
             unsafe { scan::publish(descriptors(&mut state), tile as u32, status, two) };
         }
     }
-    let ps = SharedPtr(state.as_mut_ptr());
-    let got = Mutex::new(vec![]);
-    let launch = Launch {
-        grid: Dim3::x(1),
-        block: Dim3::x(32),
-        dynamic_shared_bytes: 0,
-    };
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            let d = scan::Descriptors::new(ps.get(), tiles);
-            // SAFETY: the late tile's records; the look-back only reads them.
-            unsafe { scan::publish(d, late as u32, scan::AGGREGATE, two) };
-        });
-        device_sim::launch(&launch, &Limits::default(), || {
-            // SAFETY: one full warp; tile `late` is published by the thread above.
-            let t = unsafe {
-                scan::look_back(scan::Descriptors::new(ps.get(), b as u32 + 1), b as u32)
-            };
-            got.lock().unwrap().push(t);
-        })
-        .unwrap();
+    let got = look_back_with_a_late_writer(&mut state, b as u32, |state| {
+        let d = scan::Descriptors::new(state, tiles);
+        // SAFETY: the late tile's records; the look-back only reads them.
+        unsafe { scan::publish(d, late as u32, scan::AGGREGATE, two) };
     });
-    let got = got.into_inner().unwrap();
     assert_eq!(got.len(), 32);
     for t in got {
         assert_eq!((t.sum, t.inf, t.nan), (2.0 * b as f64, 0, 0));
@@ -644,10 +620,6 @@ fn look_back_waits_for_a_predecessor_that_has_published_nothing() {
 /// record until all of it is written, here by another thread 200 ms later.
 #[test]
 fn look_back_waits_for_a_full_record_written_after_its_head() {
-    use kernels_gpu::nvptx_device::launch::{Launch, Limits};
-    use kernels_gpu::nvptx_device::sim::{self as device_sim, SharedPtr};
-    use kernels_gpu::nvptx_device::thread::Dim3;
-    use std::sync::Mutex;
     use std::sync::atomic::{AtomicU64, Ordering};
 
     let (b, late) = (scan::LOOK_BACK + 9, 5u32);
@@ -678,6 +650,28 @@ fn look_back_waits_for_a_full_record_written_after_its_head() {
     let record = full..full + 4;
     assert!((fulls..written.len()).all(|i| (written[i] != 0) == record.contains(&i)));
     state[..full].copy_from_slice(&written[..full]);
+    let got = look_back_with_a_late_writer(&mut state, b, |state| {
+        for (i, &w) in written[full..full + 4].iter().enumerate() {
+            // SAFETY: a word of the state, accessed atomically by the look-back too.
+            unsafe { AtomicU64::from_ptr(state.add(full + i)) }.store(w, Ordering::Relaxed);
+        }
+    });
+    assert_eq!(got.len(), 32);
+    for t in got {
+        assert_eq!((t.sum, t.inf, t.nan), (2.0 * b as f64, 1 | 2 << 32, 3));
+    }
+}
+
+/// The look-back of tile `b` (`b + 1` tiles) by one warp in the simulator, while another
+/// thread runs `late` on the state 200 ms after the launch starts: what each lane got.
+fn look_back_with_a_late_writer(
+    state: &mut [u64], b: u32, late: impl FnOnce(*mut u64) + Send,
+) -> Vec<Tally> {
+    use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+    use kernels_gpu::nvptx_device::sim::{self as device_sim, SharedPtr};
+    use kernels_gpu::nvptx_device::thread::Dim3;
+    use std::sync::Mutex;
+
     let ps = SharedPtr(state.as_mut_ptr());
     let got = Mutex::new(vec![]);
     let launch = Launch {
@@ -688,22 +682,15 @@ fn look_back_waits_for_a_full_record_written_after_its_head() {
     std::thread::scope(|scope| {
         scope.spawn(|| {
             std::thread::sleep(std::time::Duration::from_millis(200));
-            for (i, &w) in written[full..full + 4].iter().enumerate() {
-                // SAFETY: a word of the state, accessed atomically by the look-back too.
-                unsafe { AtomicU64::from_ptr(ps.get().add(full + i)) }.store(w, Ordering::Relaxed);
-            }
+            late(ps.get());
         });
         device_sim::launch(&launch, &Limits::default(), || {
             let d = scan::Descriptors::new(ps.get(), b + 1);
-            // SAFETY: one full warp; the late tile's record is written by the thread above.
+            // SAFETY: one full warp; what tile b needs is published, or will be by `late`.
             let t = unsafe { scan::look_back(d, b) };
             got.lock().unwrap().push(t);
         })
         .unwrap();
     });
-    let got = got.into_inner().unwrap();
-    assert_eq!(got.len(), 32);
-    for t in got {
-        assert_eq!((t.sum, t.inf, t.nan), (2.0 * b as f64, 1 | 2 << 32, 3));
-    }
+    got.into_inner().unwrap()
 }
