@@ -314,10 +314,16 @@ impl Descriptors {
         }
     }
 
-    /// Word `kind` (0: aggregate, 1: inclusive prefix) of tile `b`'s full record.
+    /// Tile `b`'s head word of kind `status` ([`AGGREGATE`] or [`INCLUSIVE`]).
+    fn head(self, b: u32, status: u32) -> *mut u64 {
+        let kind = (status == INCLUSIVE) as usize;
+        self.heads.wrapping_add(HEAD_WORDS * b as usize + kind)
+    }
+
+    /// The first of the four words of tile `b`'s full record of kind `status`.
     fn full(self, b: u32, status: u32) -> *mut u64 {
-        let kind = if status == INCLUSIVE { 4 } else { 0 };
-        self.fulls.wrapping_add(FULL_WORDS * b as usize + kind)
+        let kind = (status == INCLUSIVE) as usize;
+        self.fulls.wrapping_add(FULL_WORDS * b as usize + 4 * kind)
     }
 }
 
@@ -343,9 +349,7 @@ pub unsafe fn publish(d: Descriptors, b: u32, status: u32, t: Tally) {
 unsafe fn publish_if(write: bool, d: Descriptors, b: u32, status: u32, t: Tally) {
     let plain = t.inf == 0 && t.nan == 0;
     let full = d.full(b, status);
-    let head = d
-        .heads
-        .wrapping_add(HEAD_WORDS * b as usize + (status == INCLUSIVE) as usize);
+    let head = d.head(b, status);
     let counts = [
         t.inf as u32 as u64 | VALID,
         t.inf >> 32 | VALID,
@@ -372,8 +376,7 @@ unsafe fn publish_if(write: bool, d: Descriptors, b: u32, status: u32, t: Tally)
 #[inline(always)]
 unsafe fn read_head(d: Descriptors, b: u32) -> (u32, u64) {
     // SAFETY: tile b's head, 16-byte aligned.
-    let [aggregate, inclusive] =
-        unsafe { atomic::load_pair_relaxed(d.heads.wrapping_add(HEAD_WORDS * b as usize)) };
+    let [aggregate, inclusive] = unsafe { atomic::load_pair_relaxed(d.head(b, AGGREGATE)) };
     if inclusive != 0 {
         (INCLUSIVE, inclusive)
     } else if aggregate != 0 {
