@@ -8,9 +8,10 @@
 //! [`store_pair_relaxed_if`] and [`load_pair_relaxed`] move two words with one vector
 //! instruction; the memory model treats it as one relaxed access per word, so a reader may
 //! see one word written and the other not: a record whose words each say whether they have
-//! been written needs no fence. Loads that poll another block's writes must be strong
-//! (`.relaxed` or `.acquire`): a weak load (`ld.global.cg`, say) may be hoisted out of the
-//! polling loop by `ptxas`, which then never ends.
+//! been written needs no fence. Loads that poll another block's writes should be strong
+//! (`.relaxed` or `.acquire`): the memory model lets the compiler assume that no other
+//! thread changes what a weak load (`ld.global.cg`, say) reads, and on an H100 a scan that
+//! polled with `ld.global.cg` did not finish (unless its polling loop also slept).
 //!
 //! A store with [`store_release_u64`] makes every earlier write of the thread visible to a
 //! thread whose [`load_acquire_u64`] reads the stored value: publish data with relaxed

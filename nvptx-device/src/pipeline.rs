@@ -51,8 +51,9 @@ pub unsafe fn cp_async_16(dst: SharedSlice<f32>, i: u32, src: *const f32) {
 }
 
 /// [`cp_async_16`] that copies the 16 bytes at `src` if `full`, else writes 16 zero bytes
-/// and reads nothing: how a tile that reaches past the edge of a matrix is padded with
-/// zeros on the asynchronous path ([`cp_async_zfill`] with 4 or 0 floats).
+/// and reads nothing (`cp.async.cg.shared.global [dst], [src], 16, src_size;` with
+/// `src_size` 16 or 0): how a tile that reaches past the edge of a matrix is padded with
+/// zeros on the asynchronous path.
 ///
 /// # Safety
 /// As [`cp_async_16`] where `full`; otherwise `src` is any 16-byte aligned pointer (it is
@@ -60,53 +61,23 @@ pub unsafe fn cp_async_16(dst: SharedSlice<f32>, i: u32, src: *const f32) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_16_zfill(dst: SharedSlice<f32>, i: u32, src: *const f32, full: bool) {
-    // SAFETY: the caller's contract.
-    unsafe { cp_async_zfill(dst, i, src, if full { 4 } else { 0 }) }
-}
-
-/// Copies the first `floats` (at most 4) floats at `src` to `dst[i..i + floats]` and writes
-/// zeros to the rest of `dst[i..i + 4]`, asynchronously
-/// (`cp.async.cg.shared.global [dst], [src], 16, src_size;` with `src_size = 4 · floats`):
-/// how a stream that ends, or starts, inside a 16-byte word is staged without reading past
-/// its ends. compute-sanitizer's memcheck (CUDA 13) nonetheless reports such a copy with
-/// `0 < floats < 4` as a 16-byte read, out of bounds at the end of an allocation; a kernel
-/// that must be memcheck-clean copies that word with plain loads instead.
-///
-/// # Safety
-/// `src` is 16-byte aligned and its first `floats` floats are readable (none is read when
-/// `floats` is 0); `floats <= 4`; the conditions of [`cp_async_16`] on `dst`.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn cp_async_zfill(dst: SharedSlice<f32>, i: u32, src: *const f32, floats: u32) {
     #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees bounds and alignment of `dst`, and of the bytes of `src`
-    // that are read.
+    // SAFETY: the caller guarantees bounds and alignment of `dst`, and of `src` where it is read.
     unsafe {
         core::arch::asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
                          d = in(reg32) dst.shared_addr() + i * 4, s = in(reg64) src,
-                         n = in(reg32) 4 * floats,
+                         n = in(reg32) if full { 16u32 } else { 0 },
                          options(nostack, preserves_flags));
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        assert!(floats <= 4, "cp_async_zfill: {floats} floats > 4");
-        assert!(
-            floats == 0 || (src as usize).is_multiple_of(16),
-            "cp_async_zfill: unaligned source {src:p}"
-        );
-        // SAFETY: the caller guarantees `floats` readable floats; the store is checked.
-        unsafe {
-            dst.set4_unchecked(
-                i,
-                core::array::from_fn(|e| {
-                    if (e as u32) < floats {
-                        *src.add(e)
-                    } else {
-                        0.0
-                    }
-                }),
-            )
-        };
+        if full {
+            // SAFETY: the caller's contract for a full copy.
+            unsafe { cp_async_16(dst, i, src) };
+        } else {
+            // SAFETY: the store is checked.
+            unsafe { dst.set4_unchecked(i, [0.0; 4]) };
+        }
     }
 }
 

@@ -61,7 +61,7 @@
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
 use nvptx_device::intrinsics::F32x4;
-use nvptx_device::pipeline::{commit_group, cp_async_zfill, wait_group};
+use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{sync_threads, thread_idx_x};
@@ -350,6 +350,7 @@ unsafe fn publish_if(write: bool, d: Descriptors, b: u32, status: u32, t: Tally)
     let plain = t.inf == 0 && t.nan == 0;
     let full = d.full(b, status);
     let head = d.head(b, status);
+    let keyed = keyed(t.sum);
     let counts = [
         t.inf as u32 as u64 | VALID,
         t.inf >> 32 | VALID,
@@ -358,15 +359,23 @@ unsafe fn publish_if(write: bool, d: Descriptors, b: u32, status: u32, t: Tally)
     // SAFETY: the full record (16-byte aligned) and the head are tile b's, this kind's.
     unsafe {
         let full_too = write && !plain;
-        atomic::store_pair_relaxed_if(full_too, full, [t.sum.to_bits() ^ HEAD_KEY, counts[0]]);
+        atomic::store_pair_relaxed_if(full_too, full, [keyed, counts[0]]);
         atomic::store_pair_relaxed_if(full_too, full.wrapping_add(2), [counts[1], counts[2]]);
-        let word = if plain {
-            t.sum.to_bits() ^ HEAD_KEY
-        } else {
-            MARKED
-        };
+        let word = if plain { keyed } else { MARKED };
         atomic::store_relaxed_u64_if(write, head, word);
     }
+}
+
+/// A sum as published: its bits XOR [`HEAD_KEY`], never zero for a sum of finite values.
+#[inline(always)]
+fn keyed(sum: f64) -> u64 {
+    sum.to_bits() ^ HEAD_KEY
+}
+
+/// The sum a [`keyed`] word holds.
+#[inline(always)]
+fn unkeyed(word: u64) -> f64 {
+    f64::from_bits(word ^ HEAD_KEY)
 }
 
 /// Tile `b`'s head: its status, and the word of the most advanced kind published.
@@ -395,7 +404,7 @@ unsafe fn read_head(d: Descriptors, b: u32) -> (u32, u64) {
 unsafe fn head_value(d: Descriptors, b: u32, status: u32, word: u64) -> Tally {
     if word != MARKED {
         return Tally {
-            sum: f64::from_bits(word ^ HEAD_KEY),
+            sum: unkeyed(word),
             ..Tally::ZERO
         };
     }
@@ -410,7 +419,7 @@ unsafe fn head_value(d: Descriptors, b: u32, status: u32, word: u64) -> Tally {
         };
         if sum != 0 && pos & neg & nan & VALID != 0 {
             return Tally {
-                sum: f64::from_bits(sum ^ HEAD_KEY),
+                sum: unkeyed(sum),
                 inf: pos as u32 as u64 | (neg as u32 as u64) << 32,
                 nan: nan as u32,
             };
@@ -447,7 +456,7 @@ pub unsafe fn look_back(d: Descriptors, b: u32) -> Tally {
                 // SAFETY: that tile is before b.
                 unsafe { read_head(d, tile(j)) }
             } else {
-                (INCLUSIVE, HEAD_KEY)
+                (INCLUSIVE, keyed(0.0))
             };
         });
         // This lane's nearest inclusive prefix (PER_LANE: none), and whether a tile it
@@ -605,17 +614,15 @@ unsafe fn stage_quad(stage: SharedSlice<f32>, a: *const f32, n: u32, g0: i64, q:
     let floats = if g < 0 { 0 } else { floats };
     let slot = 4 * slot_quad(q);
     if floats % 4 == 0 {
-        // Nothing is read from `src` when `floats` is 0.
-        let src = if floats == 0 {
-            a
-        } else {
-            a.wrapping_add(g as usize)
-        };
-        // SAFETY: `floats` floats from `src` lie in `a`; the slot is in `stage`, aligned.
-        unsafe { cp_async_zfill(stage, slot, src, floats) };
+        let full = floats == 4;
+        // Nothing is read from `src` when the word is outside `a`.
+        let src = if full { a.wrapping_add(g as usize) } else { a };
+        // SAFETY: where `full`, 4 floats from `src` lie in `a`, 16-byte aligned; the slot is
+        // in `stage`, aligned.
+        unsafe { cp_async_16_zfill(stage, slot, src, full) };
     } else {
-        // The word where `a` ends, by plain loads: compute-sanitizer's memcheck reports a
-        // `cp.async` of fewer than 16 source bytes as reading all 16.
+        // The word where `a` ends, by plain loads: compute-sanitizer's memcheck (CUDA 13)
+        // reports a `cp.async` of fewer than 16 source bytes as reading all 16.
         let w = core::array::from_fn(|e| {
             // SAFETY: a[g + e] for e < floats lies in `a` (g >= 0, g + floats <= n).
             (e < floats as usize).then(|| unsafe { *a.add(g as usize + e) })
