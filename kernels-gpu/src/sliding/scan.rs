@@ -61,7 +61,7 @@
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
 use nvptx_device::intrinsics::F32x4;
-use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group};
+use nvptx_device::pipeline::{commit_group, cp_async_16, cp_async_16_zfill, wait_group};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{sync_threads, thread_idx_x};
@@ -84,10 +84,10 @@ const WARPS: u32 = BLOCK / WARP_SIZE;
 const QUADS: u32 = TILE / 4 + 1;
 /// Floats of shared memory per staged stream: [`QUADS`] words and their gaps ([`slot`]).
 const STAGE_FLOATS: u32 = 4 * slot_quad(QUADS - 1) + 4;
-/// Its shared arrays, each 16-byte aligned: the ticket, the warps' totals (five words per
-/// tally), the tile's prefix and the two staged streams.
+/// Its shared arrays, each 16-byte aligned: the ticket, the warps' totals and their halos'
+/// (five words per tally), the tile's prefix and the two staged streams.
 pub const STATIC_SHARED_BYTES: u32 =
-    16 + (20 * WARPS).next_multiple_of(16) + 32 + 2 * 4 * STAGE_FLOATS;
+    16 + 2 * (20 * WARPS).next_multiple_of(16) + 32 + 2 * 4 * STAGE_FLOATS;
 
 /// Words of the scratch state before the tiles' heads: the ticket counter (a `u32` in word
 /// 0), padded to 64 bytes.
@@ -632,6 +632,31 @@ unsafe fn stage_quad(stage: SharedSlice<f32>, a: *const f32, n: u32, g0: i64, q:
     }
 }
 
+/// Stages the two streams of a tile at an edge of `a` (the first tiles, whose `a[p - window]`
+/// starts before `a`, or the last): word by word, zero-filled past the edges.
+///
+/// # Safety
+/// `a` holds `n` floats, 16-byte aligned; nobody reads the stages before the copies are
+/// waited for and a barrier passed.
+#[inline(always)]
+unsafe fn stage_edge_tile<const S: usize>(
+    new: SharedSlice<f32>, old: SharedSlice<f32>, a: *const f32, n: u32, s: u32, old0: i64,
+) {
+    let mut q = thread_idx_x();
+    while q < QUADS {
+        // SAFETY: `a` holds n floats, 16-byte aligned; q < QUADS; the caller's contract.
+        unsafe {
+            if q < TILE / 4 {
+                stage_quad(new, a, n, s as i64, q);
+            }
+            if q < TILE / 4 || S != 0 {
+                stage_quad(old, a, n, old0, q);
+            }
+        }
+        q += BLOCK;
+    }
+}
+
 /// Visits this thread's staged inputs one 16-byte word at a time: `f(q, xn, xo)` gets
 /// `a[p]` and `a[p - window]` for its positions `4q .. 4q + 4` (of [`ITEMS`]), the second
 /// stream `S` floats past the start of its words. One word of each stream is held at a time
@@ -645,6 +670,10 @@ unsafe fn for_each_word<const S: usize>(
     new: SharedSlice<f32>, old: SharedSlice<f32>, t: u32,
     mut f: impl FnMut(u32, [f32; 4], [f32; 4]),
 ) {
+    // Every visit reads its words afresh: without this, LLVM reuses the first visit's
+    // loads (and conversions) in the rare non-finite visit after it, and keeps all of them
+    // live across the common path, which then spills.
+    reload_fence();
     let word = |s: SharedSlice<f32>, q: u32| {
         // SAFETY: word 4t + q <= TILE / 4 < QUADS lies in the stage, 16-byte aligned.
         unsafe { s.get4_unchecked(4 * slot_quad(4 * t + q)) }
@@ -687,6 +716,7 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     let shared = Shared {
         ticket: shared_array!(u32; 1),
         warp_totals: shared_array!(u32; WARPS * 5),
+        warp_halos: shared_array!(u32; WARPS * 5),
         prefix: shared_array!(u32; 5),
         new: shared_array!(f32; STAGE_FLOATS),
         old: shared_array!(f32; STAGE_FLOATS),
@@ -702,12 +732,13 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     }
 }
 
-/// The block's shared arrays: the ticket, the warps' totals, the tile's prefix, and the
-/// two staged streams (`a[p]` and `a[p - window]`).
+/// The block's shared arrays: the ticket, the warps' totals and their halos', the tile's
+/// prefix, and the two staged streams (`a[p]` and `a[p - window]`).
 #[derive(Clone, Copy)]
 struct Shared {
     ticket: SharedSlice<u32>,
     warp_totals: SharedSlice<u32>,
+    warp_halos: SharedSlice<u32>,
     prefix: SharedSlice<u32>,
     new: SharedSlice<f32>,
     old: SharedSlice<f32>,
@@ -727,6 +758,7 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     let Shared {
         ticket,
         warp_totals,
+        warp_halos,
         prefix,
         new,
         old,
@@ -742,41 +774,71 @@ unsafe fn sliding_scan_shifted<const S: usize>(
 
     // Both streams of the tile, in flight at once: a[s ..] and a[s - window - S ..].
     let old0 = s as i64 - window as i64 - S as i64;
-    let mut q = t;
-    while q < QUADS {
-        // SAFETY: `a` holds n floats, 16-byte aligned; q < QUADS; read after the barrier.
-        unsafe {
-            if q < TILE / 4 {
-                stage_quad(new, a, n, s as i64, q);
+    if old0 >= 0 && s + TILE <= n {
+        // Both wholly inside `a` (the second ends at s + TILE + 4 - window - S <= s + TILE).
+        let (new_src, old_src) = (a.wrapping_add(s as usize), a.wrapping_add(old0 as usize));
+        unroll!(j in (TILE / 4 / BLOCK) as usize => {
+            let q = t + BLOCK * j as u32;
+            // SAFETY: words q < TILE / 4 of both streams lie in `a`, 16-byte aligned; read
+            // after the barrier.
+            unsafe {
+                cp_async_16(new, 4 * slot_quad(q), new_src.wrapping_add(4 * q as usize));
+                cp_async_16(old, 4 * slot_quad(q), old_src.wrapping_add(4 * q as usize));
             }
-            if q < TILE / 4 || S != 0 {
-                stage_quad(old, a, n, old0, q);
-            }
+        });
+        if S != 0 && t == 0 {
+            let q = TILE / 4;
+            // SAFETY: as above; the second stream's last word ends within `a`.
+            unsafe { cp_async_16(old, 4 * slot_quad(q), old_src.wrapping_add(4 * q as usize)) };
         }
-        q += BLOCK;
+    } else {
+        // SAFETY: `a` holds n floats, 16-byte aligned; the stages are read after the barrier.
+        unsafe { stage_edge_tile::<S>(new, old, a, n, s, old0) };
     }
     commit_group();
     wait_group::<0>();
     sync_threads();
 
-    // The thread's sum, the warp's scan, the block's aggregate.
-    let mut sum = 0.0f64;
+    // The thread's sum, the warp's scan, the block's aggregate; where the window fits in
+    // the tile, the sum of the window ending just before the tile too: `a[s - window .. s]`,
+    // the staged `a[p - window]` of the tile's first `window` positions (`halo_len` of them
+    // are this thread's).
+    let local = window <= TILE;
+    let halo_len = if local {
+        window.saturating_sub(ITEMS * t)
+    } else {
+        0
+    };
+    let (mut sum, mut halo_sum) = (0.0f64, 0.0f64);
     // SAFETY: staged and waited for.
     unsafe {
-        for_each_word::<S>(new, old, t, |_, xn, xo| {
-            unroll!(i in 4 => sum += e(xn[i], xo[i]));
+        for_each_word::<S>(new, old, t, |q, xn, xo| {
+            unroll!(i in 4 => {
+                sum += e(xn[i], xo[i]);
+                if 4 * q + (i as u32) < halo_len {
+                    halo_sum += xo[i] as f64;
+                }
+            });
         });
     }
     // A non-finite input makes its difference, and so the sum, non-finite: one check.
     let clean = sum.is_finite();
     let mut mine = Tally { sum, ..Tally::ZERO };
+    let mut halo = Tally {
+        sum: halo_sum,
+        ..Tally::ZERO
+    };
     if !clean {
-        mine = Tally::ZERO;
+        (mine, halo) = (Tally::ZERO, Tally::ZERO);
         // SAFETY: as above.
         unsafe {
-            for_each_word::<S>(new, old, t, |_, xn, xo| {
+            for_each_word::<S>(new, old, t, |q, xn, xo| {
                 unroll!(i in 4 => {
-                    mine = mine + (Tally::of(xn[i]) - Tally::of(xo[i]));
+                    let old = Tally::of(xo[i]);
+                    mine = mine + (Tally::of(xn[i]) - old);
+                    if 4 * q + (i as u32) < halo_len {
+                        halo = halo + old;
+                    }
                 });
             });
         }
@@ -791,25 +853,48 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     if lane == WARP_SIZE - 1 {
         inclusive.store(warp_totals, 5 * warp_id);
     }
-    sync_threads();
-    let (warp_prefix, aggregate) = fold_warps(warp_totals, warp_id);
-
-    let desc = Descriptors::new(state, tiles(n));
-    let status = if b == 0 { INCLUSIVE } else { AGGREGATE };
-    if warp_id == 0 {
-        // SAFETY: tile b's records, written by thread 0 only (predicated, not branched
-        // around: see `publish_if`).
-        unsafe { publish_if(lane == 0, desc, b, status, aggregate) };
-        // SAFETY: the whole warp; tiles before b belong to started blocks.
-        let before = unsafe { look_back(desc, b) };
-        // SAFETY: as above.
-        unsafe { publish_if(lane == 0 && b > 0, desc, b, INCLUSIVE, before + aggregate) };
+    // The warps whose positions hold the halo.
+    let halo_warps = if local {
+        window.div_ceil(WARP_SIZE * ITEMS)
+    } else {
+        0
+    };
+    if warp_id < halo_warps {
+        // SAFETY: every lane of the warp (the condition is warp-uniform), `sums_only`
+        // warp-uniform.
+        let halo = unsafe {
+            let sums_only = warp::ballot(FULL_MASK, !clean) == 0;
+            warp_sum(halo, sums_only)
+        };
         if lane == 0 {
-            before.store(prefix, 0);
+            halo.store(warp_halos, 5 * warp_id);
         }
     }
     sync_threads();
-    let before = Tally::load(prefix, 0);
+    let (warp_prefix, aggregate) = fold_warps(warp_totals, warp_id);
+
+    let before = if local {
+        // The window ending before the tile lies in the staged halo: no look-back, and
+        // nothing published (no block looks back in a launch with such a window).
+        (0..halo_warps).fold(Tally::ZERO, |all, j| all + Tally::load(warp_halos, 5 * j))
+    } else {
+        if warp_id == 0 {
+            let desc = Descriptors::new(state, tiles(n));
+            let status = if b == 0 { INCLUSIVE } else { AGGREGATE };
+            // SAFETY: tile b's records, written by thread 0 only (predicated, not branched
+            // around: see `publish_if`).
+            unsafe { publish_if(lane == 0, desc, b, status, aggregate) };
+            // SAFETY: the whole warp; tiles before b belong to started blocks.
+            let before = unsafe { look_back(desc, b) };
+            // SAFETY: as above.
+            unsafe { publish_if(lane == 0 && b > 0, desc, b, INCLUSIVE, before + aggregate) };
+            if lane == 0 {
+                before.store(prefix, 0);
+            }
+        }
+        sync_threads();
+        Tally::load(prefix, 0)
+    };
 
     // The means of the thread's positions, from the window ending just before them.
     let start = before + warp_prefix + thread_prefix;
@@ -855,6 +940,17 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     sync_threads();
     // SAFETY: the tile's means are staged; `out` holds n - window + 1 floats, 16-byte aligned.
     unsafe { store_means::<S>(new, n, window, s, out) };
+}
+
+/// A point LLVM may not move shared-memory reads across, nor reuse a value read before it
+/// after it (an empty `asm!` that may read and write memory); no instruction is emitted.
+#[inline(always)]
+fn reload_fence() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an empty instruction sequence.
+    unsafe {
+        core::arch::asm!("", options(nostack, preserves_flags));
+    }
 }
 
 /// `e[p] = a[p] - a[p - window]` from the two, exact in f64.
