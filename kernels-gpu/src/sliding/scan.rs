@@ -78,6 +78,8 @@ pub const ITEMS: u32 = 16;
 pub const TILE: u32 = BLOCK * ITEMS;
 /// [`ITEMS`] as an index.
 const I: usize = ITEMS as usize;
+/// A thread's 16-byte words of a staged stream.
+const WORDS: u32 = ITEMS / 4;
 const WARPS: u32 = BLOCK / WARP_SIZE;
 /// 16-byte words of a staged stream: a tile's, and one more for `a[p - window]`, which
 /// starts up to three floats past a 16-byte boundary.
@@ -675,8 +677,8 @@ unsafe fn for_each_word<const S: usize>(
     // live across the common path, which then spills.
     reload_fence();
     let word = |s: SharedSlice<f32>, q: u32| {
-        // SAFETY: word 4t + q <= TILE / 4 < QUADS lies in the stage, 16-byte aligned.
-        unsafe { s.get4_unchecked(4 * slot_quad(4 * t + q)) }
+        // SAFETY: word WORDS·t + q <= TILE / 4 < QUADS lies in the stage, 16-byte aligned.
+        unsafe { s.get4_unchecked(4 * slot_quad(WORDS * t + q)) }
     };
     let mut low = word(old, 0);
     unroll!(q in I / 4 => {
@@ -903,7 +905,7 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     // it) as soon as that is read.
     let put = |q: u32, m: [f32; 4]| {
         // SAFETY: this thread's word of the stage, 16-byte aligned.
-        unsafe { new.set4_unchecked(4 * slot_quad(4 * t + q), m) };
+        unsafe { new.set4_unchecked(4 * slot_quad(WORDS * t + q), m) };
     };
     if clean && start.inf == 0 && start.nan == 0 {
         // Nothing non-finite in these windows: the mean is the sum's.
@@ -984,7 +986,11 @@ unsafe fn store_means<const S: usize>(
     let at = |o: u32| o + (window - 1) - s;
     let (first, last) = (lo.next_multiple_of(4), hi - hi % 4);
     if first < last {
-        let mut g = first + 4 * t;
+        // Thread t takes the words whose staged means start at word ≡ t (mod 8) past a
+        // multiple of 8, so that the eight threads of one phase of a 16-byte shared load
+        // read eight words between two gaps (see `slot`): no bank conflict.
+        let rotate = (at(first) / 4) % 8;
+        let mut g = first + 4 * ((t + BLOCK - rotate) % BLOCK);
         while g < last {
             let i = at(g);
             let q = i / 4;
