@@ -21,7 +21,16 @@
 //! ([`slot`]), so that eight threads reading four consecutive words each (one phase of a
 //! 16-byte shared load) touch 32 distinct banks.
 //!
-//! # Order and progress
+//! # A window within a tile
+//!
+//! Where `window <= TILE`, the window ending just before the tile, `a[s - window .. s]`, is
+//! the staged `a[p - window]` of the tile's first `window` positions: the block sums that
+//! halo with the tile's own sums, and needs nothing from any other block. Such a launch
+//! publishes nothing and never looks back, its blocks are independent, and the result is
+//! the same every run. On an H100 (2^28 values) this runs at 85–87% of device-copy
+//! bandwidth at windows 2, 16, 64 and 1,024.
+//!
+//! # Order and progress (longer windows)
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
 //! (the ticket). A block publishes its tile's aggregate as soon as it has it, then looks back
@@ -55,8 +64,15 @@
 //! IEEE result of summing the window, except that no finite window overflows. A warp whose
 //! inputs are all finite scans the sums alone (two words per shuffle instead of five).
 //!
-//! The grouping of the f64 additions depends on how far each look-back reaches, so two runs
-//! can differ in the last bits of an f64 sum (almost never in the f32 output).
+//! A window within a tile takes a different path to the same bound: its halo is a sum of
+//! `window` values, each partial sum within `window · M`, and the tile adds at most
+//! [`TILE`] more terms. Past the first tile `p >= TILE >= window`, so the additions number at
+//! most `window + TILE <= 2p` (and few more than `p + 1` in the first tile, whose halo is
+//! zero); the stated bound, with its factor of two to spare, covers them.
+//!
+//! With a longer window the grouping of the f64 additions depends on how far each look-back
+//! reaches, so two runs can differ in the last bits of an f64 sum (almost never in the f32
+//! output).
 
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
@@ -111,15 +127,18 @@ const PER_LANE: u32 = 1;
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
 /// registers per thread (ptxas spills about 340 bytes per thread at this bound).
 ///
-/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 54.6 / 55.6 / 56.3 /
-/// 57.8 / 57.4% at windows 2 / 16 / 64 / 1,024 / 100,000 (the kernel it replaced, which
-/// read 32,768-position tiles twice from L2: 40–42%). With the look-back removed (timing
-/// only, wrong sums) this design ran at 86%: the look-back is what stands between it and
-/// copy speed. 3 blocks per SM ran slower (33% against 37% at 8 predecessors per lane).
-/// Nsight Compute (2^26 values, window 1,024): 43% of the cycles between a warp's
-/// instructions are spent waiting at a barrier (for warp 0's look-back), 48% of issue slots
-/// are used, and spills make 0.8 M local-memory requests; overlapping the look-back with the
-/// next tile's copies (two stages per block) is what this suggests next.
+/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 85.1 / 85.2 / 87.1 /
+/// 85.5% at windows 2 / 16 / 64 / 1,024 (the halo path) and 56.5% at 100,000 (the
+/// look-back). On builds just before this one (same design, no rotation in `store_means`),
+/// 3, 5 and 2 blocks per SM (80, 48 and 128 registers) ran slower at windows 2, 1,024 and
+/// 100,000: 73–79%, 70–72% and 62–64% on the halo path. So did 128-thread blocks of 32
+/// positions per thread (27–30%: they spill 11 KB), and a persistent grid that staged each
+/// block's next tile while it looked back for the current one (51% at window 2, 19.5% at
+/// 100,000 with 2,048-position tiles): a tile staged early publishes its aggregate only once
+/// its block has finished the tile before, so the aggregates themselves formed a chain.
+/// Before the halo path, with the look-back at every window, this kernel ran at 55–58%;
+/// Nsight Compute (2^26 values, window 1,024) then found 43% of the cycles between a warp's
+/// instructions spent waiting at a barrier for warp 0's look-back.
 pub const MIN_BLOCKS: u32 = 4;
 
 /// Where 16-byte word `q` of a staged stream lies, in words: a gap after every eight.
