@@ -27,7 +27,7 @@
 //! the staged `a[p - window]` of the tile's first `window` positions: the block sums that
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
 //! publishes nothing and never looks back, its blocks are independent, and the result is
-//! the same every run. On an H100 (2^28 values) this runs at 85–87% of device-copy
+//! the same every run. On an H100 (2^28 values) this runs at 83–85% of device-copy
 //! bandwidth at windows 2, 16, 64 and 1,024.
 //!
 //! # Order and progress (longer windows)
@@ -127,9 +127,11 @@ const PER_LANE: u32 = 1;
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
 /// registers per thread (ptxas spills about 340 bytes per thread at this bound).
 ///
-/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 85.1 / 85.2 / 87.1 /
-/// 85.5% at windows 2 / 16 / 64 / 1,024 (the halo path) and 56.5% at 100,000 (the
-/// look-back). On builds just before this one (same design, no rotation in `store_means`),
+/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 83.5 / 82.7 / 85.2 /
+/// 83.9% at windows 2 / 16 / 64 / 1,024 (the halo path) and 56.7% at 100,000 (the
+/// look-back). A build whose halo sums skipped the warps without halo ran at 85.1 / 85.2 /
+/// 87.1 / 85.5%, but failed synccheck (see `sliding_scan_shifted`). On earlier builds (same
+/// design, no rotation in `store_means`),
 /// 3, 5 and 2 blocks per SM (80, 48 and 128 registers) ran slower at windows 2, 1,024 and
 /// 100,000: 73–79%, 70–72% and 62–64% on the halo path. So did 128-thread blocks of 32
 /// positions per thread (27–30%: they spill 11 KB), and a persistent grid that staged each
@@ -880,9 +882,11 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     } else {
         0
     };
-    if warp_id < halo_warps {
-        // SAFETY: every lane of the warp (the condition is warp-uniform), `sums_only`
-        // warp-uniform.
+    // Every warp where `local`, those with no halo too: under a warp-dependent condition
+    // LLVM gave the two sides their own copies of the barrier below, and compute-sanitizer's
+    // synccheck reports a block whose threads wait at different barriers.
+    if local {
+        // SAFETY: every lane of every warp (`local` is uniform), `sums_only` warp-uniform.
         let halo = unsafe {
             let sums_only = warp::ballot(FULL_MASK, !clean) == 0;
             warp_sum(halo, sums_only)
