@@ -266,7 +266,7 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     };
     device_sim::launch(&launch, &Limits::default(), || {
         // SAFETY: one full warp; tiles 20..99 are published.
-        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), 100), 99) };
+        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), tiles), 99) };
         got.lock().unwrap().push(t);
     })
     .unwrap();
@@ -281,7 +281,7 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
     let ps = SharedPtr(state.as_mut_ptr());
     device_sim::launch(&launch, &Limits::default(), || {
         // SAFETY: as above.
-        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), 100), 99) };
+        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), tiles), 99) };
         got.lock().unwrap().push(t);
     })
     .unwrap();

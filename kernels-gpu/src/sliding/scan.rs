@@ -1,8 +1,9 @@
 //! The sliding average at any window, one pass, each output's cost independent of the
 //! window: the window sum ending at position `p` is the inclusive scan of
 //! `e[p] = a[p] - a[p - window]` (the second term only where `p >= window`), because the
-//! differences telescope. A chained scan ("decoupled look-back") carries the running sum
-//! across blocks.
+//! differences telescope. Where the window fits in a tile, each block finds the sum before
+//! its tile in its own staged inputs; a longer window's running sum is carried across blocks
+//! by a chained scan ("decoupled look-back").
 //!
 //! # One tile, one block
 //!
@@ -876,12 +877,6 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     if lane == WARP_SIZE - 1 {
         inclusive.store(warp_totals, 5 * warp_id);
     }
-    // The warps whose positions hold the halo.
-    let halo_warps = if local {
-        window.div_ceil(WARP_SIZE * ITEMS)
-    } else {
-        0
-    };
     // Every warp where `local`, those with no halo too: under a warp-dependent condition
     // LLVM gave the two sides their own copies of the barrier below, and compute-sanitizer's
     // synccheck reports a block whose threads wait at different barriers.
@@ -900,7 +895,9 @@ unsafe fn sliding_scan_shifted<const S: usize>(
 
     let before = if local {
         // The window ending before the tile lies in the staged halo: no look-back, and
-        // nothing published (no block looks back in a launch with such a window).
+        // nothing published (no block looks back in a launch with such a window). Only
+        // the warps whose positions hold the halo have a non-zero sum.
+        let halo_warps = window.div_ceil(WARP_SIZE * ITEMS);
         (0..halo_warps).fold(Tally::ZERO, |all, j| all + Tally::load(warp_halos, 5 * j))
     } else {
         if warp_id == 0 {
