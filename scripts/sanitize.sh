@@ -71,10 +71,13 @@ all_runs=(
     "--op|sum-100003|--op sum --len 100003"
     "--op|sliding-100003w16|--op sliding --len 100003 --window 16"
     "--op|sliding-100003w3|--op sliding --len 100003 --window 3"
-    # The scan sliding average at a window past shared memory, and the 2-D reductions: odd
+    # The scan sliding average at windows past a tile: a halo and two whole tiles' published
+    # aggregates, then one tile more than the aggregates reach (the chained look-back; past
+    # a window of 1,024 the CLI runs the scan alone). The 2-D reductions: odd
     # shapes (scalar loads), 16-byte rows, and a column sum of several row segments (two
     # passes).
     "--rows|sliding-100003w12001|--op sliding --len 100003 --window 12001"
+    "--rows|sliding-140001w135169|--op sliding --len 140001 --window 135169"
     "--rows|reduce-1001x67|--op reduce --rows 1001 --cols 67"
     "--rows|reduce-37x4100|--op reduce --rows 37 --cols 4100"
     "--rows|reduce-20000x64|--op reduce --rows 20000 --cols 64"

@@ -5,6 +5,7 @@
 mod harness;
 
 use harness::Test;
+use kernels_gpu::sliding::scan;
 use kernels_gpu_host::Backend;
 use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
 use kernels_gpu_host::data::Rng;
@@ -18,6 +19,10 @@ fn signed(seed: u64, n: usize) -> Vec<f32> {
         .map(|x| 2.0 * x - 1.0)
         .collect()
 }
+
+/// The longest window whose sum before a tile comes from the tile's halo and published
+/// aggregates, without the look-back.
+const FAR_WINDOW: usize = (scan::FAR_TILES as usize + 1) * scan::TILE as usize;
 
 fn tests() -> Vec<(String, Test)> {
     let mut t: Vec<(String, Test)> = vec![];
@@ -72,6 +77,9 @@ fn tests() -> Vec<(String, Test)> {
         (1 << 24, 64),
         ((1 << 24) + 7, 1021),
         (1 << 24, 100_000),
+        // The most whole tiles summed from published aggregates, and one more.
+        (1 << 24, FAR_WINDOW),
+        (1 << 24, FAR_WINDOW + 1),
         (3_000_001, 3_000_001),
         (3_000_001, 2_999_999),
     ] {
@@ -87,6 +95,30 @@ fn tests() -> Vec<(String, Test)> {
                         sliding::max_abs_err(&out, &r)
                     )
                     .into());
+                }
+                Ok(())
+            }),
+        ));
+    }
+    // A window within FAR_TILES tiles of its halo is summed in a fixed order: the same bits
+    // every run, however the blocks are scheduled.
+    for w in [3, 100_000, FAR_WINDOW] {
+        t.push((
+            format!("gpu::sliding-scan::same_bits_every_run_w{w}"),
+            Box::new(move |g| {
+                let a = signed(w as u64, 1 << 24);
+                let first = g.sliding_average(SlidingKernel::Scan, &a, w)?;
+                for run in 1..4 {
+                    let again = g.sliding_average(SlidingKernel::Scan, &a, w)?;
+                    if let Some(i) =
+                        (0..first.len()).find(|&i| first[i].to_bits() != again[i].to_bits())
+                    {
+                        return Err(format!(
+                            "run {run} differs at output {i}: {} then {}",
+                            first[i], again[i]
+                        )
+                        .into());
+                    }
                 }
                 Ok(())
             }),

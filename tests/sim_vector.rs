@@ -121,6 +121,7 @@ fn sliding_scan_is_within_its_bound_at_any_window() {
     // Several tiles, windows below, across and beyond a thread's run and a tile, windows not
     // multiples of 4 (shifted reads, unaligned outputs), the whole input as one window.
     let (run, tile) = (scan::ITEMS as usize, scan::TILE as usize);
+    let far = scan::FAR_TILES as usize * tile;
     for (n, window) in [
         (1, 1),
         (6, 2),
@@ -135,6 +136,9 @@ fn sliding_scan_is_within_its_bound_at_any_window() {
         (tile + 13, tile),
         (5 * tile + 6, 3 * tile + 7),
         (4 * tile + 2, 4 * tile + 1),
+        // The most whole tiles summed from aggregates, and one more (the look-back).
+        (far + 2 * tile + 5, far + tile),
+        (far + 2 * tile + 5, far + tile + 1),
     ] {
         let a = signed(&mut rng, n);
         let out = sim
@@ -172,9 +176,10 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
     a[5000] = f32::INFINITY;
     a[5003] = f32::NEG_INFINITY;
     a[7000] = f32::INFINITY;
-    // Windows that fit in a tile (summed from the tile's halo) and one that does not (the
-    // look-back).
-    for window in [1, 3, 4, 17, scan::TILE as usize + 5] {
+    // Windows that fit in a tile (summed from the tile's halo) and that span a whole tile
+    // (plus a published aggregate), against the naive kernel too.
+    let tile = scan::TILE as usize;
+    for window in [1, 3, 4, 17, tile + 5, 2 * tile + 1] {
         let out = sim
             .sliding_average(SlidingKernel::Scan, &a, window)
             .unwrap();
@@ -193,6 +198,24 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
             assert!(out[8000 - window + 1].is_finite());
         }
     }
+    // A window past FAR_TILES whole tiles (the look-back), against the reference, which
+    // has the non-finite means where they belong (`within_bound` compares them exactly).
+    let window = (scan::FAR_TILES as usize + 1) * tile + 1;
+    let mut a = signed(&mut Rng::new(5), window + 3 * tile + 7);
+    let (inf, neg) = (window + 2 * tile, window + 3 * tile + 5);
+    a[100] = f32::NAN;
+    a[inf] = f32::INFINITY;
+    a[inf + 3] = f32::INFINITY;
+    a[neg] = f32::NEG_INFINITY;
+    let out = sim
+        .sliding_average(SlidingKernel::Scan, &a, window)
+        .unwrap();
+    assert!(sliding::within_bound(SlidingKernel::Scan, &out, &a, window));
+    // Output i averages a[i .. i + window].
+    assert!(out[100].is_nan() && out[101].is_finite() && out[2 * tile].is_finite());
+    assert_eq!(out[2 * tile + 1], f32::INFINITY);
+    assert_eq!(out[neg - window], f32::INFINITY);
+    assert!(out[neg - window + 1].is_nan() && out.last().unwrap().is_nan());
 }
 
 /// Zeroed scratch state for a scan over `tiles` tiles.

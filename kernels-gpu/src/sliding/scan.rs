@@ -103,10 +103,10 @@ const WARPS: u32 = BLOCK / WARP_SIZE;
 const QUADS: u32 = TILE / 4 + 1;
 /// Floats of shared memory per staged stream: [`QUADS`] words and their gaps ([`slot`]).
 const STAGE_FLOATS: u32 = 4 * slot_quad(QUADS - 1) + 4;
-/// Its shared arrays, each 16-byte aligned: the ticket, the warps' totals and their halos'
-/// (five words per tally), the tile's prefix and the two staged streams.
+/// Its shared arrays, each 16-byte aligned: the ticket, the warps' totals, their halos' and
+/// their aggregates' (five words per tally), the tile's prefix and the two staged streams.
 pub const STATIC_SHARED_BYTES: u32 =
-    16 + 2 * (20 * WARPS).next_multiple_of(16) + 32 + 2 * 4 * STAGE_FLOATS;
+    16 + 3 * (20 * WARPS).next_multiple_of(16) + 32 + 2 * 4 * STAGE_FLOATS;
 
 /// Words of the scratch state before the tiles' heads: the ticket counter (a `u32` in word
 /// 0), padded to 64 bytes.
@@ -124,6 +124,20 @@ pub const FULL_WORDS: usize = 8;
 /// 46–47% and 36–37% of device-copy bandwidth.
 pub const LOOK_BACK: u32 = WARP_SIZE * PER_LANE;
 const PER_LANE: u32 = 1;
+
+/// The most whole tiles a window summed from published aggregates spans (see
+/// [`far_tiles`]): one per lane of the warp that reads them. A window reaching further back
+/// takes the chained look-back.
+pub const FAR_TILES: u32 = WARP_SIZE;
+
+/// The whole tiles just before a tile that the window ending there covers, `f`, beyond its
+/// halo of `window - f·TILE` (between 1 and [`TILE`]) positions: the window before the tile
+/// starting at `s` is `a[s - window .. s - f·TILE]`, the tile's staged halo, then tiles
+/// `s/TILE - f .. s/TILE`.
+#[inline(always)]
+pub const fn far_tiles(window: u32) -> u32 {
+    (window - 1) / TILE
+}
 
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
 /// registers per thread (ptxas spills about 340 bytes per thread at this bound).
@@ -530,6 +544,44 @@ pub unsafe fn look_back(d: Descriptors, b: u32) -> Tally {
     excl
 }
 
+/// The sum of the aggregates of the `far` (at most [`FAR_TILES`]) tiles just before tile `b`
+/// (those before the first tile count as zero), by one full warp: lane `l` waits for tile
+/// `b - far + l`'s aggregate. Those tiles' blocks publish their aggregates without waiting
+/// on anyone, so however long a block waits, nothing waits on it in turn.
+///
+/// # Safety
+/// All 32 lanes of one warp call it together; `d` is the launch's descriptors, tiles
+/// `0..b` belong to blocks that have started (the ticket order) and publish their
+/// aggregates.
+#[inline(always)]
+unsafe fn far_aggregates(d: Descriptors, b: u32, far: u32) -> Tally {
+    let lane = warp::lane_id();
+    let wanted = lane < far && b + lane >= far;
+    let tile = (b + lane).wrapping_sub(far);
+    let (mut status, mut word) = (EMPTY, 0);
+    loop {
+        if wanted {
+            // SAFETY: a tile before b.
+            (status, word) = unsafe { read_head(d, tile) };
+        }
+        // SAFETY: the whole warp is here (the loop's condition is warp-uniform).
+        if unsafe { warp::ballot(FULL_MASK, wanted && status == EMPTY) } == 0 {
+            break;
+        }
+    }
+    let mine = if wanted {
+        // SAFETY: a head this lane read, non-zero.
+        unsafe { head_value(d, tile, status, word) }
+    } else {
+        Tally::ZERO
+    };
+    // SAFETY: as above.
+    unsafe {
+        let sums_only = warp::ballot(FULL_MASK, mine.inf != 0 || mine.nan != 0) == 0;
+        warp_sum(mine, sums_only)
+    }
+}
+
 /// The sum over the warp's lanes, in every lane (butterfly, so every lane adds in the
 /// same order); only the sums move where `sums_only` (see [`warp_scan`]).
 ///
@@ -607,6 +659,12 @@ unsafe fn warp_scan(t: Tally, sums_only: bool) -> Tally {
         d *= 2;
     }
     inclusive
+}
+
+/// The sum of the first `count` warps' tallies in `per_warp`, in order.
+#[inline(always)]
+fn fold_first(per_warp: SharedSlice<u32>, count: u32) -> Tally {
+    (0..count).fold(Tally::ZERO, |all, j| all + Tally::load(per_warp, 5 * j))
 }
 
 /// The tallies of the warps, in order, from `warp_totals`: the sum of those before warp
@@ -741,6 +799,7 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
         ticket: shared_array!(u32; 1),
         warp_totals: shared_array!(u32; WARPS * 5),
         warp_halos: shared_array!(u32; WARPS * 5),
+        warp_aggregates: shared_array!(u32; WARPS * 5),
         prefix: shared_array!(u32; 5),
         new: shared_array!(f32; STAGE_FLOATS),
         old: shared_array!(f32; STAGE_FLOATS),
@@ -748,21 +807,54 @@ pub unsafe fn sliding_scan(a: *const f32, n: u32, window: u32, out: *mut f32, st
     // SAFETY: the caller's contract.
     unsafe {
         match window % 4 {
-            0 => sliding_scan_shifted::<0>(a, n, window, out, state, shared),
-            1 => sliding_scan_shifted::<3>(a, n, window, out, state, shared),
-            2 => sliding_scan_shifted::<2>(a, n, window, out, state, shared),
-            _ => sliding_scan_shifted::<1>(a, n, window, out, state, shared),
+            0 => sliding_scan_path::<0>(a, n, window, out, state, shared),
+            1 => sliding_scan_path::<3>(a, n, window, out, state, shared),
+            2 => sliding_scan_path::<2>(a, n, window, out, state, shared),
+            _ => sliding_scan_path::<1>(a, n, window, out, state, shared),
         }
     }
 }
 
-/// The block's shared arrays: the ticket, the warps' totals and their halos', the tile's
-/// prefix, and the two staged streams (`a[p]` and `a[p - window]`).
+/// How the window before a tile is summed: from the tile's staged halo alone (a window
+/// within a tile); from the halo and the published aggregates of at most [`FAR_TILES`]
+/// whole tiles; or by the chained look-back.
+const HALO: u8 = 0;
+/// See [`HALO`].
+const FAR: u8 = 1;
+/// See [`HALO`].
+const CHAINED: u8 = 2;
+
+/// [`sliding_scan_shifted`] with the path for `window`, each its own body: a path's
+/// registers are not held through another's code, where LLVM and ptxas would keep them
+/// live (with the far path's sums in the halo path's loops, ptxas spilled 5 KB).
+///
+/// # Safety
+/// As [`sliding_scan_shifted`].
+#[inline(always)]
+unsafe fn sliding_scan_path<const S: usize>(
+    a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64, shared: Shared,
+) {
+    let far = far_tiles(window);
+    // SAFETY: the caller's contract.
+    unsafe {
+        if far == 0 {
+            sliding_scan_shifted::<S, HALO>(a, n, window, out, state, shared)
+        } else if far <= FAR_TILES {
+            sliding_scan_shifted::<S, FAR>(a, n, window, out, state, shared)
+        } else {
+            sliding_scan_shifted::<S, CHAINED>(a, n, window, out, state, shared)
+        }
+    }
+}
+
+/// The block's shared arrays: the ticket, the warps' totals, their halos' and their
+/// aggregates', the tile's prefix, and the two staged streams (`a[p]` and `a[p - window]`).
 #[derive(Clone, Copy)]
 struct Shared {
     ticket: SharedSlice<u32>,
     warp_totals: SharedSlice<u32>,
     warp_halos: SharedSlice<u32>,
+    warp_aggregates: SharedSlice<u32>,
     prefix: SharedSlice<u32>,
     new: SharedSlice<f32>,
     old: SharedSlice<f32>,
@@ -774,7 +866,7 @@ struct Shared {
 /// # Safety
 /// As [`sliding_scan`], and `(window + S) % 4 == 0`.
 #[inline(always)]
-unsafe fn sliding_scan_shifted<const S: usize>(
+unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     a: *const f32, n: u32, window: u32, out: *mut f32, state: *mut u64, shared: Shared,
 ) {
     let t = thread_idx_x();
@@ -783,6 +875,7 @@ unsafe fn sliding_scan_shifted<const S: usize>(
         ticket,
         warp_totals,
         warp_halos,
+        warp_aggregates,
         prefix,
         new,
         old,
@@ -823,13 +916,46 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     wait_group::<0>();
     sync_threads();
 
-    // The thread's sum, the warp's scan, the block's aggregate; where the window fits in
-    // the tile, the sum of the window ending just before the tile too: `a[s - window .. s]`,
-    // the staged `a[p - window]` of the tile's first `window` positions (`halo_len` of them
-    // are this thread's).
-    let local = window <= TILE;
-    let halo_len = if local {
-        window.saturating_sub(ITEMS * t)
+    let far = far_tiles(window);
+    let (near, aggregates) = (PATH != CHAINED, PATH == FAR);
+    let desc = Descriptors::new(state, tiles(n));
+    if aggregates {
+        // The tile's aggregate (the sum of its `a[p]`), which the windows of the next
+        // FAR_TILES tiles add up: published first, so that a later block seldom waits for
+        // it. Its own pass over the stage, apart from the scan's: in the scan's pass its
+        // sum kept ptxas spilling in the loops (the path ran at 61% of copy, not 85%).
+        // SAFETY: staged and waited for.
+        let own = unsafe { own_tally::<S>(new, old, t) };
+        // SAFETY: every lane of every warp (`aggregates` is uniform).
+        let own = unsafe {
+            let sums_only = warp::ballot(FULL_MASK, own.inf != 0 || own.nan != 0) == 0;
+            warp_sum(own, sums_only)
+        };
+        if lane == 0 {
+            own.store(warp_aggregates, 5 * warp_id);
+        }
+        sync_threads();
+        if warp_id == 0 {
+            // SAFETY: tile b's aggregate, written by thread 0 only (predicated, see
+            // `publish_if`).
+            unsafe {
+                publish_if(
+                    lane == 0,
+                    desc,
+                    b,
+                    AGGREGATE,
+                    fold_first(warp_aggregates, WARPS),
+                )
+            };
+        }
+    }
+
+    // The thread's sum, the warp's scan, the block's sum of differences; where the window
+    // spans at most FAR_TILES whole tiles beyond its halo, the sum of that halo too: the
+    // staged `a[p - window]` of the tile's first `window - far·TILE` positions (`halo_len`
+    // of them are this thread's).
+    let halo_len = if near {
+        (window - far * TILE).saturating_sub(ITEMS * t)
     } else {
         0
     };
@@ -877,11 +1003,11 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     if lane == WARP_SIZE - 1 {
         inclusive.store(warp_totals, 5 * warp_id);
     }
-    // Every warp where `local`, those with no halo too: under a warp-dependent condition
+    // Every warp where `near`, those with no halo too: under a warp-dependent condition
     // LLVM gave the two sides their own copies of the barrier below, and compute-sanitizer's
     // synccheck reports a block whose threads wait at different barriers.
-    if local {
-        // SAFETY: every lane of every warp (`local` is uniform), `sums_only` warp-uniform.
+    if near {
+        // SAFETY: every lane of every warp (`near` is uniform), `sums_only` warp-uniform.
         let halo = unsafe {
             let sums_only = warp::ballot(FULL_MASK, !clean) == 0;
             warp_sum(halo, sums_only)
@@ -893,15 +1019,28 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     sync_threads();
     let (warp_prefix, aggregate) = fold_warps(warp_totals, warp_id);
 
-    let before = if local {
-        // The window ending before the tile lies in the staged halo: no look-back, and
-        // nothing published (no block looks back in a launch with such a window). Only
-        // the warps whose positions hold the halo have a non-zero sum.
-        let halo_warps = window.div_ceil(WARP_SIZE * ITEMS);
-        (0..halo_warps).fold(Tally::ZERO, |all, j| all + Tally::load(warp_halos, 5 * j))
+    let before = if near {
+        // The window ending before the tile is the staged halo, then `far` whole tiles
+        // whose aggregates their blocks publish without waiting on anyone: no chain. A
+        // launch whose windows span no whole tile publishes nothing.
+        let halo_warps = (window - far * TILE).div_ceil(WARP_SIZE * ITEMS);
+        let halo = fold_first(warp_halos, halo_warps);
+        if aggregates {
+            if warp_id == 0 {
+                // SAFETY: the whole warp; tiles before b belong to started blocks, which
+                // publish their aggregates before anything else.
+                let far_sum = unsafe { far_aggregates(desc, b, far) };
+                if lane == 0 {
+                    far_sum.store(prefix, 0);
+                }
+            }
+            sync_threads();
+            halo + Tally::load(prefix, 0)
+        } else {
+            halo
+        }
     } else {
         if warp_id == 0 {
-            let desc = Descriptors::new(state, tiles(n));
             let status = if b == 0 { INCLUSIVE } else { AGGREGATE };
             // SAFETY: tile b's records, written by thread 0 only (predicated, not branched
             // around: see `publish_if`).
@@ -962,6 +1101,32 @@ unsafe fn sliding_scan_shifted<const S: usize>(
     sync_threads();
     // SAFETY: the tile's means are staged; `out` holds n - window + 1 floats, 16-byte aligned.
     unsafe { store_means::<S>(new, n, window, s, out) };
+}
+
+/// The tally of this thread's staged `a[p]`.
+///
+/// # Safety
+/// As [`for_each_word`].
+#[inline(always)]
+unsafe fn own_tally<const S: usize>(new: SharedSlice<f32>, old: SharedSlice<f32>, t: u32) -> Tally {
+    let mut sum = 0.0f64;
+    // SAFETY: the caller's contract; `a[p - window]`, unused, is not read.
+    unsafe {
+        for_each_word::<S>(new, old, t, |_, xn, _| {
+            unroll!(i in 4 => sum += xn[i] as f64);
+        });
+    }
+    if sum.is_finite() {
+        return Tally { sum, ..Tally::ZERO };
+    }
+    let mut own = Tally::ZERO;
+    // SAFETY: as above.
+    unsafe {
+        for_each_word::<S>(new, old, t, |_, xn, _| {
+            unroll!(i in 4 => own = own + Tally::of(xn[i]));
+        });
+    }
+    own
 }
 
 /// A point LLVM may not move shared-memory reads across, nor reuse a value read before it
