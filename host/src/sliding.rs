@@ -14,9 +14,10 @@ pub enum SlidingKernel {
     Naive,
     /// A shared tile plus halo per block; the halo must fit in shared memory.
     Shared,
-    /// A running f64 sum: from each tile's own halo where the window fits in a tile, else
-    /// carried across blocks by a chained scan. A fixed number of reads per output whatever
-    /// the window, normally one from DRAM (`kernels_gpu::sliding::scan`).
+    /// A running f64 sum: from each tile's own halo where the window fits in a tile, plus
+    /// the published aggregates of up to 32 whole tiles before it, else carried across
+    /// blocks by a chained scan. A fixed number of reads per output whatever the window,
+    /// normally one from DRAM (`kernels_gpu::sliding::scan`).
     Scan,
 }
 

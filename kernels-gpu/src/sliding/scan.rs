@@ -1,9 +1,11 @@
 //! The sliding average at any window, one pass, each output's cost independent of the
 //! window: the window sum ending at position `p` is the inclusive scan of
 //! `e[p] = a[p] - a[p - window]` (the second term only where `p >= window`), because the
-//! differences telescope. Where the window fits in a tile, each block finds the sum before
-//! its tile in its own staged inputs; a longer window's running sum is carried across blocks
-//! by a chained scan ("decoupled look-back").
+//! differences telescope. Each block needs the sum of the window that ends just before its
+//! tile. Where the window fits in a tile, the block finds it in its own staged inputs; where
+//! it spans up to [`FAR_TILES`] whole tiles more, the block adds those tiles' published
+//! aggregates; a longer window's running sum is carried across blocks by a chained scan
+//! ("decoupled look-back").
 //!
 //! # One tile, one block
 //!
@@ -11,8 +13,8 @@
 //! the tile's input streams, `a[p]` and `a[p - window]`, into shared memory with `cp.async`
 //! (every copy issued before the first is waited for, so a block keeps its whole tile in
 //! flight without holding it in registers). From shared memory each thread reads its
-//! [`ITEMS`] consecutive positions twice: once for the tile's aggregate and the block's scan,
-//! once after the look-back to produce its means, which it writes back over its own inputs;
+//! [`ITEMS`] consecutive positions twice: once for the block's scan, once when the sum before
+//! the tile is known to produce its means, which it writes back over its own inputs;
 //! the block then stores its outputs as aligned 16-byte words, coalesced. Only `a[p]` is
 //! normally read from DRAM: `a[p - window]` was read `window` places (a few tiles) earlier and
 //! comes from L2, or lies in the same tile. So the DRAM traffic is a copy's, whatever the
@@ -28,17 +30,37 @@
 //! the staged `a[p - window]` of the tile's first `window` positions: the block sums that
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
 //! publishes nothing and never looks back, its blocks are independent, and the result is
-//! the same every run. On an H100 (2^28 values) this runs at 83–85% of device-copy
+//! the same every run. On an H100 (2^28 values) this runs at 84–86% of device-copy
 //! bandwidth at windows 2, 16, 64 and 1,024.
 //!
-//! # Order and progress (longer windows)
+//! # A window within a few tiles
+//!
+//! Where the window spans `f = `[`far_tiles`]`(window)` whole tiles beyond a halo of
+//! `window - f·TILE` positions, with `1 <= f <= FAR_TILES`, the window before tile `b` is
+//! that halo (the staged `a[p - window]` of the tile's first positions, as above) then tiles
+//! `b - f .. b`. Each block sums its own tile's `a[p]` first, in a pass of its own, and
+//! publishes that aggregate before anything else; one warp then waits for the `f`
+//! aggregates it needs, one per lane, and adds them in a fixed order. No block's published
+//! value depends on another's, so nothing forms a chain, and the result is the same every
+//! run. On an H100 (2^28 values): 69.9% of copy at window 4,097, 64.6% at 100,000. The
+//! aggregate's own pass and barrier cost about 12 points against the halo path (measured
+//! with no window to wait for), the wait about 6 more; a build that published the aggregate
+//! after the scan's pass instead, saving that barrier, waited longer and ran at 61.2% and
+//! 55.6%; one that summed the aggregate in the scan's pass spilled in its loops (61% with
+//! nothing to wait for, 49.7% at 100,000).
+//!
+//! # Order and progress
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
-//! (the ticket). A block publishes its tile's aggregate as soon as it has it, then looks back
-//! over its predecessors' published values: it waits only for blocks that are already
-//! running and that publish without waiting, so the look-back always ends. One look-back
-//! step reads [`LOOK_BACK`] predecessors, so the chain of inclusive prefixes
-//! advances up to that many tiles per L2 round trip.
+//! (the ticket). A block waits only for tiles before its own, whose blocks are already
+//! running and publish what it waits for without waiting themselves: a tile's aggregate
+//! (the path above) first of all, or (the chained scan, below) its aggregate as soon as it
+//! has it, before its own look-back. So every wait ends.
+//!
+//! With a window past `FAR_TILES` whole tiles, a block looks back over its predecessors'
+//! published aggregates and inclusive prefixes. One look-back step reads [`LOOK_BACK`]
+//! predecessors, so the chain of inclusive prefixes advances up to that many tiles per L2
+//! round trip (56–57% of copy on an H100).
 //!
 //! Each published value is one word of a tile's 16-byte head, the f64 sum itself unless
 //! the tally has non-finite counts ([`Descriptors`]): every word says whether it has been
@@ -69,11 +91,15 @@
 //! `window` values, each partial sum within `window · M`, and the tile adds at most
 //! [`TILE`] more terms. Past the first tile `p >= TILE >= window`, so the additions number at
 //! most `window + TILE <= 2p` (and few more than `p + 1` in the first tile, whose halo is
-//! zero); the stated bound, with its factor of two to spare, covers them.
+//! zero); the stated bound, with its factor of two to spare, covers them. A window within a
+//! few tiles is summed the same way, from its halo and whole tiles' aggregates: `window - 1`
+//! additions whose partial sums are within `window · M` (additions of zero, for tiles before
+//! the first, are exact), then at most `TILE + 1` in the tile, and `window + TILE < 2(p + 1)`
+//! because `window > TILE` and `p >= window - 1`.
 //!
-//! With a longer window the grouping of the f64 additions depends on how far each look-back
-//! reaches, so two runs can differ in the last bits of an f64 sum (almost never in the f32
-//! output).
+//! With a window past `FAR_TILES` whole tiles, the grouping of the f64 additions depends on
+//! how far each look-back reaches, so two runs can differ in the last bits of an f64 sum
+//! (almost never in the f32 output).
 
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
@@ -140,12 +166,13 @@ pub const fn far_tiles(window: u32) -> u32 {
 }
 
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
-/// registers per thread (ptxas spills about 340 bytes per thread at this bound).
+/// registers per thread (ptxas spills in the rare non-finite passes at this bound).
 ///
-/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 83.5 / 82.7 / 85.2 /
-/// 83.9% at windows 2 / 16 / 64 / 1,024 (the halo path) and 56.7% at 100,000 (the
-/// look-back). A build whose halo sums skipped the warps without halo ran at 85.1 / 85.2 /
-/// 87.1 / 85.5%, but failed synccheck (see `sliding_scan_shifted`). On earlier builds (same
+/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 84.1 / 83.7 / 86.0 /
+/// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path), 64.6% at 100,000 (a halo and 24
+/// tiles' aggregates) and 56.3% at 135,169 (the look-back). A build whose halo sums skipped
+/// the warps without halo ran 1–2 points faster on the halo path, but failed synccheck (see
+/// `sliding_scan_shifted`). On earlier builds (same
 /// design, no rotation in `store_means`),
 /// 3, 5 and 2 blocks per SM (80, 48 and 128 registers) ran slower at windows 2, 1,024 and
 /// 100,000: 73–79%, 70–72% and 62–64% on the halo path. So did 128-thread blocks of 32
