@@ -47,7 +47,8 @@
 //! with no window to wait for), the wait about 6 more; a build that published the aggregate
 //! after the scan's pass instead, saving that barrier, waited longer and ran at 61.2% and
 //! 55.6%; one that summed the aggregate in the scan's pass spilled in its loops (61% with
-//! nothing to wait for, 49.7% at 100,000).
+//! nothing to wait for, 49.7% at 100,000); one whose waiting warp read the heads before the
+//! scan's pass, holding them in registers through it, ran at 62.4% and 59.2%.
 //!
 //! # Order and progress
 //!
@@ -979,10 +980,11 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
 
     // The thread's sum, the warp's scan, the block's sum of differences; where the window
     // spans at most FAR_TILES whole tiles beyond its halo, the sum of that halo too: the
-    // staged `a[p - window]` of the tile's first `window - far·TILE` positions (`halo_len`
-    // of them are this thread's).
+    // staged `a[p - window]` of the tile's first `halo_positions` (`halo_len` of them are
+    // this thread's).
+    let halo_positions = window - far * TILE;
     let halo_len = if near {
-        (window - far * TILE).saturating_sub(ITEMS * t)
+        halo_positions.saturating_sub(ITEMS * t)
     } else {
         0
     };
@@ -1050,7 +1052,7 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
         // The window ending before the tile is the staged halo, then `far` whole tiles
         // whose aggregates their blocks publish without waiting on anyone: no chain. A
         // launch whose windows span no whole tile publishes nothing.
-        let halo_warps = (window - far * TILE).div_ceil(WARP_SIZE * ITEMS);
+        let halo_warps = halo_positions.div_ceil(WARP_SIZE * ITEMS);
         let halo = fold_first(warp_halos, halo_warps);
         if aggregates {
             if warp_id == 0 {
