@@ -22,7 +22,7 @@ fn signed(seed: u64, n: usize) -> Vec<f32> {
 
 /// The longest window whose sum before a tile comes from the tile's halo and published
 /// aggregates, without the look-back.
-const FAR_WINDOW: usize = (scan::FAR_TILES as usize + 1) * scan::TILE as usize;
+const FAR_WINDOW: usize = scan::FAR_WINDOW as usize;
 
 fn tests() -> Vec<(String, Test)> {
     let mut t: Vec<(String, Test)> = vec![];

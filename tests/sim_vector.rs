@@ -121,7 +121,7 @@ fn sliding_scan_is_within_its_bound_at_any_window() {
     // Several tiles, windows below, across and beyond a thread's run and a tile, windows not
     // multiples of 4 (shifted reads, unaligned outputs), the whole input as one window.
     let (run, tile) = (scan::ITEMS as usize, scan::TILE as usize);
-    let far = scan::FAR_TILES as usize * tile;
+    let far = scan::FAR_WINDOW as usize;
     for (n, window) in [
         (1, 1),
         (6, 2),
@@ -137,8 +137,8 @@ fn sliding_scan_is_within_its_bound_at_any_window() {
         (5 * tile + 6, 3 * tile + 7),
         (4 * tile + 2, 4 * tile + 1),
         // The most whole tiles summed from aggregates, and one more (the look-back).
-        (far + 2 * tile + 5, far + tile),
-        (far + 2 * tile + 5, far + tile + 1),
+        (far + tile + 5, far),
+        (far + tile + 5, far + 1),
     ] {
         let a = signed(&mut rng, n);
         let out = sim
@@ -200,7 +200,7 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
     }
     // A window past FAR_TILES whole tiles (the look-back), against the reference, which
     // has the non-finite means where they belong (`within_bound` compares them exactly).
-    let window = (scan::FAR_TILES as usize + 1) * tile + 1;
+    let window = scan::FAR_WINDOW as usize + 1;
     let mut a = signed(&mut Rng::new(5), window + 3 * tile + 7);
     let (inf, neg) = (window + 2 * tile, window + 3 * tile + 5);
     a[100] = f32::NAN;

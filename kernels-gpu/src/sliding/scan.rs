@@ -157,6 +157,10 @@ const PER_LANE: u32 = 1;
 /// takes the chained look-back.
 pub const FAR_TILES: u32 = WARP_SIZE;
 
+/// The longest window summed from a halo and published aggregates: a whole tile's halo,
+/// then [`FAR_TILES`] tiles (135,168 positions).
+pub const FAR_WINDOW: u32 = (FAR_TILES + 1) * TILE;
+
 /// The whole tiles just before a tile that the window ending there covers, `f`, beyond its
 /// halo of `window - f·TILE` (between 1 and [`TILE`]) positions: the window before the tile
 /// starting at `s` is `a[s - window .. s - f·TILE]`, the tile's staged halo, then tiles
