@@ -197,13 +197,16 @@ fn check_all(kernel: SgemmKernel) {
 const TF32: [(usize, usize, usize); 3] = [(136, 96, 132), (128, 36, 128), (1, 20, 256)];
 
 /// Names, entries and geometries: each name is its entry with dashes, every entry is
-/// distinct, and the launch fits CUDA's defaults (≤ 1024 threads, ≤ 48 KiB static shared).
+/// distinct, and the launch fits every GPU of compute capability 8.0 and later (≤ 1024
+/// threads, ≤ 48 KiB static shared, ≤ 99 KiB of shared memory in all).
 fn catalogue_is_consistent() {
     let mut entries = std::collections::HashSet::new();
     for kernel in SgemmKernel::ALL {
         let g = kernel.config().geometry;
         assert!(
-            g.threads <= 1024 && g.static_shared_bytes <= 48 * 1024,
+            g.threads <= 1024
+                && g.static_shared_bytes <= Limits::SHARED_BYTES_DEFAULT
+                && g.shared_bytes() <= Limits::SHARED_BYTES_OPT_IN,
             "{kernel}: {g:?}"
         );
         assert_eq!(MatmulKernel::Sgemm(kernel).name(), kernel.name());
@@ -264,7 +267,7 @@ fn catalogue_is_consistent() {
 }
 
 /// The launch: a 1D block per `bm × bn` tile of `out`, grid `cdiv(n, bn) × cdiv(m, bm)`,
-/// no dynamic shared memory.
+/// the configuration's dynamic shared memory (rung 11's stages; none for the others).
 fn launch_shape_covers_the_output() {
     let shape = MatmulShape::new(130, 67, 129).unwrap();
     for kernel in SgemmKernel::ALL {
@@ -276,7 +279,15 @@ fn launch_shape_covers_the_output() {
         assert_eq!((launch.block.y, launch.block.z), (1, 1));
         assert_eq!(launch.grid.x, 129u32.div_ceil(g.bn));
         assert_eq!(launch.grid.y, 130u32.div_ceil(g.bm));
-        assert_eq!(launch.dynamic_shared_bytes, 0);
+        assert_eq!(
+            launch.dynamic_shared_bytes, g.dynamic_shared_bytes,
+            "{kernel}"
+        );
+        assert_eq!(
+            g.dynamic_shared_bytes > 0,
+            kernel.config().rung == 11,
+            "{kernel}"
+        );
     }
 }
 
@@ -301,7 +312,7 @@ fn launches_are_checked_against_device_limits() {
                 let (expected_what, expected) = if g.threads > 256 {
                     (Limit::ThreadsPerBlock, g.threads)
                 } else {
-                    (Limit::SharedBytesPerBlock, g.static_shared_bytes)
+                    (Limit::SharedBytesPerBlock, g.shared_bytes())
                 };
                 assert_eq!(
                     (what, requested, limit),
@@ -314,7 +325,7 @@ fn launches_are_checked_against_device_limits() {
                 );
             }
             Ok(_) => assert!(
-                g.threads <= 256 && g.static_shared_bytes <= 16 * 1024,
+                g.threads <= 256 && g.shared_bytes() <= 16 * 1024,
                 "{kernel}: {g:?}"
             ),
             Err(e) => panic!("{kernel}: {e:?}"),

@@ -535,8 +535,9 @@ fn every_operation_runs_through_a_trait_object() {
         )
         .unwrap();
     assert_eq!(c, [3.0; 4]);
-    let too_wide = vec![0.0; 20_000];
-    match backend.sliding_average(SlidingKernel::Shared, &too_wide, 12_000) {
+    // 30,000 floats of halo: 120 KB, past the 99 KiB of the simulator's limits.
+    let too_wide = vec![0.0; 40_000];
+    match backend.sliding_average(SlidingKernel::Shared, &too_wide, 30_000) {
         Err(Error::Launch(e)) => assert!(e.to_string().contains("shared memory"), "{e}"),
         other => panic!("expected a launch-limit error, got {other:?}"),
     }

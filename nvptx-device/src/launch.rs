@@ -18,7 +18,8 @@ pub struct Launch {
 }
 
 /// What a device allows one launch. A GPU host queries the real values once;
-/// [`Limits::CUDA`] are those every GPU since Volta has, and the simulator's default.
+/// [`Limits::CUDA`] are those every GPU the kernels' PTX targets has (compute capability 8.0
+/// and later), and the simulator's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Limits {
     /// Threads in one block.
@@ -27,20 +28,30 @@ pub struct Limits {
     pub max_block_dim: Dim3,
     /// The largest grid extent in each dimension.
     pub max_grid_dim: Dim3,
-    /// Static plus dynamic shared memory of one block, in bytes, without the per-kernel
-    /// opt-in to more.
+    /// Static plus dynamic shared memory of one block, in bytes, with the per-function
+    /// opt-in (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`): a GPU host opts
+    /// every function in to all of it, so that a launch asking for more than the 48 KiB
+    /// allowed without the opt-in is refused only where the device has less.
     pub max_shared_bytes_per_block: u32,
 }
 
 impl Limits {
-    /// Compute capability 7.0 and later: 1024 threads, blocks up to 1024×1024×64, grids up
-    /// to (2³¹−1)×65535×65535, 48 KiB of shared memory per block.
+    /// Compute capability 8.0 and later: 1024 threads, blocks up to 1024×1024×64, grids up
+    /// to (2³¹−1)×65535×65535, 99 KiB of shared memory per block with the opt-in (8.6, 8.9
+    /// and 12.x; 8.0 and 8.7 allow 163 KiB, 9.0 and 10.0 227 KiB).
     pub const CUDA: Self = Self {
         max_threads_per_block: 1024,
         max_block_dim: Dim3::xyz(1024, 1024, 64),
         max_grid_dim: Dim3::xyz((1 << 31) - 1, 65535, 65535),
-        max_shared_bytes_per_block: 48 * 1024,
+        max_shared_bytes_per_block: Self::SHARED_BYTES_OPT_IN,
     };
+
+    /// The shared memory of one block on every GPU of compute capability 8.0 and later,
+    /// with the opt-in: 99 KiB.
+    pub const SHARED_BYTES_OPT_IN: u32 = 99 * 1024;
+
+    /// The shared memory of one block any function may use without the opt-in: 48 KiB.
+    pub const SHARED_BYTES_DEFAULT: u32 = 48 * 1024;
 
     /// Checks `launch`, whose kernel declares `static_shared_bytes` of static shared
     /// memory, against these limits; the error names the limit and both sizes.
@@ -64,6 +75,11 @@ impl Limits {
             (Limit::GridDimY, w(grid.y), w(g.y)),
             (Limit::GridDimZ, w(grid.z), w(g.z)),
             (
+                Limit::StaticSharedBytesPerBlock,
+                w(static_shared_bytes),
+                w(Self::SHARED_BYTES_DEFAULT),
+            ),
+            (
                 Limit::SharedBytesPerBlock,
                 shared,
                 w(self.max_shared_bytes_per_block),
@@ -86,8 +102,9 @@ pub struct FunctionLimits {
     /// Threads per block it can launch with: the device's limit, or fewer where its
     /// register use or `.maxntid` does not allow them (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
     pub max_threads_per_block: u32,
-    /// Dynamic shared memory it may be launched with, unless it opted in to more
-    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+    /// Dynamic shared memory it may be launched with
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): 48 KiB less its static part,
+    /// or more once the host has opted it in.
     pub max_dynamic_shared_bytes: u32,
 }
 
@@ -135,6 +152,9 @@ pub enum Limit {
     GridDimY,
     /// Blocks in grid dimension z.
     GridDimZ,
+    /// Static shared memory of one block: 48 KiB whatever the device, since only dynamic
+    /// shared memory can be opted in past it.
+    StaticSharedBytesPerBlock,
     /// Static plus dynamic shared memory of one block.
     SharedBytesPerBlock,
     /// Dynamic shared memory the compiled kernel may be launched with (GPU only).
@@ -165,6 +185,7 @@ impl Limit {
             Self::GridDimX => "blocks in grid dimension x",
             Self::GridDimY => "blocks in grid dimension y",
             Self::GridDimZ => "blocks in grid dimension z",
+            Self::StaticSharedBytesPerBlock => "bytes of static shared memory per block",
             Self::SharedBytesPerBlock => "bytes of shared memory per block",
             Self::DynamicSharedBytesForKernel => "bytes of dynamic shared memory for this kernel",
         }
@@ -256,10 +277,20 @@ mod tests {
             exceeds(Limit::GridDimY, 65_536, 65_535)
         );
         // Static and dynamic shared memory count together, to the byte.
-        assert_eq!(l.check(&launch(one, one, 48 * 1024 - 4), 4), Ok(()));
+        let most = Limits::SHARED_BYTES_OPT_IN;
+        assert_eq!(l.check(&launch(one, one, most - 4), 4), Ok(()));
         assert_eq!(
-            l.check(&launch(one, one, 48 * 1024 - 3), 4),
-            exceeds(Limit::SharedBytesPerBlock, 48 * 1024 + 1, 48 * 1024)
+            l.check(&launch(one, one, most - 3), 4),
+            exceeds(
+                Limit::SharedBytesPerBlock,
+                u64::from(most) + 1,
+                u64::from(most)
+            )
+        );
+        // Static arrays stop at 48 KiB, whatever the opt-in allows.
+        assert_eq!(
+            l.check(&launch(one, one, 0), 48 * 1024 + 4),
+            exceeds(Limit::StaticSharedBytesPerBlock, 48 * 1024 + 4, 48 * 1024)
         );
         assert_eq!(
             l.check(&launch(Dim3::xy(4, 0), one, 0), 0),
@@ -278,7 +309,10 @@ mod tests {
             max_dynamic_shared_bytes: 47 * 1024,
         };
         let one = Dim3::x(1);
-        let l = Limits::CUDA;
+        let l = Limits {
+            max_shared_bytes_per_block: Limits::SHARED_BYTES_DEFAULT,
+            ..Limits::CUDA
+        };
         assert_eq!(
             l.check_function(&launch(one, Dim3::x(256), 47 * 1024), &f),
             Ok(())

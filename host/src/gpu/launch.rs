@@ -29,8 +29,8 @@ pub struct EntryInfo {
     pub max_threads_per_block: u32,
     /// Its static `.shared` declarations.
     pub static_shared_bytes: u32,
-    /// The dynamic shared memory it may be launched with (the device's per-block limit
-    /// less the static part, unless the function opted in to more).
+    /// The dynamic shared memory it may be launched with: the device's per-block limit
+    /// with the opt-in less the static part ([`Gpu::entry_info`] opts every function in).
     pub max_dynamic_shared_bytes: u32,
     pub registers_per_thread: u32,
     /// Sizes of its parameters, from the PTX text; `None` where a declaration is not one
@@ -147,10 +147,26 @@ impl Gpu {
             let v = function.get_attribute(a).call("cuFuncGetAttribute")?;
             Ok(v.max(0) as u32)
         };
+        // The opt-in to all the shared memory the device allows a block: without it a
+        // launch may not ask for more than 48 KiB. Launches that ask for less run as before
+        // (the attribute is a ceiling, not a reservation).
+        let static_shared_bytes = attr(FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        let opt_in = self
+            .limits
+            .max_shared_bytes_per_block
+            .saturating_sub(static_shared_bytes);
+        if opt_in > attr(FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {
+            function
+                .set_attribute(
+                    FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    opt_in as i32,
+                )
+                .call("cuFuncSetAttribute")?;
+        }
         let info = Arc::new(EntryInfo {
             name: name.to_owned(),
             max_threads_per_block: attr(FuncAttr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-            static_shared_bytes: attr(FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            static_shared_bytes,
             max_dynamic_shared_bytes: attr(
                 FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             )?,

@@ -368,7 +368,10 @@ fn query_limits(ctx: &CudaContext) -> Result<Limits> {
             get(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
             get(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
         ),
-        max_shared_bytes_per_block: get(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        // With the opt-in, which `Gpu::entry_info` makes for every function.
+        max_shared_bytes_per_block: get(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?,
     })
 }
 

@@ -5,6 +5,10 @@
 //! bank conflicts. Precision is opt-in: the table marks these entries `tf32`, and the host
 //! runs them only when TF32 is asked for (relative error of each input up to 2⁻¹¹).
 //!
+//! The stages are the block's dynamic shared memory, `a`'s ring then `b`'s, as many bytes as
+//! [`geometry`] says (the launch gives them): three stages of 128 × 128 × 32 take 96 KiB,
+//! past the 48 KiB that static arrays may have (the hosts opt every function in).
+//!
 //! Shared layout (one stage; `a` tiles `BM × BK`, `b` tiles `BK × BN`, both row-major as in
 //! global memory, so a `cp.async` of 16 bytes moves four consecutive elements of a row).
 //! Rows are split into 16-byte chunks, and a chunk's position within its row is XORed with
@@ -34,8 +38,7 @@ use super::parts::unroll::unroll;
 use super::{BlockTile, Geometry, at};
 use nvptx_device::mma::{FragA, FragB, FragC, ldmatrix_x4, mma_m16n8k8_tf32, to_tf32};
 use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group, wait_group_n};
-use nvptx_device::shared::SharedSlice;
-use nvptx_device::shared_array;
+use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread::{self, sync_threads};
 use nvptx_device::warp::WARP_SIZE;
 
@@ -86,8 +89,9 @@ pub unsafe fn sgemm_tf32<
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let () = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::VALID;
-    let a_tile = shared_array!(f32; STAGES * BM * BK); // a_tile[stage][a_index(r, c)]
-    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][b_index(r, c)]
+    // a_tile[stage][a_index(r, c)], then b_tile[stage][b_index(r, c)]: dynamic shared
+    // memory, which may outgrow the 48 KiB of static arrays (the launch gives `geometry`'s).
+    let (a_tile, b_tile) = dynamic_shared::<f32>().split_at((STAGES * BM * BK) as u32);
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     let t = thread::thread_idx_x();
     let warp = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::warp_of(t);
@@ -401,11 +405,11 @@ impl<
 }
 
 /// The launch geometry of [`sgemm_tf32`] with the same parameters: `STAGES` stages of the
-/// `a` and `b` tiles.
+/// `a` and `b` tiles, in dynamic shared memory.
 #[allow(clippy::too_many_arguments)]
 pub const fn geometry(
     bm: usize, bn: usize, bk: usize, _mi: usize, _ni: usize, stages: usize, threads: usize,
     _group: usize,
 ) -> Geometry {
-    Geometry::new(bm, bn, bk, threads, stages * (bm * bk + bk * bn))
+    Geometry::new(bm, bn, bk, threads, stages * (bm * bk + bk * bn)).in_dynamic_shared()
 }

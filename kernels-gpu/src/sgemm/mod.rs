@@ -25,8 +25,10 @@
 //! and follow the [matmul module contract](crate::matmul): `a`, `b` and `out` point to `m·k`,
 //! `k·n` and `m·n` valid f32s, those products fit `u32`, and the index arithmetic is 32-bit
 //! and no-wrap ([`at`]). Each block computes one `BM × BN` tile of `out`; the host launches a
-//! 1D block of [`Geometry::threads`] threads on a `cdiv(n, BN) × cdiv(m, BM)` grid with no
-//! dynamic shared memory (each configuration's [`KernelSpec`]).
+//! 1D block of [`Geometry::threads`] threads on a `cdiv(n, BN) × cdiv(m, BM)` grid, with
+//! [`Geometry::dynamic_shared_bytes`] of dynamic shared memory (rung 11's stages, which may
+//! pass the 48 KiB of static arrays; none for the others), as each configuration's
+//! [`KernelSpec`] says.
 //!
 //! Any shape is correct (`k = 1`, nothing a multiple of anything, tall and skinny): partial
 //! tiles are padded with zeros, and every output accumulates `fma(a[r, i], b[i, c], acc)`
@@ -77,7 +79,8 @@ use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec, LaunchBounds}
 use nvptx_device::thread::{self, Dim3};
 
 /// How a rung's configuration is launched: a 1D block of `threads` threads per `bm × bn`
-/// tile of `out`, a `cdiv(n, bn) × cdiv(m, bm)` grid, no dynamic shared memory. Each rung's
+/// tile of `out`, a `cdiv(n, bn) × cdiv(m, bm)` grid, and the dynamic shared memory of
+/// rungs that keep their stages there. Each rung's
 /// `geometry(…)` computes it from the values of its kernel's const generics, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Geometry {
@@ -91,6 +94,9 @@ pub struct Geometry {
     pub threads: u32,
     /// The bytes of the kernel's `.shared` arrays (a CPU test checks them against the PTX).
     pub static_shared_bytes: u32,
+    /// The bytes of dynamic shared memory it is launched with: its stages, where they
+    /// outgrow the 48 KiB that static arrays may have (rung 11); 0 for the others.
+    pub dynamic_shared_bytes: u32,
 }
 
 impl Geometry {
@@ -104,7 +110,23 @@ impl Geometry {
             bk: bk as u32,
             threads: threads as u32,
             static_shared_bytes: (shared_floats * 4) as u32,
+            dynamic_shared_bytes: 0,
         }
+    }
+
+    /// The same sizes with the kernel's shared floats in dynamic shared memory instead of
+    /// static arrays.
+    pub const fn in_dynamic_shared(self) -> Self {
+        Self {
+            static_shared_bytes: 0,
+            dynamic_shared_bytes: self.static_shared_bytes + self.dynamic_shared_bytes,
+            ..self
+        }
+    }
+
+    /// Static plus dynamic shared memory of one block.
+    pub const fn shared_bytes(self) -> u32 {
+        self.static_shared_bytes + self.dynamic_shared_bytes
     }
 
     /// The plain-data description of entry `entry` with this geometry and the SGEMM
@@ -129,7 +151,11 @@ impl Geometry {
                 cols: self.bn,
             },
             static_shared_bytes: self.static_shared_bytes,
-            dynamic_shared: DynamicShared::None,
+            dynamic_shared: if self.dynamic_shared_bytes > 0 {
+                DynamicShared::Fixed(self.dynamic_shared_bytes)
+            } else {
+                DynamicShared::None
+            },
             launch_bounds: match min_blocks {
                 Some(min_blocks) => Some(LaunchBounds {
                     max_threads: self.threads,
@@ -411,10 +437,15 @@ sgemm_configs! {
     sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32);
     sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
     // rung 11, TF32 (opt-in):                              block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group
-    /// 8 warps of 64 × 32, three 48 KiB stages: the simulator's TF32 choice.
+    /// 8 warps of 64 × 32, three stages in 48 KiB: the simulator's TF32 choice.
     sgemm_tf32_128x128x16_w64x32                      = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 4, 3, 256, 0> [tf32, autotune, default], min_blocks(2);
     sgemm_tf32_128x128x16_w64x64                      = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 8, 3, 128, 0> [tf32, autotune], min_blocks(2);
     sgemm_tf32_swizzled_128x128x16_w64x32             = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 4, 3, 256, 8> [tf32, autotune], min_blocks(2);
+    /// Twice the depth per barrier: three stages in 96 KiB of dynamic shared memory (the
+    /// opt-in past 48 KiB), two blocks per SM where the SM has the room (sm_80, sm_90).
+    sgemm_tf32_128x128x32_w64x64                      = 11 tf32::sgemm_tf32::<128, 128, 32, 4, 8, 3, 128, 0> [tf32, autotune], min_blocks(2);
+    /// Twice the blocks of the 128 × 128 tiles, for outputs with few of them (72 KiB).
+    sgemm_tf32_64x128x32_w32x64                       = 11 tf32::sgemm_tf32::<64, 128, 32, 2, 8, 3, 128, 0> [tf32, autotune], min_blocks(2);
 }
 
 /// This block's `BM × BN` tile of `out`: where it starts, and how many rows and columns of

@@ -9,7 +9,7 @@
 use super::context::{self, Abort, ThreadCtx};
 use super::error::{RaceKind, SharedArrayId, SimError, SourceLocation};
 use super::pending::PendingRead;
-use crate::launch::{Limit, LimitError};
+use crate::launch::{Limit, Limits};
 use core::panic::Location;
 use std::boxed::Box;
 use std::sync::Mutex;
@@ -335,19 +335,24 @@ pub(crate) fn static_region(site: usize, len: u32) -> RegionRef {
         {
             return RegionRef(&**r);
         }
-        let words: u64 = statics
+        let static_words: u64 = statics
             .iter()
             .map(|(_, r)| r.words.len() as u64)
             .sum::<u64>()
-            + arena.dynamic.words.len() as u64
             + len as u64;
-        if words * 4 > arena.limit as u64 {
-            drop(statics);
-            t.fail(SimError::Limit(LimitError::Exceeds {
-                what: Limit::SharedBytesPerBlock,
-                requested: words * 4,
-                limit: arena.limit as u64,
-            }));
+        let words = static_words + arena.dynamic.words.len() as u64;
+        for (what, requested, limit) in [
+            (
+                Limit::StaticSharedBytesPerBlock,
+                static_words * 4,
+                Limits::SHARED_BYTES_DEFAULT,
+            ),
+            (Limit::SharedBytesPerBlock, words * 4, arena.limit),
+        ] {
+            if let Err(e) = what.check(requested, u64::from(limit)) {
+                drop(statics);
+                t.fail(SimError::Limit(e));
+            }
         }
         let region = Region::new(SharedArrayId::Static(at), len);
         let r = RegionRef(&*region);

@@ -12,7 +12,10 @@ use cust::launch;
 use cust::memory::{DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use cust::sys::{CUfunction_attribute, cuFuncGetAttribute};
+use cust::sys::{
+    CUdevice_attribute, CUfunction_attribute, CUresult, cuDeviceGetAttribute, cuFuncGetAttribute,
+    cuFuncSetAttribute,
+};
 use cust_plan::Kernel;
 use cust_plan::args::{MatmulPlan, SUM_PARTIALS, SlidingPlan, sum_passes};
 use nvptx_device::launch::{FunctionLimits, Launch, Limits};
@@ -102,7 +105,7 @@ impl CustGpu {
                 get(A::MaxGridDimY)?,
                 get(A::MaxGridDimZ)?,
             ),
-            max_shared_bytes_per_block: get(A::MaxSharedMemoryPerBlock)?,
+            max_shared_bytes_per_block: shared_bytes_opt_in(device)?,
         };
         let module = Module::from_ptx(ptx, &[]).call("cuModuleLoadData")?;
         let stream = Stream::new(StreamFlags::DEFAULT, None).call("cuStreamCreate")?;
@@ -161,26 +164,32 @@ impl CustGpu {
         let f = self.function(entry)?;
         let attr =
             |a| -> Result<u32> { Ok(f.get_attribute(a).call("cuFuncGetAttribute")?.max(0) as u32) };
-        let mut max_dynamic = 0;
-        // cust's FunctionAttribute has no MAX_DYNAMIC_SHARED_SIZE_BYTES: the raw call.
-        // SAFETY: writes one int; `f` is a live function of this context's module.
-        let rc = unsafe {
-            cuFuncGetAttribute(
-                &mut max_dynamic,
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                f.to_raw(),
-            )
+        // cust's FunctionAttribute has no MAX_DYNAMIC_SHARED_SIZE_BYTES: the raw calls.
+        const MAX_DYNAMIC: CUfunction_attribute =
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let max_dynamic = || -> Result<u32> {
+            let mut value = 0;
+            // SAFETY: writes one int; `f` is a live function of this context's module.
+            let rc = unsafe { cuFuncGetAttribute(&mut value, MAX_DYNAMIC, f.to_raw()) };
+            driver_result("cuFuncGetAttribute", rc)?;
+            Ok(value.max(0) as u32)
         };
-        if rc != cust::sys::CUresult::CUDA_SUCCESS {
-            return Err(Error::DriverCode {
-                call: "cuFuncGetAttribute",
-                code: rc,
-            });
+        let static_shared_bytes = attr(FunctionAttribute::SharedMemorySizeBytes)?;
+        // The opt-in to all the shared memory the device allows a block, as the cudarc
+        // host makes it: without it a launch may not ask for more than 48 KiB.
+        let opt_in = self
+            .limits
+            .max_shared_bytes_per_block
+            .saturating_sub(static_shared_bytes);
+        if opt_in > max_dynamic()? {
+            // SAFETY: sets one attribute of a live function to a value the device allows.
+            let rc = unsafe { cuFuncSetAttribute(f.to_raw(), MAX_DYNAMIC, opt_in as i32) };
+            driver_result("cuFuncSetAttribute", rc)?;
         }
         let limits = FunctionLimits {
-            static_shared_bytes: attr(FunctionAttribute::SharedMemorySizeBytes)?,
+            static_shared_bytes,
             max_threads_per_block: attr(FunctionAttribute::MaxThreadsPerBlock)?,
-            max_dynamic_shared_bytes: max_dynamic.max(0) as u32,
+            max_dynamic_shared_bytes: max_dynamic()?,
         };
         functions.insert(entry.to_owned(), limits);
         Ok(limits)
@@ -364,4 +373,30 @@ fn dims(l: &Launch) -> (GridSize, BlockSize, u32) {
         BlockSize::xyz(l.block.x, l.block.y, l.block.z),
         l.dynamic_shared_bytes,
     )
+}
+
+/// [`Error::DriverCode`] unless `rc` is success.
+fn driver_result(call: &'static str, rc: CUresult) -> Result<()> {
+    if rc == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::DriverCode { call, code: rc })
+    }
+}
+
+/// The shared memory one block may have with the per-function opt-in
+/// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`, which cust's `DeviceAttribute`
+/// does not name).
+fn shared_bytes_opt_in(device: Device) -> Result<u32> {
+    let mut value = 0;
+    // SAFETY: writes one int; `device` is a device the driver returned.
+    let rc = unsafe {
+        cuDeviceGetAttribute(
+            &mut value,
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            device.as_raw(),
+        )
+    };
+    driver_result("cuDeviceGetAttribute", rc)?;
+    Ok(value.max(0) as u32)
 }

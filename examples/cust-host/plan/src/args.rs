@@ -423,8 +423,8 @@ mod tests {
             })
         );
         assert_eq!(SlidingPlan::new(shared, 3, 4, 0).unwrap().launch, None);
-        // 20000 floats of window do not fit 48 KiB of shared memory with the tile.
-        let p = SlidingPlan::new(shared, 100_000, 20_000, 80_001).unwrap();
+        // 60000 floats of window do not fit any GPU's shared memory (at most 227 KiB).
+        let p = SlidingPlan::new(shared, 100_000, 60_000, 40_001).unwrap();
         let refused = Limits::CUDA.check(&p.launch.unwrap(), 0);
         assert!(matches!(
             refused,
