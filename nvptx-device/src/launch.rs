@@ -53,6 +53,13 @@ impl Limits {
     /// The shared memory of one block any function may use without the opt-in: 48 KiB.
     pub const SHARED_BYTES_DEFAULT: u32 = 48 * 1024;
 
+    /// The dynamic shared memory a GPU host opts a function with `static_shared_bytes` of
+    /// static arrays in to: all that a block may have beside them.
+    pub const fn dynamic_shared_opt_in(&self, static_shared_bytes: u32) -> u32 {
+        self.max_shared_bytes_per_block
+            .saturating_sub(static_shared_bytes)
+    }
+
     /// Checks `launch`, whose kernel declares `static_shared_bytes` of static shared
     /// memory, against these limits; the error names the limit and both sizes.
     pub fn check(&self, launch: &Launch, static_shared_bytes: u32) -> Result<(), LimitError> {
@@ -335,6 +342,9 @@ mod tests {
                 limit: 48 * 1024
             })
         );
+        // A host opts a function in to what the block may have beside its static arrays.
+        assert_eq!(Limits::CUDA.dynamic_shared_opt_in(8192), 99 * 1024 - 8192);
+        assert_eq!(l.dynamic_shared_opt_in(u32::MAX), 0);
         let tight = FunctionLimits {
             max_dynamic_shared_bytes: 100,
             ..f

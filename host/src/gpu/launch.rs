@@ -148,13 +148,10 @@ impl Gpu {
             Ok(v.max(0) as u32)
         };
         // The opt-in to all the shared memory the device allows a block: without it a
-        // launch may not ask for more than 48 KiB. Launches that ask for less run as before
-        // (the attribute is a ceiling, not a reservation).
+        // launch may not ask for more than 48 KiB. The attribute is a ceiling on what a
+        // launch may ask for; each launch still gets the shared memory it asks for.
         let static_shared_bytes = attr(FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
-        let opt_in = self
-            .limits
-            .max_shared_bytes_per_block
-            .saturating_sub(static_shared_bytes);
+        let opt_in = self.limits.dynamic_shared_opt_in(static_shared_bytes);
         if opt_in > attr(FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {
             function
                 .set_attribute(

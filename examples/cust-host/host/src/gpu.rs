@@ -177,10 +177,7 @@ impl CustGpu {
         let static_shared_bytes = attr(FunctionAttribute::SharedMemorySizeBytes)?;
         // The opt-in to all the shared memory the device allows a block, as the cudarc
         // host makes it: without it a launch may not ask for more than 48 KiB.
-        let opt_in = self
-            .limits
-            .max_shared_bytes_per_block
-            .saturating_sub(static_shared_bytes);
+        let opt_in = self.limits.dynamic_shared_opt_in(static_shared_bytes);
         if opt_in > max_dynamic()? {
             // SAFETY: sets one attribute of a live function to a value the device allows.
             let rc = unsafe { cuFuncSetAttribute(f.to_raw(), MAX_DYNAMIC, opt_in as i32) };
