@@ -184,10 +184,12 @@ fn main() {
 /// The GPU, its inputs for one shape, and cuBLAS: runs any contender into `out`.
 struct Runner<'a> {
     gpu: &'a Gpu,
-    cublas: Option<&'a [Cublas; 2]>,
+    cublas: Option<&'a [Cublas; 3]>,
     shape: MatmulShape,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
+    /// `a` and `b` rounded to BF16, for cuBLAS BF16 (converted before any timing).
+    bf16: Option<(CudaSlice<u16>, CudaSlice<u16>)>,
 }
 
 impl Runner<'_> {
@@ -207,7 +209,10 @@ impl Runner<'_> {
                     .iter()
                     .find(|h| h.math() == math)
                     .expect("one handle per math mode");
-                handle.sgemm(&self.a, &self.b, out, self.shape)
+                match (math, &self.bf16) {
+                    (CublasMath::Bf16, Some((a, b))) => handle.gemm_bf16(a, b, out, self.shape),
+                    _ => handle.sgemm(&self.a, &self.b, out, self.shape),
+                }
             }
         }
     }
@@ -281,6 +286,10 @@ fn gpu_benches(
             shape,
             a: gpu.upload(&a)?,
             b: gpu.upload(&b)?,
+            bf16: match cublas {
+                Some(_) => Some((Cublas::upload_bf16(gpu, &a)?, Cublas::upload_bf16(gpu, &b)?)),
+                None => None,
+            },
         };
         let mut out = gpu.zeros(lo)?;
 
@@ -383,7 +392,7 @@ fn gpu_benches(
 /// autotuned SGEMM against cuBLAS FP32 on its 14 shapes, with each ratio and their geometric
 /// mean. It runs in full benchmark runs whose filter (if any) matches `suite`, and needs
 /// cuBLAS. Returns whether every result passed its spot check.
-fn shape_suite(gpu: &Gpu, cublas: Option<&[Cublas; 2]>, kind: &RunKind) -> Result<bool> {
+fn shape_suite(gpu: &Gpu, cublas: Option<&[Cublas; 3]>, kind: &RunKind) -> Result<bool> {
     use kernels_gpu_host::suite;
     if kind.list || kind.test || kind.profile || !kind.selects("suite") {
         return Ok(true);
@@ -412,11 +421,11 @@ fn shape_suite(gpu: &Gpu, cublas: Option<&[Cublas; 2]>, kind: &RunKind) -> Resul
 
 /// One cuBLAS handle per math mode (so no mode switches between timed calls); adds the
 /// cuBLAS version to `driver` and the math modes cuBLAS reports to `notes`.
-fn setup_cublas(gpu: &Gpu, driver: &mut String, notes: &mut Vec<String>) -> Result<[Cublas; 2]> {
+fn setup_cublas(gpu: &Gpu, driver: &mut String, notes: &mut Vec<String>) -> Result<[Cublas; 3]> {
     let handles = CublasMath::ALL.map(|math| Cublas::new(gpu, math));
     let handles = match handles {
-        [Ok(fp32), Ok(tf32)] => [fp32, tf32],
-        [Err(e), _] | [_, Err(e)] => return Err(e),
+        [Ok(fp32), Ok(tf32), Ok(bf16)] => [fp32, tf32, bf16],
+        [Err(e), _, _] | [_, Err(e), _] | [_, _, Err(e)] => return Err(e),
     };
     let v = handles[0].version()?;
     *driver += &format!(", cuBLAS {}.{}.{}", v / 10_000, v % 10_000 / 100, v % 100);

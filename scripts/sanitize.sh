@@ -67,6 +67,12 @@ all_runs=(
     "--precision|tf32-33x1x17|--precision tf32 --m 33 --k 1 --n 17"
     "--precision|tf32-128x36x128|--precision tf32 --m 128 --k 36 --n 128"
     "--precision|tf32-260x260x264|--precision tf32 --m 260 --k 260 --n 264"
+    # The same rung in BF16 (`mma.m16n8k16`, two 8-deep slices per step; k = 36 and 260
+    # leave a partial 16-deep step), the same paths.
+    "--precision|bf16-67x45x93|--precision bf16 --m 67 --k 45 --n 93"
+    "--precision|bf16-33x1x17|--precision bf16 --m 33 --k 1 --n 17"
+    "--precision|bf16-128x36x128|--precision bf16 --m 128 --k 36 --n 128"
+    "--precision|bf16-260x260x264|--precision bf16 --m 260 --k 260 --n 264"
     # The reductions and sliding averages.
     "--op|sum-100003|--op sum --len 100003"
     "--op|sliding-100003w16|--op sliding --len 100003 --window 16"

@@ -187,46 +187,43 @@ fn fusion_lesson_in_the_simulator_prints_the_unfused_pair_and_the_fused_kernels(
     assert!(rows[1..].iter().all(|r| mib(r) == 0.0), "{rows:?}");
 }
 
+/// `--precision tf32` and `--precision bf16` run the tensor-core configurations of that
+/// precision and its autotuned choice, each within its own bound (`ok_json_rows`).
 #[test]
-fn precision_tf32_runs_the_tensor_core_rung_within_its_bound() {
-    let rows = ok_json_rows(&[
-        "--simulate",
-        "--precision",
-        "tf32",
-        "--m",
-        "9",
-        "--k",
-        "12",
-        "--n",
-        "33",
-        "--json",
-    ]);
-    let names: Vec<String> = rows
-        .iter()
-        .map(|row| row["kernel"].as_str().expect("name").to_owned())
-        .collect();
-    let tf32 = kernels_gpu_host::SgemmKernel::ALL
-        .iter()
-        .filter(|k| k.precision() == kernels_gpu_host::Precision::Tf32)
-        .count();
-    assert_eq!(names.len(), tf32, "{names:?}");
-    assert!(names.iter().all(|n| n.contains("tf32")), "{names:?}");
-    assert!(
-        names.iter().any(|n| n == "sgemm-autotuned-tf32"),
-        "{names:?}"
-    );
-}
-
-#[test]
-fn precision_bf16_is_a_typed_usage_error() {
-    let out = host(&["--simulate", "--precision", "bf16"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(
-        err.contains("bf16 is not implemented on this build"),
-        "{err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
+fn precision_tf32_and_bf16_run_the_tensor_core_rung_within_their_bounds() {
+    for (flag, precision) in [
+        ("tf32", kernels_gpu_host::Precision::Tf32),
+        ("bf16", kernels_gpu_host::Precision::Bf16),
+    ] {
+        let rows = ok_json_rows(&[
+            "--simulate",
+            "--precision",
+            flag,
+            "--m",
+            "9",
+            "--k",
+            "12",
+            "--n",
+            "33",
+            "--json",
+        ]);
+        let names: Vec<String> = rows
+            .iter()
+            .map(|row| row["kernel"].as_str().expect("name").to_owned())
+            .collect();
+        let count = kernels_gpu_host::SgemmKernel::ALL
+            .iter()
+            .filter(|k| k.precision() == precision)
+            .count();
+        assert_eq!(names.len(), count, "{names:?}");
+        assert!(names.iter().all(|n| n.contains(flag)), "{names:?}");
+        assert!(
+            names
+                .iter()
+                .any(|n| *n == format!("sgemm-autotuned-{flag}")),
+            "{names:?}"
+        );
+    }
 }
 
 /// A run's JSON lines, whatever their `ok`; the run must succeed.

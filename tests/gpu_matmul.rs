@@ -206,51 +206,60 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             }),
         );
     }
-    add(
-        "gpu::tf32_rung_rounds_like_cvt_rna_and_tunes".into(),
-        Box::new(|g| {
-            // Interior 128 × 128 blocks on the cp.async path with a zero-filled partial last
-            // k-tile (k = 260), beside edge blocks: within the f32 accumulation bound of
-            // the product of the TF32-rounded inputs, for every TF32 configuration and the
-            // autotuned TF32 choice (which times only TF32 candidates).
-            let (m, k, n) = (260, 260, 264);
-            let shape = MatmulShape::new(m, k, n)?;
-            let mut rng = Rng::new(13);
-            let signed =
-                |x: Vec<f32>| -> Vec<f32> { x.into_iter().map(|v| 2.0 * v - 1.0).collect() };
-            let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
-            let round = |x: &[f32]| -> Vec<f32> {
-                x.iter()
-                    .map(|&v| {
-                        f32::from_bits(kernels_gpu::nvptx_device::mma::tf32_round_bits(v.to_bits()))
-                    })
-                    .collect()
-            };
-            let rounded = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
-            let exact = reference::matmul_f64(&a, &b, m, k, n);
-            for kernel in SgemmKernel::TUNED_TF32
-                .into_iter()
-                .chain([SgemmKernel::AutotunedTf32])
-            {
-                let out = g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
-                let vs_rounded = reference::compare(&out, &rounded);
-                let vs_exact = reference::compare(&out, &exact);
-                if !vs_rounded.within_f32_bound(k) || !vs_exact.within_bound(k, Precision::Tf32) {
-                    return Err(format!("{kernel}: {vs_rounded:?} / {vs_exact:?}").into());
+    for precision in [Precision::Tf32, Precision::Bf16] {
+        add(
+            format!(
+                "gpu::{}_rung_rounds_like_its_conversion_and_tunes",
+                precision.name()
+            ),
+            Box::new(move |g| {
+                // Interior 128 × 128 blocks on the cp.async path with a zero-filled partial
+                // last k-tile (k = 260), beside edge blocks: within the f32 accumulation bound
+                // of the product of the inputs rounded as the precision's conversion does
+                // (`cvt.rna.tf32.f32`, `cvt.rn.bf16x2.f32`), for every configuration of the
+                // precision and its autotuned choice (which times only its candidates).
+                use kernels_gpu::nvptx_device::mma::{
+                    bf16_round_bits, bf16_value, tf32_round_bits,
+                };
+                let (m, k, n) = (260, 260, 264);
+                let shape = MatmulShape::new(m, k, n)?;
+                let mut rng = Rng::new(13);
+                let signed =
+                    |x: Vec<f32>| -> Vec<f32> { x.into_iter().map(|v| 2.0 * v - 1.0).collect() };
+                let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                let round = |x: &[f32]| -> Vec<f32> {
+                    x.iter()
+                        .map(|&v| match precision {
+                            Precision::Bf16 => bf16_value(bf16_round_bits(v.to_bits())),
+                            _ => f32::from_bits(tf32_round_bits(v.to_bits())),
+                        })
+                        .collect()
+                };
+                let rounded = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
+                let exact = reference::matmul_f64(&a, &b, m, k, n);
+                let tuned = SgemmKernel::tuned(precision);
+                for &kernel in tuned.iter().chain([&SgemmKernel::autotuned(precision)?]) {
+                    let out =
+                        g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
+                    let vs_rounded = reference::compare(&out, &rounded);
+                    let vs_exact = reference::compare(&out, &exact);
+                    if !vs_rounded.within_f32_bound(k) || !vs_exact.within_bound(k, precision) {
+                        return Err(format!("{kernel}: {vs_rounded:?} / {vs_exact:?}").into());
+                    }
                 }
-            }
-            let (da, db) = (g.upload(&a)?, g.upload(&b)?);
-            let mut out = g.zeros(m * n)?;
-            let (best, choice) =
-                kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, Precision::Tf32)?;
-            if !matches!(best, Tuned::Config(k) if SgemmKernel::TUNED_TF32.contains(&k))
-                || choice.candidates_ms.len() != SgemmKernel::TUNED_TF32.len()
-            {
-                return Err(format!("{best}: {choice:?}").into());
-            }
-            Ok(())
-        }),
-    );
+                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+                let mut out = g.zeros(m * n)?;
+                let (best, choice) =
+                    kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, precision)?;
+                if !matches!(best, Tuned::Config(k) if tuned.contains(&k))
+                    || choice.candidates_ms.len() != tuned.len()
+                {
+                    return Err(format!("{best}: {choice:?}").into());
+                }
+                Ok(())
+            }),
+        );
+    }
     add(
         "gpu::typed_launchers_match_dispatch".into(),
         Box::new(|g| {

@@ -17,7 +17,7 @@ mod fma_product;
 mod shapes;
 
 use fma_product::fma_in_k_order;
-use kernels_gpu::nvptx_device::mma::tf32_round_bits;
+use kernels_gpu::nvptx_device::mma::{bf16_round_bits, bf16_value, tf32_round_bits};
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
@@ -60,33 +60,41 @@ fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
     (signed(m * k), signed(k * n))
 }
 
-/// `x` with every element rounded to TF32 as `cvt.rna.tf32.f32` does.
-fn tf32(x: &[f32]) -> Vec<f32> {
+/// `x` with every element rounded as the tensor cores' inputs of `precision` are: to TF32 as
+/// `cvt.rna.tf32.f32` does, to BF16 as `cvt.rn.bf16x2.f32` does.
+fn rounded(x: &[f32], precision: Precision) -> Vec<f32> {
     x.iter()
-        .map(|&v| f32::from_bits(tf32_round_bits(v.to_bits())))
+        .map(|&v| match precision {
+            Precision::Tf32 => f32::from_bits(tf32_round_bits(v.to_bits())),
+            Precision::Bf16 => bf16_value(bf16_round_bits(v.to_bits())),
+            Precision::Fp32 => v,
+        })
         .collect()
 }
 
 /// Runs `kernel` on `a`, `b` and checks it: within the f32 bound of the f64 product, and
-/// bit-identical to [`fma_in_k_order`]. A TF32 kernel instead: within the TF32 bound of the
-/// f64 product, and within the f32 accumulation bound of the f64 product of the
-/// TF32-rounded inputs (so it rounds as `cvt.rna` does, not by truncation or not at all).
+/// bit-identical to [`fma_in_k_order`]. A TF32 or BF16 kernel instead: within its
+/// precision's bound of the f64 product, and within the f32 accumulation bound of the f64
+/// product of the inputs rounded to that precision (so it rounds as the conversion does, not
+/// by truncation, not to the other precision, and not at all).
 fn check_operands(kernel: SgemmKernel, a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize)) {
     let shape = MatmulShape::new(m, k, n).unwrap();
     let out = Simulator::default()
         .matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, a, b, shape)
         .unwrap_or_else(|e| panic!("{kernel} {shape}: {e}"));
     assert_eq!(out.len(), m * n, "{kernel} {shape}: output length");
-    if kernel.precision() == Precision::Tf32 {
+    let precision = kernel.precision();
+    if precision != Precision::Fp32 {
         let accuracy = compare(&out, &matmul_f64(a, b, m, k, n));
         assert!(
-            accuracy.within_bound(k, Precision::Tf32),
-            "{kernel} {shape}: {accuracy:?} is outside the TF32 bound for k={k}"
+            accuracy.within_bound(k, precision),
+            "{kernel} {shape}: {accuracy:?} is outside the {precision:?} bound for k={k}"
         );
-        let rounded = compare(&out, &matmul_f64(&tf32(a), &tf32(b), m, k, n));
+        let (ra, rb) = (rounded(a, precision), rounded(b, precision));
+        let exact = compare(&out, &matmul_f64(&ra, &rb, m, k, n));
         assert!(
-            rounded.within_f32_bound(k),
-            "{kernel} {shape}: {rounded:?} is not the product of the TF32-rounded inputs"
+            exact.within_f32_bound(k),
+            "{kernel} {shape}: {exact:?} is not the product of the {precision:?}-rounded inputs"
         );
         return;
     }
@@ -183,18 +191,19 @@ fn check_all(kernel: SgemmKernel) {
         check(kernel, MULTISTAGE);
         check_misaligned(kernel, MULTISTAGE);
     }
-    if kernel.precision() == Precision::Tf32 {
-        for shape in TF32 {
+    if kernel.precision() != Precision::Fp32 {
+        for shape in TENSOR_CORE {
             check(kernel, shape);
         }
-        check_misaligned(kernel, TF32[0]);
+        check_misaligned(kernel, TENSOR_CORE[0]);
     }
 }
 
-/// For the TF32 rung: an interior 128 × 128 block on the `cp.async` path six k-tiles deep
-/// (twice round its 3-stage ring) beside edge blocks on the checked path; then `k` = 36, a
-/// partial last k-tile that `cp.async` zero-fills; then a single row, every block an edge.
-const TF32: [(usize, usize, usize); 3] = [(136, 96, 132), (128, 36, 128), (1, 20, 256)];
+/// For the tensor-core rung (TF32 and BF16): an interior 128 × 128 block on the `cp.async`
+/// path six k-tiles deep (twice round its 3-stage ring) beside edge blocks on the checked
+/// path; then `k` = 36, a partial last k-tile that `cp.async` zero-fills; then a single row,
+/// every block an edge.
+const TENSOR_CORE: [(usize, usize, usize); 3] = [(136, 96, 132), (128, 36, 128), (1, 20, 256)];
 
 /// Names, entries and geometries: each name is its entry with dashes, every entry is
 /// distinct, and the launch fits every GPU of compute capability 8.0 and later (≤ 1024
@@ -220,6 +229,11 @@ fn catalogue_is_consistent() {
             assert_eq!(kernel.precision(), Precision::Tf32);
             continue;
         }
+        if kernel == SgemmKernel::AutotunedBf16 {
+            assert_eq!(g, SgemmKernel::DEFAULT_BF16.config().geometry);
+            assert_eq!(kernel.precision(), Precision::Bf16);
+            continue;
+        }
         let entry = kernel.entry();
         assert_eq!(kernel.name(), entry.replace('_', "-"), "{kernel}");
         assert!(entries.insert(entry), "{kernel}: duplicate entry {entry}");
@@ -241,8 +255,8 @@ fn catalogue_is_consistent() {
     );
     assert!(SgemmKernel::TUNED.contains(&SgemmKernel::DEFAULT));
     assert!(SgemmKernel::TUNED_TF32.contains(&SgemmKernel::DEFAULT_TF32));
-    // Precision is opt-in: the FP32 candidates are all FP32, the TF32 ones all TF32, and
-    // BF16 has no rung in this build (a typed error, not a panic).
+    assert!(SgemmKernel::TUNED_BF16.contains(&SgemmKernel::DEFAULT_BF16));
+    // Precision is opt-in: the candidates of each precision are all of it.
     assert!(
         SgemmKernel::TUNED
             .iter()
@@ -253,13 +267,18 @@ fn catalogue_is_consistent() {
             .iter()
             .all(|k| k.precision() == Precision::Tf32)
     );
-    assert!(!SgemmKernel::TUNED_TF32.is_empty());
-    assert!(matches!(
-        SgemmKernel::autotuned(Precision::Bf16),
-        Err(Error::PrecisionNotImplemented {
-            precision: Precision::Bf16
-        })
-    ));
+    assert!(
+        SgemmKernel::TUNED_BF16
+            .iter()
+            .all(|k| k.precision() == Precision::Bf16)
+    );
+    for precision in Precision::ALL {
+        assert!(!SgemmKernel::tuned(precision).is_empty(), "{precision:?}");
+        assert_eq!(
+            SgemmKernel::autotuned(precision).unwrap().precision(),
+            precision
+        );
+    }
     assert_eq!(&MatmulKernel::ALL[..4], &MatmulKernel::LECTURE);
     for (i, kernel) in SgemmKernel::ALL.into_iter().enumerate() {
         assert_eq!(MatmulKernel::ALL[4 + i], MatmulKernel::Sgemm(kernel));

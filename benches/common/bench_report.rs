@@ -85,10 +85,17 @@ pub fn tf32_bound(k: u32) -> f64 {
     2f64.powi(-9) + f32_bound(k)
 }
 
+/// The bound when the inputs are first rounded (or truncated) to BF16's 7 stored bits:
+/// `2⁻⁶` for the two inputs of each product, plus FP32 accumulation.
+pub fn bf16_bound(k: u32) -> f64 {
+    2f64.powi(-6) + f32_bound(k)
+}
+
 /// The bound for `contender`'s arithmetic.
 pub fn bound_for(contender: Contender, k: u32) -> f64 {
     match contender {
         Contender::Cublas(CublasMath::Tf32) => tf32_bound(k),
+        Contender::Cublas(CublasMath::Bf16) => bf16_bound(k),
         // Our kernels round to nearest (TF32: `cvt.rna`), so their bound is the host's.
         Contender::Kernel { kernel, .. } => {
             kernels_gpu_host::reference::error_bound(k as usize, kernel.precision())
@@ -319,7 +326,10 @@ impl Summary {
 
     /// The per-shape tables of [`markdown`](Self::markdown).
     fn details(&self) -> String {
-        let (has_fp32, has_tf32) = (self.has(CublasMath::Fp32), self.has(CublasMath::Tf32));
+        let modes: Vec<CublasMath> = CublasMath::ALL
+            .into_iter()
+            .filter(|&math| self.has(math))
+            .collect();
         let mut s = String::new();
         for shape in self.shapes() {
             let _ = writeln!(
@@ -330,11 +340,9 @@ impl Summary {
             );
             let mut head = "| implementation | median ms | min ms | GFLOP/s |".to_owned();
             let mut rule = "|---|---:|---:|---:|".to_owned();
-            for (present, math) in [(has_fp32, CublasMath::Fp32), (has_tf32, CublasMath::Tf32)] {
-                if present {
-                    let _ = write!(head, " % of {} |", math.label());
-                    rule += "---:|";
-                }
+            for math in &modes {
+                let _ = write!(head, " % of {} |", math.label());
+                rule += "---:|";
             }
             head += " check |";
             rule += "---|";
@@ -348,12 +356,9 @@ impl Summary {
                     m.ms_min,
                     thousands(m.gflops())
                 );
-                for (present, math) in [(has_fp32, CublasMath::Fp32), (has_tf32, CublasMath::Tf32)]
-                {
-                    if present {
-                        let cell = self.percent_of(m, math).map_or("–".to_owned(), percent);
-                        let _ = write!(s, " {cell} |");
-                    }
+                for &math in &modes {
+                    let cell = self.percent_of(m, math).map_or("–".to_owned(), percent);
+                    let _ = write!(s, " {cell} |");
                 }
                 let check = match m.check {
                     None => "–".to_owned(),
@@ -550,6 +555,7 @@ fn color(c: Contender) -> plotters::style::RGBColor {
     let (base, tw) = match c {
         Contender::Cublas(CublasMath::Fp32) => ((214, 39, 40), None),
         Contender::Cublas(CublasMath::Tf32) => ((148, 103, 189), None),
+        Contender::Cublas(CublasMath::Bf16) => ((140, 86, 75), None),
         Contender::Kernel { kernel, tw } => (
             match kernel {
                 MatmulKernel::Naive => (127, 127, 127),
@@ -572,12 +578,11 @@ fn color(c: Contender) -> plotters::style::RGBColor {
 }
 
 /// The SGEMM ladder's bars: cyan for rungs 1-5, olive for warp tiling, pink for double
-/// buffering and after, red for the TF32 tensor cores, black for the autotuned choices.
+/// buffering and after, red for the tensor cores (TF32, BF16), black for the autotuned
+/// choices.
 fn sgemm_color(k: kernels_gpu_host::SgemmKernel) -> (u8, u8, u8) {
     match k {
-        kernels_gpu_host::SgemmKernel::Autotuned | kernels_gpu_host::SgemmKernel::AutotunedTf32 => {
-            (0, 0, 0)
-        }
+        auto if auto.is_autotuned() => (0, 0, 0),
         config => match config.config().rung {
             1..=5 => (23, 190, 207),
             6 => (188, 189, 34),

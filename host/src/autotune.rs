@@ -109,6 +109,7 @@ impl Tuned {
         SgemmKernel::TUNED
             .into_iter()
             .chain(SgemmKernel::TUNED_TF32)
+            .chain(SgemmKernel::TUNED_BF16)
             .find(|k| k.name() == name)
             .map(Self::Config)
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))

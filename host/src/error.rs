@@ -170,9 +170,10 @@ pub enum Error {
     InvalidTimeBudget { value: String },
     #[error("unknown kernel `{requested}`; known: {known}")]
     UnknownKernel { requested: String, known: String },
-    /// A precision this build has no kernel for (BF16: no rung yet).
+    /// A precision the SGEMM table has no autotuned configuration of (every precision has
+    /// some in this build; a table edited to drop them gets this error, not a panic).
     #[error(
-        "precision {} is not implemented on this build (fp32 and tf32 are)",
+        "precision {} has no autotuned SGEMM configuration in this build",
         precision.name()
     )]
     PrecisionNotImplemented {

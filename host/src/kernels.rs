@@ -305,10 +305,11 @@ mod tests {
                 .iter()
                 .all(|k| k.precision() == Precision::Tf32)
         );
-        assert!(matches!(
-            MatmulKernel::default_set(large, Precision::Bf16),
-            Err(Error::PrecisionNotImplemented { .. })
-        ));
+        let bf16 = MatmulKernel::default_set(large, Precision::Bf16).unwrap();
+        assert_eq!(
+            bf16.run,
+            vec![MatmulKernel::Sgemm(SgemmKernel::AutotunedBf16)]
+        );
     }
 
     #[test]

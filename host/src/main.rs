@@ -46,9 +46,10 @@ struct Args {
     #[arg(long, value_parser = parse_kernel)]
     kernel: Option<KernelChoice>,
     /// How SGEMM kernels may round their inputs, as cuBLAS's math mode: fp32 (the default),
-    /// or tf32 (opt-in: the tensor-core rung, inputs rounded to a 10-bit mantissa, f32
-    /// accumulation). It picks what `all` and `sgemm-autotuned` run, and every result is
-    /// checked against its kernel's own error bound. bf16 is not implemented on this build.
+    /// tf32 (opt-in: the tensor-core rung, inputs rounded to a 10-bit mantissa, f32
+    /// accumulation) or bf16 (opt-in: the same rung with inputs rounded to BF16's 8-bit
+    /// significand). It picks what `all` and `sgemm-autotuned` run, and every result is
+    /// checked against its kernel's own error bound.
     #[arg(long, default_value = "fp32", value_parser = parse_precision)]
     precision: Precision,
     /// Tile width: all, 8, 16 or 32.

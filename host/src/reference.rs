@@ -76,15 +76,13 @@ impl Accuracy {
 
 /// The largest `|out − ref| / Σ|a||b|` of a length-`k` dot product whose inputs are rounded
 /// to `precision` (relative error `u` each, [`Precision::input_rounding`]: 0 for FP32,
-/// 2⁻¹¹ for TF32) and accumulated in f32: each product `a(1+δ₁)·b(1+δ₂)` is off by at most
+/// 2⁻¹¹ for TF32, 2⁻⁸ for BF16) and accumulated in f32: each product `a(1+δ₁)·b(1+δ₂)` is off by at most
 /// `(2u + u²)|ab|`, and the `k` f32 additions add `k · 2⁻²³` (twice the round-to-nearest
 /// bound, which also covers the tensor cores' unspecified internal rounding).
 pub fn error_bound(k: usize, precision: Precision) -> f64 {
     let u = precision.input_rounding();
     2.0 * u + u * u + (k.max(1) as f64) * f32::EPSILON as f64
 }
-
-impl Accuracy {}
 
 /// `err` in units of the rounding scale `magnitude = Σ|a||b|`: infinite where the scale is 0
 /// (every product exactly 0) but the error is not.

@@ -24,6 +24,9 @@ pub enum SgemmKernel {
     /// The fastest of [`SgemmKernel::TUNED_TF32`] (TF32, opt-in); [`SgemmKernel::DEFAULT_TF32`]
     /// in the simulator.
     AutotunedTf32,
+    /// The fastest of [`SgemmKernel::TUNED_BF16`] (BF16, opt-in); [`SgemmKernel::DEFAULT_BF16`]
+    /// in the simulator.
+    AutotunedBf16,
 }
 
 /// How many configurations of `precision` have the `autotune` flag.
@@ -65,15 +68,17 @@ const fn default_of(precision: Precision) -> SgemmKernel {
 }
 
 impl SgemmKernel {
-    /// Every configuration, lowest rung first, the autotuned dispatches (FP32, TF32) last.
-    pub const ALL: [Self; CONFIGS.len() + 2] = {
-        let mut all = [Self::Autotuned; CONFIGS.len() + 2];
+    /// Every configuration, lowest rung first, the autotuned dispatches (FP32, TF32, BF16)
+    /// last.
+    pub const ALL: [Self; CONFIGS.len() + 3] = {
+        let mut all = [Self::Autotuned; CONFIGS.len() + 3];
         let mut i = 0;
         while i < CONFIGS.len() {
             all[i] = Self::Config(i);
             i += 1;
         }
         all[CONFIGS.len() + 1] = Self::AutotunedTf32;
+        all[CONFIGS.len() + 2] = Self::AutotunedBf16;
         all
     };
 
@@ -83,6 +88,9 @@ impl SgemmKernel {
     /// The TF32 configurations the autotuner times for [`SgemmKernel::AutotunedTf32`].
     pub const TUNED_TF32: [Self; tuned_count(Precision::Tf32)] = tuned(Precision::Tf32);
 
+    /// The BF16 configurations the autotuner times for [`SgemmKernel::AutotunedBf16`].
+    pub const TUNED_BF16: [Self; tuned_count(Precision::Bf16)] = tuned(Precision::Bf16);
+
     /// What [`SgemmKernel::Autotuned`] runs where nothing is timed: the simulator, and the
     /// launch shape it reports before tuning. The FP32 configuration flagged `default`.
     pub const DEFAULT: Self = default_of(Precision::Fp32);
@@ -91,22 +99,29 @@ impl SgemmKernel {
     /// configuration flagged `default`.
     pub const DEFAULT_TF32: Self = default_of(Precision::Tf32);
 
-    /// The autotuned dispatch of `precision`; [`Error::PrecisionNotImplemented`] for BF16,
-    /// which has no rung in this build.
+    /// What [`SgemmKernel::AutotunedBf16`] runs where nothing is timed: the BF16
+    /// configuration flagged `default`.
+    pub const DEFAULT_BF16: Self = default_of(Precision::Bf16);
+
+    /// The autotuned dispatch of `precision`; [`Error::PrecisionNotImplemented`] if the
+    /// table has no autotuned configuration of it (every precision has some in this build).
     pub fn autotuned(precision: Precision) -> Result<Self> {
-        match precision {
-            Precision::Fp32 => Ok(Self::Autotuned),
-            Precision::Tf32 => Ok(Self::AutotunedTf32),
-            Precision::Bf16 => Err(Error::PrecisionNotImplemented { precision }),
+        if Self::tuned(precision).is_empty() {
+            return Err(Error::PrecisionNotImplemented { precision });
         }
+        Ok(match precision {
+            Precision::Fp32 => Self::Autotuned,
+            Precision::Tf32 => Self::AutotunedTf32,
+            Precision::Bf16 => Self::AutotunedBf16,
+        })
     }
 
-    /// The candidates the autotuner times for `precision` (none for BF16).
+    /// The candidates the autotuner times for `precision`.
     pub fn tuned(precision: Precision) -> &'static [Self] {
         match precision {
             Precision::Fp32 => &Self::TUNED,
             Precision::Tf32 => &Self::TUNED_TF32,
-            Precision::Bf16 => &[],
+            Precision::Bf16 => &Self::TUNED_BF16,
         }
     }
 
@@ -121,6 +136,7 @@ impl SgemmKernel {
             Self::Config(i) => &CONFIGS[i],
             Self::Autotuned => Self::DEFAULT.config(),
             Self::AutotunedTf32 => Self::DEFAULT_TF32.config(),
+            Self::AutotunedBf16 => Self::DEFAULT_BF16.config(),
         }
     }
 
@@ -138,7 +154,13 @@ impl SgemmKernel {
             Self::Config(i) => CONFIGS[i].name,
             Self::Autotuned => "sgemm-autotuned",
             Self::AutotunedTf32 => "sgemm-autotuned-tf32",
+            Self::AutotunedBf16 => "sgemm-autotuned-bf16",
         }
+    }
+
+    /// Whether this is an autotuned dispatch rather than one configuration.
+    pub fn is_autotuned(self) -> bool {
+        !matches!(self, Self::Config(_))
     }
 
     /// The plain-data launch description.

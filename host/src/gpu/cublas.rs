@@ -26,32 +26,54 @@ pub enum CublasMath {
     /// TF32 tensor cores (`CUBLAS_TF32_TENSOR_OP_MATH`): inputs rounded to a 10-bit mantissa,
     /// FP32 accumulation. What the hardware can do when FP32 inputs may lose precision.
     Tf32,
+    /// BF16 tensor cores on BF16 operands: `cublasGemmEx` with `A`, `B` in `CUDA_R_16BF`
+    /// (the f32 inputs rounded to nearest even, once, before any timing: see
+    /// [`Cublas::upload_bf16`]), `C` in f32 and `CUBLAS_COMPUTE_32F`. It reads half the bytes
+    /// of the FP32 operands that [`Precision::Bf16`](kernels_gpu::sgemm::Precision::Bf16)
+    /// kernels read; `CUBLAS_COMPUTE_32F_FAST_16BF` on f32 operands, the like-for-like mode,
+    /// measured exactly TF32's errors on an H100 (cuBLAS may compute above the precision
+    /// asked for), so it would not be a BF16 baseline.
+    Bf16,
 }
 
 impl CublasMath {
-    pub const ALL: [CublasMath; 2] = [Self::Fp32, Self::Tf32];
+    pub const ALL: [CublasMath; 3] = [Self::Fp32, Self::Tf32, Self::Bf16];
 
-    /// Short name: `fp32` or `tf32`.
+    /// Short name: `fp32`, `tf32` or `bf16`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Fp32 => "fp32",
             Self::Tf32 => "tf32",
+            Self::Bf16 => "bf16",
         }
     }
 
-    /// How reports name it: `cuBLAS FP32` or `cuBLAS TF32`.
+    /// How reports name it: `cuBLAS FP32`, `cuBLAS TF32` or `cuBLAS BF16`.
     pub fn label(self) -> &'static str {
         match self {
             Self::Fp32 => "cuBLAS FP32",
             Self::Tf32 => "cuBLAS TF32",
+            Self::Bf16 => "cuBLAS BF16",
         }
     }
 
-    /// The cuBLAS math mode the handle is set to.
+    /// The cuBLAS math mode the handle is set to (BF16 is asked for per call, by the
+    /// compute type of `cublasGemmEx`).
     pub fn mode(self) -> cublasMath_t {
         match self {
-            Self::Fp32 => cublasMath_t::CUBLAS_DEFAULT_MATH,
+            Self::Fp32 | Self::Bf16 => cublasMath_t::CUBLAS_DEFAULT_MATH,
             Self::Tf32 => cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH,
+        }
+    }
+
+    /// How it rounds the inputs, as the kernels' [`Precision`](kernels_gpu::sgemm::Precision)
+    /// says it (for error bounds).
+    pub fn precision(self) -> kernels_gpu::sgemm::Precision {
+        use kernels_gpu::sgemm::Precision;
+        match self {
+            Self::Fp32 => Precision::Fp32,
+            Self::Tf32 => Precision::Tf32,
+            Self::Bf16 => Precision::Bf16,
         }
     }
 }
@@ -171,11 +193,82 @@ impl Cublas {
             beta: 0.0f32,
             ldc: n,
         };
+        if self.math == CublasMath::Bf16 {
+            return Err(Error::Cublas {
+                call: "cublasSgemm_v2 (BF16 math takes BF16 operands: Cublas::gemm_bf16)",
+                source: CublasError(cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED),
+            });
+        }
         // SAFETY: `b` holds k·n elements (column-major n × k, lda = n), `a` holds m·k
         // (column-major k × m, ldb = k) and `out` m·n (column-major n × m, ldc = n), all
         // checked above; every leading dimension is at least its matrix's row count and ≥ 1.
         let status = unsafe { self.blas.gemm(cfg, b, a, out) };
         call("cublasSgemm_v2", status)
+    }
+
+    /// `host` rounded to BF16 (to nearest even, as `cvt.rn.bf16x2.f32`) and uploaded: the
+    /// operands of [`gemm_bf16`](Self::gemm_bf16).
+    pub fn upload_bf16(gpu: &Gpu, host: &[f32]) -> Result<CudaSlice<u16>> {
+        use kernels_gpu::nvptx_device::mma::bf16_round_bits;
+        let bits: Vec<u16> = host.iter().map(|x| bf16_round_bits(x.to_bits())).collect();
+        gpu.stream()
+            .clone_htod(&bits)
+            .map_err(|e| super::fault("uploading BF16 operands", e))
+    }
+
+    /// Row-major `out[m×n] = a[m×k] · b[k×n]` with `a`, `b` in BF16 (from
+    /// [`upload_bf16`](Self::upload_bf16)) and f32 accumulation and output, by `cublasGemmEx`
+    /// (`CUDA_R_16BF`, `CUBLAS_COMPUTE_32F`): the BF16 baseline ([`CublasMath::Bf16`]).
+    pub fn gemm_bf16(
+        &self, a: &CudaSlice<u16>, b: &CudaSlice<u16>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        use cudarc::driver::{DevicePtr, DevicePtrMut};
+        use sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
+        shape.check_buffers(a.len(), b.len(), out.len())?;
+        if shape.is_trivial() {
+            return self
+                .stream
+                .memset_zeros(out)
+                .map_err(|e| super::fault("cublasGemmEx (zeroing a trivial product)", e));
+        }
+        let dim = |d: u32| {
+            c_int::try_from(d).map_err(|_| Error::Cublas {
+                call: "cublasGemmEx (a dimension exceeds i32::MAX)",
+                source: CublasError(cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE),
+            })
+        };
+        let (m, k, n) = (dim(shape.m)?, dim(shape.k)?, dim(shape.n)?);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let (pa, _ra) = a.device_ptr(&self.stream);
+        let (pb, _rb) = b.device_ptr(&self.stream);
+        let (pc, _rc) = out.device_ptr_mut(&self.stream);
+        // SAFETY: as `sgemm`: column-major outᵀ (n × m) = bᵀ (n × k, lda = n) · aᵀ (k × m,
+        // ldb = k), every buffer checked against the shape above; the pointers stay valid
+        // while the records above live, and the scalars are f32, as CUBLAS_COMPUTE_32F takes.
+        let status = unsafe {
+            sys::cublasGemmEx(
+                *self.blas.handle(),
+                cublasOperation_t::CUBLAS_OP_N,
+                cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                (&alpha as *const f32).cast(),
+                pb as *const _,
+                cudaDataType::CUDA_R_16BF,
+                n,
+                pa as *const _,
+                cudaDataType::CUDA_R_16BF,
+                k,
+                (&beta as *const f32).cast(),
+                pc as *mut _,
+                cudaDataType::CUDA_R_32F,
+                n,
+                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        call("cublasGemmEx", status.result())
     }
 
     /// `gemm` ([`crate::gemm::Gemm`]) by `cublasSgemmStridedBatched`, with the handle's math
@@ -187,6 +280,12 @@ impl Cublas {
     ) -> Result<()> {
         use crate::gemm::Op;
         use cudarc::cublas::StridedBatchedConfig;
+        if self.math == CublasMath::Bf16 {
+            return Err(Error::Cublas {
+                call: "cublasSgemmStridedBatched (BF16 math takes BF16 operands: Cublas::gemm_bf16)",
+                source: CublasError(cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED),
+            });
+        }
         let p = gemm.check(a.len(), b.len(), c.len())?;
         if p.is_empty() {
             return Ok(());

@@ -4,7 +4,6 @@ use super::Gpu;
 use crate::autotune::Tuned;
 use crate::error::Result;
 use crate::kernels::MatmulKernel;
-use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::split_k::SplitK;
 use crate::tile::TileWidth;
@@ -27,7 +26,7 @@ impl Gpu {
         // here for this shape (timed on these buffers the first time this shape is seen:
         // see crate::autotune).
         let kernel = match kernel {
-            MatmulKernel::Sgemm(auto @ (SgemmKernel::Autotuned | SgemmKernel::AutotunedTf32)) => {
+            MatmulKernel::Sgemm(auto) if auto.is_autotuned() => {
                 match crate::autotune::choose(self, a, b, out, shape, auto.precision())? {
                     Tuned::Config(k) => MatmulKernel::Sgemm(k),
                     Tuned::SplitK(s) => return self.matmul_split_k_device(s, a, b, out, shape),

@@ -14,7 +14,7 @@
 //! | 8 | `08_padded.rs` | [`padded::sgemm_double_buffered_padded`] | a padded `a` tile whose transposed stores are free of bank conflicts, read-only (`ld.global.nc`) loads | as rung 6 |
 //! | 9 | `09_swizzled.rs` | [`swizzled::grouped`] (rungs 8 and 10 with `GROUP > 0`) | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
 //! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages | as rung 6 |
-//! | 11 | `11_tf32.rs` | [`tf32::sgemm_tf32`] | tensor cores: TF32 `mma.sync` warp tiles, both operands by `cp.async` into swizzled stages ([`Precision::Tf32`], opt-in) | `WM·WN/32` |
+//! | 11 | `11_tensor_core.rs` | [`tensor_core::sgemm_tensor_core`] | tensor cores: TF32 `m16n8k8` or BF16 `m16n8k16` `mma.sync` warp tiles, both operands by `cp.async` into swizzled stages ([`Precision::Tf32`], [`Precision::Bf16`], opt-in) | `WM·WN/32` |
 //! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
@@ -61,8 +61,9 @@ pub mod padded;
 pub mod shared_blocking;
 #[path = "09_swizzled.rs"]
 pub mod swizzled;
-#[path = "11_tf32.rs"]
-pub mod tf32;
+#[path = "11_tensor_core.rs"]
+pub mod tensor_core;
+use tensor_core::{BF16, TF32};
 #[path = "05_vectorized.rs"]
 pub mod vectorized;
 #[path = "06_warptiling.rs"]
@@ -181,7 +182,8 @@ pub enum Precision {
     /// Inputs rounded to TF32 (10-bit mantissa, relative error ≤ 2⁻¹¹ each), products on the
     /// tensor cores, f32 accumulation: rung 11.
     Tf32,
-    /// Inputs rounded to BF16 (7-bit mantissa), f32 accumulation: no rung yet.
+    /// Inputs rounded to BF16 (8-bit significand, to nearest even: relative error ≤ 2⁻⁸
+    /// each), products on the tensor cores, f32 accumulation: rung 11 with `mma.m16n8k16`.
     Bf16,
 }
 
@@ -217,7 +219,7 @@ pub struct SgemmConfig {
     pub name: &'static str,
     /// The rung (1 to 11).
     pub rung: u32,
-    /// How it rounds its inputs (the row's `tf32` flag; FP32 otherwise).
+    /// How it rounds its inputs (the row's `tf32` or `bf16` flag; FP32 otherwise).
     pub precision: Precision,
     /// Block, warp-independent tile sizes and threads.
     pub geometry: Geometry,
@@ -250,14 +252,21 @@ pub type MatmulEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32
 macro_rules! has_flag {
     ($want:ident in $($flag:ident),*) => { false $(|| has_flag!(@ $flag == $want))* };
     (@ autotune == autotune) => { true };
-    (@ default == default) => { true };
-    (@ tf32 == tf32) => { true };
     (@ autotune == default) => { false };
     (@ autotune == tf32) => { false };
+    (@ autotune == bf16) => { false };
     (@ default == autotune) => { false };
+    (@ default == default) => { true };
     (@ default == tf32) => { false };
+    (@ default == bf16) => { false };
     (@ tf32 == autotune) => { false };
     (@ tf32 == default) => { false };
+    (@ tf32 == tf32) => { true };
+    (@ tf32 == bf16) => { false };
+    (@ bf16 == autotune) => { false };
+    (@ bf16 == default) => { false };
+    (@ bf16 == tf32) => { false };
+    (@ bf16 == bf16) => { true };
 }
 
 /// The position of the configuration whose entry point is `entry` in [`CONFIGS`] (a
@@ -388,7 +397,13 @@ macro_rules! sgemm_configs {
             SgemmConfig {
                 name: dashed!(stringify!($entry)),
                 rung: $rung,
-                precision: if has_flag!(tf32 in $($($flag),*)?) { Precision::Tf32 } else { Precision::Fp32 },
+                precision: if has_flag!(tf32 in $($($flag),*)?) {
+                    Precision::Tf32
+                } else if has_flag!(bf16 in $($($flag),*)?) {
+                    Precision::Bf16
+                } else {
+                    Precision::Fp32
+                },
                 geometry: configs::$entry::GEOMETRY,
                 spec: configs::$entry::GEOMETRY.spec(stringify!($entry), configs::$entry::TABLE_MIN_BLOCKS),
                 autotune: has_flag!(autotune in $($($flag),*)?),
@@ -436,16 +451,22 @@ sgemm_configs! {
     sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32);
     sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32);
     sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
-    // rung 11, TF32 (opt-in):                              block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group
+    // rung 11, tensor cores (opt-in):                      block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group, mma
     /// 8 warps of 64 × 32, three stages in 48 KiB: the simulator's TF32 choice.
-    sgemm_tf32_128x128x16_w64x32                      = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 4, 3, 256, 0> [tf32, autotune, default], min_blocks(2);
-    sgemm_tf32_128x128x16_w64x64                      = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 8, 3, 128, 0> [tf32, autotune], min_blocks(2);
-    sgemm_tf32_swizzled_128x128x16_w64x32             = 11 tf32::sgemm_tf32::<128, 128, 16, 4, 4, 3, 256, 8> [tf32, autotune], min_blocks(2);
+    sgemm_tf32_128x128x16_w64x32                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 4, 3, 256, 0, TF32> [tf32, autotune, default], min_blocks(2);
+    sgemm_tf32_128x128x16_w64x64                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 8, 3, 128, 0, TF32> [tf32, autotune], min_blocks(2);
+    sgemm_tf32_swizzled_128x128x16_w64x32             = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 4, 3, 256, 8, TF32> [tf32, autotune], min_blocks(2);
     /// Twice the depth per barrier: three stages in 96 KiB of dynamic shared memory (the
     /// opt-in past 48 KiB), two blocks per SM where the SM has the room (sm_80, sm_90).
-    sgemm_tf32_128x128x32_w64x64                      = 11 tf32::sgemm_tf32::<128, 128, 32, 4, 8, 3, 128, 0> [tf32, autotune], min_blocks(2);
+    sgemm_tf32_128x128x32_w64x64                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 32, 4, 8, 3, 128, 0, TF32> [tf32, autotune], min_blocks(2);
     /// Twice the blocks of the 128 × 128 tiles, for outputs with few of them (72 KiB).
-    sgemm_tf32_64x128x32_w32x64                       = 11 tf32::sgemm_tf32::<64, 128, 32, 2, 8, 3, 128, 0> [tf32, autotune], min_blocks(2);
+    sgemm_tf32_64x128x32_w32x64                       = 11 tensor_core::sgemm_tensor_core::<64, 128, 32, 2, 8, 3, 128, 0, TF32> [tf32, autotune], min_blocks(2);
+    /// The TF32 rung's tiles with BF16 `mma.m16n8k16`: 8 warps of 64 × 32, three stages in
+    /// 48 KiB (the simulator's BF16 choice).
+    sgemm_bf16_128x128x16_w64x32                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 4, 3, 256, 0, BF16> [bf16, autotune, default], min_blocks(2);
+    sgemm_bf16_128x128x16_w64x64                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 8, 3, 128, 0, BF16> [bf16, autotune], min_blocks(2);
+    sgemm_bf16_128x128x32_w64x64                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 32, 4, 8, 3, 128, 0, BF16> [bf16, autotune], min_blocks(2);
+    sgemm_bf16_64x128x32_w32x64                       = 11 tensor_core::sgemm_tensor_core::<64, 128, 32, 2, 8, 3, 128, 0, BF16> [bf16, autotune], min_blocks(2);
 }
 
 /// This block's `BM × BN` tile of `out`: where it starts, and how many rows and columns of

@@ -1,9 +1,19 @@
-//! Rung 11: the tensor cores. The same product with TF32 inputs and f32 accumulation
-//! ([`nvptx_device::mma`]): each warp owns a `WM × WN` tile of `out` as `WM/16 × WN/8`
-//! `mma.m16n8k8` accumulators, and both operands travel global → shared by `cp.async`
-//! through a ring of `STAGES` stages, stored swizzled so that every fragment load is free of
-//! bank conflicts. Precision is opt-in: the table marks these entries `tf32`, and the host
-//! runs them only when TF32 is asked for (relative error of each input up to 2⁻¹¹).
+//! Rung 11: the tensor cores. The same product with TF32 or BF16 inputs and f32
+//! accumulation ([`nvptx_device::mma`]): each warp owns a `WM × WN` tile of `out` as
+//! `WM/16 × WN/8` accumulators of 16 × 8, and both operands travel global → shared by
+//! `cp.async` through a ring of `STAGES` stages, stored swizzled so that every fragment load
+//! is free of bank conflicts. Precision is opt-in: the table marks these entries `tf32` or
+//! `bf16`, and the host runs them only when that precision is asked for.
+//!
+//! * `OP = TF32`: each fragment element is rounded by `cvt.rna.tf32.f32` (relative error up
+//!   to 2⁻¹¹ per input) and each 8-deep slice of `k` is one `mma.m16n8k8.tf32`.
+//! * `OP = BF16`: the stages hold the same f32 tiles; two 8-deep slices are read exactly as
+//!   for TF32, rounded to nearest even and packed two to a register by `cvt.rn.bf16x2.f32`
+//!   (relative error up to 2⁻⁸ per input), and fed to one `mma.m16n8k16.bf16`. The two
+//!   slices' `k` are interleaved the same way in `a` and `b` (BF16 depth `2q + h + 8s` is
+//!   stored depth `q + 4h + 8s`), which permutes the terms of each dot product and nothing
+//!   else. Operands stay f32 in memory, so this rung moves twice the bytes of a kernel that
+//!   reads BF16 matrices.
 //!
 //! The stages are the block's dynamic shared memory, `a`'s ring then `b`'s, as many bytes as
 //! [`geometry`] says (the launch gives them): three stages of 128 × 128 × 32 take 96 KiB,
@@ -36,7 +46,10 @@ use super::epilogue::Epilogue;
 use super::parts::global::{is_aligned16, store_out};
 use super::parts::unroll::unroll;
 use super::{BlockTile, Geometry, at};
-use nvptx_device::mma::{FragA, FragB, FragC, ldmatrix_x4, mma_m16n8k8_tf32, to_tf32};
+use nvptx_device::mma::{
+    FragA, FragABf16, FragB, FragBBf16, FragC, ldmatrix_x4, mma_m16n8k8_tf32, mma_m16n8k16_bf16,
+    pack_bf16x2, to_tf32,
+};
 use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group, wait_group_n};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread::{self, sync_threads};
@@ -61,6 +74,15 @@ pub const fn b_index<const BN: usize>(r: u32, c: u32) -> u32 {
     r * BN as u32 + 4 * chunk + c % 4
 }
 
+/// [`sgemm_tensor_core`]'s `OP` for TF32 inputs, `mma.m16n8k8` ([`Precision::Tf32`]).
+///
+/// [`Precision::Tf32`]: super::Precision::Tf32
+pub const TF32: u32 = 0;
+/// [`sgemm_tensor_core`]'s `OP` for BF16 inputs, `mma.m16n8k16` ([`Precision::Bf16`]).
+///
+/// [`Precision::Bf16`]: super::Precision::Bf16
+pub const BF16: u32 = 1;
+
 /// A warp's accumulators: `acc[i][j]` is the [`FragC`] of rows `16·i..+16`, columns
 /// `8·j..+8` of its `WM × WN` tile.
 pub type Acc<const MI: usize, const NI: usize> = [[FragC; NI]; MI];
@@ -75,7 +97,7 @@ pub type Acc<const MI: usize, const NI: usize> = [[FragC; NI]; MI];
 /// # Safety
 /// See the [module contract](super); `out` does not overlap `a` or `b`.
 #[inline(always)]
-pub unsafe fn sgemm_tf32<
+pub unsafe fn sgemm_tensor_core<
     const BM: usize,
     const BN: usize,
     const BK: usize,
@@ -84,17 +106,19 @@ pub unsafe fn sgemm_tf32<
     const STAGES: usize,
     const THREADS: usize,
     const GROUP: u32,
+    const OP: u32,
     E: Epilogue,
 >(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
-    let () = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::VALID;
+    let () = MmaTile::<BM, BN, BK, MI, NI, THREADS>::VALID;
+    const { assert!(OP == TF32 || (OP == BF16 && BK.is_multiple_of(16))) };
     // a_tile[stage][a_index(r, c)], then b_tile[stage][b_index(r, c)]: dynamic shared
     // memory, which may outgrow the 48 KiB of static arrays (the launch gives `geometry`'s).
     let (a_tile, b_tile) = dynamic_shared::<f32>().split_at((STAGES * BM * BK) as u32);
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     let t = thread::thread_idx_x();
-    let warp = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::warp_of(t);
+    let warp = MmaTile::<BM, BN, BK, MI, NI, THREADS>::warp_of(t);
     let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
     let tiles = k.div_ceil(BK as u32);
     let (a_stage, b_stage) = ((BM * BK) as u32, (BK * BN) as u32);
@@ -109,8 +133,8 @@ pub unsafe fn sgemm_tf32<
         let issue = |p: u32| {
             let stage = p % STAGES as u32;
             let k0 = p * BK as u32;
-            unroll!(j in Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
-                let (r, c) = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+            unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
                 let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
                 // SAFETY: the tile is interior, so row0 + r < m; where `full`, columns
                 // k0 + c..+4 are inside `a` (k % 4 == 0) and 16-byte aligned (k, c, k0
@@ -125,8 +149,8 @@ pub unsafe fn sgemm_tf32<
                     )
                 };
             });
-            unroll!(j in Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
-                let (r, c) = Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+            unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
                 let full = k0 + r < k;
                 // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
                 // are zero-filled without a read, n % 4 == 0 and `b` aligned.
@@ -159,7 +183,7 @@ pub unsafe fn sgemm_tf32<
             let stage = p % STAGES as u32;
             // SAFETY: the stage holds tile p, complete and visible (wait and barrier).
             unsafe {
-                Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
+                MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
                     &mut acc,
                     a_tile.split_at(stage * a_stage).1,
                     b_tile.split_at(stage * b_stage).1,
@@ -175,14 +199,16 @@ pub unsafe fn sgemm_tf32<
             let k0 = p * BK as u32;
             // SAFETY: every element is checked against m, k and n before it is read.
             unsafe {
-                Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
+                MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
                     a_tile, b_tile, a, b, &tile, k0, n, k, t,
                 )
             };
             sync_threads();
             // SAFETY: stage 0 holds tile p, complete and visible after the barrier.
             unsafe {
-                Tf32Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(&mut acc, a_tile, b_tile, warp)
+                MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
+                    &mut acc, a_tile, b_tile, warp,
+                )
             };
             sync_threads(); // everyone is done with stage 0 before the next tile overwrites it
         }
@@ -245,8 +271,8 @@ pub unsafe fn store_pair<E: Epilogue>(
     }
 }
 
-/// The parameters of [`sgemm_tf32`] (a type only for its constants and functions).
-pub struct Tf32Tile<
+/// The parameters of [`sgemm_tensor_core`] (a type only for its constants and functions).
+pub struct MmaTile<
     const BM: usize,
     const BN: usize,
     const BK: usize,
@@ -262,7 +288,7 @@ impl<
     const MI: usize,
     const NI: usize,
     const THREADS: usize,
-> Tf32Tile<BM, BN, BK, MI, NI, THREADS>
+> MmaTile<BM, BN, BK, MI, NI, THREADS>
 {
     /// Rows of a warp tile.
     pub const WM: usize = 16 * MI;
@@ -367,49 +393,96 @@ impl<
     /// `a_stage` and `b_stage` start at one stage of the swizzled tiles, complete and
     /// visible to every thread of the block; all 32 lanes of each warp call it together.
     #[inline(always)]
-    unsafe fn accumulate(
+    unsafe fn accumulate<const OP: u32>(
         acc: &mut Acc<MI, NI>, a_stage: SharedSlice<f32>, b_stage: SharedSlice<f32>,
         warp: (u32, u32),
     ) {
+        if OP == TF32 {
+            unroll!(step in BK / 8 => {
+                // SAFETY: the caller's contract; 8 · step + 8 <= BK.
+                let (a, b) = unsafe { Self::slice_words(a_stage, b_stage, warp, (8 * step) as u32) };
+                let frag_a: [FragA; MI] = a.map(|f| f.map(|w| to_tf32(f32::from_bits(w))));
+                let frag_b: [FragB; NI] = b.map(|f| f.map(|w| to_tf32(f32::from_bits(w))));
+                unroll!(i in MI => {
+                    unroll!(j in NI => {
+                        // SAFETY: every lane of the warp is here (block-uniform control flow).
+                        acc[i][j] = unsafe { mma_m16n8k8_tf32(&frag_a[i], &frag_b[j], acc[i][j]) };
+                    });
+                });
+            });
+        } else {
+            // One m16n8k16 takes two 8-deep slices. Both operands take its 16 depths in the
+            // same permuted order (BF16 depth 2q + h + 8s is stored depth q + 4h + 8s, where
+            // the TF32 loads put it), so the product is unchanged and the loads stay the
+            // conflict-free ones above.
+            let pack = |lo: u32, hi: u32| pack_bf16x2(f32::from_bits(lo), f32::from_bits(hi));
+            unroll!(step in BK / 16 => {
+                let k0 = (16 * step) as u32;
+                // SAFETY: the caller's contract; k0 + 16 <= BK.
+                let (a0, b0) = unsafe { Self::slice_words(a_stage, b_stage, warp, k0) };
+                // SAFETY: as above.
+                let (a1, b1) = unsafe { Self::slice_words(a_stage, b_stage, warp, k0 + 8) };
+                let mut frag_a: [FragABf16; MI] = [[0; 4]; MI];
+                let mut frag_b: [FragBBf16; NI] = [[0; 2]; NI];
+                unroll!(i in MI => {
+                    frag_a[i] = [
+                        pack(a0[i][0], a0[i][2]),
+                        pack(a0[i][1], a0[i][3]),
+                        pack(a1[i][0], a1[i][2]),
+                        pack(a1[i][1], a1[i][3]),
+                    ];
+                });
+                unroll!(j in NI => frag_b[j] = [pack(b0[j][0], b0[j][1]), pack(b1[j][0], b1[j][1])]);
+                unroll!(i in MI => {
+                    unroll!(j in NI => {
+                        // SAFETY: every lane of the warp is here (block-uniform control flow).
+                        acc[i][j] = unsafe { mma_m16n8k16_bf16(&frag_a[i], &frag_b[j], acc[i][j]) };
+                    });
+                });
+            });
+        }
+    }
+
+    /// This lane's words of the 8-deep slice `k0..k0 + 8` of one stage, as stored, in the
+    /// TF32 fragment layouts: each `a` fragment by one `ldmatrix.x4`, each `b` fragment by
+    /// two scalar loads.
+    ///
+    /// # Safety
+    /// As [`accumulate`](Self::accumulate), and `k0 + 8 <= BK`, `k0` a multiple of 8.
+    #[inline(always)]
+    unsafe fn slice_words(
+        a_stage: SharedSlice<f32>, b_stage: SharedSlice<f32>, warp: (u32, u32), k0: u32,
+    ) -> ([FragA; MI], [FragB; NI]) {
         let lane = thread::thread_idx_x() % WARP_SIZE;
         let (group, quad) = (lane / 4, lane % 4);
         // ldmatrix: lane l gives row l % 8 of matrix l / 8 = rows 8·(q % 2).., chunk q / 2.
         let a_row = warp.0 + lane % 8 + 8 * ((lane / 8) % 2);
-        unroll!(step in BK / 8 => {
-            let k0 = (8 * step) as u32;
-            let mut frag_a: [FragA; MI] = [[0; 4]; MI];
-            let mut frag_b: [FragB; NI] = [[0; 2]; NI];
-            unroll!(i in MI => {
-                // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
-                let at = a_index::<BK>(a_row + (16 * i) as u32, k0 + 4 * (lane / 16));
-                // SAFETY: the whole warp, one stage slice, chunk-aligned rows inside it.
-                let raw = unsafe { ldmatrix_x4(a_stage, at) };
-                unroll!(e in 4 => frag_a[i][e] = to_tf32(f32::from_bits(raw[e])));
-            });
-            unroll!(j in NI => {
-                let col = warp.1 + (8 * j) as u32 + group;
-                unroll!(e in 2 => {
-                    // SAFETY: row k0 + quad + 4e < BK and col < BN: inside the stage.
-                    let x = unsafe { b_stage.get_unchecked(b_index::<BN>(k0 + quad + 4 * e as u32, col)) };
-                    frag_b[j][e] = to_tf32(x);
-                });
-            });
-            unroll!(i in MI => {
-                unroll!(j in NI => {
-                    // SAFETY: every lane of the warp is here (block-uniform control flow).
-                    acc[i][j] = unsafe { mma_m16n8k8_tf32(&frag_a[i], &frag_b[j], acc[i][j]) };
-                });
+        let mut a: [FragA; MI] = [[0; 4]; MI];
+        let mut b: [FragB; NI] = [[0; 2]; NI];
+        unroll!(i in MI => {
+            // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
+            let at = a_index::<BK>(a_row + (16 * i) as u32, k0 + 4 * (lane / 16));
+            // SAFETY: the whole warp, one stage slice, chunk-aligned rows inside it.
+            a[i] = unsafe { ldmatrix_x4(a_stage, at) };
+        });
+        unroll!(j in NI => {
+            let col = warp.1 + (8 * j) as u32 + group;
+            unroll!(e in 2 => {
+                // SAFETY: row k0 + quad + 4e < BK and col < BN: inside the stage.
+                let x = unsafe { b_stage.get_unchecked(b_index::<BN>(k0 + quad + 4 * e as u32, col)) };
+                b[j][e] = x.to_bits();
             });
         });
+        (a, b)
     }
 }
 
-/// The launch geometry of [`sgemm_tf32`] with the same parameters: `STAGES` stages of the
+/// The launch geometry of [`sgemm_tensor_core`] with the same parameters: `STAGES` stages of the
 /// `a` and `b` tiles, in dynamic shared memory.
 #[allow(clippy::too_many_arguments)]
 pub const fn geometry(
     bm: usize, bn: usize, bk: usize, _mi: usize, _ni: usize, stages: usize, threads: usize,
-    _group: usize,
+    _group: usize, _op: usize,
 ) -> Geometry {
     Geometry::new(bm, bn, bk, threads, stages * (bm * bk + bk * bn)).in_dynamic_shared()
 }
