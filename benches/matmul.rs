@@ -29,6 +29,7 @@ use cudarc::driver::CudaSlice;
 mod bench_report;
 use bench_report::{Check, Contender, Measurement, Summary};
 use kernels_gpu_host::backend::Backend;
+use kernels_gpu_host::bf16::BF16_CONFIGS;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::error::Result;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
@@ -188,8 +189,9 @@ struct Runner<'a> {
     shape: MatmulShape,
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
-    /// `a` and `b` rounded to BF16, for cuBLAS BF16 (converted before any timing).
-    bf16: Option<(CudaSlice<u16>, CudaSlice<u16>)>,
+    /// `a` and `b` rounded to BF16, for the BF16 GEMM and cuBLAS BF16 (converted before
+    /// any timing).
+    bf16: (CudaSlice<u16>, CudaSlice<u16>),
 }
 
 impl Runner<'_> {
@@ -203,14 +205,23 @@ impl Runner<'_> {
                 out,
                 self.shape,
             ),
+            Contender::Bf16Gemm(i) => self.gpu.gemm_bf16_device(
+                &BF16_CONFIGS[i],
+                &self.bf16.0,
+                &self.bf16.1,
+                out,
+                self.shape,
+            ),
             Contender::Cublas(math) => {
                 let handles = self.cublas.expect("cuBLAS contenders only run with cuBLAS");
                 let handle = handles
                     .iter()
                     .find(|h| h.math() == math)
                     .expect("one handle per math mode");
-                match (math, &self.bf16) {
-                    (CublasMath::Bf16, Some((a, b))) => handle.gemm_bf16(a, b, out, self.shape),
+                match math {
+                    CublasMath::Bf16 => {
+                        handle.gemm_bf16(&self.bf16.0, &self.bf16.1, out, self.shape)
+                    }
                     _ => handle.sgemm(&self.a, &self.b, out, self.shape),
                 }
             }
@@ -286,10 +297,7 @@ fn gpu_benches(
             shape,
             a: gpu.upload(&a)?,
             b: gpu.upload(&b)?,
-            bf16: match cublas {
-                Some(_) => Some((Cublas::upload_bf16(gpu, &a)?, Cublas::upload_bf16(gpu, &b)?)),
-                None => None,
-            },
+            bf16: (gpu.upload_bf16(&a)?, gpu.upload_bf16(&b)?),
         };
         let mut out = gpu.zeros(lo)?;
 

@@ -11,7 +11,10 @@
 #
 # Environment: COMPUTE_SANITIZER (path of the tool; default: on PATH or in $CUDA_HOME/bin),
 # SANITIZE_LOG_DIR (where the logs go; default a new temporary directory),
-# SANITIZE_LEAK_CHECK=1 (memcheck also reports device allocations never freed).
+# SANITIZE_LEAK_CHECK=1 (memcheck also reports device allocations never freed),
+# SANITIZE_GPU_MATMUL (the built `gpu_matmul` test binary: each tool also runs its
+# `bf16_gemm` tests, rung 13 on BF16 matrices, which the command line does not run; build it
+# with `cargo test --release -p kernels-gpu-host --test gpu_matmul --no-run`).
 #
 # Prints one line per run and a summary line per tool; exits 0 if every run is clean, 1 if
 # any tool reports an error (or a run fails, falls back to the CPU simulator, or has a
@@ -120,6 +123,33 @@ echo "sanitize.sh: $host, logs in $logs"
 declare -A tool_failures tool_runs
 failed=0
 
+# The tool's own verdict on the run logged at $1.log that exited with $2: sets `summary` and
+# `problem` (empty where the tool found nothing and ran to the end).
+sanitizer_verdict() {
+    summary=$(grep -Eo '(ERROR|RACECHECK) SUMMARY: .*' "$1.log" 2>/dev/null | tail -n 1)
+    local found
+    found=$(sed -E 's/.*SUMMARY: ([0-9]+).*/\1/' <<<"$summary")
+    problem=""
+    if [[ $2 == "$SANITIZER_EXIT" || (-n $found && $found != 0) ]]; then
+        problem="${found:-?} sanitizer findings"
+    elif [[ -z $summary ]]; then
+        problem="no summary from $tool (did it run? see the log)"
+    fi
+}
+
+# Counts the run `$2` of tool `$1` (log base `$3`), with `problem` and `summary` as set.
+record() {
+    local status=ok
+    tool_runs[$1]=$((tool_runs[$1] + 1))
+    if [[ -n $problem ]]; then
+        status=FAIL
+        tool_failures[$1]+=" $2"
+        failed=1
+    fi
+    printf '  %-10s %-20s %-4s %s%s\n' "$1" "$2" "$status" "$summary" \
+        "${problem:+ — $problem (log: $3.log)}"
+}
+
 for tool in "${TOOLS[@]}"; do
     tool_failures[$tool]=""
     tool_runs[$tool]=0
@@ -132,21 +162,16 @@ for tool in "${TOOLS[@]}"; do
             --log-file "$base.log" "$host" "${args[@]}" "${COMMON_ARGS[@]}" \
             >"$base.out" 2>"$base.err"
         rc=$?
-        tool_runs[$tool]=$((tool_runs[$tool] + 1))
 
         # "ERROR SUMMARY: N errors", or for racecheck
         # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)".
-        summary=$(grep -Eo '(ERROR|RACECHECK) SUMMARY: .*' "$base.log" 2>/dev/null | tail -n 1)
-        found=$(sed -E 's/.*SUMMARY: ([0-9]+).*/\1/' <<<"$summary")
+        sanitizer_verdict "$base" "$rc"
         results=$(grep -c '^{' "$base.out")
         # `"ok":null` is a row with nothing to check (the fusion lesson's timing-only steps).
         not_ok=$(grep '^{' "$base.out" | grep -c '"ok":false')
 
-        problem=""
-        if [[ $rc == "$SANITIZER_EXIT" || (-n $found && $found != 0) ]]; then
-            problem="${found:-?} sanitizer findings"
-        elif [[ -z $summary ]]; then
-            problem="no summary from $tool (did it run? see the log)"
+        if [[ -n $problem ]]; then
+            :
         elif grep -q 'CPU simulator' "$base.err"; then
             problem="ran in the CPU simulator, not on the GPU: $(head -n 1 "$base.err")"
         elif [[ $rc != 0 ]]; then
@@ -154,17 +179,28 @@ for tool in "${TOOLS[@]}"; do
         elif [[ $results == 0 || $not_ok != 0 ]]; then
             problem="$not_ok of $results results outside the error bound"
         fi
-
-        if [[ -n $problem ]]; then
-            status=FAIL
-            tool_failures[$tool]+=" $name"
-            failed=1
-        else
-            status=ok
-        fi
-        printf '  %-10s %-20s %-4s %s%s\n' "$tool" "$name" "$status" "$summary" \
-            "${problem:+ — $problem (log: $base.log)}"
+        record "$tool" "$name" "$base"
     done
+    if [[ -n ${SANITIZE_GPU_MATMUL:-} ]]; then
+        # Rung 13's GPU tests: odd, cp.async and degenerate shapes of every configuration.
+        name=bf16-gemm-tests
+        base=$logs/$tool-$name
+        # shellcheck disable=SC2046 # tool_args prints separate words on purpose
+        "$sanitizer" $(tool_args "$tool") --error-exitcode "$SANITIZER_EXIT" --print-limit 20 \
+            --log-file "$base.log" "$SANITIZE_GPU_MATMUL" bf16_gemm --test-threads=1 \
+            >"$base.out" 2>"$base.err"
+        rc=$?
+        sanitizer_verdict "$base" "$rc"
+        passed=$(grep -Eo '[0-9]+ passed' "$base.out" | grep -Eo '[0-9]+')
+        if [[ -n $problem ]]; then
+            :
+        elif [[ $rc != 0 ]]; then
+            problem="tests exited with $rc: $(grep -m1 -E 'FAILED|error' "$base.out" "$base.err")"
+        elif [[ ${passed:-0} == 0 ]]; then
+            problem="no test ran (an ignored GPU test, or a binary without bf16_gemm tests)"
+        fi
+        record "$tool" "$name" "$base"
+    fi
 done
 
 echo

@@ -260,6 +260,52 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             }),
         );
     }
+    for config in kernels_gpu_host::bf16::BF16_CONFIGS {
+        add(
+            format!("gpu::bf16_gemm::{}", config.name),
+            Box::new(move |g| {
+                // Rung 13 on BF16 matrices: odd shapes (checked staging), interior blocks on
+                // the cp.async path with a partial last k-tile beside edge blocks, degenerate
+                // shapes; within the f32 accumulation bound of the f64 product of the BF16
+                // inputs, and the same bits on a second run.
+                use kernels_gpu_host::bf16;
+                let shapes = SHAPES.into_iter().chain([
+                    (136, 40, 264),
+                    (260, 264, 520),
+                    (1, 37, 29),
+                    (29, 37, 1),
+                    (33, 1, 17),
+                ]);
+                for (i, (m, k, n)) in shapes.enumerate() {
+                    let shape = MatmulShape::new(m, k, n)?;
+                    let mut rng = Rng::new(40 + i as u64);
+                    let signed = |x: Vec<f32>| -> Vec<u16> {
+                        bf16::round_all(&x.into_iter().map(|v| 2.0 * v - 1.0).collect::<Vec<_>>())
+                    };
+                    let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                    let (da, db) = (g.stream().clone_htod(&a)?, g.stream().clone_htod(&b)?);
+                    let mut out = g.nans(m * n)?;
+                    let mut run = || -> Result<Vec<f32>, Failed> {
+                        g.fill_nan(&mut out)?;
+                        g.gemm_bf16_device(config, &da, &db, &mut out, shape)?;
+                        Ok(g.download(&out)?)
+                    };
+                    let (first, second) = (run()?, run()?);
+                    let value = |x: &[u16]| x.iter().map(|&v| bf16::value(v)).collect::<Vec<_>>();
+                    let exact = reference::matmul_f64(&value(&a), &value(&b), m, k, n);
+                    let acc = reference::compare(&first, &exact);
+                    if first.len() != m * n || !acc.within_f32_bound(k) {
+                        return Err(format!("{} {shape}: {acc:?}", config.name).into());
+                    }
+                    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    if bits(&first) != bits(&second) {
+                        return Err(format!("{} {shape}: two runs differ", config.name).into());
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
     add(
         "gpu::typed_launchers_match_dispatch".into(),
         Box::new(|g| {

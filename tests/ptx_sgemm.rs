@@ -258,3 +258,44 @@ fn blas_rung_matches_its_catalogue() {
         assert_eq!(found.maxntid.zip(found.minnctapersm), want, "{entry}");
     }
 }
+
+/// Rung 13 (BF16 matrices): per shared tile, `BK/16` steps of fully unrolled
+/// `mma.m16n8k16` BF16 (one per 16 × 8 accumulator tile) in each of its two loops; both
+/// fragments by `ldmatrix` (`b` transposed), no float conversion, FMA or local memory; both
+/// operands by `cp.async`, the ring's wait for all but `STAGES - 2` groups; dynamic shared
+/// memory only, and launch bounds as the catalogue says.
+#[test]
+fn bf16_rung_is_unrolled_mma_sync_on_ldmatrix() {
+    use kernels_gpu_host::bf16::BF16_CONFIGS;
+    for c in BF16_CONFIGS {
+        let entry = c.spec.entry;
+        let (g, b) = (c.geometry, body(entry));
+        assert_eq!(local_memory(b), None, "{entry}");
+        assert_eq!(shared_bytes(b), 0, "{entry}");
+        let per_thread = g.bm * g.bn / g.threads;
+        let mma = count(b, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+        assert_eq!(
+            mma,
+            (2 * g.bk / 16 * per_thread / 4) as usize,
+            "{entry}: {mma} mma.sync"
+        );
+        let stages = g.dynamic_shared_bytes / (g.bk * (g.bm + g.bn) * 2);
+        for op in [
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+            "cp.async.cg.shared.global",
+            &format!("cp.async.wait_group {}", stages - 2),
+        ] {
+            assert!(count(b, op) > 0, "{entry}: no {op}");
+        }
+        for op in ["cvt.rn", "cvt.rna", "fma.rn.f32"] {
+            assert_eq!(count(b, op), 0, "{entry}: {op}");
+        }
+        let found = nvptx_builder::ptx::entry_directives(KERNELS_PTX, entry).expect("entry");
+        let want = c
+            .spec
+            .launch_bounds
+            .map(|l| ([l.max_threads, 1, 1], l.min_blocks));
+        assert_eq!(found.maxntid.zip(found.minnctapersm), want, "{entry}");
+    }
+}

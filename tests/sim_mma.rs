@@ -7,8 +7,8 @@
 use nvptx_device::launch::{Launch, Limits};
 use nvptx_device::mma::{
     self, FragA, FragABf16, FragB, FragBBf16, FragC, a_bf16_position, a_position, b_bf16_position,
-    b_position, bf16_round_bits, bf16_value, c_position, ldmatrix_x4, mma_m16n8k8_tf32,
-    mma_m16n8k16_bf16, pack_bf16x2, tf32_round_bits, tf32_value, to_tf32,
+    b_position, bf16_round_bits, bf16_value, c_position, ldmatrix_x4, ldmatrix_x4_trans,
+    mma_m16n8k8_tf32, mma_m16n8k16_bf16, pack_bf16x2, tf32_round_bits, tf32_value, to_tf32,
 };
 use nvptx_device::shared_array;
 use nvptx_device::sim::{self, SharedPtr, SimError};
@@ -253,6 +253,70 @@ fn ldmatrix_x4_loads_an_a_fragment() {
                 a[(r * 8 + k) as usize],
                 "lane {lane} a{reg}"
             );
+        }
+    }
+}
+
+/// A 16 × 16 tile of distinct 16-bit elements, `(r, c)` = `256·r + c`, stored row-major two
+/// to a word (the lower column in the low half), as 128 words.
+fn tile_16x16_words() -> Vec<u32> {
+    (0..128u32)
+        .map(|w| {
+            let (r, c) = (w / 8, 2 * (w % 8));
+            (256 * r + c) | ((256 * r + c + 1) << 16)
+        })
+        .collect()
+}
+
+/// Runs one warp that stages [`tile_16x16_words`] and calls `load` with the tile and the
+/// row lane `l` addresses (row `l % 8 + 8·((l / 8) % 2)`, 8 columns from `8·(l / 16)`):
+/// each lane's four registers.
+fn ldmatrix_16x16(
+    load: unsafe fn(nvptx_device::shared::SharedSlice<u32>, u32) -> [u32; 4],
+) -> Vec<[u32; 4]> {
+    let words = tile_16x16_words();
+    let mut got = vec![[0u32; 4]; 32];
+    let out = SharedPtr(got.as_mut_ptr());
+    launch_warp(32, || {
+        let tile = shared_array!(u32; 128);
+        let lane = thread_idx_x();
+        for j in 0..4 {
+            tile.set(4 * lane + j, words[(4 * lane + j) as usize]);
+        }
+        sync_threads();
+        let row = lane % 8 + 8 * ((lane / 8) % 2);
+        // SAFETY: the whole warp, one tile, aligned rows inside it.
+        let regs = unsafe { load(tile, row * 8 + 4 * (lane / 16)) };
+        // SAFETY: one writer per lane.
+        unsafe { *out.get().add(lane as usize) = regs };
+    })
+    .unwrap();
+    got
+}
+
+/// On words of two BF16, `ldmatrix_x4` delivers the BF16 `a` fragment of a row-major 16 × 16
+/// tile and `ldmatrix_x4_trans` the two BF16 `b` fragments (columns 0..8 in registers 0, 1,
+/// columns 8..16 in 2, 3) of a `k × n` one: every half of every register where
+/// `a_bf16_position` and `b_bf16_position` put it.
+#[test]
+fn ldmatrix_x4_loads_bf16_fragments_plain_and_transposed() {
+    let element = |r: u32, c: u32| 256 * r + c;
+    let half = |word: u32, h: usize| (word >> (16 * h)) & 0xffff;
+    for (lane, regs) in ldmatrix_16x16(ldmatrix_x4).iter().enumerate() {
+        for (reg, &word) in regs.iter().enumerate() {
+            for h in 0..2 {
+                let (r, c) = a_bf16_position(lane as u32, reg, h);
+                assert_eq!(half(word, h), element(r, c), "lane {lane} a{reg}.{h}");
+            }
+        }
+    }
+    for (lane, regs) in ldmatrix_16x16(ldmatrix_x4_trans).iter().enumerate() {
+        for (reg, &word) in regs.iter().enumerate() {
+            for h in 0..2 {
+                let (k, n) = b_bf16_position(lane as u32, reg % 2, h);
+                let n = n + 8 * (reg as u32 / 2);
+                assert_eq!(half(word, h), element(k, n), "lane {lane} b{reg}.{h}");
+            }
         }
     }
 }

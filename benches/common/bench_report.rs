@@ -5,6 +5,8 @@
 //! The bench (`benches/matmul.rs`) measures; this module only formats, so it runs and is
 //! tested without a GPU.
 
+use kernels_gpu_host::Precision;
+use kernels_gpu_host::bf16::BF16_CONFIGS;
 use kernels_gpu_host::gpu::CublasMath;
 use kernels_gpu_host::kernels::MatmulKernel;
 use kernels_gpu_host::shape::MatmulShape;
@@ -21,6 +23,9 @@ pub enum Contender {
         kernel: MatmulKernel,
         tw: Option<TileWidth>,
     },
+    /// The BF16 GEMM (rung 13) in configuration `BF16_CONFIGS[i]`, on BF16 copies of the
+    /// operands (the ones cuBLAS BF16 reads).
+    Bf16Gemm(usize),
     Cublas(CublasMath),
 }
 
@@ -33,11 +38,13 @@ impl Contender {
         }
     }
 
-    /// Every kernel at every tile width it has, then cuBLAS FP32 and TF32.
+    /// Every kernel at every tile width it has, the BF16 GEMM's configurations, then
+    /// cuBLAS in each math mode.
     pub fn all() -> Vec<Self> {
         MatmulKernel::ALL
             .iter()
             .flat_map(|&k| k.tile_widths().iter().map(move |&tw| Self::kernel(k, tw)))
+            .chain((0..BF16_CONFIGS.len()).map(Self::Bf16Gemm))
             .chain(CublasMath::ALL.map(Self::Cublas))
             .collect()
     }
@@ -46,6 +53,7 @@ impl Contender {
     pub fn family(&self) -> &'static str {
         match self {
             Self::Kernel { kernel, .. } => kernel.name(),
+            Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name,
             Self::Cublas(_) => "cublas",
         }
     }
@@ -54,6 +62,7 @@ impl Contender {
     pub fn variant(&self) -> Option<String> {
         match self {
             Self::Kernel { tw, .. } => tw.map(|tw| format!("tw{tw}")),
+            Self::Bf16Gemm(_) => None,
             Self::Cublas(math) => Some(math.name().to_owned()),
         }
     }
@@ -66,6 +75,7 @@ impl Contender {
                 kernel,
                 tw: Some(tw),
             } => format!("{} tw{tw}", kernel.name()),
+            Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name.to_owned(),
             Self::Cublas(math) => math.label().to_owned(),
         }
     }
@@ -99,6 +109,10 @@ pub fn bound_for(contender: Contender, k: u32) -> f64 {
         // Our kernels round to nearest (TF32: `cvt.rna`), so their bound is the host's.
         Contender::Kernel { kernel, .. } => {
             kernels_gpu_host::reference::error_bound(k as usize, kernel.precision())
+        }
+        // Inputs rounded to nearest even on the host, exact products, f32 accumulation.
+        Contender::Bf16Gemm(_) => {
+            kernels_gpu_host::reference::error_bound(k as usize, Precision::Bf16)
         }
         _ => f32_bound(k),
     }
@@ -556,6 +570,7 @@ fn color(c: Contender) -> plotters::style::RGBColor {
         Contender::Cublas(CublasMath::Fp32) => ((214, 39, 40), None),
         Contender::Cublas(CublasMath::Tf32) => ((148, 103, 189), None),
         Contender::Cublas(CublasMath::Bf16) => ((140, 86, 75), None),
+        Contender::Bf16Gemm(_) => ((188, 189, 34), None),
         Contender::Kernel { kernel, tw } => (
             match kernel {
                 MatmulKernel::Naive => (127, 127, 127),

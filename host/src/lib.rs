@@ -5,6 +5,7 @@
 pub mod autotune;
 pub mod axis;
 pub mod backend;
+pub mod bf16;
 pub mod budget;
 pub mod data;
 pub mod error;

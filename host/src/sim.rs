@@ -130,6 +130,53 @@ impl Simulator {
 }
 
 impl Simulator {
+    /// `out = a · b` by the BF16 GEMM `config` (rung 13) on BF16 bits ([`crate::bf16`]),
+    /// `a` `m × k` and `b` `k × n` row-major. The operands are copied into 16-byte-aligned
+    /// storage first, as device allocations are, so the blocks take the same paths as on a
+    /// GPU.
+    pub fn gemm_bf16(
+        &self, config: &crate::bf16::Bf16Config, a: &[u16], b: &[u16], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let mut out = vec![0.0f32; shape.lens().2];
+        if shape.is_trivial() {
+            return Ok(out);
+        }
+        let launch = crate::bf16::launch(config, shape, &self.limits)?;
+        let aligned = |x: &[u16]| {
+            let mut v = vec![Aligned::default(); x.len().div_ceil(8)];
+            // SAFETY: `v` holds 16 · v.len() >= 2 · x.len() bytes; the two do not overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(x.as_ptr(), v.as_mut_ptr().cast::<u16>(), x.len())
+            };
+            v
+        };
+        let (a, b) = (aligned(a), aligned(b));
+        let (pa, pb, o) = (
+            SharedPtr(a.as_ptr().cast::<u16>() as *mut u16),
+            SharedPtr(b.as_ptr().cast::<u16>() as *mut u16),
+            SharedPtr(out.as_mut_ptr()),
+        );
+        let MatmulShape { m, k, n } = shape;
+        let entry = config.sim;
+        // SAFETY: the copies hold the shape's lengths (checked above), the shape fits u32
+        // indices (MatmulShape), and `launch` is the configuration's.
+        let run = move || unsafe {
+            entry(
+                pa.get() as *const u16,
+                pb.get() as *const u16,
+                o.get(),
+                m,
+                n,
+                k,
+            )
+        };
+        self.launch(&launch, run)?;
+        Ok(out)
+    }
+}
+
+impl Simulator {
     /// The multiprocessors [`GemmKernel::Auto`] assumes in the simulator: two, so the
     /// 128 × 128 tiles run wherever they make two blocks and the 64 × 64 ones elsewhere (the
     /// tests' small shapes take both).

@@ -1,12 +1,14 @@
 //! The catalogue: every entry point of this crate as plain data — name, parameters, block,
 //! grid rule, shared memory, launch bounds — so that any host library (cudarc, cust, …) can
 //! launch the PTX module without this project's host crate. Each configuration is declared
-//! once, beside its kernels: the SGEMM ladder in [`crate::sgemm::CONFIGS`] and its BLAS rung
-//! in [`crate::sgemm::blas::BLAS_CONFIGS`] (one line each, generating the entry point too),
+//! once, beside its kernels: the SGEMM ladder in [`crate::sgemm::CONFIGS`], its BLAS rung
+//! in [`crate::sgemm::blas::BLAS_CONFIGS`] and its BF16 rung in
+//! [`crate::sgemm::bf16::BF16_CONFIGS`] (one line each, generating the entry point too),
 //! the lecture's kernels in [`LECTURE`], the reductions in [`REDUCE`] and the sliding
 //! averages in [`SLIDING`], whose rows point at their entry points so that they cannot drift
 //! apart.
 
+pub use crate::sgemm::bf16::{BF16_CONFIGS as BF16, Bf16Config};
 pub use crate::sgemm::blas::{BLAS_CONFIGS as BLAS, BlasConfig};
 pub use crate::sgemm::{CONFIGS as SGEMM, SgemmConfig};
 pub use nvptx_device::catalogue::*;
@@ -234,6 +236,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(SGEMM.iter().filter_map(|c| c.split_k.as_ref()))
         .chain(core::iter::once(&crate::sgemm::split_k::REDUCE))
         .chain(BLAS.iter().map(|c| &c.spec))
+        .chain(BF16.iter().map(|c| &c.spec))
         .chain(REDUCE.iter().map(|c| &c.spec))
         .chain(SLIDING.iter().map(|c| &c.spec))
         .chain(core::iter::once(&ZIP))

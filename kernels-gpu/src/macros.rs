@@ -33,3 +33,24 @@ macro_rules! opt {
         Some($e)
     };
 }
+
+/// `true` if `flag` is one of the row's flags; an unknown flag does not compile.
+macro_rules! has_flag {
+    ($want:ident in $($flag:ident),*) => { false $(|| has_flag!(@ $flag == $want))* };
+    (@ autotune == autotune) => { true };
+    (@ autotune == default) => { false };
+    (@ autotune == tf32) => { false };
+    (@ autotune == bf16) => { false };
+    (@ default == autotune) => { false };
+    (@ default == default) => { true };
+    (@ default == tf32) => { false };
+    (@ default == bf16) => { false };
+    (@ tf32 == autotune) => { false };
+    (@ tf32 == default) => { false };
+    (@ tf32 == tf32) => { true };
+    (@ tf32 == bf16) => { false };
+    (@ bf16 == autotune) => { false };
+    (@ bf16 == default) => { false };
+    (@ bf16 == tf32) => { false };
+    (@ bf16 == bf16) => { true };
+}

@@ -12,6 +12,8 @@ use crate::thread::Dim3;
 pub enum ParamType {
     /// A device pointer to `f32`s the kernel only reads (`.param .u64 .ptr`).
     ConstF32Ptr,
+    /// A device pointer to 16-bit elements the kernel only reads (BF16 bits).
+    ConstU16Ptr,
     /// A device pointer to `f32`s the kernel writes.
     MutF32Ptr,
     /// A device pointer to `u64`s the kernel reads and writes (scratch state, e.g. a
@@ -31,7 +33,11 @@ impl ParamType {
     /// Bytes of the parameter in the argument buffer.
     pub const fn size(self) -> usize {
         match self {
-            Self::ConstF32Ptr | Self::MutF32Ptr | Self::MutU64Ptr | Self::U64 => 8,
+            Self::ConstF32Ptr
+            | Self::ConstU16Ptr
+            | Self::MutF32Ptr
+            | Self::MutU64Ptr
+            | Self::U64 => 8,
             Self::U32 | Self::I32 | Self::F32 => 4,
         }
     }
@@ -45,6 +51,9 @@ pub trait KernelParam {
 
 impl KernelParam for *const f32 {
     const TYPE: ParamType = ParamType::ConstF32Ptr;
+}
+impl KernelParam for *const u16 {
+    const TYPE: ParamType = ParamType::ConstU16Ptr;
 }
 impl KernelParam for *mut f32 {
     const TYPE: ParamType = ParamType::MutF32Ptr;

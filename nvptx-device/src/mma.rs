@@ -39,8 +39,8 @@
 //! | [`FragBBf16`] (2 × `.b32`, 4 BF16) | `b[0]` | `2·quad + half` (k) | `group` (n) |
 //! | | `b[1]` | `2·quad + half + 8` (k) | `group` (n) |
 //!
-//! ([`a_bf16_position`], [`b_bf16_position`].) The BF16 operations have run in the simulator
-//! only: no kernel of this project issues them on a GPU yet.
+//! ([`a_bf16_position`], [`b_bf16_position`].) [`ldmatrix_x4`] loads a BF16 `a` fragment
+//! from a row-major tile, and [`ldmatrix_x4_trans`] two `b` fragments from a `k × n` one.
 //!
 //! In the simulator, `mma_m16n8k8_tf32` is a warp-collective operation like a shuffle: the
 //! 32 lanes meet, publish their `a` and `b` registers, and each lane computes its own four
@@ -48,7 +48,7 @@
 //! register computes a wrong product on the CPU too. A missing lane is reported, not
 //! waited for.
 
-use crate::shared::SharedSlice;
+use crate::shared::{SharedSlice, SharedWord};
 
 /// `D = A · B + C` by the `mma.sync` instruction `$op` of shape m16n8kK with f32 `C` and
 /// `D`, four `.b32` registers of `a` and two of `b` (every shape and type here): `D` as
@@ -301,7 +301,10 @@ pub unsafe fn mma_m16n8k16_bf16(a: &FragABf16, b: &FragBBf16, c: FragC) -> FragC
 /// scalar loads would take four. (It does not apply to a `b` tile stored `k × n`: its
 /// fragment runs down columns, and `ldmatrix`'s transpose works on 16-bit elements.)
 ///
-/// The words arrive as they are in shared memory; round them with [`to_tf32`].
+/// The words arrive as they are in shared memory; round f32 words with [`to_tf32`]. Words
+/// that hold two BF16 values (the lower-indexed in the low half) make the same call load a
+/// [`FragABf16`] of a 16 × 16 tile: matrix `q` is rows `8·(q % 2)..+8`, columns
+/// `8·(q / 2)..+8` of it, as [`a_bf16_position`] lays them out.
 ///
 /// # Safety
 /// All 32 lanes of the warp execute the same `ldmatrix_x4` together, on the same `tile`,
@@ -309,7 +312,7 @@ pub unsafe fn mma_m16n8k16_bf16(a: &FragABf16, b: &FragBBf16, c: FragC) -> FragC
 /// barriers around it. (The simulator checks all of this.)
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn ldmatrix_x4(tile: SharedSlice<f32>, i: u32) -> [u32; 4] {
+pub unsafe fn ldmatrix_x4<T: SharedWord>(tile: SharedSlice<T>, i: u32) -> [u32; 4] {
     #[cfg(target_arch = "nvptx64")]
     {
         let (r0, r1, r2, r3): (u32, u32, u32, u32);
@@ -326,7 +329,42 @@ pub unsafe fn ldmatrix_x4(tile: SharedSlice<f32>, i: u32) -> [u32; 4] {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        sim::ldmatrix_x4(tile, i, core::panic::Location::caller())
+        sim::ldmatrix_x4(tile, i, false, core::panic::Location::caller())
+    }
+}
+
+/// [`ldmatrix_x4`] with each 8 × 8 matrix of 16-bit elements transposed
+/// (`ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`): lane `l` gets, in register `q`,
+/// elements `(2·(l % 4), l / 4)` (low half) and `(2·(l % 4) + 1, l / 4)` (high half) of
+/// matrix `q`, where `(row, column)` is the row's address and the 16-bit element in it.
+///
+/// That is the [`FragBBf16`] layout of a `b` tile stored `k × n` with its rows (`n`)
+/// contiguous, two BF16 to a word: with lane `l` addressing row `k0 + l % 8 + 8·((l / 8) % 2)`
+/// at column `n0 + 8·(l / 16)`, registers 0 and 1 are the fragment of columns `n0..+8` and
+/// registers 2 and 3 that of columns `n0 + 8..+8`, each 16 deep.
+///
+/// # Safety
+/// As [`ldmatrix_x4`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn ldmatrix_x4_trans<T: SharedWord>(tile: SharedSlice<T>, i: u32) -> [u32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (r0, r1, r2, r3): (u32, u32, u32, u32);
+        // SAFETY: the caller guarantees bounds, alignment and that the warp is converged.
+        unsafe {
+            core::arch::asm!(
+                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+                r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+                a = in(reg32) tile.shared_addr() + i * 4,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        [r0, r1, r2, r3]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        sim::ldmatrix_x4(tile, i, true, core::panic::Location::caller())
     }
 }
 
@@ -337,7 +375,7 @@ mod sim {
         FragA, FragABf16, FragB, FragBBf16, FragC, K, K_BF16, a_bf16_position, a_position,
         b_bf16_position, b_position, bf16_value, c_position, tf32_value,
     };
-    use crate::shared::SharedSlice;
+    use crate::shared::{SharedSlice, SharedWord};
     use crate::sim::warp::{Published, exchange};
     use crate::warp::FULL_MASK;
     use core::panic::Location;
@@ -466,9 +504,11 @@ mod sim {
         product(words, c, K, a, b, location)
     }
 
+    /// Both `ldmatrix` forms: lane `lane` gathers its word of each of the four matrices
+    /// from the rows the warp's lanes address, transposing 16-bit elements if `trans`.
     #[track_caller]
-    pub(super) fn ldmatrix_x4(
-        tile: SharedSlice<f32>, i: u32, location: &'static Location<'static>,
+    pub(super) fn ldmatrix_x4<T: SharedWord>(
+        tile: SharedSlice<T>, i: u32, trans: bool, location: &'static Location<'static>,
     ) -> [u32; 4] {
         let (region, offset) = tile.sim_identity();
         let words = [
@@ -485,11 +525,20 @@ mod sim {
                 location,
             );
         }
-        core::array::from_fn(|q| {
-            let row = all[8 * q + lane as usize / 4][0];
+        let row = |q: usize, r: usize| {
             // SAFETY: the simulator checks the bounds and alignment of the row.
-            let words = unsafe { tile.get4_unchecked(row) };
-            words[lane as usize % 4].to_bits()
+            unsafe { tile.get4_unchecked(all[8 * q + r][0]) }.map(T::to_bits)
+        };
+        let lane = lane as usize;
+        core::array::from_fn(|q| {
+            if trans {
+                // Elements (2·(lane % 4) + h, lane / 4): 16-bit column lane / 4 of two rows.
+                let column = lane / 4;
+                let half = |r: usize| (row(q, r)[column / 2] >> (16 * (column % 2))) & 0xffff;
+                half(2 * (lane % 4)) | (half(2 * (lane % 4) + 1) << 16)
+            } else {
+                row(q, lane / 4)[lane % 4]
+            }
         })
     }
 }

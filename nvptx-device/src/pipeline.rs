@@ -20,18 +20,18 @@
 //! [`commit_group`] and [`wait_group`] do nothing: it checks where the copies land and that
 //! no thread touches a stage another is filling, not that a thread waits before reading.
 
-use crate::shared::SharedSlice;
+use crate::shared::{SharedSlice, SharedWord};
 
 /// Copies the 16 bytes at `src` to `dst[i..i + 4]` asynchronously
 /// (`cp.async.cg.shared.global [dst], [src], 16;`: cached in L2 only, not in L1).
 ///
 /// # Safety
-/// `src` points to 4 readable floats and is 16-byte aligned; `i + 4 <= dst.len()` and `i`
+/// `src` points to 4 readable words and is 16-byte aligned; `i + 4 <= dst.len()` and `i`
 /// is a multiple of 4 (16-byte alignment); nothing writes `src` until the copy completes,
 /// and no thread reads or writes `dst[i..i + 4]` until then ([`wait_group`] and a barrier).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn cp_async_16(dst: SharedSlice<f32>, i: u32, src: *const f32) {
+pub unsafe fn cp_async_16<T: SharedWord>(dst: SharedSlice<T>, i: u32, src: *const T) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller guarantees bounds and alignment of both addresses.
     unsafe {
@@ -45,7 +45,7 @@ pub unsafe fn cp_async_16(dst: SharedSlice<f32>, i: u32, src: *const f32) {
             (src as usize).is_multiple_of(16),
             "cp_async_16: unaligned source {src:p}"
         );
-        // SAFETY: the caller guarantees 4 readable floats; the store is checked.
+        // SAFETY: the caller guarantees 4 readable words; the store is checked.
         unsafe { dst.set4_unchecked(i, core::array::from_fn(|e| *src.add(e))) };
     }
 }
@@ -60,7 +60,9 @@ pub unsafe fn cp_async_16(dst: SharedSlice<f32>, i: u32, src: *const f32) {
 /// not read) and only the conditions on `dst` apply.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn cp_async_16_zfill(dst: SharedSlice<f32>, i: u32, src: *const f32, full: bool) {
+pub unsafe fn cp_async_16_zfill<T: SharedWord>(
+    dst: SharedSlice<T>, i: u32, src: *const T, full: bool,
+) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller guarantees bounds and alignment of `dst`, and of `src` where it is read.
     unsafe {
@@ -76,7 +78,7 @@ pub unsafe fn cp_async_16_zfill(dst: SharedSlice<f32>, i: u32, src: *const f32, 
             unsafe { cp_async_16(dst, i, src) };
         } else {
             // SAFETY: the store is checked.
-            unsafe { dst.set4_unchecked(i, [0.0; 4]) };
+            unsafe { dst.set4_unchecked(i, [T::from_bits(0); 4]) };
         }
     }
 }

@@ -28,7 +28,7 @@ pub enum CublasMath {
     Tf32,
     /// BF16 tensor cores on BF16 operands: `cublasGemmEx` with `A`, `B` in `CUDA_R_16BF`
     /// (the f32 inputs rounded to nearest even, once, before any timing: see
-    /// [`Cublas::upload_bf16`]), `C` in f32 and `CUBLAS_COMPUTE_32F`. It reads half the bytes
+    /// [`Gpu::upload_bf16`]), `C` in f32 and `CUBLAS_COMPUTE_32F`. It reads half the bytes
     /// of the FP32 operands that [`Precision::Bf16`](kernels_gpu::sgemm::Precision::Bf16)
     /// kernels read; `CUBLAS_COMPUTE_32F_FAST_16BF` on f32 operands, the like-for-like mode,
     /// measured exactly TF32's errors on an H100 (cuBLAS may compute above the precision
@@ -206,18 +206,8 @@ impl Cublas {
         call("cublasSgemm_v2", status)
     }
 
-    /// `host` rounded to BF16 (to nearest even, as `cvt.rn.bf16x2.f32`) and uploaded: the
-    /// operands of [`gemm_bf16`](Self::gemm_bf16).
-    pub fn upload_bf16(gpu: &Gpu, host: &[f32]) -> Result<CudaSlice<u16>> {
-        use kernels_gpu::nvptx_device::mma::bf16_round_bits;
-        let bits: Vec<u16> = host.iter().map(|x| bf16_round_bits(x.to_bits())).collect();
-        gpu.stream()
-            .clone_htod(&bits)
-            .map_err(|e| super::fault("uploading BF16 operands", e))
-    }
-
     /// Row-major `out[m×n] = a[m×k] · b[k×n]` with `a`, `b` in BF16 (from
-    /// [`upload_bf16`](Self::upload_bf16)) and f32 accumulation and output, by `cublasGemmEx`
+    /// [`Gpu::upload_bf16`]) and f32 accumulation and output, by `cublasGemmEx`
     /// (`CUDA_R_16BF`, `CUBLAS_COMPUTE_32F`): the BF16 baseline ([`CublasMath::Bf16`]).
     pub fn gemm_bf16(
         &self, a: &CudaSlice<u16>, b: &CudaSlice<u16>, out: &mut CudaSlice<f32>, shape: MatmulShape,

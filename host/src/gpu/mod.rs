@@ -1,6 +1,7 @@
 //! The GPU: a CUDA context with the kernels' PTX module loaded, and checked launches.
 
 mod backend;
+mod bf16;
 mod cublas;
 mod fusion;
 mod gemm;

@@ -60,10 +60,17 @@ use nvptx_device::warp::WARP_SIZE;
 /// chunk cover the 8 bank groups (`BK` is 8, 16 or 32).
 #[inline(always)]
 pub const fn a_index<const BK: usize>(r: u32, c: u32) -> u32 {
-    let chunks = (BK / 4) as u32;
+    a_index_in(BK as u32, r, c)
+}
+
+/// [`a_index`] for rows of `bk` words given at run time (a constant after inlining), as
+/// rung 13 ([`super::bf16`]) stores its BF16 tiles, two to a word.
+#[inline(always)]
+pub const fn a_index_in(bk: u32, r: u32, c: u32) -> u32 {
+    let chunks = bk / 4;
     let rows_per_line = 8 / chunks;
     let chunk = (c / 4) ^ ((r / rows_per_line) % chunks);
-    r * BK as u32 + 4 * chunk + c % 4
+    r * bk + 4 * chunk + c % 4
 }
 
 /// Where element `(r, c)` of a `b` tile with `BN`-word rows lies in its stage: the chunk

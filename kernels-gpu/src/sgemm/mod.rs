@@ -15,6 +15,7 @@
 //! | 9 | `09_swizzled.rs` | [`swizzled::grouped`] (rungs 8 and 10 with `GROUP > 0`) | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
 //! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages | as rung 6 |
 //! | 11 | `11_tensor_core.rs` | [`tensor_core::sgemm_tensor_core`] | tensor cores: TF32 `m16n8k8` or BF16 `m16n8k16` `mma.sync` warp tiles, both operands by `cp.async` into swizzled stages ([`Precision::Tf32`], [`Precision::Bf16`], opt-in) | `WM·WN/32` |
+//! | 13 | `13_bf16.rs` | [`bf16::gemm_bf16`] | BF16 matrices (f32 output and accumulation): rung 11 at half the bytes, both fragments by `ldmatrix` (`b` transposed), no conversion in the loop ([`bf16::BF16_CONFIGS`]) | `WM·WN/32` |
 //! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
@@ -43,6 +44,8 @@
 //! the arrays live in registers; a run-time index, an iterator adaptor, or a loop LLVM chose
 //! not to unroll would put them in local memory (see [`crate::reduce`]).
 
+#[path = "13_bf16.rs"]
+pub mod bf16;
 #[path = "12_blas.rs"]
 pub mod blas;
 #[path = "03_blocktiling_1d.rs"]
@@ -247,27 +250,6 @@ pub type SplitKEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32
 /// A matmul entry point as the simulator calls it: `(a, b, out, m, n, k)`.
 #[cfg(not(target_arch = "nvptx64"))]
 pub type MatmulEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32);
-
-/// `true` if `flag` is one of the row's flags; an unknown flag does not compile.
-macro_rules! has_flag {
-    ($want:ident in $($flag:ident),*) => { false $(|| has_flag!(@ $flag == $want))* };
-    (@ autotune == autotune) => { true };
-    (@ autotune == default) => { false };
-    (@ autotune == tf32) => { false };
-    (@ autotune == bf16) => { false };
-    (@ default == autotune) => { false };
-    (@ default == default) => { true };
-    (@ default == tf32) => { false };
-    (@ default == bf16) => { false };
-    (@ tf32 == autotune) => { false };
-    (@ tf32 == default) => { false };
-    (@ tf32 == tf32) => { true };
-    (@ tf32 == bf16) => { false };
-    (@ bf16 == autotune) => { false };
-    (@ bf16 == default) => { false };
-    (@ bf16 == tf32) => { false };
-    (@ bf16 == bf16) => { true };
-}
 
 /// The position of the configuration whose entry point is `entry` in [`CONFIGS`] (a
 /// compile-time error if there is none: only used on the table's own names).

@@ -1,0 +1,50 @@
+//! Launching the BF16 GEMM ([`crate::bf16`]) on the GPU.
+
+use super::Gpu;
+use crate::bf16::{self, Bf16Config};
+use crate::error::Result;
+use crate::shape::MatmulShape;
+use cudarc::driver::CudaSlice;
+
+impl Gpu {
+    /// `host` rounded to BF16 ([`bf16::round`]) and copied to a new device buffer.
+    pub fn upload_bf16(&self, host: &[f32]) -> Result<CudaSlice<u16>> {
+        let bits = bf16::round_all(host);
+        let bytes = super::buffer_bytes::<u16>(bits.len())?;
+        self.reserve(bytes)?;
+        self.stream
+            .clone_htod(&bits)
+            .map_err(|e| self.alloc_error(e, bytes))
+    }
+
+    /// `out = a · b` by `config` (rung 13): `a` (`m × k`) and `b` (`k × n`) BF16, row-major;
+    /// `out` f32. Asynchronous, like [`matmul_device`](Self::matmul_device), with the same
+    /// errors: wrong buffer lengths are [`Error::InputLength`](crate::Error::InputLength), a
+    /// launch beyond the device's limits [`Error::Launch`](crate::Error::Launch).
+    pub fn gemm_bf16_device(
+        &self, config: &Bf16Config, a: &CudaSlice<u16>, b: &CudaSlice<u16>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        shape.check_buffers(a.len(), b.len(), out.len())?;
+        if shape.is_trivial() {
+            return self
+                .stream
+                .memset_zeros(out)
+                .map_err(|e| super::fault(config.spec.entry, e));
+        }
+        let launch = bf16::launch(config, shape, &self.limits)?;
+        let info = self.entry_info(config.spec.entry)?;
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let mut args = self.launcher(&info);
+        args.buffer(a)
+            .buffer(b)
+            .buffer_mut(out)
+            .scalar(&m)
+            .scalar(&n)
+            .scalar(&k);
+        // SAFETY: (a, b, out, m, n, k) as every BF16 entry declares them (the launcher checks
+        // the sizes against the PTX); the buffers have the lengths the shape implies (checked
+        // above), and the shape fits u32 indices (MatmulShape).
+        unsafe { args.launch(&launch) }
+    }
+}

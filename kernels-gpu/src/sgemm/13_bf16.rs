@@ -1,0 +1,468 @@
+//! Rung 13: BF16 matrices on the tensor cores. `out[m×n] = a[m×k] · b[k×n]` where `a` and
+//! `b` hold BF16 values (their 16-bit patterns, row-major, as `u16`) and `out` is f32,
+//! accumulated in f32 by `mma.sync.aligned.m16n8k16.bf16`. This is what cuBLAS's
+//! `cublasGemmEx` computes with BF16 `A` and `B`, f32 `C` and `CUBLAS_COMPUTE_32F`; the
+//! products are exact and only the f32 accumulation rounds, so the inputs' own BF16 rounding
+//! is the caller's, done once.
+//!
+//! The structure is rung 11's ([`super::tensor_core`]) with half the bytes per element:
+//! both tiles travel global → shared by `cp.async` through a ring of `STAGES` stages in
+//! dynamic shared memory, each warp owns `MI × NI` accumulators of 16 × 8, and every output
+//! goes through [`store_pair`]. The stages hold words of two BF16 (the lower column in the
+//! low half), so a 16-byte chunk is eight elements of a row:
+//!
+//! * `a` tiles `BM × BK` are `BM` rows of `BK / 2` words, swizzled as rung 11's
+//!   ([`a_index_in`] on words), and each `a` fragment of a 16-deep step is one `ldmatrix.x4`:
+//!   on BF16 words, the addresses that load a 16 × 8 TF32 fragment load a 16 × 16 BF16 one.
+//! * `b` tiles `BK × BN` are `BK` rows of `BN / 2` words, the chunk XORed with `row % 8`
+//!   ([`b_index`]), and each pair of `b` fragments is one `ldmatrix.x4.trans`: eight rows
+//!   (`k`) × one chunk per 8 lanes, which the swizzle spreads over all 32 banks.
+//!
+//! No conversion is left in the inner loop: per 16-deep step a warp issues `MI` + `NI / 2`
+//! `ldmatrix` and `MI · NI` `mma`.
+//!
+//! Any shape is correct. A block takes the `cp.async` path when its `BM × BN` tile of `out`
+//! is interior, `k` and `n` are multiples of 8 (so a row's chunks are 16-byte aligned) and
+//! `a`, `b` 16-byte aligned; the last k-tile may be partial, its chunks past `k`
+//! zero-filled. Every other block stages its tiles through bounds-checked 16-bit loads (zero
+//! outside the matrices), one stage at a time, and runs the same warp tiles.
+
+use super::epilogue::Epilogue;
+use super::parts::global::is_aligned16;
+use super::parts::unroll::unroll;
+use super::tensor_core::{Acc, a_index_in, store_pair};
+use super::{BlockTile, Geometry, at};
+use nvptx_device::mma::{FragABf16, FragBBf16, ldmatrix_x4, ldmatrix_x4_trans, mma_m16n8k16_bf16};
+use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group, wait_group_n};
+use nvptx_device::shared::{SharedSlice, dynamic_shared};
+use nvptx_device::thread::{self, sync_threads};
+use nvptx_device::warp::WARP_SIZE;
+
+/// Where word `w` (elements `2w`, `2w + 1`) of row `r` of a `b` tile with `bnw`-word rows lies
+/// in its stage: the chunk `w / 4` XORed with `r % 8`, so that the 8 rows one `ldmatrix`
+/// phase reads, one chunk each, fall in 8 different bank groups (`bnw` a multiple of 32).
+#[inline(always)]
+pub const fn b_index(bnw: u32, r: u32, w: u32) -> u32 {
+    let chunk = (w / 4) ^ (r % 8);
+    r * bnw + 4 * chunk + w % 4
+}
+
+/// The BF16 product: block tile `BM × BN`, shared tiles `BK` deep (16, 32 or 64) in a ring of
+/// `STAGES`, warp tiles of `MI × NI` mma tiles (`WM × WN = 16·MI × 8·NI` outputs),
+/// `THREADS = (BM/WM)·(BN/WN)·32`, and `GROUP` the block order of rung 9
+/// ([`BlockTile::ordered`]; 0: none).
+///
+/// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid and
+/// [`geometry`]'s dynamic shared memory.
+///
+/// # Safety
+/// `a`, `b` and `out` point to `m·k`, `k·n` and `m·n` valid elements (BF16 patterns for `a`
+/// and `b`), those products fit `u32`, and `out` does not overlap `a` or `b`.
+#[inline(always)]
+pub unsafe fn gemm_bf16<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const MI: usize,
+    const NI: usize,
+    const STAGES: usize,
+    const THREADS: usize,
+    const GROUP: u32,
+    E: Epilogue,
+>(
+    a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
+) {
+    let () = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::VALID;
+    // a_tile[stage][a_index(r, w)], then b_tile[stage][b_index(r, w)], in words.
+    let (a_tile, b_tile) = dynamic_shared::<u32>().split_at((STAGES * BM * BK / 2) as u32);
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let t = thread::thread_idx_x();
+    let warp = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::warp_of(t);
+    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
+    let tiles = k.div_ceil(BK as u32);
+    let (a_stage, b_stage) = ((BM * BK / 2) as u32, (BK * BN / 2) as u32);
+    let asynchronous = tile.is_interior(BM as u32, BN as u32)
+        && k.is_multiple_of(8)
+        && n.is_multiple_of(8)
+        && is_aligned16(a as *const f32)
+        && is_aligned16(b as *const f32);
+
+    if asynchronous {
+        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+        let issue = |p: u32| {
+            let stage = p % STAGES as u32;
+            let k0 = p * BK as u32;
+            unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
+                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+                let c = k0 + 2 * w; // first element of the chunk
+                let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
+                // SAFETY: the tile is interior, so row0 + r < m; where `full`, elements
+                // c..c + 8 are inside `a` and 16-byte aligned (k, c multiples of 8, `a`
+                // aligned); otherwise `a` is only an aligned placeholder. The stage's chunk
+                // is inside and aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        a_tile,
+                        stage * a_stage + a_index_in((BK / 2) as u32, r, w),
+                        (if full { a.add(at(tile.row0 + r, k, c)) } else { a }) as *const u32,
+                        full,
+                    )
+                };
+            });
+            unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
+                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+                let full = k0 + r < k;
+                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+                // are zero-filled without a read, n % 8 == 0 and `b` aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        b_tile,
+                        stage * b_stage + b_index((BN / 2) as u32, r, w),
+                        (if full { b.add(at(k0 + r, n, tile.col0 + 2 * w)) } else { b }) as *const u32,
+                        full,
+                    )
+                };
+            });
+        };
+        // Prologue: tiles 0..STAGES-1 in flight, one group each (empty past the last tile).
+        unroll!(s in STAGES - 1 => {
+            if (s as u32) < tiles {
+                issue(s as u32);
+            }
+            commit_group();
+        });
+        for p in 0..tiles {
+            // Tile p has landed for this thread; after the barrier, for every thread, and
+            // every warp is done with tile p - 1, whose stage the next copies overwrite.
+            wait_group_n(STAGES as u32 - 2);
+            sync_threads();
+            if p + (STAGES as u32 - 1) < tiles {
+                issue(p + STAGES as u32 - 1);
+            }
+            commit_group(); // one group per trip, so the wait above counts right
+            let stage = p % STAGES as u32;
+            // SAFETY: the stage holds tile p, complete and visible (wait and barrier).
+            unsafe {
+                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
+        }
+        // No copy is left in flight (the last groups are empty), and nothing reads shared
+        // memory after this point.
+        wait_group::<0>();
+    } else {
+        for p in 0..tiles {
+            let k0 = p * BK as u32;
+            // SAFETY: every element is checked against m, k and n before it is read.
+            unsafe {
+                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
+                    a_tile, b_tile, a, b, &tile, k0, n, k, t,
+                )
+            };
+            sync_threads();
+            // SAFETY: stage 0 holds tile p, complete and visible after the barrier.
+            unsafe {
+                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(&mut acc, a_tile, b_tile, warp)
+            };
+            sync_threads(); // everyone is done with stage 0 before the next tile overwrites it
+        }
+    }
+
+    let fast = tile.is_interior(BM as u32, BN as u32)
+        && n.is_multiple_of(2)
+        && out.addr().is_multiple_of(8);
+    let lane = t % WARP_SIZE;
+    unroll!(i in MI => {
+        unroll!(j in NI => {
+            unroll!(h in 2 => {
+                let r = warp.0 + (16 * i) as u32 + lane / 4 + 8 * h as u32;
+                let c = warp.1 + (8 * j) as u32 + 2 * (lane % 4);
+                let v = [acc[i][j][2 * h], acc[i][j][2 * h + 1]];
+                // SAFETY: this lane alone holds outputs (r, c) and (r, c + 1) of the block
+                // tile (the FragC layout); `fast` as store_pair requires.
+                unsafe { store_pair(out, n, &tile, r, c, v, fast, &epilogue) };
+            });
+        });
+    });
+}
+
+/// The parameters of [`gemm_bf16`] (a type only for its constants and functions).
+pub struct Bf16Tile<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const MI: usize,
+    const NI: usize,
+    const THREADS: usize,
+>;
+
+impl<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const MI: usize,
+    const NI: usize,
+    const THREADS: usize,
+> Bf16Tile<BM, BN, BK, MI, NI, THREADS>
+{
+    /// Rows of a warp tile.
+    pub const WM: usize = 16 * MI;
+    /// Columns of a warp tile.
+    pub const WN: usize = 8 * NI;
+    /// 16-byte chunks (8 elements) per thread of one `a` tile.
+    pub const A_COPIES: usize = BM * BK / 8 / THREADS;
+    /// 16-byte chunks per thread of one `b` tile.
+    pub const B_COPIES: usize = BK * BN / 8 / THREADS;
+    /// The parameters fit: warps tile the block in whole mma tiles, `b` fragments come in
+    /// pairs (`NI` even), the swizzles apply (`BK / 2` words of 8, 16 or 32; `BN / 2` a
+    /// multiple of 32 words), and every thread copies the same whole number of chunks.
+    const VALID: () = assert!(
+        BM.is_multiple_of(16 * MI)
+            && BN.is_multiple_of(8 * NI)
+            && NI.is_multiple_of(2)
+            && BN.is_multiple_of(64)
+            && THREADS == (BM / (16 * MI)) * (BN / (8 * NI)) * WARP_SIZE as usize
+            && (BK == 16 || BK == 32 || BK == 64)
+            && (BM * BK / 8).is_multiple_of(THREADS)
+            && (BK * BN / 8).is_multiple_of(THREADS)
+            && BM * BK / 8 >= THREADS
+            && BK * BN / 8 >= THREADS
+    );
+
+    /// The first row and column of thread `t`'s warp tile in the block tile.
+    #[inline(always)]
+    pub fn warp_of(t: u32) -> (u32, u32) {
+        let warp = t / WARP_SIZE;
+        let across = (BN / Self::WN) as u32;
+        (
+            (warp / across) * Self::WM as u32,
+            (warp % across) * Self::WN as u32,
+        )
+    }
+
+    /// Row and first word of thread `t`'s chunk `j` of an `a` tile: consecutive threads on
+    /// consecutive chunks of a row.
+    #[inline(always)]
+    pub fn a_chunk(t: u32, j: usize) -> (u32, u32) {
+        let v = t + (j * THREADS) as u32;
+        let per_row = (BK / 8) as u32;
+        (v / per_row, 4 * (v % per_row))
+    }
+
+    /// Row and first word of thread `t`'s chunk `j` of a `b` tile.
+    #[inline(always)]
+    pub fn b_chunk(t: u32, j: usize) -> (u32, u32) {
+        let v = t + (j * THREADS) as u32;
+        let per_row = (BN / 8) as u32;
+        (v / per_row, 4 * (v % per_row))
+    }
+
+    /// Fills stage 0 with k-tile `k0..k0 + BK` through 16-bit loads, zero outside the
+    /// matrices: the path of edge blocks and of shapes `cp.async` cannot take.
+    ///
+    /// # Safety
+    /// `a`, `b` are the `m × k`, `k × n` operands `tile` was made for (with its `n`), and
+    /// the arrays hold at least one stage; no thread reads stage 0 until a barrier.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn stage_checked(
+        a_tile: SharedSlice<u32>, b_tile: SharedSlice<u32>, a: *const u16, b: *const u16,
+        tile: &BlockTile, k0: u32, n: u32, k: u32, t: u32,
+    ) {
+        // Eight elements, two to a word, the lower-indexed in the low half.
+        let pack = |e: [u16; 8]| -> [u32; 4] {
+            core::array::from_fn(|w| e[2 * w] as u32 | ((e[2 * w + 1] as u32) << 16))
+        };
+        unroll!(j in Self::A_COPIES => {
+            let (r, w) = Self::a_chunk(t, j);
+            let e: [u16; 8] = core::array::from_fn(|e| {
+                let col = k0 + 2 * w + e as u32;
+                if r < tile.rows_left && col < k {
+                    // SAFETY: row0 + r < m and col < k: inside `a`.
+                    unsafe { *a.add(at(tile.row0 + r, k, col)) }
+                } else {
+                    0
+                }
+            });
+            // SAFETY: the chunk is inside stage 0 and 16-byte aligned.
+            unsafe { a_tile.set4_unchecked(a_index_in((BK / 2) as u32, r, w), pack(e)) };
+        });
+        unroll!(j in Self::B_COPIES => {
+            let (r, w) = Self::b_chunk(t, j);
+            let e: [u16; 8] = core::array::from_fn(|e| {
+                let col = 2 * w + e as u32;
+                if k0 + r < k && col < tile.cols_left {
+                    // SAFETY: k0 + r < k and col0 + col < n: inside `b`.
+                    unsafe { *b.add(at(k0 + r, n, tile.col0 + col)) }
+                } else {
+                    0
+                }
+            });
+            // SAFETY: as for `a`.
+            unsafe { b_tile.set4_unchecked(b_index((BN / 2) as u32, r, w), pack(e)) };
+        });
+    }
+
+    /// `acc += a · b` over the `BK` rows of one stage, for the warp whose tile starts at
+    /// `warp` (from [`warp_of`](Self::warp_of)): per 16-deep step, each `a` fragment by one
+    /// `ldmatrix.x4`, each pair of `b` fragments by one `ldmatrix.x4.trans`, then `MI × NI`
+    /// mma.
+    ///
+    /// # Safety
+    /// `a_stage` and `b_stage` start at one stage of the swizzled tiles, complete and
+    /// visible to every thread of the block; all 32 lanes of each warp call it together.
+    #[inline(always)]
+    unsafe fn accumulate(
+        acc: &mut Acc<MI, NI>, a_stage: SharedSlice<u32>, b_stage: SharedSlice<u32>,
+        warp: (u32, u32),
+    ) {
+        let lane = thread::thread_idx_x() % WARP_SIZE;
+        // Lane l addresses row l % 8 of matrix l / 8: rows (or k) 8·((l / 8) % 2).., chunk
+        // l / 16, for both operands.
+        let row = lane % 8 + 8 * ((lane / 8) % 2);
+        let chunk = 4 * (lane / 16);
+        unroll!(step in BK / 16 => {
+            let k0 = (16 * step) as u32;
+            let mut frag_a: [FragABf16; MI] = [[0; 4]; MI];
+            let mut frag_b: [FragBBf16; NI] = [[0; 2]; NI];
+            unroll!(i in MI => {
+                // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
+                let at = a_index_in((BK / 2) as u32, warp.0 + row + (16 * i) as u32, k0 / 2 + chunk);
+                // SAFETY: the whole warp, one stage, chunk-aligned rows inside it.
+                frag_a[i] = unsafe { ldmatrix_x4(a_stage, at) };
+            });
+            unroll!(jp in NI / 2 => {
+                let at = b_index((BN / 2) as u32, k0 + row, (warp.1 + (16 * jp) as u32) / 2 + chunk);
+                // SAFETY: as above.
+                let [b0, b1, b2, b3] = unsafe { ldmatrix_x4_trans(b_stage, at) };
+                frag_b[2 * jp] = [b0, b1];
+                frag_b[2 * jp + 1] = [b2, b3];
+            });
+            unroll!(i in MI => {
+                unroll!(j in NI => {
+                    // SAFETY: every lane of the warp is here (block-uniform control flow).
+                    acc[i][j] = unsafe { mma_m16n8k16_bf16(&frag_a[i], &frag_b[j], acc[i][j]) };
+                });
+            });
+        });
+    }
+}
+
+/// The launch geometry of [`gemm_bf16`] with the same parameters: `STAGES` stages of the `a`
+/// and `b` tiles, two BF16 to a word, in dynamic shared memory.
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, bk: usize, _mi: usize, _ni: usize, stages: usize, threads: usize,
+    _group: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, bk, threads, stages * (bm * bk + bk * bn) / 2).in_dynamic_shared()
+}
+
+/// The BF16 GEMM's parameters: `(a, b, out, m, n, k)` with BF16 `a` and `b`.
+pub const BF16_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
+    a: *const u16,
+    b: *const u16,
+    out: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32,
+);
+
+/// A BF16 entry point as the simulator calls it: `(a, b, out, m, n, k)`.
+pub type Bf16Entry = unsafe fn(*const u16, *const u16, *mut f32, u32, u32, u32);
+
+/// One configuration of the BF16 GEMM, as the table below declares it.
+#[derive(Clone, Copy, Debug)]
+pub struct Bf16Config {
+    /// The name on command lines and in reports: the entry's, with dashes.
+    pub name: &'static str,
+    /// Block tile, depth, threads and dynamic shared memory.
+    pub geometry: Geometry,
+    /// How to launch it.
+    pub spec: nvptx_device::catalogue::KernelSpec,
+    /// Whether the host picks it where nothing is timed (exactly one row).
+    pub default: bool,
+    /// The entry point as the simulator calls it.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim: Bf16Entry,
+}
+
+/// The BF16 table: one line per configuration, generating its entry point (with launch
+/// bounds where `min_blocks` is given), its [`KernelSpec`](nvptx_device::catalogue::KernelSpec)
+/// and its simulator twin.
+macro_rules! bf16_configs {
+    ($( $(#[$meta:meta])* $entry:ident = <$bm:literal, $bn:literal, $bk:literal, $mi:literal,
+        $ni:literal, $stages:literal, $threads:literal, $group:literal> $([$($flag:ident),*])?
+        $(, min_blocks($mb:literal))?; )*) => {
+        #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+        nvptx_device::entry_points! {$(
+            $(#[$meta])*
+            $entry(a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32)
+                => store::<$bm, $bn, $bk, $mi, $ni, $stages, $threads, $group>
+                $(, launch_bounds($threads, $mb))?;
+        )*}
+
+        /// Every BF16 configuration, in table order.
+        pub const BF16_CONFIGS: &[Bf16Config] = &[$({
+            const GEOMETRY: Geometry =
+                geometry($bm, $bn, $bk, $mi, $ni, $stages, $threads, $group);
+            Bf16Config {
+                name: dashed!(stringify!($entry)),
+                geometry: GEOMETRY,
+                spec: GEOMETRY.spec_with_params(stringify!($entry), BF16_PARAMS, opt!($($mb)?)),
+                default: has_flag!(default in $($($flag),*)?),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim: entry::$entry,
+            }
+        },)*];
+    };
+}
+
+/// [`gemm_bf16`] with [`Store`](super::epilogue::Store): the table's entry points.
+///
+/// # Safety
+/// As [`gemm_bf16`].
+#[inline(always)]
+unsafe fn store<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const MI: usize,
+    const NI: usize,
+    const STAGES: usize,
+    const THREADS: usize,
+    const GROUP: u32,
+>(
+    a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        gemm_bf16::<BM, BN, BK, MI, NI, STAGES, THREADS, GROUP, _>(
+            a,
+            b,
+            out,
+            m,
+            n,
+            k,
+            super::epilogue::Store,
+        )
+    }
+}
+
+bf16_configs! {
+    // entry point                        = <block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group>
+    /// 4 warps of 64 × 64, four stages of 32 in 64 KiB.
+    gemm_bf16_128x128x32_w64x64           = <128, 128, 32, 4, 8, 4, 128, 0>, min_blocks(2);
+    /// Twice the depth per barrier: three stages of 64 in 96 KiB.
+    gemm_bf16_128x128x64_w64x64           = <128, 128, 64, 4, 8, 3, 128, 0>, min_blocks(2);
+    /// The same with blocks in groups of 8 block rows (rung 9), for L2 reuse: the default.
+    gemm_bf16_swizzled_128x128x64_w64x64  = <128, 128, 64, 4, 8, 3, 128, 8> [default], min_blocks(2);
+    /// 8 warps of 32 × 64: more warps to hide latency where there are few k-tiles.
+    gemm_bf16_128x128x64_w32x64           = <128, 128, 64, 2, 8, 3, 256, 0>, min_blocks(2);
+    /// Twice the blocks of the 128 × 128 tiles, for outputs with few of them (48 KiB).
+    gemm_bf16_64x128x32_w32x64            = <64, 128, 32, 2, 8, 4, 128, 0>, min_blocks(2);
+}

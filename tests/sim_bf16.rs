@@ -1,0 +1,118 @@
+//! Rung 13, the BF16 GEMM (`kernels_gpu_host::bf16`), on the CPU simulator: every
+//! configuration against the f64 product of its BF16 inputs, within the f32 accumulation
+//! bound, on the odd shapes (scalar staging), on shapes whose interior blocks take
+//! the `cp.async` path beside edge blocks (with a partial last k-tile), and on degenerate
+//! ones; the simulator checks every launch for shared-memory races, uninitialised reads and
+//! misaligned 16-byte accesses, and `ldmatrix`'s lanes for whole warps on one array. Bad
+//! input is a typed error.
+
+#[path = "common/shapes.rs"]
+mod shapes;
+
+use kernels_gpu_host::bf16::{self, BF16_CONFIGS, Bf16Config};
+use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::{Error, MatmulShape, Precision};
+
+/// `k` and `n` multiples of 8: interior 128 × 128 (and 64 × 128) blocks copy by `cp.async`,
+/// the last k-tile is partial (40 = 32 + 8; 72 = 64 + 8), edge blocks stage checked.
+const ASYNC: [(usize, usize, usize); 2] = [(136, 40, 264), (128, 72, 128)];
+
+/// Degenerate shapes: a row, a column, `k = 1`, and one element.
+const DEGENERATE: [(usize, usize, usize); 4] = [(1, 37, 29), (29, 37, 1), (33, 1, 17), (1, 1, 1)];
+
+/// Signed random operands for `shape`, from a seed derived from it.
+fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut rng = Rng::new(0xbf16 ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64));
+    let mut signed = |len| -> Vec<f32> {
+        rng.uniform(len)
+            .into_iter()
+            .map(|x| 2.0 * x - 1.0)
+            .collect()
+    };
+    (signed(m * k), signed(k * n))
+}
+
+/// Runs `config` on `(m, k, n)` and checks it: within the f32 accumulation bound of the f64
+/// product of the BF16 inputs (the products are exact), and within the BF16 bound of the f64
+/// product of the f32 values they were rounded from.
+fn check(config: &Bf16Config, (m, k, n): (usize, usize, usize)) {
+    let shape = MatmulShape::new(m, k, n).unwrap();
+    let (a, b) = operands(m, k, n);
+    let (a16, b16) = (bf16::round_all(&a), bf16::round_all(&b));
+    let out = Simulator::default()
+        .gemm_bf16(config, &a16, &b16, shape)
+        .unwrap_or_else(|e| panic!("{} {shape}: {e}", config.name));
+    assert_eq!(out.len(), m * n);
+    let value = |x: &[u16]| x.iter().map(|&v| bf16::value(v)).collect::<Vec<_>>();
+    let exact = compare(&out, &matmul_f64(&value(&a16), &value(&b16), m, k, n));
+    assert!(
+        exact.within_f32_bound(k),
+        "{} {shape}: {exact:?} is not the product of the BF16 inputs",
+        config.name
+    );
+    let accuracy = compare(&out, &matmul_f64(&a, &b, m, k, n));
+    assert!(
+        accuracy.within_bound(k, Precision::Bf16),
+        "{} {shape}: {accuracy:?} is outside the BF16 bound",
+        config.name
+    );
+}
+
+#[test]
+fn every_configuration_on_odd_async_and_degenerate_shapes() {
+    for config in BF16_CONFIGS {
+        for shape in shapes::ODD.into_iter().chain(ASYNC).chain(DEGENERATE) {
+            check(config, shape);
+        }
+    }
+}
+
+/// The products with nothing to compute: zeros of the right length, no launch.
+#[test]
+fn empty_and_k_zero_products_are_zeros() {
+    let config = bf16::default_config();
+    for (m, k, n) in [(0, 3, 4), (3, 0, 4), (3, 4, 0)] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let out = Simulator::default()
+            .gemm_bf16(config, &vec![0x3f80; m * k], &vec![0x3f80; k * n], shape)
+            .unwrap();
+        assert_eq!(out, vec![0.0; m * n], "{shape}");
+    }
+}
+
+/// Operands of the wrong length are a typed error naming the sizes, not a panic or a read
+/// past the end.
+#[test]
+fn wrong_operand_lengths_are_a_typed_error() {
+    let shape = MatmulShape::new(4, 5, 6).unwrap();
+    let err = Simulator::default()
+        .gemm_bf16(bf16::default_config(), &[0; 19], &[0; 30], shape)
+        .unwrap_err();
+    assert!(matches!(err, Error::InputLength { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("20") && text.contains("19"), "{text}");
+}
+
+/// The table: each configuration's shared memory is its stages of both tiles in BF16, within
+/// the simulator's default limits, and one entry per name.
+#[test]
+fn catalogue_is_consistent() {
+    for c in BF16_CONFIGS {
+        let g = c.geometry;
+        assert_eq!(g.static_shared_bytes, 0, "{}", c.name);
+        assert_eq!(
+            g.dynamic_shared_bytes % (2 * g.bk * (g.bm + g.bn)),
+            0,
+            "{}",
+            c.name
+        );
+        assert!(
+            g.shared_bytes() <= Simulator::default().limits.max_shared_bytes_per_block,
+            "{}",
+            c.name
+        );
+        assert_eq!(c.spec.entry.replace('_', "-"), c.name);
+    }
+}
