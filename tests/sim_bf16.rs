@@ -10,7 +10,6 @@
 mod shapes;
 
 use kernels_gpu_host::bf16::{self, BF16_CONFIGS, Bf16Config};
-use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulShape, Precision};
@@ -24,14 +23,7 @@ const DEGENERATE: [(usize, usize, usize); 4] = [(1, 37, 29), (29, 37, 1), (33, 1
 
 /// Signed random operands for `shape`, from a seed derived from it.
 fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
-    let mut rng = Rng::new(0xbf16 ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64));
-    let mut signed = |len| -> Vec<f32> {
-        rng.uniform(len)
-            .into_iter()
-            .map(|x| 2.0 * x - 1.0)
-            .collect()
-    };
-    (signed(m * k), signed(k * n))
+    shapes::signed_operands(0xbf16, m, k, n)
 }
 
 /// Runs `config` on `(m, k, n)` and checks it: within the f32 accumulation bound of the f64

@@ -18,7 +18,6 @@ mod shapes;
 
 use fma_product::fma_in_k_order;
 use kernels_gpu::nvptx_device::mma::{bf16_round_bits, bf16_value, tf32_round_bits};
-use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
@@ -48,16 +47,9 @@ const SWIZZLE: (usize, usize, usize) = (1155, 8, 300);
 /// blocks that fall back to rung 7.
 const MULTISTAGE: (usize, usize, usize) = (136, 96, 132);
 
-/// Signed random operands for `shape`, from a seed derived from the shape.
+/// Signed random operands for `shape`, from a seed derived from it.
 fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
-    let mut rng = Rng::new(0x5e_6e33 ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64));
-    let mut signed = |len| -> Vec<f32> {
-        rng.uniform(len)
-            .into_iter()
-            .map(|x| 2.0 * x - 1.0)
-            .collect()
-    };
-    (signed(m * k), signed(k * n))
+    shapes::signed_operands(0x5e_6e33, m, k, n)
 }
 
 /// `x` with every element rounded as the tensor cores' inputs of `precision` are: to TF32 as

@@ -289,6 +289,30 @@ pub unsafe fn mma_m16n8k16_bf16(a: &FragABf16, b: &FragBBf16, c: FragC) -> FragC
     }
 }
 
+/// `ldmatrix.sync.aligned.m8n8{$shape}.shared.b16` of four registers from word `$i` of `$tile`
+/// (in the simulator, the warp-collective gather, transposing 16-bit elements if `$trans`),
+/// expanded only in the `unsafe fn`s below, whose contracts make it sound.
+macro_rules! ldmatrix {
+    ($shape:literal, $tile:expr, $i:expr, $trans:expr) => {{
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let (r0, r1, r2, r3): (u32, u32, u32, u32);
+            // SAFETY: the caller guarantees bounds, alignment and that the warp is converged.
+            unsafe { core::arch::asm!(
+                concat!("ldmatrix.sync.aligned.m8n8", $shape, ".shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];"),
+                r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
+                a = in(reg32) $tile.shared_addr() + $i * 4,
+                options(pure, readonly, nostack, preserves_flags),
+            ) };
+            [r0, r1, r2, r3]
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            sim::ldmatrix_x4($tile, $i, $trans, core::panic::Location::caller())
+        }
+    }};
+}
+
 /// Loads four 8 × 8 matrices of 32-bit words from shared memory, one per quarter of the warp's
 /// addresses (`ldmatrix.sync.aligned.m8n8.x4.shared.b16`, whose 8 × 8 matrices of 16-bit
 /// elements are 8 rows of 16 bytes, i.e. of four 32-bit words).
@@ -313,24 +337,7 @@ pub unsafe fn mma_m16n8k16_bf16(a: &FragABf16, b: &FragBBf16, c: FragC) -> FragC
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn ldmatrix_x4<T: SharedWord>(tile: SharedSlice<T>, i: u32) -> [u32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let (r0, r1, r2, r3): (u32, u32, u32, u32);
-        // SAFETY: the caller guarantees bounds, alignment and that the warp is converged.
-        unsafe {
-            core::arch::asm!(
-                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
-                r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
-                a = in(reg32) tile.shared_addr() + i * 4,
-                options(pure, readonly, nostack, preserves_flags),
-            );
-        }
-        [r0, r1, r2, r3]
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        sim::ldmatrix_x4(tile, i, false, core::panic::Location::caller())
-    }
+    ldmatrix!(".x4", tile, i, false)
 }
 
 /// [`ldmatrix_x4`] with each 8 × 8 matrix of 16-bit elements transposed
@@ -348,24 +355,7 @@ pub unsafe fn ldmatrix_x4<T: SharedWord>(tile: SharedSlice<T>, i: u32) -> [u32; 
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn ldmatrix_x4_trans<T: SharedWord>(tile: SharedSlice<T>, i: u32) -> [u32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let (r0, r1, r2, r3): (u32, u32, u32, u32);
-        // SAFETY: the caller guarantees bounds, alignment and that the warp is converged.
-        unsafe {
-            core::arch::asm!(
-                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
-                r0 = out(reg32) r0, r1 = out(reg32) r1, r2 = out(reg32) r2, r3 = out(reg32) r3,
-                a = in(reg32) tile.shared_addr() + i * 4,
-                options(pure, readonly, nostack, preserves_flags),
-            );
-        }
-        [r0, r1, r2, r3]
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        sim::ldmatrix_x4(tile, i, true, core::panic::Location::caller())
-    }
+    ldmatrix!(".x4.trans", tile, i, true)
 }
 
 /// The warp-collective operations in the simulator, on [`crate::sim::warp`]'s exchange.

@@ -25,12 +25,8 @@ impl Gpu {
         &self, config: &Bf16Config, a: &CudaSlice<u16>, b: &CudaSlice<u16>,
         out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
-        shape.check_buffers(a.len(), b.len(), out.len())?;
-        if shape.is_trivial() {
-            return self
-                .stream
-                .memset_zeros(out)
-                .map_err(|e| super::fault(config.spec.entry, e));
+        if super::zero_if_trivial(&self.stream, config.spec.entry, a, b, out, shape)? {
+            return Ok(());
         }
         let launch = bf16::launch(config, shape, &self.limits)?;
         let info = self.entry_info(config.spec.entry)?;

@@ -214,12 +214,15 @@ impl Cublas {
     ) -> Result<()> {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
         use sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
-        shape.check_buffers(a.len(), b.len(), out.len())?;
-        if shape.is_trivial() {
-            return self
-                .stream
-                .memset_zeros(out)
-                .map_err(|e| super::fault("cublasGemmEx (zeroing a trivial product)", e));
+        if super::zero_if_trivial(
+            &self.stream,
+            "cublasGemmEx (zeroing a trivial product)",
+            a,
+            b,
+            out,
+            shape,
+        )? {
+            return Ok(());
         }
         let dim = |d: u32| {
             c_int::try_from(d).map_err(|_| Error::Cublas {

@@ -381,8 +381,8 @@ fn query_limits(ctx: &CudaContext) -> Result<Limits> {
 /// Checks a product's buffers against `shape`; where there is nothing to launch (an empty
 /// product, or `k = 0` and a product of zeros) zeroes `out` on `stream` and returns `true`.
 /// A failed memset is reported as a fault of `what`.
-pub(crate) fn zero_if_trivial(
-    stream: &Arc<CudaStream>, what: &str, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+pub(crate) fn zero_if_trivial<T>(
+    stream: &Arc<CudaStream>, what: &str, a: &CudaSlice<T>, b: &CudaSlice<T>,
     out: &mut CudaSlice<f32>, shape: MatmulShape,
 ) -> Result<bool> {
     shape.check_buffers(a.len(), b.len(), out.len())?;

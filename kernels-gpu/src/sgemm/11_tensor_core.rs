@@ -50,9 +50,9 @@ use nvptx_device::mma::{
     FragA, FragABf16, FragB, FragBBf16, FragC, ldmatrix_x4, mma_m16n8k8_tf32, mma_m16n8k16_bf16,
     pack_bf16x2, to_tf32,
 };
-use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group, wait_group_n};
+use nvptx_device::pipeline::cp_async_16_zfill;
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
-use nvptx_device::thread::{self, sync_threads};
+use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
 
 /// Where element `(r, c)` of an `a` tile with `BK`-word rows lies in its stage: the chunk
@@ -94,7 +94,7 @@ pub const BF16: u32 = 1;
 /// `8·j..+8` of its `WM × WN` tile.
 pub type Acc<const MI: usize, const NI: usize> = [[FragC; NI]; MI];
 
-/// The TF32 tensor-core product: block tile `BM × BN`, shared tiles `BK` deep in a ring of
+/// The tensor-core product, TF32 or BF16 as `OP` says: block tile `BM × BN`, shared tiles `BK` deep in a ring of
 /// `STAGES`, warp tiles of `MI × NI` mma tiles (`WM × WN = 16·MI × 8·NI` outputs),
 /// `THREADS = (BM/WM)·(BN/WN)·32`, and `GROUP` the block order of rung 9
 /// ([`BlockTile::ordered`]; 0: none).
@@ -135,96 +135,142 @@ pub unsafe fn sgemm_tensor_core<
         && is_aligned16(a)
         && is_aligned16(b);
 
-    if asynchronous {
-        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
-        let issue = |p: u32| {
-            let stage = p % STAGES as u32;
-            let k0 = p * BK as u32;
-            unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
-                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
-                let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
-                // SAFETY: the tile is interior, so row0 + r < m; where `full`, columns
-                // k0 + c..+4 are inside `a` (k % 4 == 0) and 16-byte aligned (k, c, k0
-                // multiples of 4, `a` aligned); otherwise `a` itself is only an aligned
-                // placeholder. The stage's chunk is inside and aligned.
-                unsafe {
-                    cp_async_16_zfill(
-                        a_tile,
-                        stage * a_stage + a_index::<BK>(r, c),
-                        if full { a.add(at(tile.row0 + r, k, k0 + c)) } else { a },
-                        full,
-                    )
-                };
-            });
-            unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
-                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
-                let full = k0 + r < k;
-                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
-                // are zero-filled without a read, n % 4 == 0 and `b` aligned.
-                unsafe {
-                    cp_async_16_zfill(
-                        b_tile,
-                        stage * b_stage + b_index::<BN>(r, c),
-                        if full { b.add(at(k0 + r, n, tile.col0 + c)) } else { b },
-                        full,
-                    )
-                };
-            });
-        };
-        // Prologue: tiles 0..STAGES-1 in flight, one group each (empty past the last tile).
-        unroll!(s in STAGES - 1 => {
-            if (s as u32) < tiles {
-                issue(s as u32);
-            }
-            commit_group();
+    run_stages!(STAGES, tiles, asynchronous,
+    // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+    issue(p) {
+        let stage = p % STAGES as u32;
+        let k0 = p * BK as u32;
+        unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
+            let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+            let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
+            // SAFETY: only on the asynchronous path: the tile is interior, so
+            // row0 + r < m; where `full`, columns k0 + c..+4 are inside `a` (k % 4 == 0) and
+            // 16-byte aligned (k, c, k0 multiples of 4, `a` aligned); otherwise `a` itself is
+            // only an aligned placeholder. The stage's chunk is inside and aligned.
+            unsafe {
+                cp_async_16_zfill(
+                    a_tile,
+                    stage * a_stage + a_index::<BK>(r, c),
+                    if full { a.add(at(tile.row0 + r, k, k0 + c)) } else { a },
+                    full,
+                )
+            };
         });
-        for p in 0..tiles {
-            // Tile p has landed for this thread; after the barrier, for every thread, and
-            // every warp is done with tile p - 1, whose stage the next copies overwrite.
-            wait_group_n(STAGES as u32 - 2);
-            sync_threads();
-            if p + (STAGES as u32 - 1) < tiles {
-                issue(p + STAGES as u32 - 1);
-            }
-            commit_group(); // one group per trip, so the wait above counts right
-            let stage = p % STAGES as u32;
-            // SAFETY: the stage holds tile p, complete and visible (wait and barrier).
+        unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
+            let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+            let full = k0 + r < k;
+            // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+            // are zero-filled without a read, n % 4 == 0 and `b` aligned.
             unsafe {
-                MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
-                    &mut acc,
-                    a_tile.split_at(stage * a_stage).1,
-                    b_tile.split_at(stage * b_stage).1,
-                    warp,
+                cp_async_16_zfill(
+                    b_tile,
+                    stage * b_stage + b_index::<BN>(r, c),
+                    if full { b.add(at(k0 + r, n, tile.col0 + c)) } else { b },
+                    full,
                 )
             };
-        }
-        // No copy is left in flight (the last groups are empty), and nothing reads shared
-        // memory after this point.
-        wait_group::<0>();
-    } else {
-        for p in 0..tiles {
-            let k0 = p * BK as u32;
-            // SAFETY: every element is checked against m, k and n before it is read.
-            unsafe {
-                MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                    a_tile, b_tile, a, b, &tile, k0, n, k, t,
-                )
-            };
-            sync_threads();
-            // SAFETY: stage 0 holds tile p, complete and visible after the barrier.
-            unsafe {
-                MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
-                    &mut acc, a_tile, b_tile, warp,
-                )
-            };
-            sync_threads(); // everyone is done with stage 0 before the next tile overwrites it
-        }
-    }
+        });
+    },
+    checked(p) {
+        // SAFETY: every element is checked against m, k and n before it is read.
+        unsafe {
+            MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
+                a_tile, b_tile, a, b, &tile, p * BK as u32, n, k, t,
+            )
+        };
+    },
+    accumulate(stage) {
+        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+        // and barrier); every lane of every warp is here.
+        unsafe {
+            MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
+                &mut acc,
+                a_tile.split_at(stage * a_stage).1,
+                b_tile.split_at(stage * b_stage).1,
+                warp,
+            )
+        };
+    });
+    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
+    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
+}
 
-    let fast = tile.is_interior(BM as u32, BN as u32)
-        && n.is_multiple_of(2)
-        && out.addr().is_multiple_of(8);
-    let lane = t % WARP_SIZE;
+/// The k loop of both tensor-core rungs (11 and 13), on a block's ring of `$stages` stages,
+/// for `$tiles` k-tiles:
+///
+/// * where `$asynchronous`: `issue(p)` starts the `cp.async` copies of k-tile `p` into stage
+///   `p % $stages`; tiles `0..$stages - 1` are in flight before the loop, one group each, and
+///   each trip waits for its tile, passes a barrier (after which every warp is done with the
+///   stage the next copies overwrite), issues tile `p + $stages - 1` and runs
+///   `accumulate(p % $stages)`. Nothing is in flight at the end.
+/// * otherwise: `checked(p)` fills stage 0 with k-tile `p`, a barrier, `accumulate(0)`, a
+///   barrier.
+///
+/// A macro rather than a function of closures: the bodies are pasted where they run, as the
+/// rungs' own code was, so `ptxas` sees one entry with every `mma` in it (a closure called
+/// from both paths was compiled as a separate `.func`). Every thread of the block runs it
+/// with the same `$tiles` and `$asynchronous`.
+macro_rules! run_stages {
+    ($stages:expr, $tiles:expr, $asynchronous:expr,
+     issue($p:ident) $issue:block, checked($q:ident) $checked:block,
+     accumulate($stage:ident) $accumulate:block) => {{
+        let (stages, tiles) = ($stages as u32, $tiles);
+        if $asynchronous {
+            // Prologue: tiles 0..stages-1 in flight, one group each (empty past the last).
+            unroll!(s in $stages - 1 => {
+                if (s as u32) < tiles {
+                    let $p = s as u32;
+                    $issue
+                }
+                nvptx_device::pipeline::commit_group();
+            });
+            for p in 0..tiles {
+                // Tile p has landed for this thread; after the barrier, for every thread,
+                // and every warp is done with tile p - 1, whose stage the next copies
+                // overwrite.
+                nvptx_device::pipeline::wait_group_n(stages - 2);
+                nvptx_device::thread::sync_threads();
+                if p + (stages - 1) < tiles {
+                    let $p = p + stages - 1;
+                    $issue
+                }
+                // One group per trip, so the wait above counts right.
+                nvptx_device::pipeline::commit_group();
+                let $stage = p % stages;
+                $accumulate
+            }
+            // No copy is left in flight (the last groups are empty), and nothing reads
+            // shared memory after this point.
+            nvptx_device::pipeline::wait_group::<0>();
+        } else {
+            for $q in 0..tiles {
+                $checked
+                nvptx_device::thread::sync_threads();
+                let $stage = 0u32;
+                $accumulate
+                // Everyone is done with stage 0 before the next tile overwrites it.
+                nvptx_device::thread::sync_threads();
+            }
+        }
+    }};
+}
+pub(super) use run_stages;
+
+/// Writes a warp's accumulators (its tile starts at `warp` in the block's `bm × bn` tile)
+/// through [`store_pair`]: each lane's pairs of adjacent outputs, 8 bytes at a time where the
+/// block tile is interior, `n` even and `out` 8-byte aligned.
+///
+/// # Safety
+/// `out` is the `m × n` output `tile` was made with, and no other thread writes this warp's
+/// outputs.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn store_acc<const MI: usize, const NI: usize, E: Epilogue>(
+    acc: &Acc<MI, NI>, warp: (u32, u32), out: *mut f32, n: u32, tile: &BlockTile, bm: u32, bn: u32,
+    epilogue: &E,
+) {
+    let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
+    let lane = thread::thread_idx_x() % WARP_SIZE;
     unroll!(i in MI => {
         unroll!(j in NI => {
             unroll!(h in 2 => {
@@ -233,7 +279,7 @@ pub unsafe fn sgemm_tensor_core<
                 let v = [acc[i][j][2 * h], acc[i][j][2 * h + 1]];
                 // SAFETY: this lane alone holds outputs (r, c) and (r, c + 1) of the block
                 // tile (the FragC layout); `fast` as store_pair requires.
-                unsafe { store_pair(out, n, &tile, r, c, v, fast, &epilogue) };
+                unsafe { store_pair(out, n, tile, r, c, v, fast, epilogue) };
             });
         });
     });
@@ -324,29 +370,20 @@ impl<
     /// The first row and column of thread `t`'s warp tile in the block tile.
     #[inline(always)]
     pub fn warp_of(t: u32) -> (u32, u32) {
-        let warp = t / WARP_SIZE;
-        let across = (BN / Self::WN) as u32;
-        (
-            (warp / across) * Self::WM as u32,
-            (warp % across) * Self::WN as u32,
-        )
+        warp_origin(t, BN, Self::WM, Self::WN)
     }
 
     /// Row and first column of thread `t`'s chunk `j` of an `a` tile: consecutive threads on
     /// consecutive chunks of a row, so a warp reads whole rows of `a`.
     #[inline(always)]
     pub fn a_chunk(t: u32, j: usize) -> (u32, u32) {
-        let v = t + (j * THREADS) as u32;
-        let per_row = (BK / 4) as u32;
-        (v / per_row, 4 * (v % per_row))
+        chunk_of(t, j, THREADS, BK / 4)
     }
 
     /// Row and first column of thread `t`'s chunk `j` of a `b` tile.
     #[inline(always)]
     pub fn b_chunk(t: u32, j: usize) -> (u32, u32) {
-        let v = t + (j * THREADS) as u32;
-        let per_row = (BN / 4) as u32;
-        (v / per_row, 4 * (v % per_row))
+        chunk_of(t, j, THREADS, BN / 4)
     }
 
     /// Fills stage 0 with k-tile `k0..k0 + BK` through scalar loads, zero outside the
@@ -482,6 +519,25 @@ impl<
         });
         (a, b)
     }
+}
+
+/// The first row and column, in a block tile `bn` wide, of the `wm × wn` warp tile of thread
+/// `t`'s warp: warps in row-major order.
+#[inline(always)]
+pub(super) fn warp_origin(t: u32, bn: usize, wm: usize, wn: usize) -> (u32, u32) {
+    let warp = t / WARP_SIZE;
+    let across = (bn / wn) as u32;
+    ((warp / across) * wm as u32, (warp % across) * wn as u32)
+}
+
+/// Row and first word of thread `t`'s 16-byte chunk `j` of a tile whose rows are
+/// `chunks_per_row` chunks, in a block of `threads`: consecutive threads on consecutive
+/// chunks of a row, so a warp copies whole rows.
+#[inline(always)]
+pub(super) fn chunk_of(t: u32, j: usize, threads: usize, chunks_per_row: usize) -> (u32, u32) {
+    let v = t + (j * threads) as u32;
+    let per_row = chunks_per_row as u32;
+    (v / per_row, 4 * (v % per_row))
 }
 
 /// The launch geometry of [`sgemm_tensor_core`] with the same parameters: `STAGES` stages of the

@@ -5,11 +5,12 @@
 //! products are exact and only the f32 accumulation rounds, so the inputs' own BF16 rounding
 //! is the caller's, done once.
 //!
-//! The structure is rung 11's ([`super::tensor_core`]) with half the bytes per element:
-//! both tiles travel global → shared by `cp.async` through a ring of `STAGES` stages in
-//! dynamic shared memory, each warp owns `MI × NI` accumulators of 16 × 8, and every output
-//! goes through [`store_pair`]. The stages hold words of two BF16 (the lower column in the
-//! low half), so a 16-byte chunk is eight elements of a row:
+//! The structure is rung 11's ([`super::tensor_core`], whose ring and output loop it
+//! shares): both tiles travel global → shared by `cp.async` through a ring of `STAGES`
+//! stages in dynamic shared memory, each warp owns `MI × NI` accumulators of 16 × 8, and
+//! every output goes through [`store_pair`](super::tensor_core::store_pair). The stages hold
+//! words of two BF16 (the lower column in the low half), so a 16-byte chunk is eight
+//! elements of a row:
 //!
 //! * `a` tiles `BM × BK` are `BM` rows of `BK / 2` words, swizzled as rung 11's
 //!   ([`a_index_in`] on words), and each `a` fragment of a 16-deep step is one `ldmatrix.x4`:
@@ -30,12 +31,12 @@
 use super::epilogue::Epilogue;
 use super::parts::global::is_aligned16;
 use super::parts::unroll::unroll;
-use super::tensor_core::{Acc, a_index_in, store_pair};
+use super::tensor_core::{Acc, a_index_in, chunk_of, run_stages, store_acc, warp_origin};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::mma::{FragABf16, FragBBf16, ldmatrix_x4, ldmatrix_x4_trans, mma_m16n8k16_bf16};
-use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group, wait_group_n};
+use nvptx_device::pipeline::cp_async_16_zfill;
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
-use nvptx_device::thread::{self, sync_threads};
+use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
 
 /// Where word `w` (elements `2w`, `2w + 1`) of row `r` of a `b` tile with `bnw`-word rows lies
@@ -87,107 +88,65 @@ pub unsafe fn gemm_bf16<
         && is_aligned16(a as *const f32)
         && is_aligned16(b as *const f32);
 
-    if asynchronous {
-        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
-        let issue = |p: u32| {
-            let stage = p % STAGES as u32;
-            let k0 = p * BK as u32;
-            unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
-                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
-                let c = k0 + 2 * w; // first element of the chunk
-                let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
-                // SAFETY: the tile is interior, so row0 + r < m; where `full`, elements
-                // c..c + 8 are inside `a` and 16-byte aligned (k, c multiples of 8, `a`
-                // aligned); otherwise `a` is only an aligned placeholder. The stage's chunk
-                // is inside and aligned.
-                unsafe {
-                    cp_async_16_zfill(
-                        a_tile,
-                        stage * a_stage + a_index_in((BK / 2) as u32, r, w),
-                        (if full { a.add(at(tile.row0 + r, k, c)) } else { a }) as *const u32,
-                        full,
-                    )
-                };
-            });
-            unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
-                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
-                let full = k0 + r < k;
-                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
-                // are zero-filled without a read, n % 8 == 0 and `b` aligned.
-                unsafe {
-                    cp_async_16_zfill(
-                        b_tile,
-                        stage * b_stage + b_index((BN / 2) as u32, r, w),
-                        (if full { b.add(at(k0 + r, n, tile.col0 + 2 * w)) } else { b }) as *const u32,
-                        full,
-                    )
-                };
-            });
+    run_stages!(STAGES, tiles, asynchronous,
+    // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+    issue(p) {
+        let stage = p % STAGES as u32;
+        let k0 = p * BK as u32;
+        unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
+            let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+            let c = k0 + 2 * w; // first element of the chunk
+            let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
+            // SAFETY: only on the asynchronous path: the tile is interior, so
+            // row0 + r < m; where `full`, elements c..c + 8 are inside `a` and 16-byte
+            // aligned (k, c multiples of 8, `a` aligned); otherwise `a` is only an aligned
+            // placeholder. The stage's chunk is inside and aligned.
+            unsafe {
+                cp_async_16_zfill(
+                    a_tile,
+                    stage * a_stage + a_index_in((BK / 2) as u32, r, w),
+                    (if full { a.add(at(tile.row0 + r, k, c)) } else { a }) as *const u32,
+                    full,
+                )
+            };
+        });
+        unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
+            let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+            let full = k0 + r < k;
+            // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+            // are zero-filled without a read, n % 8 == 0 and `b` aligned.
+            unsafe {
+                cp_async_16_zfill(
+                    b_tile,
+                    stage * b_stage + b_index((BN / 2) as u32, r, w),
+                    (if full { b.add(at(k0 + r, n, tile.col0 + 2 * w)) } else { b }) as *const u32,
+                    full,
+                )
+            };
+        });
+    },
+    checked(p) {
+        // SAFETY: every element is checked against m, k and n before it is read.
+        unsafe {
+            Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
+                a_tile, b_tile, a, b, &tile, p * BK as u32, n, k, t,
+            )
         };
-        // Prologue: tiles 0..STAGES-1 in flight, one group each (empty past the last tile).
-        unroll!(s in STAGES - 1 => {
-            if (s as u32) < tiles {
-                issue(s as u32);
-            }
-            commit_group();
-        });
-        for p in 0..tiles {
-            // Tile p has landed for this thread; after the barrier, for every thread, and
-            // every warp is done with tile p - 1, whose stage the next copies overwrite.
-            wait_group_n(STAGES as u32 - 2);
-            sync_threads();
-            if p + (STAGES as u32 - 1) < tiles {
-                issue(p + STAGES as u32 - 1);
-            }
-            commit_group(); // one group per trip, so the wait above counts right
-            let stage = p % STAGES as u32;
-            // SAFETY: the stage holds tile p, complete and visible (wait and barrier).
-            unsafe {
-                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
-                    &mut acc,
-                    a_tile.split_at(stage * a_stage).1,
-                    b_tile.split_at(stage * b_stage).1,
-                    warp,
-                )
-            };
-        }
-        // No copy is left in flight (the last groups are empty), and nothing reads shared
-        // memory after this point.
-        wait_group::<0>();
-    } else {
-        for p in 0..tiles {
-            let k0 = p * BK as u32;
-            // SAFETY: every element is checked against m, k and n before it is read.
-            unsafe {
-                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                    a_tile, b_tile, a, b, &tile, k0, n, k, t,
-                )
-            };
-            sync_threads();
-            // SAFETY: stage 0 holds tile p, complete and visible after the barrier.
-            unsafe {
-                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(&mut acc, a_tile, b_tile, warp)
-            };
-            sync_threads(); // everyone is done with stage 0 before the next tile overwrites it
-        }
-    }
-
-    let fast = tile.is_interior(BM as u32, BN as u32)
-        && n.is_multiple_of(2)
-        && out.addr().is_multiple_of(8);
-    let lane = t % WARP_SIZE;
-    unroll!(i in MI => {
-        unroll!(j in NI => {
-            unroll!(h in 2 => {
-                let r = warp.0 + (16 * i) as u32 + lane / 4 + 8 * h as u32;
-                let c = warp.1 + (8 * j) as u32 + 2 * (lane % 4);
-                let v = [acc[i][j][2 * h], acc[i][j][2 * h + 1]];
-                // SAFETY: this lane alone holds outputs (r, c) and (r, c + 1) of the block
-                // tile (the FragC layout); `fast` as store_pair requires.
-                unsafe { store_pair(out, n, &tile, r, c, v, fast, &epilogue) };
-            });
-        });
+    },
+    accumulate(stage) {
+        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+        // and barrier); every lane of every warp is here.
+        unsafe {
+            Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
+                &mut acc,
+                a_tile.split_at(stage * a_stage).1,
+                b_tile.split_at(stage * b_stage).1,
+                warp,
+            )
+        };
     });
+    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
+    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
 
 /// The parameters of [`gemm_bf16`] (a type only for its constants and functions).
@@ -236,29 +195,19 @@ impl<
     /// The first row and column of thread `t`'s warp tile in the block tile.
     #[inline(always)]
     pub fn warp_of(t: u32) -> (u32, u32) {
-        let warp = t / WARP_SIZE;
-        let across = (BN / Self::WN) as u32;
-        (
-            (warp / across) * Self::WM as u32,
-            (warp % across) * Self::WN as u32,
-        )
+        warp_origin(t, BN, Self::WM, Self::WN)
     }
 
-    /// Row and first word of thread `t`'s chunk `j` of an `a` tile: consecutive threads on
-    /// consecutive chunks of a row.
+    /// Row and first word of thread `t`'s chunk `j` of an `a` tile (8 elements a chunk).
     #[inline(always)]
     pub fn a_chunk(t: u32, j: usize) -> (u32, u32) {
-        let v = t + (j * THREADS) as u32;
-        let per_row = (BK / 8) as u32;
-        (v / per_row, 4 * (v % per_row))
+        chunk_of(t, j, THREADS, BK / 8)
     }
 
     /// Row and first word of thread `t`'s chunk `j` of a `b` tile.
     #[inline(always)]
     pub fn b_chunk(t: u32, j: usize) -> (u32, u32) {
-        let v = t + (j * THREADS) as u32;
-        let per_row = (BN / 8) as u32;
-        (v / per_row, 4 * (v % per_row))
+        chunk_of(t, j, THREADS, BN / 8)
     }
 
     /// Fills stage 0 with k-tile `k0..k0 + BK` through 16-bit loads, zero outside the
