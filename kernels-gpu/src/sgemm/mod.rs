@@ -433,6 +433,13 @@ sgemm_configs! {
     sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32);
     sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32);
     sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
+    /// An output 32 rows tall (a linear layer on a batch of 32) without a 64-row tile's idle
+    /// half, with split-k for a long `k` (2 warps of 32 × 64).
+    sgemm_multistage_32x128x16_w32x64                 = 10 multistage::sgemm_multistage::<32, 128, 16, 32, 64, 1, 2, 8, 4, 64, 36, 0> [autotune], split_k(sgemm_split_k_32x128x16_w32x64);
+    /// Its transpose, for outputs 32 columns wide (2 warps of 64 × 32).
+    sgemm_multistage_128x32x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 64, 32, 1, 2, 8, 4, 64, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w64x32);
+    /// For outputs 64 columns wide (4 warps of 64 × 32).
+    sgemm_multistage_128x64x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 64, 16, 64, 32, 1, 2, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x64x16_w64x32);
     // rung 11, tensor cores (opt-in):                      block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group, mma
     /// 8 warps of 64 × 32, three stages in 48 KiB: the simulator's TF32 choice.
     sgemm_tf32_128x128x16_w64x32                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 4, 3, 256, 0, TF32> [tf32, autotune, default], min_blocks(2);
