@@ -10,7 +10,6 @@
 
 use crate::error::{Error, Result};
 use crate::shape::MatmulShape;
-use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::mma::{bf16_round_bits, bf16_value};
 pub use kernels_gpu::sgemm::bf16::{BF16_CONFIGS, Bf16Config};
@@ -56,15 +55,7 @@ pub fn config(name: &str) -> Result<&'static Bf16Config> {
 
 /// `config`'s launch for `shape`, checked against `limits` (grid, block, shared memory).
 pub fn launch(config: &Bf16Config, shape: MatmulShape, limits: &Limits) -> Result<Launch> {
-    let launch = config.spec.launch(
-        Extent::Matrix {
-            rows: shape.m,
-            cols: shape.n,
-        },
-        0,
-    );
-    limits.check(&launch, config.spec.static_shared_bytes)?;
-    Ok(launch)
+    crate::kernels::output_launch(&config.spec, shape.m, shape.n, 1, limits)
 }
 
 #[cfg(test)]

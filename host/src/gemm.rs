@@ -19,7 +19,6 @@ use crate::kernels::MatmulKernel;
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::tile::TileWidth;
-use kernels_gpu::nvptx_device::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 pub use kernels_gpu::sgemm::blas::Op;
 use kernels_gpu::sgemm::blas::{BLAS_CONFIGS, BlasConfig};
@@ -366,16 +365,7 @@ impl Problem {
     /// The launch of rung-12 configuration `config` for this problem (the batch in z),
     /// checked against `limits`.
     pub fn launch(&self, config: &BlasConfig, limits: &Limits) -> Result<Launch> {
-        let mut launch = config.spec.launch(
-            Extent::Matrix {
-                rows: self.m,
-                cols: self.n,
-            },
-            0,
-        );
-        launch.grid.z = self.batch;
-        limits.check(&launch, config.spec.static_shared_bytes)?;
-        Ok(launch)
+        crate::kernels::output_launch(&config.spec, self.m, self.n, self.batch, limits)
     }
 
     /// Multiply-adds times two, over the batch.

@@ -194,18 +194,21 @@ impl MatmulKernel {
     pub fn launch_within(
         self, tw: TileWidth, shape: &MatmulShape, limits: &Limits,
     ) -> Result<Launch> {
-        let spec = self.spec(tw);
-        // n and m are below u32::MAX (MatmulShape), so the block counts fit u32.
-        let launch = spec.launch(
-            Extent::Matrix {
-                rows: shape.m,
-                cols: shape.n,
-            },
-            0,
-        );
-        limits.check(&launch, spec.static_shared_bytes)?;
-        Ok(launch)
+        output_launch(self.spec(tw), shape.m, shape.n, 1, limits)
     }
+}
+
+/// The launch of `spec`, a kernel whose blocks tile a `rows × cols` output, with `z` in the
+/// grid's third dimension (a batch), checked against `limits`: a grid, block or shared memory
+/// beyond them is [`Error::Launch`]. The one launch rule of every matmul entry (the lecture's,
+/// the SGEMM ladder, its BLAS and BF16 rungs).
+pub fn output_launch(
+    spec: &KernelSpec, rows: u32, cols: u32, z: u32, limits: &Limits,
+) -> Result<Launch> {
+    let mut launch = spec.launch(Extent::Matrix { rows, cols }, 0);
+    launch.grid.z = z;
+    limits.check(&launch, spec.static_shared_bytes)?;
+    Ok(launch)
 }
 
 /// The kernels the command line runs by default ([`MatmulKernel::default_set`]).

@@ -155,31 +155,45 @@ impl Cublas {
         Ok(version)
     }
 
+    /// What both plain GEMM calls do first. cuBLAS would accept m, n or k = 0, but with k = 0
+    /// and beta = 0 whether `out` is written at all is not something to rely on: a trivial
+    /// product zeroes `out`, as the kernels' path does, and is `None`. Otherwise `(m, k, n)`
+    /// as cuBLAS's `int`s (MatmulShape allows up to u32::MAX - 64): a larger one is a typed
+    /// error. `calls` names the zeroing and the call for errors.
+    fn dims_or_zero<T>(
+        &self, calls: (&'static str, &'static str), a: &CudaSlice<T>, b: &CudaSlice<T>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<Option<(c_int, c_int, c_int)>> {
+        if super::zero_if_trivial(&self.stream, calls.0, a, b, out, shape)? {
+            return Ok(None);
+        }
+        let dim = |d: u32| {
+            c_int::try_from(d).map_err(|_| Error::Cublas {
+                call: calls.1,
+                source: CublasError(cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE),
+            })
+        };
+        Ok(Some((dim(shape.m)?, dim(shape.k)?, dim(shape.n)?)))
+    }
+
     /// Row-major `out[m×n] = a[m×k] · b[k×n]` on device buffers, with the handle's math mode.
     /// Asynchronous, like [`Gpu::matmul_device`]: it returns once the GEMM is queued.
     pub fn sgemm(
         &self, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
-        // cuBLAS would accept m, n or k = 0, but with k = 0 and beta = 0 whether `out` is
-        // written at all is not something to rely on: zero it, as the kernels' path does.
-        if super::zero_if_trivial(
-            &self.stream,
-            "cublasSgemm (zeroing a trivial product)",
+        let Some((m, k, n)) = self.dims_or_zero(
+            (
+                "cublasSgemm (zeroing a trivial product)",
+                "cublasSgemm_v2 (a dimension exceeds i32::MAX)",
+            ),
             a,
             b,
             out,
             shape,
-        )? {
+        )?
+        else {
             return Ok(());
-        }
-        // cuBLAS takes `int` dimensions; MatmulShape allows up to u32::MAX - 64.
-        let dim = |d: u32| {
-            c_int::try_from(d).map_err(|_| Error::Cublas {
-                call: "cublasSgemm_v2 (a dimension exceeds i32::MAX)",
-                source: CublasError(cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE),
-            })
         };
-        let (m, k, n) = (dim(shape.m)?, dim(shape.k)?, dim(shape.n)?);
         let cfg = GemmConfig {
             transa: cublasOperation_t::CUBLAS_OP_N,
             transb: cublasOperation_t::CUBLAS_OP_N,
@@ -214,23 +228,19 @@ impl Cublas {
     ) -> Result<()> {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
         use sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
-        if super::zero_if_trivial(
-            &self.stream,
-            "cublasGemmEx (zeroing a trivial product)",
+        let Some((m, k, n)) = self.dims_or_zero(
+            (
+                "cublasGemmEx (zeroing a trivial product)",
+                "cublasGemmEx (a dimension exceeds i32::MAX)",
+            ),
             a,
             b,
             out,
             shape,
-        )? {
+        )?
+        else {
             return Ok(());
-        }
-        let dim = |d: u32| {
-            c_int::try_from(d).map_err(|_| Error::Cublas {
-                call: "cublasGemmEx (a dimension exceeds i32::MAX)",
-                source: CublasError(cublasStatus_t::CUBLAS_STATUS_INVALID_VALUE),
-            })
         };
-        let (m, k, n) = (dim(shape.m)?, dim(shape.k)?, dim(shape.n)?);
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (pa, _ra) = a.device_ptr(&self.stream);
         let (pb, _rb) = b.device_ptr(&self.stream);
