@@ -237,7 +237,8 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
 
 /// The body of every tile load ([`TileVectors::load`], [`TileVectors::load_nc`]): fast path
 /// (`ld.global.v4`, or `ld.global.nc.v4` if `NC`) only if the whole tile is inside the matrix
-/// and `vectors_ok`; else checked scalar loads, zero outside.
+/// and `vectors_ok`; a whole tile whose rows are not 16-byte aligned by scalar loads without
+/// bounds checks; else checked scalar loads, zero outside.
 ///
 /// # Safety
 /// As [`TileVectors::load`], and if `NC`, nothing writes `src` while the kernel runs.
@@ -248,7 +249,8 @@ unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
     vectors_ok: bool, t: u32,
 ) -> Staged {
     let mut staged = [[0.0f32; 4]; MAX_VECS];
-    if vectors_ok && rows_left >= L::ROWS as u32 && cols_left >= L::COLS as u32 {
+    let inside = rows_left >= L::ROWS as u32 && cols_left >= L::COLS as u32;
+    if vectors_ok && inside {
         unroll!(j in L::VECS => {
             let (r, c) = L::position(t, j);
             // SAFETY: the whole tile is inside the matrix; ld, col0 and c are multiples
@@ -257,6 +259,16 @@ unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
                 let p = src.add(at(row0 + r, ld, col0 + c));
                 if NC { load_f32x4_nc(p) } else { load_f32x4(p) }
             };
+        });
+    } else if inside {
+        // A whole tile on rows that are not 16-byte aligned (an odd `ld`): four scalar loads
+        // per vector, without the per-element bounds checks of an edge tile.
+        unroll!(j in L::VECS => {
+            let (r, c) = L::position(t, j);
+            unroll!(e in 4 => {
+                // SAFETY: the whole tile is inside the matrix.
+                staged[j][e] = unsafe { *src.add(at(row0 + r, ld, col0 + c + e as u32)) };
+            });
         });
     } else {
         unroll!(j in L::VECS => {
