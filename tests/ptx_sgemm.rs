@@ -250,13 +250,23 @@ fn blas_rung_matches_its_catalogue() {
             "{entry}"
         );
         assert_eq!(count(b, "bar.sync"), 4, "{entry}");
-        let found = nvptx_builder::ptx::entry_directives(KERNELS_PTX, entry).expect("entry");
-        let want = c
-            .spec
-            .launch_bounds
-            .map(|l| ([l.max_threads, 1, 1], l.min_blocks));
-        assert_eq!(found.maxntid.zip(found.minnctapersm), want, "{entry}");
+        assert_launch_bounds(&c.spec);
     }
+}
+
+/// The entry's `.maxntid` and `.minnctapersm` are the catalogue's launch bounds (neither
+/// where it has none).
+fn assert_launch_bounds(spec: &kernels_gpu_host::kernels_gpu::catalogue::KernelSpec) {
+    let found = nvptx_builder::ptx::entry_directives(KERNELS_PTX, spec.entry).expect("entry");
+    let want = spec
+        .launch_bounds
+        .map(|l| ([l.max_threads, 1, 1], l.min_blocks));
+    assert_eq!(
+        found.maxntid.zip(found.minnctapersm),
+        want,
+        "{}",
+        spec.entry
+    );
 }
 
 /// Rung 13 (BF16 matrices): per shared tile, `BK/16` steps of fully unrolled
@@ -291,11 +301,6 @@ fn bf16_rung_is_unrolled_mma_sync_on_ldmatrix() {
         for op in ["cvt.rn", "cvt.rna", "fma.rn.f32"] {
             assert_eq!(count(b, op), 0, "{entry}: {op}");
         }
-        let found = nvptx_builder::ptx::entry_directives(KERNELS_PTX, entry).expect("entry");
-        let want = c
-            .spec
-            .launch_bounds
-            .map(|l| ([l.max_threads, 1, 1], l.min_blocks));
-        assert_eq!(found.maxntid.zip(found.minnctapersm), want, "{entry}");
+        assert_launch_bounds(&c.spec);
     }
 }

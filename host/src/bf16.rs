@@ -5,8 +5,8 @@
 //!
 //! [`round`] makes BF16 from f32 (to nearest even, as the GPU's `cvt.rn.bf16.f32`);
 //! `Gpu::gemm_bf16_device` and [`Simulator::gemm_bf16`](crate::sim::Simulator::gemm_bf16)
-//! run a configuration of [`BF16_CONFIGS`] ([`Bf16Config::DEFAULT`](default_config) where the
-//! caller has no preference).
+//! run a configuration of [`BF16_CONFIGS`] ([`default_config`] where the caller has no
+//! preference).
 
 use crate::error::{Error, Result};
 use crate::shape::MatmulShape;

@@ -39,12 +39,16 @@ pub fn unaligned(v: &[Aligned], len: usize) -> Vec<f32> {
     v.iter().flat_map(|a| a.0).take(len).collect()
 }
 
-/// `x` copied into 16-byte-aligned storage (zero-padded to a multiple of 4).
-pub fn aligned_copy(x: &[f32]) -> Vec<Aligned> {
-    let mut v = vec![Aligned::default(); x.len().div_ceil(4)];
-    for (chunk, dst) in x.chunks(4).zip(v.iter_mut()) {
-        dst.0[..chunk.len()].copy_from_slice(chunk);
-    }
+/// `x` copied into 16-byte-aligned storage, zero-padded to a whole number of 16 bytes (f32s,
+/// or the BF16 bits of [`Simulator::gemm_bf16`]).
+pub fn aligned_copy<T: bytemuck::Pod>(x: &[T]) -> Vec<Aligned> {
+    let bytes: &[u8] = bytemuck::cast_slice(x);
+    let mut v = vec![Aligned::default(); bytes.len().div_ceil(16)];
+    // SAFETY: `v` holds 16 · v.len() >= bytes.len() bytes, and `Aligned` is plain f32s, for
+    // which any bits are valid; the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().cast::<u8>(), bytes.len())
+    };
     v
 }
 
@@ -143,15 +147,7 @@ impl Simulator {
             return Ok(out);
         }
         let launch = crate::bf16::launch(config, shape, &self.limits)?;
-        let aligned = |x: &[u16]| {
-            let mut v = vec![Aligned::default(); x.len().div_ceil(8)];
-            // SAFETY: `v` holds 16 · v.len() >= 2 · x.len() bytes; the two do not overlap.
-            unsafe {
-                std::ptr::copy_nonoverlapping(x.as_ptr(), v.as_mut_ptr().cast::<u16>(), x.len())
-            };
-            v
-        };
-        let (a, b) = (aligned(a), aligned(b));
+        let (a, b) = (aligned_copy(a), aligned_copy(b));
         let (pa, pb, o) = (
             SharedPtr(a.as_ptr().cast::<u16>() as *mut u16),
             SharedPtr(b.as_ptr().cast::<u16>() as *mut u16),

@@ -9,12 +9,7 @@ use cudarc::driver::CudaSlice;
 impl Gpu {
     /// `host` rounded to BF16 ([`bf16::round`]) and copied to a new device buffer.
     pub fn upload_bf16(&self, host: &[f32]) -> Result<CudaSlice<u16>> {
-        let bits = bf16::round_all(host);
-        let bytes = super::buffer_bytes::<u16>(bits.len())?;
-        self.reserve(bytes)?;
-        self.stream
-            .clone_htod(&bits)
-            .map_err(|e| self.alloc_error(e, bytes))
+        self.upload_of(&bf16::round_all(host))
     }
 
     /// `out = a · b` by `config` (rung 13): `a` (`m × k`) and `b` (`k × n`) BF16, row-major;

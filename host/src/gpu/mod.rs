@@ -227,7 +227,14 @@ impl Gpu {
 
     /// Copies `host` to a new device buffer.
     pub fn upload(&self, host: &[f32]) -> Result<CudaSlice<f32>> {
-        let bytes = buffer_bytes::<f32>(host.len())?;
+        self.upload_of(host)
+    }
+
+    /// [`upload`](Self::upload) for any element type.
+    pub(crate) fn upload_of<T: cudarc::driver::DeviceRepr>(
+        &self, host: &[T],
+    ) -> Result<CudaSlice<T>> {
+        let bytes = buffer_bytes::<T>(host.len())?;
         self.reserve(bytes)?;
         self.stream
             .clone_htod(host)
