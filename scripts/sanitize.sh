@@ -63,6 +63,10 @@ all_runs=(
     # and cp.async fast paths, which the odd shapes never take.
     "|matmul-256x96x384|--m 256 --k 96 --n 384"
     "|matmul-1x1x1|--m 1 --k 1 --n 1"
+    # Whole 128×128 tiles on rows that are not 16-byte aligned (k and n odd), five k-tiles
+    # (past the multistage ring's three stages) and a partial last one: the multistage
+    # rung's 4-byte cp.async copies of b, zero-filled, beside edge tiles.
+    "|matmul-260x67x259|--m 260 --k 67 --n 259"
     # The TF32 tensor-core rung (opt-in, so `--kernel all` runs it only with `--precision
     # tf32`): odd shapes on its checked path; interior 128×128 blocks on the cp.async path
     # with a zero-filled partial last k-tile (k = 36, 260) beside edge blocks.

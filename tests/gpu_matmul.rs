@@ -15,6 +15,8 @@ use kernels_gpu_host::budget::TimeBudget;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::reference;
+use kernels_gpu_host::row_split::RowSplit;
+use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};
@@ -156,17 +158,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             let tuned = g.download(&out)?;
             let best =
                 kernels_gpu_host::autotune::choose(g, &da, &db, &mut out, shape, Precision::Fp32)?;
-            match best {
-                Tuned::Config(k) => g.matmul_device(
-                    MatmulKernel::Sgemm(k),
-                    TileWidth::Tw16,
-                    &da,
-                    &db,
-                    &mut out,
-                    shape,
-                )?,
-                Tuned::SplitK(s) => g.matmul_split_k_device(s, &da, &db, &mut out, shape)?,
-            }
+            best.run(g, &da, &db, &mut out, shape)?;
             if tuned != g.download(&out)? {
                 return Err("autotuned output differs from the tuned kernel's".into());
             }
@@ -200,6 +192,70 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                             "{s} {shape}: differs from its CPU twin or from run to run"
                         )
                         .into());
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
+    // Row splits: the top part's configuration on its rows, split-k on the rest, each with
+    // its simulator twin's bits, the same every run; odd everything, and a bottom part of
+    // one row.
+    for ((m, k, n), rows) in [((300, 97, 131), 256), ((129, 1029, 67), 128)] {
+        add(
+            format!("gpu::row_split_is_its_simulator_twin::{m}x{k}x{n}"),
+            Box::new(move |g| {
+                let shape = MatmulShape::new(m, k, n)?;
+                let mut rng = Rng::new(37);
+                let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
+                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+                let mut out = g.upload(&vec![f32::NAN; m * n])?;
+                let bottom = SplitK::candidates().find(|s| s.splits == 8).unwrap();
+                let split = RowSplit {
+                    top: SgemmKernel::DEFAULT,
+                    rows,
+                    bottom,
+                };
+                let exact = Simulator::default().matmul_rows(split, &a, &b, shape)?;
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for run in 0..2 {
+                    g.matmul_rows_device(split, &da, &db, &mut out, shape)?;
+                    if bits(&g.download(&out)?) != bits(&exact) {
+                        return Err(format!(
+                            "{split} {shape}: run {run} differs from the simulator"
+                        )
+                        .into());
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
+    // Repacked products: the simulator's bits (those of the configuration on the operands
+    // as they are), every run; k odd, n odd, both.
+    for (m, k, n) in [(300, 97, 132), (129, 1028, 67), (257, 1029, 131)] {
+        add(
+            format!("gpu::repacked_product_is_its_simulator_twin::{m}x{k}x{n}"),
+            Box::new(move |g| {
+                let shape = MatmulShape::new(m, k, n)?;
+                let mut rng = Rng::new(41);
+                let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
+                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+                let mut out = g.upload(&vec![f32::NAN; m * n])?;
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                for kernel in [
+                    SgemmKernel::DEFAULT,
+                    SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap(),
+                ] {
+                    let exact = Simulator::default().matmul_repacked(kernel, &a, &b, shape)?;
+                    for run in 0..2 {
+                        g.matmul_repacked_device(kernel, &da, &db, &mut out, shape)?;
+                        if bits(&g.download(&out)?) != bits(&exact) {
+                            return Err(format!(
+                                "{kernel} repacked {shape}: run {run} differs from the simulator"
+                            )
+                            .into());
+                        }
                     }
                 }
                 Ok(())

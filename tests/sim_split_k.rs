@@ -1,13 +1,20 @@
 //! Split-k in the simulator: every split of the split-k configurations, on odd shapes and on
 //! shapes whose interior blocks take the `cp.async` fast path in every slice, gives exactly
 //! the bits of [`cpu_split_k`] (slices' FMA chains added in order), the same bits on a
-//! second run, and stays within the f32 bound with `k + s` roundings.
+//! second run, and stays within the f32 bound with `k + s` roundings. A row split gives the
+//! bits of its top configuration on its rows and those of its split-k run on the rest; a
+//! repacked product the bits of its configuration on the operands as they are.
 
-use kernels_gpu_host::MatmulShape;
+#[path = "common/fma_product.rs"]
+mod fma_product;
+
+use fma_product::fma_in_k_order;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::row_split::RowSplit;
 use kernels_gpu_host::sim::{Simulator, aligned_copy};
 use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
+use kernels_gpu_host::{Error, MatmulShape, SgemmKernel};
 
 /// `(m, k, n)`: odd everything; `k` splitting into whole 16-deep tiles with an interior
 /// 64 × 64 block (fast path) and edge blocks; `k` shorter than the splits ask for; `k = 1`.
@@ -69,5 +76,95 @@ fn empty_and_zero_depth_products() {
             .matmul_split_k(s, &vec![1.0; m * k], &vec![1.0; k * n], shape)
             .unwrap();
         assert_eq!(out, vec![0.0; m * n], "{shape}");
+    }
+}
+
+#[test]
+fn row_split_is_its_top_configuration_then_split_k() {
+    let sim = Simulator::default();
+    let bottom = SplitK::candidates().find(|s| s.splits == 4).unwrap();
+    // Odd everything; a top part of one row; a bottom part of one row.
+    for ((m, k, n), rows) in [((70, 97, 66), 64), ((9, 33, 130), 1), ((5, 40, 7), 4)] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);
+        let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
+        let split = RowSplit {
+            top: SgemmKernel::DEFAULT,
+            rows,
+            bottom,
+        };
+        let out = sim
+            .matmul_rows(split, &a, &b, shape)
+            .unwrap_or_else(|e| panic!("{split} {shape}: {e}"));
+        let rows = rows as usize;
+        let mut exact = fma_in_k_order(&a[..rows * k], &b, rows, k, n);
+        let left = MatmulShape::new(m - rows, k, n).unwrap();
+        exact.extend(cpu_split_k(bottom, &a[rows * k..], &b, left));
+        assert_eq!(out.len(), m * n);
+        for (i, (x, y)) in out.iter().zip(&exact).enumerate() {
+            assert_eq!(
+                x.to_bits(),
+                y.to_bits(),
+                "{split} {shape} [{}][{}]",
+                i / n,
+                i % n
+            );
+        }
+        let acc = compare(&out, &matmul_f64(&a, &b, m, k, n));
+        assert!(
+            acc.within_f32_bound(bottom.roundings(shape.k)),
+            "{split} {shape}: {acc:?}"
+        );
+    }
+    // The top part must leave rows on both sides.
+    let shape = MatmulShape::new(4, 3, 5).unwrap();
+    for rows in [0, 4, 9] {
+        let split = RowSplit {
+            top: SgemmKernel::DEFAULT,
+            rows,
+            bottom,
+        };
+        assert!(matches!(
+            sim.matmul_rows(split, &[1.0; 12], &[1.0; 15], shape),
+            Err(Error::RowSplit { m: 4, .. })
+        ));
+    }
+}
+
+#[test]
+fn repacked_products_have_their_configurations_bits() {
+    let sim = Simulator::default();
+    let configs = [
+        SgemmKernel::DEFAULT,
+        SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap(),
+    ];
+    // k odd, n odd, both, one of each dimension, k = 1; (70, 37, 66) has interior 64 × 64
+    // blocks on the 16-byte path only once repacked.
+    for (m, k, n) in [
+        (70, 37, 66),
+        (5, 8, 7),
+        (17, 33, 65),
+        (1, 1, 1),
+        (9, 1, 130),
+    ] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);
+        let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
+        let exact = fma_in_k_order(&a, &b, m, k, n);
+        for kernel in configs {
+            let out = sim
+                .matmul_repacked(kernel, &a, &b, shape)
+                .unwrap_or_else(|e| panic!("{kernel} {shape}: {e}"));
+            assert_eq!(out.len(), m * n);
+            for (i, (x, y)) in out.iter().zip(&exact).enumerate() {
+                assert_eq!(
+                    x.to_bits(),
+                    y.to_bits(),
+                    "{kernel} repacked {shape} [{}][{}]",
+                    i / n,
+                    i % n
+                );
+            }
+        }
     }
 }

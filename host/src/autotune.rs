@@ -28,10 +28,12 @@
 //! [`SgemmKernel::Autotuned`] runs [`SgemmKernel::DEFAULT`] there.
 
 use crate::budget::TimeBudget;
-use crate::error::{Error, Result};
+use crate::error::{DriverContext, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::MatmulKernel;
+use crate::repack;
 use crate::report::median;
+use crate::row_split::{self, RowSplit};
 use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::split_k::SplitK;
@@ -72,27 +74,37 @@ impl Choice {
     }
 }
 
-/// What the autotuner chooses among: a configuration of [`SgemmKernel::TUNED`], or a
-/// split-k run of one ([`SplitK::candidates`]).
+/// What the autotuner chooses among: a configuration of [`SgemmKernel::TUNED`], a
+/// split-k run of one ([`SplitK::candidates`]), or a product split by rows between the two
+/// ([`crate::row_split`], proposed from the timings of the others: see [`tune`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tuned {
     Config(SgemmKernel),
     SplitK(SplitK),
+    Rows(RowSplit),
+    /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::repack`]).
+    Repacked(SgemmKernel),
 }
 
 impl Tuned {
     /// Every candidate of `precision` for `shape`: the tuned configurations of that
-    /// precision, then (FP32) the split-k runs deep enough for its `k`.
+    /// precision, then (FP32) the split-k runs deep enough for its `k` and, where `k` or
+    /// `n` is not a multiple of 4 ([`repack::applies`]), each configuration repacked.
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
-        let split = (precision == Precision::Fp32)
+        let configs = SgemmKernel::tuned(precision).iter().copied();
+        let fp32 = precision == Precision::Fp32;
+        let split = fp32
             .then(|| SplitK::candidates_for(shape).map(Tuned::SplitK))
             .into_iter()
             .flatten();
-        SgemmKernel::tuned(precision)
-            .iter()
-            .copied()
+        let repacked = (fp32 && repack::applies(shape))
+            .then(|| configs.clone().map(Tuned::Repacked))
+            .into_iter()
+            .flatten();
+        configs
             .map(Tuned::Config)
             .chain(split)
+            .chain(repacked)
             .collect()
     }
 
@@ -101,6 +113,8 @@ impl Tuned {
         match self {
             Self::Config(k) => k.name().to_owned(),
             Self::SplitK(s) => s.name(),
+            Self::Rows(r) => r.name(),
+            Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
         }
     }
 
@@ -112,7 +126,29 @@ impl Tuned {
             .chain(SgemmKernel::TUNED_BF16)
             .find(|k| k.name() == name)
             .map(Self::Config)
+            .or_else(|| RowSplit::from_name(name).map(Self::Rows))
+            .or_else(|| {
+                let config = name.strip_suffix(REPACKED)?;
+                let mut fp32 = SgemmKernel::TUNED.into_iter();
+                fp32.find(|k| k.name() == config).map(Self::Repacked)
+            })
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))
+    }
+
+    /// Runs it on device buffers of `shape`'s lengths (checked), as
+    /// [`Gpu::matmul_device`] runs the autotuned SGEMM.
+    pub fn run(
+        self, gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        match self {
+            Tuned::Config(k) => {
+                gpu.matmul_device(MatmulKernel::Sgemm(k), TileWidth::Tw16, a, b, out, shape)
+            }
+            Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
+            Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
+            Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
+        }
     }
 }
 
@@ -121,6 +157,9 @@ impl std::fmt::Display for Tuned {
         f.write_str(&self.name())
     }
 }
+
+/// The suffix of a [`Tuned::Repacked`] candidate's name, after its configuration's.
+pub const REPACKED: &str = "-repacked";
 
 /// The cache key: device name, compute capability, shape (`m×k×n`), the precision unless
 /// it is FP32, and the fingerprint of the PTX module the candidates were timed from, e.g.
@@ -377,14 +416,14 @@ pub fn choose(
 }
 
 /// Times every candidate of [`Tuned::candidates`]`(shape, precision)` on `shape` with `a`,
-/// `b` and `out` ([`TIMING`]), and returns the fastest by median time. A candidate this
-/// device cannot run (too many registers or too much shared memory for it, a grid beyond
-/// its limits, a split-k workspace beyond its free memory) is skipped.
+/// `b` and `out` ([`TIMING`]), then (FP32) the row splits of the fastest plain
+/// configurations ([`row_splits`]), and returns the fastest by median time. A candidate
+/// this device cannot run (too many registers or too much shared memory for it, a grid
+/// beyond its limits, a split-k workspace beyond its free memory) is skipped.
 pub fn tune(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
     shape: MatmulShape, precision: Precision,
 ) -> Result<(Tuned, Choice)> {
-    let mut timings = vec![];
     let mut refused = None;
     let candidates = Tuned::candidates(shape, precision);
     if candidates.is_empty() {
@@ -393,26 +432,23 @@ pub fn tune(
     let limit = TIMING.limit.map_or(String::new(), |l| {
         format!(", each phase within {} ms", l.as_millis())
     });
+    let rows = match precision {
+        Precision::Fp32 => " (then row splits of the fastest, where a thin last wave is left)",
+        _ => "",
+    };
     eprintln!(
-        "autotune: {shape}: timing {} {} SGEMM candidates, up to {} warm-ups and {} timed \
-         runs each{limit} (once per shape, device and build)",
+        "autotune: {shape}: timing {} {} SGEMM candidates{rows}, up to {} warm-ups and {} \
+         timed runs each{limit} (once per shape, device and build)",
         candidates.len(),
         precision.name(),
         TIMING.warmup,
         TIMING.iters
     );
-    for candidate in candidates {
-        let run = || match candidate {
-            Tuned::Config(k) => {
-                gpu.matmul_device(MatmulKernel::Sgemm(k), TileWidth::Tw16, a, b, out, shape)
-            }
-            Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
-        };
-        match gpu.time_within(&TIMING, run) {
-            Ok(mut ms) => timings.push((candidate, median(&mut ms))),
-            Err(e) if is_refusal(&e) => refused = Some(e),
-            Err(e) => return Err(e),
-        }
+    let run = |c: Tuned, out: &mut CudaSlice<f32>| c.run(gpu, a, b, out, shape);
+    let mut timings = time_each(gpu, &candidates, |c| run(c, out), &mut refused)?;
+    if precision == Precision::Fp32 {
+        let splits = row_splits(gpu, a, b, shape, &timings)?;
+        timings.extend(time_each(gpu, &splits, |c| run(c, out), &mut refused)?);
     }
     let Some(&(best, ms)) = timings.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
         return Err(refused.expect("at least one candidate ran or was refused"));
@@ -423,6 +459,89 @@ pub fn tune(
         candidates_ms: timings.iter().map(|(k, ms)| (k.name(), *ms)).collect(),
     };
     Ok((best, choice))
+}
+
+/// The median time of each of `candidates` run by `run` ([`TIMING`]), in order; one the
+/// device declines ([`is_refusal`]) is left out, its error kept in `refused`.
+fn time_each(
+    gpu: &Gpu, candidates: &[Tuned], mut run: impl FnMut(Tuned) -> Result<()>,
+    refused: &mut Option<Error>,
+) -> Result<Vec<(Tuned, f64)>> {
+    let mut timings = vec![];
+    for &candidate in candidates {
+        match gpu.time_within(&TIMING, || run(candidate)) {
+            Ok(mut ms) => timings.push((candidate, median(&mut ms))),
+            Err(e) if is_refusal(&e) => *refused = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(timings)
+}
+
+/// The row splits worth timing for `shape`: for each plain configuration in `timings`
+/// whose blocks leave a thin last wave on this device ([`row_split::top_rows`], with the
+/// driver's count of blocks per SM), that configuration on the whole waves' rows and the
+/// fastest split-k run of the rows left (timed now, on a copy of those rows of `a`). None
+/// where the rows left have no split-k run. Every such configuration, not only the fastest
+/// on the whole product: those that suffer most from the last wave (the largest tiles) gain
+/// most from the split. On an H100, 2049×2047×2051: 128 × 128 tiles took 0.66 ms whole and
+/// 0.50 ms split at row 1920, where the fastest whole (128 × 64, 0.57 ms) took 0.50 ms split.
+fn row_splits(
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, shape: MatmulShape, timings: &[(Tuned, f64)],
+) -> Result<Vec<Tuned>> {
+    let plain = timings.iter().filter_map(|&(c, _)| match c {
+        Tuned::Config(k) => Some(k),
+        _ => None,
+    });
+    let mut bottoms: BTreeMap<u32, Option<SplitK>> = BTreeMap::new();
+    let mut splits = vec![];
+    for top in plain {
+        let slots = match gpu.blocks_per_sm(MatmulKernel::Sgemm(top), shape) {
+            Ok(blocks) => blocks * gpu.multiprocessors(),
+            Err(e) if is_refusal(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        let g = top.config().geometry;
+        let Some(rows) = row_split::top_rows(g.bm, g.bn, shape, slots) else {
+            continue;
+        };
+        let bottom = match bottoms.get(&rows) {
+            Some(&bottom) => bottom,
+            None => {
+                let bottom = fastest_split_k(gpu, a, b, shape, rows)?;
+                bottoms.insert(rows, bottom);
+                bottom
+            }
+        };
+        if let Some(bottom) = bottom {
+            splits.push(Tuned::Rows(RowSplit { top, rows, bottom }));
+        }
+    }
+    Ok(splits)
+}
+
+/// The fastest split-k run of `shape`'s rows from `rows` on, timed on a copy of them.
+fn fastest_split_k(
+    gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, shape: MatmulShape, rows: u32,
+) -> Result<Option<SplitK>> {
+    let MatmulShape { m, k, n } = shape;
+    let left = MatmulShape::new((m - rows) as usize, k as usize, n as usize)?;
+    let (a_len, _, out_len) = left.lens();
+    let mut a_left = gpu.zeros(a_len)?;
+    gpu.stream()
+        .memcpy_dtod(&a.slice(rows as usize * k as usize..), &mut a_left)
+        .call("cuMemcpyDtoDAsync")?;
+    let mut out_left = gpu.zeros(out_len)?;
+    let candidates: Vec<Tuned> = SplitK::candidates_for(left).map(Tuned::SplitK).collect();
+    let run = |c: Tuned| c.run(gpu, &a_left, b, &mut out_left, left);
+    let timings = time_each(gpu, &candidates, run, &mut None)?;
+    Ok(timings
+        .iter()
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .and_then(|&(c, _)| match c {
+            Tuned::SplitK(s) => Some(s),
+            _ => None,
+        }))
 }
 
 /// Whether `e` is the device declining this candidate, which leaves the context usable and
@@ -692,6 +811,24 @@ mod tests {
             Tuned::candidates(MatmulShape::new(64, 16, 64).unwrap(), Precision::Fp32)
                 .iter()
                 .all(|c| matches!(c, Tuned::Config(_)))
+        );
+        // k or n not a multiple of 4: every FP32 configuration repacked too, names included.
+        let odd = Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Fp32);
+        let repacked = odd.iter().filter(|c| matches!(c, Tuned::Repacked(_)));
+        assert_eq!(repacked.count(), SgemmKernel::TUNED.len());
+        for candidate in odd {
+            assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
+        }
+        let split = Tuned::Rows(RowSplit {
+            top: SgemmKernel::DEFAULT,
+            rows: 1920,
+            bottom: SplitK::candidates().next().unwrap(),
+        });
+        assert_eq!(Tuned::from_name(&split.name()), Some(split));
+        assert!(
+            !Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Tf32)
+                .iter()
+                .any(|c| matches!(c, Tuned::Repacked(_)))
         );
     }
 }

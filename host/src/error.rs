@@ -179,6 +179,10 @@ pub enum Error {
     PrecisionNotImplemented {
         precision: kernels_gpu::sgemm::Precision,
     },
+    /// A row split ([`crate::row_split::RowSplit`]) whose top part is not between one row
+    /// and one row fewer than the product's.
+    #[error("a row split needs 1 <= rows < m: rows {rows}, m {m}")]
+    RowSplit { rows: usize, m: usize },
     #[error(
         "a sliding window must hold at least one element (window {window}, input length {len})"
     )]

@@ -6,6 +6,9 @@ use crate::error::Result;
 use crate::gemm::{Gemm, GemmKernel, Resolved};
 use crate::kernels::MatmulKernel;
 use crate::reduce::{self, ReduceKernel};
+use crate::repack;
+use crate::row_split::RowSplit;
+use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::sliding::{self, SlidingKernel, SlidingShape};
 use crate::split_k::SplitK;
@@ -13,6 +16,7 @@ use crate::tile::TileWidth;
 use kernels_gpu::catalogue::{SLIDING, SLIDING_SCAN};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
+use kernels_gpu::sgemm::repack::entry as repack_entry;
 use kernels_gpu::sgemm::{CONFIGS, split_k};
 
 /// Runs kernels from `kernels-gpu` on host threads, with the simulator's checks.
@@ -121,6 +125,70 @@ impl Simulator {
         // SAFETY: `Aligned` is repr(C) around [f32; 4]: out holds 4 · out.len() >= len floats.
         let floats = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<f32>(), len) };
         Ok(floats.to_vec())
+    }
+
+    /// `a · b` split by rows ([`crate::row_split`]): `r.top` on rows `0..r.rows`, then
+    /// [`matmul_split_k`](Self::matmul_split_k) on the rest, as on the GPU (and with the same
+    /// bits). [`Error::RowSplit`](crate::Error::RowSplit) unless `1 <= r.rows < m`.
+    pub fn matmul_rows(
+        &self, r: RowSplit, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        if shape.is_trivial() {
+            return Ok(vec![0.0; shape.lens().2]);
+        }
+        let (top, bottom) = r.parts(shape)?;
+        let a_rows = r.rows as usize * shape.k as usize;
+        let mut out = self.matmul(
+            MatmulKernel::Sgemm(r.top),
+            TileWidth::Tw16,
+            &a[..a_rows],
+            b,
+            top,
+        )?;
+        out.extend(self.matmul_split_k(r.bottom, &a[a_rows..], b, bottom)?);
+        Ok(out)
+    }
+
+    /// `a · b` by `kernel` on repacked operands ([`crate::repack`]): the repack kernel's
+    /// copies and the configuration on 16-byte-aligned padded rows, as on the GPU (and with
+    /// the same bits, those of `kernel` on `a` and `b`).
+    pub fn matmul_repacked(
+        &self, kernel: SgemmKernel, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let (m, k, n) = (shape.m, shape.k, shape.n);
+        if shape.is_trivial() {
+            return Ok(vec![0.0; shape.lens().2]);
+        }
+        let p = repack::padded(shape)?;
+        let (la, lb, _) = p.lens();
+        let copy = |src: &[f32], ld: u32, src_rows: u32, src_cols: u32, rows: u32, cols: u32| {
+            let mut dst = aligned_zeros(rows as usize * cols as usize);
+            let (ps, pd) = (
+                SharedPtr(src.as_ptr() as *mut f32),
+                SharedPtr(dst.as_mut_ptr().cast::<f32>()),
+            );
+            // SAFETY: src holds src_rows rows of ld >= src_cols floats (the callers below),
+            // dst rows · cols.
+            self.launch(&repack::launch(rows, cols), move || unsafe {
+                repack_entry::sgemm_repack(ps.get(), ld, src_rows, src_cols, pd.get(), rows, cols)
+            })?;
+            Ok::<_, crate::Error>(dst)
+        };
+        let ap = copy(a, k, m, k, m, p.k)?;
+        let bp = copy(b, n, k, n, p.k, p.n)?;
+        // SAFETY: `Aligned` is repr(C) around [f32; 4]: ap and bp hold la and lb floats
+        // (rows · cols of their copies).
+        let (ap, bp) = unsafe {
+            (
+                std::slice::from_raw_parts(ap.as_ptr().cast::<f32>(), la),
+                std::slice::from_raw_parts(bp.as_ptr().cast::<f32>(), lb),
+            )
+        };
+        let out = self.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, ap, bp, p)?;
+        let out = copy(&out, p.n, m, n, m, n)?;
+        Ok(unaligned(&out, m as usize * n as usize))
     }
 
     /// Runs `kernel` for every thread of `launch`: grid, block, dynamic shared bytes.

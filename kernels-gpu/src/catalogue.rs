@@ -235,6 +235,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(SGEMM.iter().map(|c| &c.spec))
         .chain(SGEMM.iter().filter_map(|c| c.split_k.as_ref()))
         .chain(core::iter::once(&crate::sgemm::split_k::REDUCE))
+        .chain(core::iter::once(&crate::sgemm::repack::REPACK))
         .chain(BLAS.iter().map(|c| &c.spec))
         .chain(BF16.iter().map(|c| &c.spec))
         .chain(REDUCE.iter().map(|c| &c.spec))

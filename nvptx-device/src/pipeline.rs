@@ -83,6 +83,42 @@ pub unsafe fn cp_async_16_zfill<T: SharedWord>(
     }
 }
 
+/// Copies the 4 bytes at `src` to `dst[i]` asynchronously if `full`, else writes 4 zero
+/// bytes and reads nothing (`cp.async.ca.shared.global [dst], [src], 4, src_size;` with
+/// `src_size` 4 or 0; a 4-byte copy is cached in L1 too, as the only kind allowed at that
+/// size): the copy for rows that are not 16-byte aligned, one word at a time, padded with
+/// zeros past the edge of a matrix.
+///
+/// # Safety
+/// `i < dst.len()`; where `full`, `src` points to a readable word that nothing writes until
+/// the copy completes (otherwise it is any word-aligned pointer, not read); no thread reads
+/// or writes `dst[i]` until the copy completes ([`wait_group`] and a barrier).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn cp_async_4_zfill<T: SharedWord>(
+    dst: SharedSlice<T>, i: u32, src: *const T, full: bool,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees the bounds of `dst`, and of `src` where it is read.
+    unsafe {
+        core::arch::asm!("cp.async.ca.shared.global [{d}], [{s}], 4, {n};",
+                         d = in(reg32) dst.shared_addr() + i * 4, s = in(reg64) src,
+                         n = in(reg32) if full { 4u32 } else { 0 },
+                         options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        // The store is checked.
+        let word = if full {
+            // SAFETY: the caller guarantees a readable word where `full`.
+            unsafe { *src }
+        } else {
+            T::from_bits(0)
+        };
+        dst.set(i, word);
+    }
+}
+
 /// Closes this thread's copies issued since the last call into one group
 /// (`cp.async.commit_group;`). A group may be empty.
 #[inline(always)]

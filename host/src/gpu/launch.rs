@@ -15,7 +15,8 @@ use super::{Gpu, fault};
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::sys::{CUfunction_attribute as FuncAttr, cudaError_enum as Code};
 use cudarc::driver::{
-    CudaFunction, CudaSlice, DeviceRepr, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, DriverError, LaunchArgs,
+    LaunchConfig, PushKernelArg,
 };
 use kernels_gpu::nvptx_device::launch::{FunctionLimits, Launch};
 use std::sync::Arc;
@@ -83,6 +84,20 @@ impl<'a> Launcher<'a> {
     pub fn buffer_mut<T>(&mut self, buf: &'a mut CudaSlice<T>) -> &mut Self {
         self.sizes.push(std::mem::size_of::<u64>());
         self.args.arg(buf);
+        self
+    }
+
+    /// Part of a buffer the kernel only reads ([`CudaSlice::slice`]).
+    pub fn view<'c: 'a, T>(&mut self, view: &'a CudaView<'c, T>) -> &mut Self {
+        self.sizes.push(std::mem::size_of::<u64>());
+        self.args.arg(view);
+        self
+    }
+
+    /// Part of a buffer the kernel writes ([`CudaSlice::slice_mut`]).
+    pub fn view_mut<'c: 'a, T>(&mut self, view: &'a mut CudaViewMut<'c, T>) -> &mut Self {
+        self.sizes.push(std::mem::size_of::<u64>());
+        self.args.arg(view);
         self
     }
 

@@ -2,12 +2,15 @@
 
 use super::Gpu;
 use crate::autotune::Tuned;
-use crate::error::Result;
+use crate::error::{DriverContext, Result};
 use crate::kernels::MatmulKernel;
+use crate::repack;
+use crate::row_split::RowSplit;
+use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::split_k::SplitK;
 use crate::tile::TileWidth;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
 impl Gpu {
     /// Runs `kernel` on device buffers: `out = a · b`. Asynchronous: it returns once the
@@ -30,10 +33,37 @@ impl Gpu {
                 match crate::autotune::choose(self, a, b, out, shape, auto.precision())? {
                     Tuned::Config(k) => MatmulKernel::Sgemm(k),
                     Tuned::SplitK(s) => return self.matmul_split_k_device(s, a, b, out, shape),
+                    Tuned::Rows(r) => return self.matmul_rows_device(r, a, b, out, shape),
+                    Tuned::Repacked(k) => {
+                        return self.matmul_repacked_device(k, a, b, out, shape);
+                    }
                 }
             }
             other => other,
         };
+        // SAFETY: the buffers have the shape's lengths (checked above).
+        unsafe {
+            self.launch_matmul(
+                kernel,
+                tw,
+                &a.as_view(),
+                &b.as_view(),
+                &mut out.as_view_mut(),
+                shape,
+            )
+        }
+    }
+
+    /// The launch of [`matmul_device`](Self::matmul_device) past its checks, on parts of
+    /// buffers.
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold at least the shape's `m·k`, `k·n` and `m·n` floats; the shape
+    /// is not trivial; `kernel` is not the autotuned SGEMM.
+    unsafe fn launch_matmul(
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &CudaView<f32>, b: &CudaView<f32>,
+        out: &mut CudaViewMut<f32>, shape: MatmulShape,
+    ) -> Result<()> {
         // The device's own grid, block and shared-memory limits, not CUDA's defaults.
         let launch = kernel.launch_within(tw, &shape, &self.limits)?;
         let entry = kernel.entry(tw);
@@ -46,9 +76,9 @@ impl Gpu {
             .is_some_and(|p| p.name == "tw");
         let (m, n, k, tw) = (shape.m, shape.n, shape.k, tw.get());
         let mut args = self.launcher(&info);
-        args.buffer(a)
-            .buffer(b)
-            .buffer_mut(out)
+        args.view(a)
+            .view(b)
+            .view_mut(out)
             .scalar(&m)
             .scalar(&n)
             .scalar(&k);
@@ -56,8 +86,8 @@ impl Gpu {
             args.scalar(&tw);
         }
         // SAFETY: (a, b, out, m, n, k[, tw]) as every matmul entry declares them (the
-        // launcher checks the sizes against the PTX); the buffers have the lengths the
-        // shape implies (checked above), and the shape fits u32 indices (MatmulShape).
+        // launcher checks the sizes against the PTX); the buffers hold what the shape needs
+        // (the caller's contract), and the shape fits u32 indices (MatmulShape).
         unsafe { args.launch(&launch) }
     }
 
@@ -72,6 +102,19 @@ impl Gpu {
         if super::zero_if_trivial(&self.stream, s.spec().entry, a, b, out, shape)? {
             return Ok(());
         }
+        // SAFETY: the buffers have the shape's lengths (checked above).
+        unsafe { self.launch_split_k(s, &a.as_view(), &b.as_view(), &mut out.as_view_mut(), shape) }
+    }
+
+    /// The launches of [`matmul_split_k_device`](Self::matmul_split_k_device) past its
+    /// checks, on parts of buffers.
+    ///
+    /// # Safety
+    /// As [`launch_matmul`](Self::launch_matmul).
+    unsafe fn launch_split_k(
+        &self, s: SplitK, a: &CudaView<f32>, b: &CudaView<f32>, out: &mut CudaViewMut<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
         let l = s.launch(shape)?;
         let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         if workspace.as_ref().is_none_or(|w| w.len() < l.workspace) {
@@ -82,28 +125,147 @@ impl Gpu {
         let (m, n, k, slice) = (shape.m, shape.n, shape.k, l.slice);
         let info = self.entry_info(s.spec().entry)?;
         let mut args = self.launcher(&info);
-        args.buffer(a)
-            .buffer(b)
+        args.view(a)
+            .view(b)
             .buffer_mut(ws)
             .scalar(&m)
             .scalar(&n)
             .scalar(&k)
             .scalar(&slice);
-        // SAFETY: (a, b, ws, m, n, k, slice) as the slice entry declares them; a and b have
-        // the shape's lengths (checked above), ws holds slices · m · n floats, and the grid
-        // has cdiv(k, slice) slices in z.
+        // SAFETY: (a, b, ws, m, n, k, slice) as the slice entry declares them; a and b hold
+        // the shape's operands (the caller's contract), ws holds slices · m · n floats, and
+        // the grid has cdiv(k, slice) slices in z.
         unsafe { args.launch(&l.partial) }?;
         let (len, slices) = (m * n, l.slices);
         let info = self.entry_info(kernels_gpu::sgemm::split_k::REDUCE.entry)?;
         let mut args = self.launcher(&info);
         args.buffer(ws)
-            .buffer_mut(out)
+            .view_mut(out)
             .scalar(&len)
             .scalar(&n)
             .scalar(&slices);
         // SAFETY: (ws, out, len, n, splits) as the reduction declares them; ws holds slices
         // planes of len = m · n floats (written by the launch before, on the same stream),
-        // out holds len (checked above).
+        // out holds at least len (the caller's contract).
         unsafe { args.launch(&l.reduce) }
+    }
+
+    /// `out = a · b` split by rows ([`crate::row_split`]): rows `0..r.rows` by `r.top`,
+    /// the rest by the split-k run `r.bottom`, one after the other on the stream.
+    /// Asynchronous, with the errors of [`matmul_device`](Self::matmul_device), and
+    /// [`Error::RowSplit`](crate::Error::RowSplit) unless `1 <= r.rows < m`.
+    pub fn matmul_rows_device(
+        &self, r: RowSplit, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        if super::zero_if_trivial(&self.stream, r.top.entry(), a, b, out, shape)? {
+            return Ok(());
+        }
+        let (top, bottom) = r.parts(shape)?;
+        let rows = r.rows as usize;
+        let (a_rows, out_rows) = (rows * shape.k as usize, rows * shape.n as usize);
+        // SAFETY: the buffers have the shape's lengths (checked above): the first `rows`
+        // rows of a and out hold the top part's, the rest the bottom part's.
+        unsafe {
+            self.launch_matmul(
+                MatmulKernel::Sgemm(r.top),
+                TileWidth::Tw16,
+                &a.slice(..a_rows),
+                &b.as_view(),
+                &mut out.slice_mut(..out_rows),
+                top,
+            )?;
+            self.launch_split_k(
+                r.bottom,
+                &a.slice(a_rows..),
+                &b.as_view(),
+                &mut out.slice_mut(out_rows..),
+                bottom,
+            )
+        }
+    }
+
+    /// `out = a · b` by `kernel` on repacked operands ([`crate::repack`]): `a` and `b`
+    /// copied into the workspace with rows of `k` and `n` rounded up to 4 (zero-padded),
+    /// the product there, and its rows copied back into `out`. Asynchronous, with the errors
+    /// of [`matmul_device`](Self::matmul_device); the bits of `kernel` on `a` and `b` as
+    /// they are.
+    pub fn matmul_repacked_device(
+        &self, kernel: SgemmKernel, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        if super::zero_if_trivial(&self.stream, kernel.entry(), a, b, out, shape)? {
+            return Ok(());
+        }
+        let p = repack::padded(shape)?;
+        let (la, lb, lo) = p.lens();
+        let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        if workspace.as_ref().is_none_or(|w| w.len() < la + lb + lo) {
+            *workspace = None; // free the old one first
+            *workspace = Some(self.zeros(la + lb + lo)?);
+        }
+        let ws = workspace.as_mut().expect("allocated above");
+        let (mut wa, mut rest) = ws.split_at_mut(la);
+        let (mut wb, mut rest) = rest.split_at_mut(lb);
+        let (mut wo, _) = rest.split_at_mut(lo);
+        let (m, k, n) = (shape.m, shape.k, shape.n);
+        // SAFETY: a, b and out have the shape's lengths (checked above); wa, wb and wo the
+        // padded product's (la, lb, lo floats, each a multiple of 4 from the workspace's
+        // start, so 16-byte aligned).
+        unsafe {
+            self.repack(&a.as_view(), k, m, k, &mut wa, m, p.k)?;
+            self.repack(&b.as_view(), n, k, n, &mut wb, p.k, p.n)?;
+            self.launch_matmul(
+                MatmulKernel::Sgemm(kernel),
+                TileWidth::Tw16,
+                &wa.as_view(),
+                &wb.as_view(),
+                &mut wo,
+                p,
+            )?;
+            self.repack(&wo.as_view(), p.n, m, n, &mut out.as_view_mut(), m, n)
+        }
+    }
+
+    /// One launch of [`kernels_gpu::sgemm::repack::sgemm_repack`]: the top-left
+    /// `src_rows × src_cols` of `src` (rows `ld` apart) into the dense `rows × cols` `dst`,
+    /// zero past it.
+    ///
+    /// # Safety
+    /// `src` holds `src_rows · ld` floats with `src_cols <= ld`, `dst` holds `rows · cols`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn repack(
+        &self, src: &CudaView<f32>, ld: u32, src_rows: u32, src_cols: u32,
+        dst: &mut CudaViewMut<f32>, rows: u32, cols: u32,
+    ) -> Result<()> {
+        let info = self.entry_info(kernels_gpu::sgemm::repack::REPACK.entry)?;
+        let mut args = self.launcher(&info);
+        args.view(src)
+            .scalar(&ld)
+            .scalar(&src_rows)
+            .scalar(&src_cols)
+            .view_mut(dst)
+            .scalar(&rows)
+            .scalar(&cols);
+        // SAFETY: the parameters as the entry declares them; the buffers as the caller
+        // promises.
+        unsafe { args.launch(&repack::launch(rows, cols)) }
+    }
+
+    /// How many blocks of `kernel` run at once on one SM with the block and dynamic shared
+    /// memory of its launch for `shape` (the driver's occupancy calculator, which counts
+    /// its registers and shared memory).
+    pub fn blocks_per_sm(&self, kernel: MatmulKernel, shape: MatmulShape) -> Result<u32> {
+        let tw = TileWidth::Tw16;
+        let launch = kernel.launch_within(tw, &shape, &self.limits)?;
+        let info = self.entry_info(kernel.entry(tw))?;
+        let threads = launch.block.x * launch.block.y * launch.block.z;
+        info.function()
+            .occupancy_max_active_blocks_per_multiprocessor(
+                threads,
+                launch.dynamic_shared_bytes as usize,
+                None,
+            )
+            .call("cuOccupancyMaxActiveBlocksPerMultiprocessor")
     }
 }

@@ -22,10 +22,15 @@
 //! stage `(p + 1) % 2`. Shared memory: `2 · BK · LDA + 3 · BK · BN` floats, 40.5 KiB at
 //! 128 × 128 × 16, under the 48 KiB of static shared memory, two blocks per SM.
 //!
-//! The copies need the whole block tile inside the matrices, `k` a multiple of `BK` and 4,
-//! `n` a multiple of 4 and `a`, `b` 16-byte aligned. Every other block (edge tiles, odd
-//! shapes) runs rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays, so every
-//! shape gives the same bits as the rest of the ladder.
+//! The common case (the block tile inside the output, `BK` dividing `k`, `a` and `b`
+//! 16-byte aligned with `k` and `n` multiples of 4) is compiled on its own, without checks.
+//! Any other block (an edge tile, a partial last `k` tile, rows that are not 16-byte
+//! aligned) runs the same loop with checks where the block tile has fewer than
+//! [`CHECKED_LOOP_MAX_OUTPUTS`] outputs: `b` copied by 16-byte `cp.async` where its rows are
+//! aligned and by 4-byte `cp.async` per element where they are not, zero-filled past the
+//! matrix, and `a` through the checked tile loads (see [`multistage_in`]). Larger tiles run
+//! rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays there. The zeros add
+//! exact zero products, so every shape gives the same bits as the rest of the ladder.
 
 use super::epilogue::Epilogue;
 use super::global::is_aligned16;
@@ -34,12 +39,23 @@ use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, at};
-use nvptx_device::pipeline::{commit_group, cp_async_16, wait_group};
+use nvptx_device::pipeline::{
+    commit_group, cp_async_4_zfill, cp_async_16, cp_async_16_zfill, wait_group,
+};
+use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{self, sync_threads};
 
 /// Shared stages of the `b` ring.
 pub const STAGES: usize = 3;
+
+/// Block tiles of fewer outputs than this run their edge tiles and odd shapes on the
+/// checked multistage loop ([`multistage_in`] with `EXACT = false`); larger ones on rung 8's
+/// [`sgemm_double_buffered_padded_in`]. With both multistage loops in one entry, the
+/// 128 × 128 tiles spill (ptxas for sm_90: 60 and 28 bytes, where rung 8's loop beside the
+/// exact one spills nothing) and their aligned products ran about 5% slower on an H100
+/// (4096³: 3.01 ms instead of 2.86).
+pub const CHECKED_LOOP_MAX_OUTPUTS: usize = 128 * 128;
 
 warp_tiled! {
     /// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
@@ -72,80 +88,145 @@ warp_tiled! {
     pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogue>(
         a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, epilogue: E,
     ) {
-        type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
-            PaddedTransposedTile<BM, BK, THREADS, LDA>;
-        type BTile<const BK: usize, const BN: usize, const THREADS: usize> =
-            VecTile<BK, BN, THREADS>;
         let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
         let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
         let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
-        let copies = tile.is_interior(BM as u32, BN as u32)
+        let exact = tile.is_interior(BM as u32, BN as u32)
             && k.is_multiple_of(BK as u32)
             && lda.is_multiple_of(4)
             && n.is_multiple_of(4)
             && is_aligned16(a)
             && is_aligned16(b);
-        if !copies {
-            // SAFETY: the caller's contract; the arrays hold two stages of each tile.
-            unsafe {
+        // SAFETY: the caller's contract; the arrays hold the stages the loop uses.
+        unsafe {
+            if exact {
+                warp_tiled!(multistage_in::<LDA, true, E>)(
+                    a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+                )
+            } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
+                warp_tiled!(multistage_in::<LDA, false, E>)(
+                    a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+                )
+            } else {
                 warp_tiled!(sgemm_double_buffered_padded_in::<LDA, E>)(
                     a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
                 )
-            };
-            return;
+            }
         }
+    }
+}
 
+warp_tiled! {
+    /// The loop of [`sgemm_multistage_ld`] on its shared arrays (`a_tile`: `2 · BK · LDA`
+    /// floats, `b_tile`: `STAGES · BK · BN`) for block tile `tile`.
+    ///
+    /// `EXACT` (the common case, compiled on its own so that it carries no checks): the block
+    /// tile is interior, `BK` divides `k`, and both operands' rows are 16-byte aligned, so
+    /// every copy of `b` is a 16-byte `cp.async` and every load of `a` a 16-byte load.
+    /// Otherwise each `b` copy is a 16-byte `cp.async` where `b`'s rows are aligned and a
+    /// 4-byte one per element where they are not, zero-filled past the matrix (rows from `k`
+    /// on, columns from `n` on); `a` tiles are loaded by [`TileVectors::load_nc`], zero past
+    /// the matrix too. The zeros add exact zero products past `k`, so every shape runs the
+    /// same FMAs in the same order as the other rungs (the same bits), and edge tiles and odd
+    /// shapes stay on the multistage loop.
+    ///
+    /// # Safety
+    /// As [`sgemm_multistage_ld`]; `tile` is this block's, the same in every thread; `EXACT`
+    /// only where the conditions above hold; every thread of the block calls it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
+        a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
+        b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E,
+    ) {
+        type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
+            PaddedTransposedTile<BM, BK, THREADS, LDA>;
+        type BTile<const BK: usize, const BN: usize, const THREADS: usize> =
+            VecTile<BK, BN, THREADS>;
         let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
         let t = thread::thread_idx_x();
         let warp = warp_tiled!(WarpTile);
         let origin = warp.thread_origin(t);
         let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
-        let tiles = k / BK as u32; // >= 1: the tile is interior, so k >= 1, and BK divides it
-        // Thread t's copies of b tile `p` into its stage: 16 bytes each, a warp on whole rows.
-        let issue_b = |p: u32| {
-            unroll!(j in BTile::<BK, BN, THREADS>::VECS => {
-                let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
-                let stage = (p % STAGES as u32) * b_stage;
-                // SAFETY: tile `p` (p < tiles) is inside `b` (k = tiles · BK rows, the block's
-                // BN columns inside); n, col0 and c are multiples of 4 and `b` is 16-byte
-                // aligned; r < BK, c + 4 <= BN, so the stage's vector is inside and aligned.
-                unsafe {
-                    cp_async_16(
-                        b_tile,
-                        stage + r * BN as u32 + c,
-                        b.add(at(p * BK as u32 + r, n, tile.col0 + c)),
-                    )
-                };
-            });
-            commit_group();
-        };
-        // Thread t's vectors of a tile `p < tiles`: the fast path only (the tile is inside `a`).
-        let load_a = |p: u32| {
-            // SAFETY: p < tiles, so rows row0..+BM (interior) and columns p·BK..+BK (k = tiles ·
-            // BK <= lda) are inside `a`; lda is a multiple of 4 and `a` 16-byte aligned.
-            unsafe {
-                ATile::<BM, BK, THREADS, LDA>::load_nc(
-                    a,
-                    lda,
-                    tile.row0,
-                    p * BK as u32,
-                    BM as u32,
-                    BK as u32,
-                    true,
-                    t,
-                )
+        let (vec_a, vec_b) = (
+            EXACT || (lda.is_multiple_of(4) && is_aligned16(a)),
+            EXACT || (n.is_multiple_of(4) && is_aligned16(b)),
+        );
+        // >= 1: the host launches no product with k = 0.
+        let tiles = k.div_ceil(BK as u32);
+        // Thread t's copies of b tile `p` into its stage. (Macros, not closures: LLVM may
+        // outline a closure this size into a `.func`.)
+        macro_rules! issue_b {
+            ($p:expr) => {{
+            let p: u32 = $p;
+            let stage = (p % STAGES as u32) * b_stage;
+            if vec_b {
+                // 16 bytes each, a warp on whole rows.
+                unroll!(j in BTile::<BK, BN, THREADS>::VECS => {
+                    let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
+                    let (row, col) = (p * BK as u32 + r, tile.col0 + c);
+                    // SAFETY: r < BK and c + 4 <= BN, so the stage's vector is inside and
+                    // aligned. Where EXACT, tile `p` (p < tiles) is inside `b` (k = tiles · BK
+                    // rows, the block's BN columns inside); otherwise the vector is copied only
+                    // if its row is and its column is (then all four are: n, col0 and c are
+                    // multiples of 4). Either way the rows are aligned (vec_b).
+                    unsafe {
+                        let dst = stage + r * BN as u32 + c;
+                        if EXACT {
+                            cp_async_16(b_tile, dst, b.add(at(row, n, col)));
+                        } else {
+                            let full = row < k && c < tile.cols_left;
+                            let src = if full { b.add(at(row, n, col)) } else { b };
+                            cp_async_16_zfill(b_tile, dst, src, full);
+                        }
+                    }
+                });
+            } else {
+                // 4 bytes each, a warp on 32 consecutive words of a row.
+                unroll!(j in BK * BN / THREADS => {
+                    let e = t + (j * THREADS) as u32;
+                    let (r, c) = (e / BN as u32, e % BN as u32);
+                    let (row, col) = (p * BK as u32 + r, tile.col0 + c);
+                    let full = row < k && c < tile.cols_left;
+                    // SAFETY: e < BK · BN, so the word is inside the stage; the source is read
+                    // only if it is inside `b`.
+                    unsafe {
+                        let src = if full { b.add(at(row, n, col)) } else { b };
+                        cp_async_4_zfill(b_tile, stage + e, src, full);
+                    }
+                });
             }
-        };
+            commit_group();
+            }};
+        }
+        // Thread t's vectors of a tile `p < tiles`.
+        macro_rules! load_a {
+            ($p:expr) => {{
+            let p: u32 = $p;
+            let col0 = p * BK as u32;
+            let (rows, cols) = if EXACT {
+                (BM as u32, BK as u32)
+            } else {
+                (tile.rows_left, k - col0)
+            };
+            // SAFETY: p < tiles, so col0 < k <= lda; the load reads only inside `a` (rows_left
+            // rows from row0, k - col0 columns from col0); where EXACT the whole tile is inside
+            // and lda is a multiple of 4, `a` 16-byte aligned.
+            unsafe {
+                ATile::<BM, BK, THREADS, LDA>::load_nc(a, lda, tile.row0, col0, rows, cols, vec_a, t)
+            }
+            }};
+        }
 
         // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tile 0
         // into its stage; wait for b tile 0.
-        issue_b(0);
+        issue_b!(0);
         if tiles > 1 {
-            issue_b(1);
+            issue_b!(1);
         } else {
             commit_group();
         }
-        let sa = load_a(0);
+        let sa = load_a!(0);
         // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
         unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
         wait_group::<{ STAGES as u32 - 2 }>();
@@ -154,12 +235,12 @@ warp_tiled! {
         for phase in 0..tiles {
             // b tile phase + 2 into the stage read in the previous trip (before its barrier).
             if phase + 2 < tiles {
-                issue_b(phase + 2);
+                issue_b!(phase + 2);
             } else {
                 commit_group(); // keeps one group per trip, so the wait below counts right
             }
             // a tile phase + 1 (or phase again on the last trip) in flight during the FMAs.
-            let sa = load_a((phase + 1).min(tiles - 1));
+            let sa = load_a!((phase + 1).min(tiles - 1));
             let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
             let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
             // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
@@ -180,10 +261,9 @@ warp_tiled! {
             wait_group::<{ STAGES as u32 - 2 }>();
             sync_threads();
         }
-        let fast = n.is_multiple_of(4) && is_aligned16(out);
-        // SAFETY: the tile is interior, so `fast` is exactly the fast-path condition; `origin`
-        // is this thread's.
-        unsafe { warp.store(&acc, out, n, &tile, origin, fast, &epilogue) };
+        let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
+        // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
+        unsafe { warp.store(&acc, out, n, tile, origin, fast, &epilogue) };
     }
 }
 

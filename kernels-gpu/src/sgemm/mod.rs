@@ -74,6 +74,7 @@ pub mod warptiling;
 
 pub mod epilogue;
 pub mod parts;
+pub mod repack;
 pub mod split_k;
 use parts::{global, tile_io, unroll, warp_tile};
 
@@ -291,11 +292,10 @@ macro_rules! split_k_fn {
         ) {
             // SAFETY: the caller's contract, for every slice.
             unsafe {
-                split_k::slice_of(a, b, ws, m, n, k, slice, |a, b, plane, m, n, ks, lda| {
-                    $module::ld::$kernel::<$($g,)* epilogue::Store>(
-                        a, b, plane, m, n, ks, lda, epilogue::Store,
-                    )
-                })
+                let (a, b, plane, ks) = split_k::slice_of(a, b, ws, m, n, k, slice);
+                $module::ld::$kernel::<$($g,)* epilogue::Store>(
+                    a, b, plane, m, n, ks, k, epilogue::Store,
+                )
             }
         }
     };

@@ -26,35 +26,33 @@ use nvptx_device::thread::Dim3;
 /// Threads per block of [`sgemm_split_k_reduce`], each summing four outputs.
 pub const REDUCE_BLOCK: u32 = 256;
 
-/// Slice `blockIdx.z` of a split-k product: `run(a', b', plane, m, n, ks, lda)` with `a'`
-/// and `b'` the slice's columns of `a` and rows of `b`, `ks` its depth and `plane` the
-/// workspace's `z`-th `m × n` plane. `run` is a configuration's kernel on an `a` with row
-/// stride `lda` (`sgemm_multistage_ld`).
+/// Slice `blockIdx.z` of a split-k product: `(a', b', plane, ks)`, the slice's columns of
+/// `a` and rows of `b`, the workspace's `z`-th `m × n` plane and the slice's depth, for a
+/// configuration's kernel on an `a` with row stride `k` (`sgemm_multistage_ld`). (Values,
+/// not a callback: LLVM may outline a closure holding a whole kernel into a `.func`.)
 ///
 /// Launch the configuration's grid with `cdiv(k, slice)` blocks in z.
 ///
 /// # Safety
-/// The configuration's contract for each slice; `ws` holds `cdiv(k, slice) · m · n`
-/// floats, `slice >= 1`.
+/// `a` and `b` are the product's `m × k` and `k × n` operands, `ws` holds
+/// `cdiv(k, slice) · m · n` floats, `slice >= 1`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn slice_of(
     a: *const f32, b: *const f32, ws: *mut f32, m: u32, n: u32, k: u32, slice: u32,
-    run: impl FnOnce(*const f32, *const f32, *mut f32, u32, u32, u32, u32),
-) {
+) -> (*const f32, *const f32, *mut f32, u32) {
     let z = thread::block_idx_z();
     let k0 = z * slice; // < k: the grid has cdiv(k, slice) slices
     let ks = slice.min(k - k0);
     // SAFETY: k0 < k, so a + k0 is inside a's first row and b + k0·n inside b; plane z of
     // ws is inside it (z < cdiv(k, slice)).
-    let (a, b, plane) = unsafe {
+    unsafe {
         (
             a.add(k0 as usize),
             b.add(k0 as usize * n as usize),
             ws.add(z as usize * m as usize * n as usize),
+            ks,
         )
-    };
-    run(a, b, plane, m, n, ks, k);
+    }
 }
 
 /// `out[i] = epilogue(Σ_z ws[z·len + i])` for this thread's four outputs, `z` from 0 to
