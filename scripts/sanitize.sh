@@ -12,9 +12,12 @@
 # Environment: COMPUTE_SANITIZER (path of the tool; default: on PATH or in $CUDA_HOME/bin),
 # SANITIZE_LOG_DIR (where the logs go; default a new temporary directory),
 # SANITIZE_LEAK_CHECK=1 (memcheck also reports device allocations never freed),
+# SANITIZE_ONLY (an extended regular expression: only the runs whose name matches it, such
+# as 'matmul|row_split|repacked'; the names are those the summary prints),
 # SANITIZE_GPU_MATMUL (the built `gpu_matmul` test binary: each tool also runs its
-# `bf16_gemm` tests, rung 13 on BF16 matrices, which the command line does not run; build it
-# with `cargo test --release -p kernels-gpu-host --test gpu_matmul --no-run`).
+# `bf16_gemm`, `row_split` and `repacked` tests, rung 13 on BF16 matrices and the autotuner's
+# row splits and repacked products, which the command line does not run; build it with
+# `cargo test --release -p kernels-gpu-host --test gpu_matmul --no-run`).
 #
 # Prints one line per run and a summary line per tool; exits 0 if every run is clean, 1 if
 # any tool reports an error (or a run fails, falls back to the CPU simulator, or has a
@@ -100,10 +103,15 @@ all_runs=(
 )
 help=$("$host" --help 2>/dev/null)
 runs=()
+only=${SANITIZE_ONLY:-}
 for run in "${all_runs[@]}"; do
     needs=${run%%|*}
+    rest=${run#*|}
+    if [[ -n $only && ! ${rest%%|*} =~ $only ]]; then
+        continue
+    fi
     if [[ -z $needs || $help == *"$needs"* ]]; then
-        runs+=("${run#*|}")
+        runs+=("$rest")
     fi
 done
 readonly COMMON_ARGS=(--iters 1 --warmup 0 --json)
@@ -185,13 +193,18 @@ for tool in "${TOOLS[@]}"; do
         fi
         record "$tool" "$name" "$base"
     done
-    if [[ -n ${SANITIZE_GPU_MATMUL:-} ]]; then
-        # Rung 13's GPU tests: odd, cp.async and degenerate shapes of every configuration.
-        name=bf16-gemm-tests
+    # The `gpu_matmul` tests of what the command line does not run: rung 13's (odd,
+    # cp.async and degenerate shapes of every configuration), row splits and repacked
+    # products (odd shapes, both parts of each, the repack kernel's copies).
+    for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked}; do
+        name=$filter-tests
+        if [[ -n $only && ! $name =~ $only ]]; then
+            continue
+        fi
         base=$logs/$tool-$name
         # shellcheck disable=SC2046 # tool_args prints separate words on purpose
         "$sanitizer" $(tool_args "$tool") --error-exitcode "$SANITIZER_EXIT" --print-limit 20 \
-            --log-file "$base.log" "$SANITIZE_GPU_MATMUL" bf16_gemm --test-threads=1 \
+            --log-file "$base.log" "$SANITIZE_GPU_MATMUL" "$filter" --test-threads=1 \
             >"$base.out" 2>"$base.err"
         rc=$?
         sanitizer_verdict "$base" "$rc"
@@ -201,10 +214,10 @@ for tool in "${TOOLS[@]}"; do
         elif [[ $rc != 0 ]]; then
             problem="tests exited with $rc: $(grep -m1 -E 'FAILED|error' "$base.out" "$base.err")"
         elif [[ ${passed:-0} == 0 ]]; then
-            problem="no test ran (an ignored GPU test, or a binary without bf16_gemm tests)"
+            problem="no test ran (an ignored GPU test, or a binary without $filter tests)"
         fi
         record "$tool" "$name" "$base"
-    fi
+    done
 done
 
 echo

@@ -83,8 +83,14 @@ fn empty_and_zero_depth_products() {
 fn row_split_is_its_top_configuration_then_split_k() {
     let sim = Simulator::default();
     let bottom = SplitK::candidates().find(|s| s.splits == 4).unwrap();
-    // Odd everything; a top part of one row; a bottom part of one row.
-    for ((m, k, n), rows) in [((70, 97, 66), 64), ((9, 33, 130), 1), ((5, 40, 7), 4)] {
+    // Odd everything; a top part of one row; a bottom part of one row; k = 1; n = 1.
+    for ((m, k, n), rows) in [
+        ((70, 97, 66), 64),
+        ((9, 33, 130), 1),
+        ((5, 40, 7), 4),
+        ((3, 1, 5), 2),
+        ((6, 7, 1), 4),
+    ] {
         let shape = MatmulShape::new(m, k, n).unwrap();
         let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);
         let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
@@ -138,7 +144,7 @@ fn repacked_products_have_their_configurations_bits() {
         SgemmKernel::DEFAULT,
         SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap(),
     ];
-    // k odd, n odd, both, one of each dimension, k = 1; (70, 37, 66) has interior 64 × 64
+    // k odd, n odd, both, one of each dimension, k = 1, n = 1; (70, 37, 66) has interior 64 × 64
     // blocks on the 16-byte path only once repacked.
     for (m, k, n) in [
         (70, 37, 66),
@@ -146,6 +152,7 @@ fn repacked_products_have_their_configurations_bits() {
         (17, 33, 65),
         (1, 1, 1),
         (9, 1, 130),
+        (7, 5, 1),
     ] {
         let shape = MatmulShape::new(m, k, n).unwrap();
         let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);

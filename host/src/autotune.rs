@@ -1,5 +1,6 @@
 //! Autotuning the SGEMM ladder's top rungs: on the present GPU, time every configuration in
-//! [`SgemmKernel::TUNED`] on a shape, keep the fastest, and remember the choice.
+//! [`SgemmKernel::TUNED`] on a shape (and, in FP32, its split-k runs, repacked products and
+//! row splits: [`Tuned`]), keep the fastest, and remember the choice.
 //!
 //! The best block, warp and thread tiles depend on the GPU (SM count, registers, shared
 //! memory) and on the shape (how many output tiles, how deep `k` is), and a few
