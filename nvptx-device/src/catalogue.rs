@@ -175,6 +175,25 @@ pub struct KernelSpec {
 }
 
 impl KernelSpec {
+    /// A 1-D entry of `threads` threads per block, one block per `per_block` items (no cap
+    /// on the blocks), without shared memory or launch bounds.
+    pub const fn items(
+        entry: &'static str, params: &'static [Param], threads: u32, per_block: u32,
+    ) -> Self {
+        Self {
+            entry,
+            params,
+            block: Dim3::x(threads),
+            grid: GridRule::Items {
+                per_block,
+                max_blocks: 0,
+            },
+            static_shared_bytes: 0,
+            dynamic_shared: DynamicShared::None,
+            launch_bounds: None,
+        }
+    }
+
     /// The launch for a problem of size `extent`, with `units` for
     /// [`DynamicShared::Affine`] (ignored otherwise). Saturating arithmetic: a size too
     /// large for the device shows up as a launch that [`Limits::check`] refuses, never as a

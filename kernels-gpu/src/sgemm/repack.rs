@@ -12,11 +12,9 @@
 use super::global::is_aligned16;
 use super::unroll::unroll;
 #[cfg(not(target_arch = "nvptx64"))]
-use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec};
+use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::F32x4;
 use nvptx_device::thread;
-#[cfg(not(target_arch = "nvptx64"))]
-use nvptx_device::thread::Dim3;
 
 /// Threads per block of [`sgemm_repack`], each writing four consecutive floats of a row.
 pub const REPACK_BLOCK: u32 = 256;
@@ -69,18 +67,12 @@ pub unsafe fn sgemm_repack(
 /// How to launch [`sgemm_repack`] for a `rows × cols` destination (as items: its
 /// `rows · cdiv(cols, 4)` quads). (Host only, as the catalogue.)
 #[cfg(not(target_arch = "nvptx64"))]
-pub const REPACK: KernelSpec = KernelSpec {
-    entry: "sgemm_repack",
-    params: entry::params::sgemm_repack,
-    block: Dim3::x(REPACK_BLOCK),
-    grid: GridRule::Items {
-        per_block: REPACK_BLOCK,
-        max_blocks: 0,
-    },
-    static_shared_bytes: 0,
-    dynamic_shared: DynamicShared::None,
-    launch_bounds: None,
-};
+pub const REPACK: KernelSpec = KernelSpec::items(
+    "sgemm_repack",
+    entry::params::sgemm_repack,
+    REPACK_BLOCK,
+    REPACK_BLOCK,
+);
 
 // Exported only with the `entries` feature; the simulator twins always exist.
 #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]

@@ -17,11 +17,9 @@
 use super::epilogue::{Epilogue, Store};
 use super::unroll::unroll;
 #[cfg(not(target_arch = "nvptx64"))]
-use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec};
+use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::{F32x4, load_f32x4};
 use nvptx_device::thread;
-#[cfg(not(target_arch = "nvptx64"))]
-use nvptx_device::thread::Dim3;
 
 /// Threads per block of [`sgemm_split_k_reduce`], each summing four outputs.
 pub const REDUCE_BLOCK: u32 = 256;
@@ -129,18 +127,12 @@ pub const SLICE_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params
 /// How to launch [`sgemm_split_k_reduce`] for `len` outputs (as items). (Host only, as
 /// the catalogue: the entry's parameter list exists wherever its simulator twin does.)
 #[cfg(not(target_arch = "nvptx64"))]
-pub const REDUCE: KernelSpec = KernelSpec {
-    entry: "sgemm_split_k_reduce",
-    params: entry::params::sgemm_split_k_reduce,
-    block: Dim3::x(REDUCE_BLOCK),
-    grid: GridRule::Items {
-        per_block: 4 * REDUCE_BLOCK,
-        max_blocks: 0,
-    },
-    static_shared_bytes: 0,
-    dynamic_shared: DynamicShared::None,
-    launch_bounds: None,
-};
+pub const REDUCE: KernelSpec = KernelSpec::items(
+    "sgemm_split_k_reduce",
+    entry::params::sgemm_split_k_reduce,
+    REDUCE_BLOCK,
+    4 * REDUCE_BLOCK,
+);
 
 // Exported only with the `entries` feature; the simulator twins always exist.
 #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
