@@ -418,7 +418,7 @@ pub fn choose(
 
 /// Times every candidate of [`Tuned::candidates`]`(shape, precision)` on `shape` with `a`,
 /// `b` and `out` ([`TIMING`]), then (FP32) the row splits of the fastest plain
-/// configurations ([`row_splits`]), and returns the fastest by median time. A candidate
+/// configurations (`row_splits`), and returns the fastest by median time. A candidate
 /// this device cannot run (too many registers or too much shared memory for it, a grid
 /// beyond its limits, a split-k workspace beyond its free memory) is skipped.
 pub fn tune(

@@ -42,7 +42,7 @@ impl Rng {
     }
 
     /// Fills `out` with the next `out.len()` values of [`next_f32`](Self::next_f32), on all
-    /// cores from [`PARALLEL_FROM`] values; the generator ends where drawing them one by one
+    /// cores from `PARALLEL_FROM` values; the generator ends where drawing them one by one
     /// would leave it.
     pub fn fill_uniform(&mut self, out: &mut [f32]) {
         let start = self.0;

@@ -4,7 +4,7 @@
 //! [`Gemm`] describes one call; [`Gemm::check`] validates it against the buffers' lengths
 //! (every bad argument is a typed [`Error`] naming it, as cuBLAS returns a status) and gives
 //! the row-major problem the kernels run. [`Gpu::gemm_device`](crate::gpu::Gpu::gemm_device)
-//! runs it on device buffers, [`Backend::gemm`](crate::Backend::gemm) on host slices (GPU or
+//! runs it on device buffers, [`Backend::gemm`] on host slices (GPU or
 //! simulator), and [`gemm_pod`] on slices of the caller's own `Pod` element type.
 //!
 //! **Which kernels.** Every layout is native (rung 12, [`kernels_gpu::sgemm::blas`]: no

@@ -46,8 +46,10 @@ warp_tiled! {
 warp_tiled! {
     /// The body of [`sgemm_double_buffered_padded`] on shared tiles declared by the caller
     /// (`a_tile`: at least `2 · BK · LDA` floats, `b_tile`: at least `2 · BK · BN`), for block
-    /// tile `tile`, with `a`'s rows `lda >= k` floats apart: the multistage rung's fallback for
-    /// edge tiles and odd shapes, which shares its arrays.
+    /// tile `tile`, with `a`'s rows `lda >= k` floats apart: the multistage rung's loop for
+    /// edge tiles and odd shapes where its block tile is 128 × 128 (see
+    /// [`CHECKED_LOOP_MAX_OUTPUTS`](super::multistage::CHECKED_LOOP_MAX_OUTPUTS)), on its
+    /// arrays.
     ///
     /// # Safety
     /// As [`sgemm_double_buffered_padded`], `a` pointing to rows of `lda` floats; `tile` is this

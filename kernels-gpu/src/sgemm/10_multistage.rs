@@ -28,7 +28,7 @@
 //! aligned) runs the same loop with checks where the block tile has fewer than
 //! [`CHECKED_LOOP_MAX_OUTPUTS`] outputs: `b` copied by 16-byte `cp.async` where its rows are
 //! aligned and by 4-byte `cp.async` per element where they are not, zero-filled past the
-//! matrix, and `a` through the checked tile loads (see [`multistage_in`]). Larger tiles run
+//! matrix, and `a` through the checked tile loads (see `multistage_in`). Larger tiles run
 //! rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays there. The zeros add
 //! exact zero products, so every shape gives the same bits as the rest of the ladder.
 
@@ -50,7 +50,7 @@ use nvptx_device::thread::{self, sync_threads};
 pub const STAGES: usize = 3;
 
 /// Block tiles of fewer outputs than this run their edge tiles and odd shapes on the
-/// checked multistage loop ([`multistage_in`] with `EXACT = false`); larger ones on rung 8's
+/// checked multistage loop (`multistage_in` with `EXACT = false`); larger ones on rung 8's
 /// [`sgemm_double_buffered_padded_in`]. With both multistage loops in one entry, the
 /// 128 × 128 tiles spill (ptxas for sm_90: 60 and 28 bytes, where rung 8's loop beside the
 /// exact one spills nothing) and their aligned products ran about 5% slower on an H100

@@ -21,7 +21,7 @@
 //! window.
 //!
 //! The staged streams are laid out with a 16-byte gap after every eight 16-byte words
-//! ([`slot`]), so that eight threads reading four consecutive words each (one phase of a
+//! (`slot`), so that eight threads reading four consecutive words each (one phase of a
 //! 16-byte shared load) touch 32 distinct banks.
 //!
 //! # A window within a tile
@@ -144,7 +144,7 @@ pub const HEAD_WORDS: usize = 2;
 /// Words per tile in the full records, which follow the heads: the aggregate's four, then
 /// the inclusive prefix's.
 pub const FULL_WORDS: usize = 8;
-/// Predecessors a look-back step reads: [`PER_LANE`] per lane of a warp. More per step
+/// Predecessors a look-back step reads: `PER_LANE` per lane of a warp. More per step
 /// means fewer steps, but every block near the front of the scan polls the heads of the
 /// same few recent tiles, so each step's requests queue at the same few L2 lines: on an
 /// H100 (2^28 values, windows 2 and 100,000) 1, 2, 4 and 8 per lane ran at 55–57%, 52–55%,
@@ -361,9 +361,9 @@ impl core::ops::Sub for Tally {
 /// aggregate's word then its inclusive prefix's, each zero until written; and a full record
 /// of four words per kind, used only by a tally with non-finite counts.
 ///
-/// A head holds the sum's bits XOR [`HEAD_KEY`] when the tally's counts are zero (the
-/// common case), else [`MARKED`]: its full record holds the sum (keyed, so non-zero) and the
-/// three counts, each with a [`VALID`] bit, written before the head. Each word carries its
+/// A head holds the sum's bits XOR `HEAD_KEY` when the tally's counts are zero (the
+/// common case), else `MARKED`: its full record holds the sum (keyed, so non-zero) and the
+/// three counts, each with a `VALID` bit, written before the head. Each word carries its
 /// own "written" mark, so a reader needs no fence: it spins on a full record's words until
 /// all are marked. The heads are contiguous, so that one warp's look-back step reads 16
 /// bytes per predecessor, coalesced: a step's L2 traffic, and a spinning block's, stays small.
