@@ -417,8 +417,8 @@ pub fn choose(
 }
 
 /// Times every candidate of [`Tuned::candidates`]`(shape, precision)` on `shape` with `a`,
-/// `b` and `out` ([`TIMING`]), then (FP32) the row splits of the fastest plain
-/// configurations (`row_splits`), and returns the fastest by median time. A candidate
+/// `b` and `out` ([`TIMING`]), then (FP32) the row splits of the plain configurations that
+/// leave a thin last wave (`row_splits`), and returns the fastest by median time. A candidate
 /// this device cannot run (too many registers or too much shared memory for it, a grid
 /// beyond its limits, a split-k workspace beyond its free memory) is skipped.
 pub fn tune(
@@ -434,7 +434,7 @@ pub fn tune(
         format!(", each phase within {} ms", l.as_millis())
     });
     let rows = match precision {
-        Precision::Fp32 => " (then row splits of the fastest, where a thin last wave is left)",
+        Precision::Fp32 => " (then row splits, where a thin last wave is left)",
         _ => "",
     };
     eprintln!(

@@ -14,8 +14,8 @@
 //! split-k run on them (its bound, [`SplitK::roundings`]). Deterministic run to run, as both
 //! parts are.
 //!
-//! The autotuner ([`crate::autotune`]) proposes row splits ([`top_rows`]) for its fastest
-//! plain configurations and times them beside everything else; they can also be run
+//! The autotuner ([`crate::autotune`]) proposes a row split ([`top_rows`]) for every plain
+//! configuration whose blocks leave a thin last wave and times them beside everything else; they can also be run
 //! directly ([`crate::gpu::Gpu::matmul_rows_device`], [`crate::sim::Simulator::matmul_rows`]).
 
 use crate::error::{Error, Result};

@@ -11,6 +11,7 @@ use crate::shape::MatmulShape;
 use crate::split_k::SplitK;
 use crate::tile::TileWidth;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
+use std::sync::MutexGuard;
 
 impl Gpu {
     /// Runs `kernel` on device buffers: `out = a · b`. Asynchronous: it returns once the
@@ -116,12 +117,8 @@ impl Gpu {
         shape: MatmulShape,
     ) -> Result<()> {
         let l = s.launch(shape)?;
-        let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
-        if workspace.as_ref().is_none_or(|w| w.len() < l.workspace) {
-            *workspace = None; // free the old one first
-            *workspace = Some(self.zeros(l.workspace)?);
-        }
-        let ws = workspace.as_mut().expect("allocated above");
+        let mut workspace = self.workspace(l.workspace)?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
         let (m, n, k, slice) = (shape.m, shape.n, shape.k, l.slice);
         let info = self.entry_info(s.spec().entry)?;
         let mut args = self.launcher(&info);
@@ -199,12 +196,8 @@ impl Gpu {
         }
         let p = repack::padded(shape)?;
         let (la, lb, lo) = p.lens();
-        let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
-        if workspace.as_ref().is_none_or(|w| w.len() < la + lb + lo) {
-            *workspace = None; // free the old one first
-            *workspace = Some(self.zeros(la + lb + lo)?);
-        }
-        let ws = workspace.as_mut().expect("allocated above");
+        let mut workspace = self.workspace(la + lb + lo)?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
         let (mut wa, mut rest) = ws.split_at_mut(la);
         let (mut wb, mut rest) = rest.split_at_mut(lb);
         let (mut wo, _) = rest.split_at_mut(lo);
@@ -225,6 +218,18 @@ impl Gpu {
             )?;
             self.repack(&wo.as_view(), p.n, m, n, &mut out.as_view_mut(), m, n)
         }
+    }
+
+    /// The workspace of split-k and repacked products, locked, holding at least `floats`
+    /// (grown to the largest size asked for so far; its contents are whatever the last
+    /// user left).
+    fn workspace(&self, floats: usize) -> Result<MutexGuard<'_, Option<CudaSlice<f32>>>> {
+        let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        if workspace.as_ref().is_none_or(|w| w.len() < floats) {
+            *workspace = None; // free the old one first
+            *workspace = Some(self.zeros(floats)?);
+        }
+        Ok(workspace)
     }
 
     /// One launch of [`kernels_gpu::sgemm::repack::sgemm_repack`]: the top-left

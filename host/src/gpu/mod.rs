@@ -48,7 +48,8 @@ pub struct Gpu {
     /// Entry points looked up so far, with their attributes: one driver query per entry
     /// instead of four per launch.
     entries: Mutex<HashMap<String, Arc<launch::EntryInfo>>>,
-    /// The split-k workspace, grown to the largest one used so far.
+    /// The workspace of split-k and repacked products, grown to the largest one used so far
+    /// (`Gpu::workspace`).
     workspace: Mutex<Option<CudaSlice<f32>>>,
 }
 
