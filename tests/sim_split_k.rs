@@ -12,18 +12,13 @@ use fma_product::fma_in_k_order;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::row_split::RowSplit;
-use kernels_gpu_host::sim::{Simulator, aligned_copy};
+use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
 use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::{Error, MatmulShape, SgemmKernel};
 
 /// `(m, k, n)`: odd everything; `k` splitting into whole 16-deep tiles with an interior
 /// 64 × 64 block (fast path) and edge blocks; `k` shorter than the splits ask for; `k = 1`.
 const SHAPES: [(usize, usize, usize); 4] = [(5, 97, 7), (70, 160, 66), (3, 40, 130), (9, 1, 4)];
-
-fn floats(x: &[kernels_gpu_host::sim::Aligned], len: usize) -> &[f32] {
-    // SAFETY: `Aligned` is repr(C) around [f32; 4]: 4 · x.len() >= len floats.
-    unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<f32>(), len) }
-}
 
 #[test]
 fn split_k_matches_its_cpu_twin_bit_for_bit() {
@@ -34,7 +29,7 @@ fn split_k_matches_its_cpu_twin_bit_for_bit() {
         let signed = |v: Vec<f32>| -> Vec<f32> { v.into_iter().map(|x| 2.0 * x - 1.0).collect() };
         let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
         let (aa, ab) = (aligned_copy(&a), aligned_copy(&b));
-        let (a, b) = (floats(&aa, m * k), floats(&ab, k * n));
+        let (a, b) = (aligned_floats(&aa, m * k), aligned_floats(&ab, k * n));
         let reference = matmul_f64(a, b, m, k, n);
         for s in SplitK::candidates().filter(|s| [2, 8, 32].contains(&s.splits)) {
             let out = sim

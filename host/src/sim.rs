@@ -38,9 +38,21 @@ pub fn aligned_zeros(len: usize) -> Vec<Aligned> {
     vec![Aligned::default(); len.div_ceil(4)]
 }
 
-/// The first `len` floats of aligned storage.
+/// The first `len` floats of aligned storage, in place (`len <= 4 · v.len()`, else a
+/// panic).
+pub fn aligned_floats(v: &[Aligned], len: usize) -> &[f32] {
+    assert!(
+        len <= 4 * v.len(),
+        "{len} floats from {} aligned words",
+        v.len()
+    );
+    // SAFETY: `Aligned` is repr(C) around [f32; 4]: `v` holds 4 · v.len() >= len floats.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<f32>(), len) }
+}
+
+/// The first `len` floats of aligned storage, copied.
 pub fn unaligned(v: &[Aligned], len: usize) -> Vec<f32> {
-    v.iter().flat_map(|a| a.0).take(len).collect()
+    aligned_floats(v, len).to_vec()
 }
 
 /// `x` copied into 16-byte-aligned storage, zero-padded to a whole number of 16 bytes (f32s,
@@ -122,9 +134,7 @@ impl Simulator {
         self.launch(&l.reduce, move || unsafe {
             split_k::entry::sgemm_split_k_reduce(pw.get(), po.get(), len32, n, slices)
         })?;
-        // SAFETY: `Aligned` is repr(C) around [f32; 4]: out holds 4 · out.len() >= len floats.
-        let floats = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<f32>(), len) };
-        Ok(floats.to_vec())
+        Ok(unaligned(&out, len))
     }
 
     /// `a · b` split by rows ([`crate::row_split`]): `r.top` on rows `0..r.rows`, then
@@ -178,14 +188,7 @@ impl Simulator {
         };
         let ap = copy(a, k, m, k, m, p.k)?;
         let bp = copy(b, n, k, n, p.k, p.n)?;
-        // SAFETY: `Aligned` is repr(C) around [f32; 4]: ap and bp hold la and lb floats
-        // (rows · cols of their copies).
-        let (ap, bp) = unsafe {
-            (
-                std::slice::from_raw_parts(ap.as_ptr().cast::<f32>(), la),
-                std::slice::from_raw_parts(bp.as_ptr().cast::<f32>(), lb),
-            )
-        };
+        let (ap, bp) = (aligned_floats(&ap, la), aligned_floats(&bp, lb));
         let out = self.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, ap, bp, p)?;
         let out = copy(&out, p.n, m, n, m, n)?;
         Ok(unaligned(&out, m as usize * n as usize))
