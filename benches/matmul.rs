@@ -35,6 +35,7 @@ use kernels_gpu_host::error::Result;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use kernels_gpu_host::report::median;
 use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::wgmma::WGMMA_CONFIGS;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use std::hint::black_box;
 use std::time::Duration;
@@ -212,6 +213,10 @@ impl Runner<'_> {
                 out,
                 self.shape,
             ),
+            Contender::Wgmma(i) => {
+                self.gpu
+                    .matmul_wgmma_device(&WGMMA_CONFIGS[i], &self.a, &self.b, out, self.shape)
+            }
             Contender::Cublas(math) => {
                 let handles = self.cublas.expect("cuBLAS contenders only run with cuBLAS");
                 let handle = handles

@@ -307,9 +307,18 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 let mut out = g.zeros(m * n)?;
                 let (best, choice) =
                     kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, precision)?;
-                if !matches!(best, Tuned::Config(k) if tuned.contains(&k))
-                    || choice.candidates_ms.len() != tuned.len()
-                {
+                // Rung 14's configurations are TF32 candidates too, on a Hopper only.
+                let hopper = g.info()?.compute_capability == (9, 0);
+                let wgmma = match precision {
+                    Precision::Tf32 if hopper => kernels_gpu_host::wgmma::WGMMA_CONFIGS.len(),
+                    _ => 0,
+                };
+                let is_candidate = match best {
+                    Tuned::Config(k) => tuned.contains(&k),
+                    Tuned::Wgmma(_) => wgmma > 0,
+                    _ => false,
+                };
+                if !is_candidate || choice.candidates_ms.len() != tuned.len() + wgmma {
                     return Err(format!("{best}: {choice:?}").into());
                 }
                 Ok(())
@@ -352,6 +361,75 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     let acc = reference::compare(&first, &exact);
                     if first.len() != m * n || !acc.within_f32_bound(k) {
                         return Err(format!("{} {shape}: {acc:?}", config.name).into());
+                    }
+                    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    if bits(&first) != bits(&second) {
+                        return Err(format!("{} {shape}: two runs differ", config.name).into());
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
+    for config in kernels_gpu_host::wgmma::WGMMA_CONFIGS {
+        add(
+            format!("gpu::wgmma::{}", config.name),
+            Box::new(move |g| {
+                // Rung 14 (TF32 on wgmma, packed operands): odd shapes, several k-tiles with a
+                // partial last one, edge tiles in both directions, degenerate shapes; within
+                // the f32 accumulation bound of the f64 product of the TF32-rounded inputs and
+                // the TF32 bound of the exact one, the same bits on a second run. A GPU that
+                // is not a Hopper must refuse it with the typed error instead.
+                use kernels_gpu::nvptx_device::mma::tf32_round_bits;
+                let hopper = g.info()?.compute_capability == (9, 0);
+                let shapes = SHAPES.into_iter().chain([
+                    (136, 40, 264),
+                    (260, 264, 520),
+                    (256, 512, 768),
+                    (1, 37, 29),
+                    (29, 37, 1),
+                    (33, 1, 17),
+                ]);
+                for (i, (m, k, n)) in shapes.enumerate() {
+                    let shape = MatmulShape::new(m, k, n)?;
+                    let mut rng = Rng::new(140 + i as u64);
+                    let signed =
+                        |x: Vec<f32>| x.into_iter().map(|v| 2.0 * v - 1.0).collect::<Vec<_>>();
+                    let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                    let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+                    let mut out = g.nans(m * n)?;
+                    let mut run = || -> Result<Vec<f32>, Failed> {
+                        g.fill_nan(&mut out)?;
+                        g.matmul_wgmma_device(config, &da, &db, &mut out, shape)?;
+                        Ok(g.download(&out)?)
+                    };
+                    if !hopper {
+                        return match g.matmul_wgmma_device(config, &da, &db, &mut out, shape) {
+                            Err(Error::NeedsHopper { .. }) => Ok(()),
+                            other => Err(format!("expected NeedsHopper, got {other:?}").into()),
+                        };
+                    }
+                    let (first, second) = (run()?, run()?);
+                    let round = |x: &[f32]| -> Vec<f32> {
+                        x.iter()
+                            .map(|v| f32::from_bits(tf32_round_bits(v.to_bits())))
+                            .collect()
+                    };
+                    let rounded = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
+                    let exact = reference::matmul_f64(&a, &b, m, k, n);
+                    let (vs_rounded, vs_exact) = (
+                        reference::compare(&first, &rounded),
+                        reference::compare(&first, &exact),
+                    );
+                    if first.len() != m * n
+                        || !vs_rounded.within_f32_bound(k)
+                        || !vs_exact.within_bound(k, Precision::Tf32)
+                    {
+                        return Err(format!(
+                            "{} {shape}: {vs_rounded:?} / {vs_exact:?}",
+                            config.name
+                        )
+                        .into());
                     }
                     let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                     if bits(&first) != bits(&second) {

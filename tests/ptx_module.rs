@@ -113,3 +113,31 @@ fn catalogue_describes_every_entry_and_nothing_else() {
         );
     }
 }
+
+/// The same for the `sm_90a` module of the `hopper` feature: rung 14's table describes its
+/// entry points and nothing else, and the module targets `sm_90a` with PTX ISA 8.0 (which
+/// `wgmma` needs), while the main module keeps its portable target.
+#[test]
+fn the_hopper_module_holds_rung_14_alone() {
+    use kernels_gpu_host::kernels_gpu::catalogue::hopper_specs;
+    use kernels_gpu_host::ptx::HOPPER_PTX;
+    let mut in_ptx = entry_names(HOPPER_PTX);
+    in_ptx.sort_unstable();
+    let mut described: Vec<_> = hopper_specs().map(|s| s.entry).collect();
+    described.sort_unstable();
+    assert_eq!(in_ptx, described);
+    for spec in hopper_specs() {
+        assert_eq!(
+            kernels_gpu_host::ptx::param_sizes(HOPPER_PTX, spec.entry),
+            Some(spec.param_bytes().collect()),
+            "{}",
+            spec.entry
+        );
+        let body = kernels_gpu_host::ptx::entry_body(HOPPER_PTX, spec.entry).unwrap();
+        assert_eq!(body.matches("wgmma.mma_async").count(), 4, "{}", spec.entry);
+        assert!(!body.contains(".local"), "{}: local memory", spec.entry);
+    }
+    assert!(HOPPER_PTX.contains(".target sm_90a"));
+    assert!(HOPPER_PTX.contains(".version 8.0"));
+    assert!(!KERNELS_PTX.contains("wgmma"));
+}

@@ -11,6 +11,7 @@ use kernels_gpu_host::gpu::CublasMath;
 use kernels_gpu_host::kernels::MatmulKernel;
 use kernels_gpu_host::shape::MatmulShape;
 use kernels_gpu_host::tile::TileWidth;
+use kernels_gpu_host::wgmma::WGMMA_CONFIGS;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,9 @@ pub enum Contender {
     /// The BF16 GEMM (rung 13) in configuration `BF16_CONFIGS[i]`, on BF16 copies of the
     /// operands (the ones cuBLAS BF16 reads).
     Bf16Gemm(usize),
+    /// Rung 14 (TF32 on Hopper's `wgmma`) in configuration `WGMMA_CONFIGS[i]`, packing of
+    /// the operands included.
+    Wgmma(usize),
     Cublas(CublasMath),
 }
 
@@ -45,6 +49,7 @@ impl Contender {
             .iter()
             .flat_map(|&k| k.tile_widths().iter().map(move |&tw| Self::kernel(k, tw)))
             .chain((0..BF16_CONFIGS.len()).map(Self::Bf16Gemm))
+            .chain((0..WGMMA_CONFIGS.len()).map(Self::Wgmma))
             .chain(CublasMath::ALL.map(Self::Cublas))
             .collect()
     }
@@ -54,6 +59,7 @@ impl Contender {
         match self {
             Self::Kernel { kernel, .. } => kernel.name(),
             Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name,
+            Self::Wgmma(i) => WGMMA_CONFIGS[*i].name,
             Self::Cublas(_) => "cublas",
         }
     }
@@ -62,7 +68,7 @@ impl Contender {
     pub fn variant(&self) -> Option<String> {
         match self {
             Self::Kernel { tw, .. } => tw.map(|tw| format!("tw{tw}")),
-            Self::Bf16Gemm(_) => None,
+            Self::Bf16Gemm(_) | Self::Wgmma(_) => None,
             Self::Cublas(math) => Some(math.name().to_owned()),
         }
     }
@@ -76,6 +82,7 @@ impl Contender {
                 tw: Some(tw),
             } => format!("{} tw{tw}", kernel.name()),
             Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name.to_owned(),
+            Self::Wgmma(i) => WGMMA_CONFIGS[*i].name.to_owned(),
             Self::Cublas(math) => math.label().to_owned(),
         }
     }
@@ -113,6 +120,10 @@ pub fn bound_for(contender: Contender, k: u32) -> f64 {
         // Inputs rounded to nearest even on the host, exact products, f32 accumulation.
         Contender::Bf16Gemm(_) => {
             kernels_gpu_host::reference::error_bound(k as usize, Precision::Bf16)
+        }
+        // Inputs rounded by `cvt.rna`, as rung 11's.
+        Contender::Wgmma(_) => {
+            kernels_gpu_host::reference::error_bound(k as usize, Precision::Tf32)
         }
         _ => f32_bound(k),
     }
@@ -571,6 +582,7 @@ fn color(c: Contender) -> plotters::style::RGBColor {
         Contender::Cublas(CublasMath::Tf32) => ((148, 103, 189), None),
         Contender::Cublas(CublasMath::Bf16) => ((140, 86, 75), None),
         Contender::Bf16Gemm(_) => ((188, 189, 34), None),
+        Contender::Wgmma(_) => ((23, 190, 207), None),
         Contender::Kernel { kernel, tw } => (
             match kernel {
                 MatmulKernel::Naive => (127, 127, 127),

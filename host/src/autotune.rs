@@ -8,7 +8,7 @@
 //! [`SgemmKernel::Autotuned`] asks [`choose`] for the configuration on each launch:
 //!
 //! 1. a process-wide memo, keyed by device name, compute capability, shape and a
-//!    fingerprint of the PTX module ([`key`]);
+//!    fingerprint of the PTX modules (the main one and the `sm_90a` one: [`key`]);
 //! 2. else the JSON cache file ([`TuneCache::default_path`]: `$XDG_CACHE_HOME` or
 //!    `~/.cache`, then `pure-rust-cuda-kernels/autotune.json`), under the same key;
 //! 3. else it times each candidate with CUDA events ([`Gpu::time_within`], as [`TIMING`]
@@ -39,6 +39,7 @@ use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::split_k::SplitK;
 use crate::tile::TileWidth;
+use crate::wgmma::WGMMA_CONFIGS;
 use cudarc::driver::CudaSlice;
 use kernels_gpu::sgemm::Precision;
 use std::collections::BTreeMap;
@@ -85,12 +86,16 @@ pub enum Tuned {
     Rows(RowSplit),
     /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::repack`]).
     Repacked(SgemmKernel),
+    /// TF32 on Hopper's `wgmma`: the configuration `WGMMA_CONFIGS[i]` of rung 14
+    /// ([`crate::wgmma`]), packing included; a GPU that is not a Hopper declines it.
+    Wgmma(usize),
 }
 
 impl Tuned {
     /// Every candidate of `precision` for `shape`: the tuned configurations of that
     /// precision, then (FP32) the split-k runs deep enough for its `k` and, where `k` or
-    /// `n` is not a multiple of 4 ([`repack::applies`]), each configuration repacked.
+    /// `n` is not a multiple of 4 ([`repack::applies`]), each configuration repacked, or
+    /// (TF32) rung 14's configurations, which only a Hopper runs.
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
         let configs = SgemmKernel::tuned(precision).iter().copied();
         let fp32 = precision == Precision::Fp32;
@@ -102,10 +107,15 @@ impl Tuned {
             .then(|| configs.clone().map(Tuned::Repacked))
             .into_iter()
             .flatten();
+        let wgmma = (precision == Precision::Tf32)
+            .then(|| (0..WGMMA_CONFIGS.len()).map(Tuned::Wgmma))
+            .into_iter()
+            .flatten();
         configs
             .map(Tuned::Config)
             .chain(split)
             .chain(repacked)
+            .chain(wgmma)
             .collect()
     }
 
@@ -116,6 +126,7 @@ impl Tuned {
             Self::SplitK(s) => s.name(),
             Self::Rows(r) => r.name(),
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
+            Self::Wgmma(i) => WGMMA_CONFIGS[*i].name.to_owned(),
         }
     }
 
@@ -134,6 +145,12 @@ impl Tuned {
                 fp32.find(|k| k.name() == config).map(Self::Repacked)
             })
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))
+            .or_else(|| {
+                WGMMA_CONFIGS
+                    .iter()
+                    .position(|c| c.name == name)
+                    .map(Self::Wgmma)
+            })
     }
 
     /// Runs it on device buffers of `shape`'s lengths (checked), as
@@ -149,6 +166,7 @@ impl Tuned {
             Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
             Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
+            Tuned::Wgmma(i) => gpu.matmul_wgmma_device(&WGMMA_CONFIGS[i], a, b, out, shape),
         }
     }
 }
@@ -356,7 +374,9 @@ pub fn choose(
     shape: MatmulShape, precision: Precision,
 ) -> Result<Tuned> {
     let info = gpu.info()?;
-    let fingerprint = module_fingerprint(gpu.ptx());
+    // Both modules' code: rung 14's candidates come from the sm_90a one.
+    let fingerprint =
+        module_fingerprint(gpu.ptx()) ^ module_fingerprint(crate::ptx::HOPPER_PTX).rotate_left(1);
     let key = key(
         &info.name,
         info.compute_capability,
@@ -546,11 +566,11 @@ fn fastest_split_k(
 }
 
 /// Whether `e` is the device declining this candidate, which leaves the context usable and
-/// just rules the candidate out: a launch shape it refuses, or a split-k workspace larger
-/// than its free memory.
+/// just rules the candidate out: a launch shape it refuses, a split-k workspace larger
+/// than its free memory, or `sm_90a` code on a GPU that is not a Hopper.
 fn is_refusal(e: &Error) -> bool {
     match e {
-        Error::Launch(_) | Error::OutOfDeviceMemory { .. } => true,
+        Error::Launch(_) | Error::OutOfDeviceMemory { .. } | Error::NeedsHopper { .. } => true,
         Error::KernelFault { context_usable, .. } => *context_usable,
         _ => false,
     }

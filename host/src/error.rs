@@ -43,6 +43,14 @@ pub enum Error {
     /// The loaded module has no `.entry` of that name.
     #[error("the PTX module has no entry point `{entry}`")]
     EntryNotFound { entry: String },
+    /// An entry point of the `sm_90a` module (Hopper's `wgmma`) asked of a GPU of another
+    /// compute capability, which cannot run that module.
+    #[error(
+        "entry `{entry}` is built for sm_90a (Hopper), which this GPU (sm_{}{}) cannot run",
+        device.0,
+        device.1
+    )]
+    NeedsHopper { entry: String, device: (i32, i32) },
     /// Arguments of a raw launch that do not match the entry's `.param` list; launching
     /// would make the driver read past the argument array.
     #[error(

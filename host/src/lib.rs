@@ -27,6 +27,7 @@ pub mod split_k;
 pub mod spot;
 pub mod suite;
 pub mod tile;
+pub mod wgmma;
 
 pub use backend::Backend;
 /// The launch shape and device limits the kernels and the simulator share, re-exported so

@@ -244,6 +244,52 @@ impl Simulator {
 }
 
 impl Simulator {
+    /// `out = a · b` by rung 14's `config` ([`crate::wgmma`]): `a` packed (rounded to TF32,
+    /// depth padded to a multiple of 4) and `b` packed transposed by the GPU's packing
+    /// kernels, then the `wgmma` product, each thread's accumulators read through the
+    /// descriptors and the 128-byte swizzle as the hardware reads them. The configurations
+    /// need a Hopper's shared memory: run them in a simulator with
+    /// [`Limits::HOPPER`](kernels_gpu::nvptx_device::launch::Limits::HOPPER).
+    pub fn matmul_wgmma(
+        &self, config: &crate::wgmma::WgmmaConfig, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        use crate::wgmma::{pack_a_launch, pack_b_launch, packed_depth, packed_lens};
+        shape.check_inputs(a.len(), b.len())?;
+        let mut out = vec![0.0f32; shape.lens().2];
+        if shape.is_trivial() {
+            return Ok(out);
+        }
+        let launch = crate::wgmma::launch(config, shape, &self.limits)?;
+        let MatmulShape { m, k, n } = shape;
+        let kp = packed_depth(k);
+        let (la, lb) = packed_lens(shape);
+        let (mut ap, mut bp) = (aligned_zeros(la), aligned_zeros(lb));
+        let (sa, sb) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+        );
+        let (pa, pb) = (
+            SharedPtr(ap.as_mut_ptr().cast::<f32>()),
+            SharedPtr(bp.as_mut_ptr().cast::<f32>()),
+        );
+        // SAFETY: `a` holds m rows of k (checked above), `ap` m rows of kp >= k.
+        self.launch(&pack_a_launch(shape), move || unsafe {
+            repack_entry::sgemm_repack_tf32(sa.get(), k, m, k, pa.get(), m, kp)
+        })?;
+        // SAFETY: `b` holds k rows of n, `bp` n rows of kp.
+        self.launch(&pack_b_launch(shape), move || unsafe {
+            repack_entry::sgemm_transpose_tf32(sb.get(), k, n, pb.get(), kp)
+        })?;
+        let o = SharedPtr(out.as_mut_ptr());
+        let entry = config.sim;
+        // SAFETY: the packed operands hold m and n rows of kp (a multiple of 4), 16-byte
+        // aligned; `out` m × n; `launch` is the configuration's.
+        self.launch(&launch, move || unsafe {
+            entry(pa.get(), pb.get(), o.get(), m, n, kp)
+        })?;
+        Ok(out)
+    }
+
     /// The multiprocessors [`GemmKernel::Auto`] assumes in the simulator: two, so the
     /// 128 × 128 tiles run wherever they make two blocks and the 64 × 64 ones elsewhere (the
     /// tests' small shapes take both).

@@ -4,12 +4,14 @@
 //! once, beside its kernels: the SGEMM ladder in [`crate::sgemm::CONFIGS`], its BLAS rung
 //! in [`crate::sgemm::blas::BLAS_CONFIGS`] and its BF16 rung in
 //! [`crate::sgemm::bf16::BF16_CONFIGS`] (one line each, generating the entry point too),
+//! its Hopper rung in [`crate::sgemm::wgmma::WGMMA_CONFIGS`] (another module: [`hopper_specs`]),
 //! the lecture's kernels in [`LECTURE`], the reductions in [`REDUCE`] and the sliding
 //! averages in [`SLIDING`], whose rows point at their entry points so that they cannot drift
 //! apart.
 
 pub use crate::sgemm::bf16::{BF16_CONFIGS as BF16, Bf16Config};
 pub use crate::sgemm::blas::{BLAS_CONFIGS as BLAS, BlasConfig};
+pub use crate::sgemm::wgmma::{WGMMA_CONFIGS as WGMMA, WgmmaConfig};
 pub use crate::sgemm::{CONFIGS as SGEMM, SgemmConfig};
 pub use nvptx_device::catalogue::*;
 
@@ -236,6 +238,8 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(SGEMM.iter().filter_map(|c| c.split_k.as_ref()))
         .chain(core::iter::once(&crate::sgemm::split_k::REDUCE))
         .chain(core::iter::once(&crate::sgemm::repack::REPACK))
+        .chain(core::iter::once(&crate::sgemm::repack::REPACK_TF32))
+        .chain(core::iter::once(&crate::sgemm::repack::TRANSPOSE_TF32))
         .chain(BLAS.iter().map(|c| &c.spec))
         .chain(BF16.iter().map(|c| &c.spec))
         .chain(REDUCE.iter().map(|c| &c.spec))
@@ -244,4 +248,11 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain([&SLIDING_SCAN.spec])
         .chain(REDUCE_ROWS.iter().map(|c| &c.spec))
         .chain(REDUCE_COLS.iter().map(|c| &c.spec))
+}
+
+/// Every entry point of the second module, the `hopper` feature's, built for `sm_90a`
+/// (rung 14's `wgmma` configurations, [`WGMMA`]): a host loads that module on a GPU of
+/// compute capability 9.0 only.
+pub fn hopper_specs() -> impl Iterator<Item = &'static KernelSpec> {
+    WGMMA.iter().map(|c| &c.spec)
 }

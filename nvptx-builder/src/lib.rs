@@ -164,6 +164,11 @@ pub struct PtxBuilder {
     arch: String,
     ptx_version: String,
     target_dir: Option<PathBuf>,
+    /// `--no-default-features` and `--features` for the kernel crate.
+    default_features: bool,
+    features: Vec<String>,
+    /// The module's file name in `$OUT_DIR` without `.ptx` (default: the library name).
+    module_name: Option<String>,
 }
 
 /// Cargo and rustc settings of the outer build that must not leak into the kernel build.
@@ -193,7 +198,31 @@ impl PtxBuilder {
             arch: "sm_80".into(),
             ptx_version: "ptx78".into(),
             target_dir: None,
+            default_features: true,
+            features: Vec::new(),
+            module_name: None,
         }
+    }
+
+    /// Builds the kernel crate without its default features (`--no-default-features`).
+    pub fn no_default_features(mut self) -> Self {
+        self.default_features = false;
+        self
+    }
+
+    /// Builds the kernel crate with `feature` on (`--features`); may be called repeatedly.
+    pub fn feature(mut self, feature: &str) -> Self {
+        self.features.push(feature.into());
+        self
+    }
+
+    /// The file name [`build_in_out_dir`](Self::build_in_out_dir) gives the module in
+    /// `$OUT_DIR`, without `.ptx` (default: the kernel crate's library name): a second
+    /// module of the same crate, built for another target or with other features, gets a
+    /// name of its own.
+    pub fn module_name(mut self, name: &str) -> Self {
+        self.module_name = Some(name.into());
+        self
     }
 
     /// The GPU architecture, e.g. `sm_80`, `sm_90`.
@@ -341,6 +370,13 @@ impl PtxBuilder {
             .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
             .arg("--target-dir")
             .arg(&target_dir)
+            .args((!self.default_features).then_some("--no-default-features"))
+            .args(
+                (!self.features.is_empty())
+                    .then(|| ["--features".to_owned(), self.features.join(",")])
+                    .into_iter()
+                    .flatten(),
+            )
             .args(["--", "--emit=asm"]);
         for var in SCRUBBED_ENV {
             cmd.env_remove(var);
@@ -417,7 +453,10 @@ impl PtxBuilder {
         for source in self.dep_info_sources() {
             println!("cargo:rerun-if-changed={}", source.display());
         }
-        let file = format!("{}.ptx", self.lib_name()?);
+        let file = match &self.module_name {
+            Some(name) => format!("{name}.ptx"),
+            None => format!("{}.ptx", self.lib_name()?),
+        };
         let dest = out_dir.join(&file);
         std::fs::copy(&ptx, &dest)?;
         let quiet = std::env::var_os("NVPTX_BUILDER_QUIET").is_some_and(|v| !v.is_empty());

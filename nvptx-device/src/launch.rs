@@ -46,6 +46,13 @@ impl Limits {
         max_shared_bytes_per_block: Self::SHARED_BYTES_OPT_IN,
     };
 
+    /// Compute capability 9.0 (Hopper), the GPUs that run `sm_90a` code such as
+    /// [`crate::wgmma`]: [`CUDA`](Self::CUDA) with 227 KiB of shared memory per block.
+    pub const HOPPER: Self = Self {
+        max_shared_bytes_per_block: 227 * 1024,
+        ..Self::CUDA
+    };
+
     /// The shared memory of one block on every GPU of compute capability 8.0 and later,
     /// with the opt-in: 99 KiB.
     pub const SHARED_BYTES_OPT_IN: u32 = 99 * 1024;

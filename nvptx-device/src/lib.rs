@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod shared;
 pub mod thread;
 pub mod warp;
+pub mod wgmma;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;

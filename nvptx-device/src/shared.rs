@@ -111,6 +111,32 @@ impl<T: SharedWord> SharedSlice<T> {
         unsafe { self.set_unchecked(i, value) }
     }
 
+    /// The byte address of element 0 in the block's shared memory: the `.shared` address
+    /// on the GPU; in the simulator, its offset in its array, whose start counts as 0.
+    #[inline(always)]
+    pub fn byte_address(&self) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            self.addr
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            self.offset * 4
+        }
+    }
+
+    /// The slice from its first element whose [`byte_address`](Self::byte_address) is a
+    /// multiple of `align` (a power of two, at least 4): what an instruction that needs an
+    /// aligned tile (the 1024-byte swizzle atoms of [`crate::wgmma`]) carves out of a
+    /// buffer given `align - 4` spare bytes. Too short a slice fails like an out-of-bounds
+    /// access.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn aligned_to(self, align: u32) -> Self {
+        let skip = self.byte_address().wrapping_neg() & (align - 1);
+        self.split_at(skip / 4).1
+    }
+
     /// The two halves `[0, mid)` and `[mid, len)`, as `ms`/`ns` are carved out of one
     /// dynamic buffer. `mid > len` fails like an out-of-bounds access.
     #[inline(always)]

@@ -38,6 +38,10 @@ impl Gpu {
                     Tuned::Repacked(k) => {
                         return self.matmul_repacked_device(k, a, b, out, shape);
                     }
+                    Tuned::Wgmma(i) => {
+                        let config = &crate::wgmma::WGMMA_CONFIGS[i];
+                        return self.matmul_wgmma_device(config, a, b, out, shape);
+                    }
                 }
             }
             other => other,
@@ -223,7 +227,9 @@ impl Gpu {
     /// The workspace of split-k and repacked products, locked, holding at least `floats`
     /// (grown to the largest size asked for so far; its contents are whatever the last
     /// user left).
-    fn workspace(&self, floats: usize) -> Result<MutexGuard<'_, Option<CudaSlice<f32>>>> {
+    pub(super) fn workspace(
+        &self, floats: usize,
+    ) -> Result<MutexGuard<'_, Option<CudaSlice<f32>>>> {
         let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         if workspace.as_ref().is_none_or(|w| w.len() < floats) {
             *workspace = None; // free the old one first

@@ -9,6 +9,7 @@ mod launch;
 mod matmul;
 mod timing;
 mod vector;
+mod wgmma;
 
 pub use vector::{AxisScratch, ReduceScratch, SlidingScratch};
 
@@ -40,6 +41,9 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    /// The `sm_90a` module ([`crate::ptx::HOPPER_PTX`]), loaded when one of its entries is first asked
+    /// for.
+    hopper: Mutex<Option<Arc<CudaModule>>>,
     /// The module's text: raw launches check their arguments against its `.param` lists.
     ptx: Cow<'static, str>,
     limits: Limits,
@@ -140,6 +144,7 @@ impl Gpu {
             ctx,
             stream,
             module,
+            hopper: Mutex::new(None),
             ptx,
             limits,
             multiprocessors,

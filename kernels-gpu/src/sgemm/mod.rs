@@ -71,6 +71,8 @@ use tensor_core::{BF16, TF32};
 pub mod vectorized;
 #[path = "06_warptiling.rs"]
 pub mod warptiling;
+#[path = "14_wgmma.rs"]
+pub mod wgmma;
 
 pub mod epilogue;
 pub mod parts;

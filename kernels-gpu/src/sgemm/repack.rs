@@ -8,12 +8,18 @@
 //! columns and rows appended to the depth `k` of both operands add exact zero products at
 //! the end of each FMA chain, which the rungs add anyway for a partial last k-tile (they
 //! zero-fill it), so a product of repacked operands has the bits of the plain one.
+//!
+//! Rung 14 ([`super::wgmma`]) multiplies operands packed for `wgmma`: [`sgemm_repack_tf32`]
+//! is the same copy with every value rounded to TF32 (`a`, rows of `k` padded), and
+//! [`sgemm_transpose_tf32`] writes `b` transposed and rounded (`n` rows of `k` padded), so
+//! that both run along the depth as `wgmma` needs them.
 
 use super::global::is_aligned16;
 use super::unroll::unroll;
 #[cfg(not(target_arch = "nvptx64"))]
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::F32x4;
+use nvptx_device::mma::to_tf32;
 use nvptx_device::thread;
 
 /// Threads per block of [`sgemm_repack`], each writing four consecutive floats of a row.
@@ -35,6 +41,33 @@ pub const REPACK_BLOCK: u32 = 256;
 pub unsafe fn sgemm_repack(
     src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut f32, rows: u32, cols: u32,
 ) {
+    // SAFETY: forwarded.
+    unsafe { repack::<false>(src, ld, src_rows, src_cols, dst, rows, cols) }
+}
+
+/// [`sgemm_repack`] with every copied value rounded to TF32 ([`to_tf32`]): `a` packed for
+/// rung 14. Launched as [`sgemm_repack`] ([`REPACK_TF32`]).
+///
+/// # Safety
+/// As [`sgemm_repack`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_repack_tf32(
+    src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut f32, rows: u32, cols: u32,
+) {
+    // SAFETY: forwarded.
+    unsafe { repack::<true>(src, ld, src_rows, src_cols, dst, rows, cols) }
+}
+
+/// [`sgemm_repack`], rounding to TF32 where `TF32`.
+///
+/// # Safety
+/// As [`sgemm_repack`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn repack<const TF32: bool>(
+    src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut f32, rows: u32, cols: u32,
+) {
     let quads = cols.div_ceil(4);
     let t = thread::index_1d();
     if quads == 0 || t >= rows * quads {
@@ -46,7 +79,8 @@ pub unsafe fn sgemm_repack(
         let c = c0 + e as u32;
         if r < src_rows && c < src_cols {
             // SAFETY: r < src_rows and c < src_cols <= ld: inside `src`.
-            v[e] = unsafe { *src.add((r * ld + c) as usize) };
+            let x = unsafe { *src.add((r * ld + c) as usize) };
+            v[e] = if TF32 { f32::from_bits(to_tf32(x)) } else { x };
         }
     });
     let at = r as usize * cols as usize + c0 as usize;
@@ -64,6 +98,51 @@ pub unsafe fn sgemm_repack(
     }
 }
 
+/// Edge of the square tiles [`sgemm_transpose_tf32`] moves through shared memory.
+pub const TRANSPOSE_TILE: u32 = 32;
+/// Rows of threads of a [`sgemm_transpose_tf32`] block (of [`TRANSPOSE_TILE`] threads each):
+/// each thread moves `TRANSPOSE_TILE / TRANSPOSE_ROWS` values.
+pub const TRANSPOSE_ROWS: u32 = 8;
+
+/// `b` packed for rung 14: `dst[j·ld + i]` = `src[i·cols + j]` rounded to TF32 for
+/// `i < rows`, zero for `rows <= i < ld`, for every `j < cols` — the `rows × cols` matrix
+/// `src` transposed into `cols` rows of `ld`. Each block moves one 32 × 32 tile through
+/// shared memory, so that it reads and writes whole 128-byte rows.
+///
+/// Launch with 32 × 8 threads per block on a `cdiv(cols, 32) × cdiv(ld, 32)` grid
+/// ([`TRANSPOSE_TF32`] for an `ld × cols` extent).
+///
+/// # Safety
+/// `src` holds `rows · cols` floats, `dst` holds `cols · ld` and does not overlap it,
+/// `rows <= ld`, and both products fit `u32`.
+#[inline(always)]
+pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32) {
+    const EDGE: u32 = TRANSPOSE_TILE;
+    // tile[r][c], a column of padding so that reading down a column is conflict-free.
+    let tile = nvptx_device::shared_array!(f32; (EDGE * (EDGE + 1)) as usize);
+    let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+    let (j0, i0) = (thread::block_idx_x() * EDGE, thread::block_idx_y() * EDGE);
+    unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
+        let (i, j) = (i0 + ty + TRANSPOSE_ROWS * s as u32, j0 + tx);
+        let v = if i < rows && j < cols {
+            // SAFETY: i < rows and j < cols: inside `src`.
+            f32::from_bits(to_tf32(unsafe { *src.add((i * cols + j) as usize) }))
+        } else {
+            0.0
+        };
+        tile.set((ty + TRANSPOSE_ROWS * s as u32) * (EDGE + 1) + tx, v);
+    });
+    thread::sync_threads();
+    unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
+        let (j, i) = (j0 + ty + TRANSPOSE_ROWS * s as u32, i0 + tx);
+        if j < cols && i < ld {
+            let v = tile.get(tx * (EDGE + 1) + ty + TRANSPOSE_ROWS * s as u32);
+            // SAFETY: j < cols and i < ld: inside `dst`.
+            unsafe { *dst.add((j * ld + i) as usize) = v };
+        }
+    });
+}
+
 /// How to launch [`sgemm_repack`] for a `rows × cols` destination (as items: its
 /// `rows · cdiv(cols, 4)` quads). (Host only, as the catalogue.)
 #[cfg(not(target_arch = "nvptx64"))]
@@ -74,6 +153,31 @@ pub const REPACK: KernelSpec = KernelSpec::items(
     REPACK_BLOCK,
 );
 
+/// How to launch [`sgemm_repack_tf32`], as [`REPACK`].
+#[cfg(not(target_arch = "nvptx64"))]
+pub const REPACK_TF32: KernelSpec = KernelSpec::items(
+    "sgemm_repack_tf32",
+    entry::params::sgemm_repack_tf32,
+    REPACK_BLOCK,
+    REPACK_BLOCK,
+);
+
+/// How to launch [`sgemm_transpose_tf32`]: a tile rule over its `ld × cols` destination
+/// seen transposed (`rows`: the `ld` depths, `cols`: the columns of `src`).
+#[cfg(not(target_arch = "nvptx64"))]
+pub const TRANSPOSE_TF32: KernelSpec = KernelSpec {
+    entry: "sgemm_transpose_tf32",
+    params: entry::params::sgemm_transpose_tf32,
+    block: nvptx_device::thread::Dim3::xy(TRANSPOSE_TILE, TRANSPOSE_ROWS),
+    grid: nvptx_device::catalogue::GridRule::Tiles {
+        rows: TRANSPOSE_TILE,
+        cols: TRANSPOSE_TILE,
+    },
+    static_shared_bytes: TRANSPOSE_TILE * (TRANSPOSE_TILE + 1) * 4,
+    dynamic_shared: nvptx_device::catalogue::DynamicShared::None,
+    launch_bounds: None,
+};
+
 // Exported only with the `entries` feature; the simulator twins always exist.
 #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
 nvptx_device::entry_points! {
@@ -81,4 +185,10 @@ nvptx_device::entry_points! {
         src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut f32, rows: u32,
         cols: u32
     ) => sgemm_repack;
+    sgemm_repack_tf32(
+        src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut f32, rows: u32,
+        cols: u32
+    ) => sgemm_repack_tf32;
+    sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32)
+        => sgemm_transpose_tf32;
 }

@@ -1,0 +1,73 @@
+//! Rung 14 on the GPU: TF32 products on Hopper's `wgmma` ([`crate::wgmma`]).
+
+use super::Gpu;
+use crate::error::Result;
+use crate::shape::MatmulShape;
+use crate::wgmma::{self, WgmmaConfig, pack_a_launch, pack_b_launch, packed_depth};
+use cudarc::driver::CudaSlice;
+use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
+
+impl Gpu {
+    /// `out = a · b` (`a` `m × k`, `b` `k × n`, `out` `m × n`, row-major f32) by rung 14 in
+    /// configuration `config`: both operands packed into the workspace (rounded to TF32,
+    /// `b` transposed, depth padded to a multiple of 4), then multiplied by `wgmma`.
+    /// Asynchronous, like [`matmul_device`](Self::matmul_device), with its errors, and
+    /// [`Error::NeedsHopper`](crate::Error::NeedsHopper) on a GPU that is not compute
+    /// capability 9.0, before anything is queued.
+    pub fn matmul_wgmma_device(
+        &self, config: &WgmmaConfig, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        if super::zero_if_trivial(&self.stream, config.spec.entry, a, b, out, shape)? {
+            return Ok(());
+        }
+        let launch = wgmma::launch(config, shape, &self.limits)?;
+        let (pack_a, pack_b) = (pack_a_launch(shape), pack_b_launch(shape));
+        for l in [&pack_a, &pack_b] {
+            self.limits.check(l, 0)?;
+        }
+        let info = self.entry_info(config.spec.entry)?;
+        let (a_info, b_info) = (
+            self.entry_info(REPACK_TF32.entry)?,
+            self.entry_info(TRANSPOSE_TF32.entry)?,
+        );
+        let (la, lb) = wgmma::packed_lens(shape);
+        let mut workspace = self.workspace(la + lb)?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
+        let (mut wa, mut rest) = ws.split_at_mut(la);
+        let (mut wb, _) = rest.split_at_mut(lb);
+        let (m, k, n, kp) = (shape.m, shape.k, shape.n, packed_depth(shape.k));
+
+        let mut args = self.launcher(&a_info);
+        args.buffer(a)
+            .scalar(&k)
+            .scalar(&m)
+            .scalar(&k)
+            .view_mut(&mut wa)
+            .scalar(&m)
+            .scalar(&kp);
+        // SAFETY: (src, ld, src_rows, src_cols, dst, rows, cols) as the entry declares them:
+        // `a` holds m rows of k (checked above), `wa` m rows of kp >= k.
+        unsafe { args.launch(&pack_a) }?;
+        let mut args = self.launcher(&b_info);
+        args.buffer(b)
+            .scalar(&k)
+            .scalar(&n)
+            .view_mut(&mut wb)
+            .scalar(&kp);
+        // SAFETY: (src, rows, cols, dst, ld): `b` holds k rows of n, `wb` n rows of kp >= k.
+        unsafe { args.launch(&pack_b) }?;
+        let (wa, wb) = (wa.as_view(), wb.as_view());
+        let mut args = self.launcher(&info);
+        args.view(&wa)
+            .view(&wb)
+            .buffer_mut(out)
+            .scalar(&m)
+            .scalar(&n)
+            .scalar(&kp);
+        // SAFETY: (a, bt, out, m, n, k) as every rung-14 entry declares them: `wa` and `wb`
+        // hold m and n rows of kp (a multiple of 4), 16-byte aligned (the workspace's start
+        // and la, a multiple of 4 floats, after it); `out` m × n (checked above).
+        unsafe { args.launch(&launch) }
+    }
+}

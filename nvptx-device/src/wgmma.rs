@@ -1,0 +1,309 @@
+//! Warpgroup-level matrix multiply-accumulate (`wgmma.mma_async`, Hopper, PTX `sm_90a`):
+//! the four warps of a *warpgroup* (128 consecutive threads, the first a multiple of 128)
+//! compute `D = A · B + D` together, `A` 64 × 8 and `B` 8 × `N` read straight from shared
+//! memory through 64-bit *matrix descriptors*, `D` 64 × `N` in f32 registers spread over the
+//! 128 threads. One instruction does the work of `N / 8 · 4` [`mma.sync`](crate::mma)s, and
+//! it is asynchronous: the warpgroup issues several, commits them as a group and waits for
+//! the group before it reads the accumulators or overwrites the tiles.
+//!
+//! Only TF32 inputs (`.tf32`, f32 accumulation) are offered here, and only one shared-memory
+//! layout, the one TF32 needs ("K-major": a row of `A` and a column of `B` run along the
+//! depth `k`): tiles of rows of 32 four-byte elements (128 bytes), 8 rows to a 1024-byte
+//! *swizzle atom* in which 16-byte chunk `c` of row `r` is stored at chunk `c ^ (r % 8)`
+//! ([`sw128_index`]), the PTX ISA's 128-byte swizzle mode. A tile starts on a 1024-byte
+//! boundary ([`SharedSlice::aligned_to`]); `B` is stored as `N` rows (its columns) of depth.
+//! [`Operand`] names the 8-deep slice `k0..k0 + 8` of such a tile and builds its descriptor:
+//! start address, stride between 8-row groups (1024 bytes) and the swizzle mode.
+//!
+//! The accumulators of `D` ([`Accumulators`], `[FragC; N / 8]`) follow the `mma.m16n8`
+//! layout of [`FragC`] per 8 columns: warp `w` of the warpgroup holds rows `16w..16w + 16`,
+//! and its element `[j][e]` is row `16w + c_position(lane, e).0`, column
+//! `8j + c_position(lane, e).1` ([`c_position`](crate::mma::c_position)).
+//!
+//! The protocol, for every thread of the warpgroup together:
+//!
+//! ```ignore
+//! wgmma::fence(&mut acc);                 // wgmma.fence: registers and tiles settled
+//! for s in 0..4 { acc.mma_tf32(Operand::new(a, a0, 8 * s), Operand::new(b, b0, 8 * s)) }
+//! wgmma::commit_group();                  // the four above are one group
+//! wgmma::wait_group::<0, _>(&mut acc);    // all done: acc readable, tiles reusable
+//! ```
+//!
+//! Shared memory written by ordinary stores or `cp.async` must be made visible to the
+//! asynchronous proxy that `wgmma` reads through: each writing thread runs
+//! [`fence_proxy_async`] after its writes land and before the barrier that publishes them.
+//!
+//! In the simulator `mma_tf32` computes each thread's own accumulators at once from the
+//! shared tiles, reading every element through the descriptor's address arithmetic and the
+//! swizzle as the hardware applies it (XOR of address bits 4–6 with bits 7–9), not through
+//! [`sw128_index`], so a kernel that stores a tile in another layout computes a wrong
+//! product on the CPU too. Products of TF32 values are exact; the sum of each instruction's
+//! eight products and `D` is rounded once, as [`crate::mma::mma_m16n8k8_tf32`] does. The
+//! fences, commits and waits do nothing there: the simulator checks where data lies, not the
+//! asynchronous protocol.
+
+use crate::mma::FragC;
+use crate::shared::SharedSlice;
+
+/// Four-byte elements in a row of a 128-byte-swizzled tile.
+pub const ROW_WORDS: u32 = 32;
+/// Rows of a swizzle atom.
+pub const ATOM_ROWS: u32 = 8;
+/// Bytes of a swizzle atom, the alignment a tile needs.
+pub const ATOM_BYTES: u32 = 1024;
+/// Rows of `A` and `D` in one instruction.
+pub const M: u32 = 64;
+/// Depth of one TF32 instruction.
+pub const K_TF32: u32 = 8;
+/// Threads of a warpgroup.
+pub const WARPGROUP: u32 = 128;
+
+/// The word of element `(r, c)` (`c < 32`) of a 128-byte-swizzled tile, counted from the
+/// tile's start: the 16-byte chunk `c / 4` moved to `(c / 4) ^ (r % 8)` within row `r`.
+#[inline(always)]
+pub const fn sw128_index(r: u32, c: u32) -> u32 {
+    r * ROW_WORDS + 4 * ((c / 4) ^ (r % ATOM_ROWS)) + c % 4
+}
+
+/// The 8-deep slice `k0..k0 + 8` of a 128-byte-swizzled tile, as a `wgmma` operand: all
+/// the tile's rows from its first (the 64 of an `A`, the `N` of a `B`).
+#[derive(Clone, Copy)]
+pub struct Operand {
+    /// The shared array the tile lies in, and the tile's first word in it.
+    array: SharedSlice<f32>,
+    start: u32,
+    k0: u32,
+}
+
+impl Operand {
+    /// The slice `k0..k0 + 8` of the tile at word `start` of `array`: the tile starts on a
+    /// 1024-byte boundary and holds whole rows of 32 words in [`sw128_index`]'s layout
+    /// inside `array` (`k0` a multiple of 8, below 32). Nothing is checked on the GPU (the
+    /// simulator checks all of it), so that a kernel's loop has no branch between the
+    /// `wgmma` it keeps in flight.
+    #[inline(always)]
+    pub fn new(array: SharedSlice<f32>, start: u32, k0: u32) -> Self {
+        Self { array, start, k0 }
+    }
+
+    /// The matrix descriptor: start address ÷ 16 in bits 0–13, the leading-dimension
+    /// offset (unused by a swizzled K-major operand one chunk deep; 16 bytes) in bits
+    /// 16–29, the 1024-byte stride between 8-row groups ÷ 16 in bits 32–45, base offset 0,
+    /// and swizzle mode 1 (128 bytes) in bits 62–63.
+    #[inline(always)]
+    pub fn descriptor(&self) -> u64 {
+        let start = self.array.byte_address() + 4 * (self.start + self.k0);
+        (((start >> 4) & 0x3fff) as u64)
+            | (1u64 << 16)
+            | (((ATOM_BYTES >> 4) as u64) << 32)
+            | (1u64 << 62)
+    }
+
+    /// Element `(r, kk)` (`kk < 8`) of the slice, found as the hardware finds it: the
+    /// descriptor's address, then the 128-byte swizzle on the address bits.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn element(&self, r: u32, kk: u32) -> f32 {
+        let base = self.array.byte_address() + 4 * self.start;
+        assert!(
+            base.is_multiple_of(ATOM_BYTES)
+                && self.k0.is_multiple_of(K_TF32)
+                && self.k0 < ROW_WORDS,
+            "wgmma operand: tile at byte {base} (needs a multiple of {ATOM_BYTES}), k0 {}",
+            self.k0
+        );
+        let byte =
+            base + 4 * self.k0 + (r / ATOM_ROWS) * ATOM_BYTES + (r % ATOM_ROWS) * 128 + 4 * kk;
+        let swizzled = byte ^ (((byte >> 7) & 7) << 4);
+        let word = (swizzled - self.array.byte_address()) / 4;
+        crate::mma::tf32_value(self.array.get(word).to_bits())
+    }
+}
+
+/// The accumulators of one `wgmma` of shape `m64nNk8`: `N / 8` [`FragC`]s
+/// (`[FragC; 8]`, `[FragC; 16]`, `[FragC; 32]` for `N` = 64, 128, 256), and the operations
+/// that read or write them.
+pub trait Accumulators: Sized {
+    /// `N`, the columns of `B` and `D`.
+    const N: u32;
+    /// All accumulators zero.
+    const ZERO: Self;
+
+    /// The `N / 8` fragments, each the 16 × 8 [`FragC`] of columns `8j..8j + 8` of the
+    /// thread's warp's 16 rows.
+    fn frags(&self) -> &[FragC];
+
+    /// `D = A · B + D` for the warpgroup (`wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32`):
+    /// `a` 64 rows of depth 8, `b` `N` rows (the columns of `B`) of the same depth. The
+    /// result is there after [`commit_group`] and [`wait_group`].
+    ///
+    /// # Safety
+    /// All 128 threads of the warpgroup execute it together, after a [`fence`] since their
+    /// last other access to these registers; both tiles hold what the product needs,
+    /// visible to the asynchronous proxy ([`fence_proxy_async`] and a barrier), and nothing
+    /// writes them until a [`wait_group`] says the instruction is done.
+    unsafe fn mma_tf32(&mut self, a: Operand, b: Operand);
+
+    #[doc(hidden)]
+    unsafe fn fence_regs(&mut self);
+
+    #[doc(hidden)]
+    unsafe fn wait_regs<const N: u32>(&mut self);
+}
+
+/// Orders the warpgroup's earlier register and shared-memory accesses before its next
+/// `wgmma`s (`wgmma.fence.sync.aligned`), tied to `acc` so that no write of the
+/// accumulators moves past it.
+///
+/// # Safety
+/// All 128 threads of the warpgroup execute it together.
+#[inline(always)]
+pub unsafe fn fence<A: Accumulators>(acc: &mut A) {
+    // SAFETY: the caller's contract.
+    unsafe { acc.fence_regs() }
+}
+
+/// Closes the warpgroup's `wgmma`s issued since the last commit into one group
+/// (`wgmma.commit_group.sync.aligned`).
+///
+/// # Safety
+/// All 128 threads of the warpgroup execute it together.
+#[inline(always)]
+pub unsafe fn commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "wgmma.commit_group.sync.aligned;",
+            options(nostack, preserves_flags)
+        );
+    }
+}
+
+/// Waits until at most `N` of the warpgroup's committed groups are in flight
+/// (`wgmma.wait_group.sync.aligned N`): the others' accumulators are written and their
+/// tiles no longer read. Tied to `acc` so that no read of the accumulators moves before it.
+///
+/// # Safety
+/// All 128 threads of the warpgroup execute it together.
+#[inline(always)]
+pub unsafe fn wait_group<const N: u32, A: Accumulators>(acc: &mut A) {
+    // SAFETY: the caller's contract.
+    unsafe { acc.wait_regs::<N>() }
+}
+
+/// Makes this thread's completed writes to shared memory (stores, landed `cp.async`)
+/// visible to the asynchronous proxy that `wgmma` reads through
+/// (`fence.proxy.async.shared::cta`); a barrier then publishes them to the warpgroup.
+#[inline(always)]
+pub fn fence_proxy_async() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a memory fence.
+    unsafe {
+        core::arch::asm!(
+            "fence.proxy.async.shared::cta;",
+            options(nostack, preserves_flags)
+        );
+    }
+}
+
+/// The simulator's `wgmma`: this thread's accumulators from the whole operand tiles.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn sim_mma(acc: &mut [FragC], a: Operand, b: Operand) {
+    let t = crate::thread::thread_idx_x() % WARPGROUP;
+    let (warp, lane) = (t / 32, t % 32);
+    for (j, frag) in acc.iter_mut().enumerate() {
+        for (e, d) in frag.iter_mut().enumerate() {
+            let (r, c) = crate::mma::c_position(lane, e);
+            let (row, col) = (16 * warp + r, 8 * j as u32 + c);
+            let mut sum = *d as f64;
+            for kk in 0..K_TF32 {
+                sum += a.element(row, kk) as f64 * b.element(col, kk) as f64;
+            }
+            *d = sum as f32;
+        }
+    }
+}
+
+/// Implements [`Accumulators`] for `[FragC; $ni]` with the instruction `$shape`, whose
+/// `$ni · 4` registers are listed (`0 1 2 …`) for the operand lists.
+macro_rules! accumulators {
+    ($ni:literal, $shape:literal, [$first:literal $($rest:literal)*]) => {
+        impl Accumulators for [FragC; $ni] {
+            const N: u32 = 8 * $ni;
+            const ZERO: Self = [[0.0; 4]; $ni];
+
+            #[inline(always)]
+            fn frags(&self) -> &[FragC] {
+                self
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma_tf32(&mut self, a: Operand, b: Operand) {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let d = self.as_flattened_mut();
+                    // SAFETY: the caller's contract (warpgroup converged, tiles ready).
+                    unsafe {
+                        core::arch::asm!(
+                            "{{",
+                            ".reg .pred p;",
+                            "setp.ne.b32 p, {sc}, 0;",
+                            concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1;"),
+                            "}}",
+                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                            da = in(reg64) a.descriptor(), db = in(reg64) b.descriptor(),
+                            sc = in(reg32) 1u32,
+                            options(nostack, preserves_flags),
+                        );
+                    }
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_mma(self, a, b);
+            }
+
+            #[inline(always)]
+            unsafe fn fence_regs(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let d = self.as_flattened_mut();
+                    // SAFETY: the caller's contract.
+                    unsafe {
+                        core::arch::asm!(
+                            "wgmma.fence.sync.aligned;",
+                            // The registers, named so that they are tied to the fence.
+                            concat!("// {", $first, "}" $(, " {", $rest, "}")*),
+                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                            options(nostack, preserves_flags),
+                        );
+                    }
+                }
+            }
+
+            #[inline(always)]
+            unsafe fn wait_regs<const N: u32>(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let d = self.as_flattened_mut();
+                    // SAFETY: the caller's contract.
+                    unsafe {
+                        core::arch::asm!(
+                            "wgmma.wait_group.sync.aligned {n};",
+                            // The registers, named so that they are tied to the wait.
+                            concat!("// {", $first, "}" $(, " {", $rest, "}")*),
+                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                            n = const N,
+                            options(nostack, preserves_flags),
+                        );
+                    }
+                }
+            }
+        }
+    };
+}
+
+accumulators!(8, "m64n64k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
+accumulators!(16, "m64n128k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+accumulators!(32, "m64n256k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);

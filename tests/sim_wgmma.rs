@@ -1,0 +1,120 @@
+//! Rung 14, TF32 on Hopper's `wgmma` (`kernels_gpu_host::wgmma`), on the CPU simulator: every
+//! configuration, operands packed by the GPU's packing kernels and multiplied with each
+//! thread's accumulators read through the `wgmma` descriptors and the hardware's 128-byte
+//! swizzle, against the f64 product of the TF32-rounded inputs within the f32 accumulation
+//! bound, and against the f64 product of the f32 inputs within the TF32 bound. Shapes: the
+//! odd ones, ones with several k-tiles and a partial last one, edges in both directions, and
+//! degenerate ones; the simulator checks every launch for shared-memory races and reads of
+//! memory no thread wrote. Bad input is a typed error.
+
+#[path = "common/shapes.rs"]
+mod shapes;
+
+use kernels_gpu::nvptx_device::launch::Limits;
+use kernels_gpu::nvptx_device::mma::tf32_round_bits;
+use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::wgmma::{self, WGMMA_CONFIGS, WgmmaConfig};
+use kernels_gpu_host::{Error, MatmulShape, Precision};
+
+/// Several k-tiles with a partial last one (k = 70: two of 32 and one of 6, padded to 8),
+/// rows and columns past one block tile in both directions.
+const MULTI: [(usize, usize, usize); 2] = [(130, 70, 260), (65, 96, 129)];
+
+/// Degenerate shapes: a row, a column, `k = 1`.
+const DEGENERATE: [(usize, usize, usize); 3] = [(1, 37, 29), (29, 37, 1), (33, 1, 17)];
+
+/// A simulator with a Hopper's limits (227 KiB of shared memory per block).
+fn hopper() -> Simulator {
+    Simulator {
+        limits: Limits::HOPPER,
+    }
+}
+
+fn check(config: &WgmmaConfig, (m, k, n): (usize, usize, usize)) {
+    let shape = MatmulShape::new(m, k, n).unwrap();
+    let (a, b) = shapes::signed_operands(0x3914, m, k, n);
+    let out = hopper()
+        .matmul_wgmma(config, &a, &b, shape)
+        .unwrap_or_else(|e| panic!("{} {shape}: {e}", config.name));
+    assert_eq!(out.len(), m * n);
+    let round = |x: &[f32]| -> Vec<f32> {
+        x.iter()
+            .map(|v| f32::from_bits(tf32_round_bits(v.to_bits())))
+            .collect()
+    };
+    let exact = compare(&out, &matmul_f64(&round(&a), &round(&b), m, k, n));
+    assert!(
+        exact.within_f32_bound(k),
+        "{} {shape}: {exact:?} is not the product of the TF32 inputs",
+        config.name
+    );
+    let accuracy = compare(&out, &matmul_f64(&a, &b, m, k, n));
+    assert!(
+        accuracy.within_bound(k, Precision::Tf32),
+        "{} {shape}: {accuracy:?} is outside the TF32 bound",
+        config.name
+    );
+}
+
+#[test]
+fn every_configuration_on_odd_multi_tile_and_degenerate_shapes() {
+    for config in WGMMA_CONFIGS {
+        for shape in shapes::ODD.into_iter().chain(MULTI).chain(DEGENERATE) {
+            check(config, shape);
+        }
+    }
+}
+
+/// A layout mistake cannot hide behind symmetric data: a product whose every output is a
+/// distinct exact integer, compared exactly.
+#[test]
+fn distinct_integer_products_are_exact() {
+    let (m, k, n) = (64, 40, 256);
+    let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+    let want: Vec<f32> = matmul_f64(&a, &b, m, k, n)
+        .values
+        .iter()
+        .map(|&x| x as f32)
+        .collect();
+    for config in WGMMA_CONFIGS {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let out = hopper().matmul_wgmma(config, &a, &b, shape).unwrap();
+        assert_eq!(out, want, "{}", config.name);
+    }
+}
+
+/// The products with nothing to compute: zeros of the right length.
+#[test]
+fn empty_and_k_zero_products_are_zeros() {
+    let config = wgmma::default_config();
+    for (m, k, n) in [(0, 3, 4), (3, 0, 4), (3, 4, 0)] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let out = hopper()
+            .matmul_wgmma(config, &vec![1.0; m * k], &vec![1.0; k * n], shape)
+            .unwrap();
+        assert_eq!(out, vec![0.0; m * n], "{shape}");
+    }
+}
+
+/// The default simulator has the shared memory of every GPU since compute capability 8.0,
+/// 99 KiB: the 193 KiB configurations are a typed launch error there, not a crash.
+#[test]
+fn a_launch_past_the_shared_memory_is_a_typed_error() {
+    let shape = MatmulShape::new(4, 4, 4).unwrap();
+    let err = Simulator::default()
+        .matmul_wgmma(wgmma::default_config(), &[1.0; 16], &[1.0; 16], shape)
+        .unwrap_err();
+    assert!(matches!(err, Error::Launch(_)), "{err}");
+}
+
+/// Operands of the wrong length are a typed error naming the sizes.
+#[test]
+fn wrong_operand_lengths_are_a_typed_error() {
+    let shape = MatmulShape::new(4, 5, 6).unwrap();
+    let err = hopper()
+        .matmul_wgmma(wgmma::default_config(), &[0.0; 19], &[0.0; 30], shape)
+        .unwrap_err();
+    assert!(matches!(err, Error::InputLength { .. }), "{err}");
+}
