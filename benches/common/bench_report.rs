@@ -721,6 +721,7 @@ mod tests {
             1 + 3 * 3
                 + kernels_gpu_host::SgemmKernel::ALL.len()
                 + BF16_CONFIGS.len()
+                + WGMMA_CONFIGS.len()
                 + CublasMath::ALL.len()
         );
         assert!(all.iter().any(|c| c.label() == "sgemm-autotuned"));

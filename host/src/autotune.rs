@@ -821,12 +821,22 @@ mod tests {
                 .iter()
                 .any(|c| matches!(c, Tuned::SplitK(_)))
         );
-        // TF32 has no split-k runs.
-        assert!(
-            Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Tf32)
-                .iter()
-                .all(|c| matches!(c, Tuned::Config(k) if k.precision() == Precision::Tf32))
-        );
+        // TF32 has no split-k runs: its configurations, then rung 14's, which round-trip
+        // through their names too.
+        let tf32 = Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Tf32);
+        assert!(tf32.iter().all(|c| match c {
+            Tuned::Config(k) => k.precision() == Precision::Tf32,
+            Tuned::Wgmma(i) => *i < WGMMA_CONFIGS.len(),
+            _ => false,
+        }));
+        let wgmma: Vec<_> = tf32
+            .iter()
+            .filter(|c| matches!(c, Tuned::Wgmma(_)))
+            .collect();
+        assert_eq!(wgmma.len(), WGMMA_CONFIGS.len());
+        for candidate in tf32 {
+            assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
+        }
         // k = 16 is too short to split.
         assert!(
             Tuned::candidates(MatmulShape::new(64, 16, 64).unwrap(), Precision::Fp32)

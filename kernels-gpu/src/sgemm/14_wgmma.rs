@@ -90,10 +90,12 @@ pub unsafe fn sgemm_wgmma<
         let p: u32 = $p;
         let stage = p % STAGES as u32;
         let k0 = p * BK;
-        unroll!(j in (bm * BK / 4 / threads) as usize => {
+        unroll!(j in (bm * BK / 4).div_ceil(threads) as usize => {
             let v = t + j as u32 * threads;
             let (r, c) = (v / 8, 4 * (v % 8));
             let full = tile.row0 + r < m && k0 + c < k;
+            // (A whole number of chunks per thread folds this away.)
+            if v < bm * BK / 4 {
             // SAFETY: where `full`, row row0 + r < m and depths k0 + c..+4 < k (k % 4 == 0)
             // lie inside `a`, 16-byte aligned; otherwise `a` is an aligned placeholder that
             // is not read. The chunk lies inside the stage and is 16-byte aligned.
@@ -105,11 +107,13 @@ pub unsafe fn sgemm_wgmma<
                     full,
                 )
             };
+            }
         });
-        unroll!(j in (bn * BK / 4 / threads) as usize => {
+        unroll!(j in (bn * BK / 4).div_ceil(threads) as usize => {
             let v = t + j as u32 * threads;
             let (r, c) = (v / 8, 4 * (v % 8));
             let full = tile.col0 + r < n && k0 + c < k;
+            if v < bn * BK / 4 {
             // SAFETY: as for `a`, with the block's columns as the rows of `bt`.
             unsafe {
                 cp_async_16_zfill(
@@ -119,6 +123,7 @@ pub unsafe fn sgemm_wgmma<
                     full,
                 )
             };
+            }
         });
     }}}
 
@@ -265,4 +270,7 @@ wgmma_configs! {
     /// 1 warpgroup of 64 × 128, four stages of 24 KiB: more, smaller blocks for outputs with
     /// few tiles.
     sgemm_wgmma_64x128                       = <1, 128, 4, 0>, min_blocks(2);
+    /// 3 warpgroups of 64 × 256, four stages of 56 KiB (225 KiB): a third more work per
+    /// byte loaded than 128 × 256, at 168 registers a thread.
+    sgemm_wgmma_swizzled_192x256             = <3, 256, 4, 8>, min_blocks(1);
 }
