@@ -107,7 +107,9 @@ pub const TRANSPOSE_ROWS: u32 = 8;
 /// `b` packed for rung 14: `dst[j·ld + i]` = `src[i·cols + j]` rounded to TF32 for
 /// `i < rows`, zero for `rows <= i < ld`, for every `j < cols` — the `rows × cols` matrix
 /// `src` transposed into `cols` rows of `ld`. Each block moves one 32 × 32 tile through
-/// shared memory, so that it reads and writes whole 128-byte rows.
+/// shared memory, so that it reads and writes whole 128-byte rows: with 16-byte loads and
+/// stores where `cols` and `ld` are multiples of 4 and both matrices 16-byte aligned (each
+/// thread one quad each way), else one float at a time (four each).
 ///
 /// Launch with 32 × 8 threads per block on a `cdiv(cols, 32) × cdiv(ld, 32)` grid
 /// ([`TRANSPOSE_TF32`] for an `ld × cols` extent).
@@ -118,29 +120,59 @@ pub const TRANSPOSE_ROWS: u32 = 8;
 #[inline(always)]
 pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32) {
     const EDGE: u32 = TRANSPOSE_TILE;
-    // tile[r][c], a column of padding so that reading down a column is conflict-free.
-    let tile = nvptx_device::shared_array!(f32; (EDGE * (EDGE + 1)) as usize);
-    let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+    const PITCH: u32 = EDGE + 1;
+    // tile[r][c] (r along `rows`, c along `cols`), a column of padding so that reading down
+    // a column is conflict-free.
+    let tile = nvptx_device::shared_array!(f32; (EDGE * PITCH) as usize);
     let (j0, i0) = (thread::block_idx_x() * EDGE, thread::block_idx_y() * EDGE);
-    unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
-        let (i, j) = (i0 + ty + TRANSPOSE_ROWS * s as u32, j0 + tx);
+    let round = |x: f32| f32::from_bits(to_tf32(x));
+    let vector =
+        cols.is_multiple_of(4) && ld.is_multiple_of(4) && is_aligned16(src) && is_aligned16(dst);
+    if vector {
+        // Thread `q + 8·r`: quad `q` of tile row `r`, in and out.
+        let lin = thread::thread_idx_y() * EDGE + thread::thread_idx_x();
+        let (q, r) = (lin % 8, lin / 8);
+        let (i, j) = (i0 + r, j0 + 4 * q);
         let v = if i < rows && j < cols {
-            // SAFETY: i < rows and j < cols: inside `src`.
-            f32::from_bits(to_tf32(unsafe { *src.add((i * cols + j) as usize) }))
+            // SAFETY: i < rows and j + 4 <= cols (cols % 4 == 0): inside `src`, 16-byte
+            // aligned (cols, j multiples of 4, `src` aligned).
+            unsafe { *(src.add((i * cols + j) as usize) as *const F32x4) }
+                .0
+                .map(round)
         } else {
-            0.0
+            [0.0; 4]
         };
-        tile.set((ty + TRANSPOSE_ROWS * s as u32) * (EDGE + 1) + tx, v);
-    });
-    thread::sync_threads();
-    unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
-        let (j, i) = (j0 + ty + TRANSPOSE_ROWS * s as u32, i0 + tx);
-        if j < cols && i < ld {
-            let v = tile.get(tx * (EDGE + 1) + ty + TRANSPOSE_ROWS * s as u32);
-            // SAFETY: j < cols and i < ld: inside `dst`.
-            unsafe { *dst.add((j * ld + i) as usize) = v };
+        unroll!(e in 4 => tile.set(r * PITCH + 4 * q + e as u32, v[e]));
+        thread::sync_threads();
+        let (jj, ii) = (j0 + r, i0 + 4 * q);
+        if jj < cols && ii < ld {
+            let mut w = [0.0f32; 4];
+            unroll!(e in 4 => w[e] = tile.get((4 * q + e as u32) * PITCH + r));
+            // SAFETY: jj < cols and ii + 4 <= ld (ld % 4 == 0): inside `dst`, aligned.
+            unsafe { *(dst.add((jj * ld + ii) as usize) as *mut F32x4) = F32x4(w) };
         }
-    });
+    } else {
+        let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+        unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
+            let (i, j) = (i0 + ty + TRANSPOSE_ROWS * s as u32, j0 + tx);
+            let v = if i < rows && j < cols {
+                // SAFETY: i < rows and j < cols: inside `src`.
+                round(unsafe { *src.add((i * cols + j) as usize) })
+            } else {
+                0.0
+            };
+            tile.set((ty + TRANSPOSE_ROWS * s as u32) * PITCH + tx, v);
+        });
+        thread::sync_threads();
+        unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
+            let (j, i) = (j0 + ty + TRANSPOSE_ROWS * s as u32, i0 + tx);
+            if j < cols && i < ld {
+                let v = tile.get(tx * PITCH + ty + TRANSPOSE_ROWS * s as u32);
+                // SAFETY: j < cols and i < ld: inside `dst`.
+                unsafe { *dst.add((j * ld + i) as usize) = v };
+            }
+        });
+    }
 }
 
 /// How to launch [`sgemm_repack`] for a `rows × cols` destination (as items: its
