@@ -99,14 +99,24 @@ fn products_use_fused_multiply_add() {
 #[test]
 fn catalogue_describes_every_entry_and_nothing_else() {
     use kernels_gpu_host::kernels_gpu::catalogue::all_specs;
-    let mut in_ptx = entry_names(KERNELS_PTX);
+    assert_describes(KERNELS_PTX, all_specs());
+}
+
+/// `specs` describe every entry of `ptx` and nothing else, with the parameter sizes the PTX
+/// declares.
+fn assert_describes<'a>(
+    ptx: &str,
+    specs: impl Iterator<Item = &'a kernels_gpu_host::kernels_gpu::catalogue::KernelSpec>,
+) {
+    let specs: Vec<_> = specs.collect();
+    let mut in_ptx = entry_names(ptx);
     in_ptx.sort_unstable();
-    let mut described: Vec<_> = all_specs().map(|s| s.entry).collect();
+    let mut described: Vec<_> = specs.iter().map(|s| s.entry).collect();
     described.sort_unstable();
     assert_eq!(in_ptx, described);
-    for spec in all_specs() {
+    for spec in specs {
         assert_eq!(
-            kernels_gpu_host::ptx::param_sizes(KERNELS_PTX, spec.entry),
+            kernels_gpu_host::ptx::param_sizes(ptx, spec.entry),
             Some(spec.param_bytes().collect()),
             "{}",
             spec.entry
@@ -121,18 +131,8 @@ fn catalogue_describes_every_entry_and_nothing_else() {
 fn the_hopper_module_holds_rung_14_alone() {
     use kernels_gpu_host::kernels_gpu::catalogue::hopper_specs;
     use kernels_gpu_host::ptx::HOPPER_PTX;
-    let mut in_ptx = entry_names(HOPPER_PTX);
-    in_ptx.sort_unstable();
-    let mut described: Vec<_> = hopper_specs().map(|s| s.entry).collect();
-    described.sort_unstable();
-    assert_eq!(in_ptx, described);
+    assert_describes(HOPPER_PTX, hopper_specs());
     for spec in hopper_specs() {
-        assert_eq!(
-            kernels_gpu_host::ptx::param_sizes(HOPPER_PTX, spec.entry),
-            Some(spec.param_bytes().collect()),
-            "{}",
-            spec.entry
-        );
         let body = kernels_gpu_host::ptx::entry_body(HOPPER_PTX, spec.entry).unwrap();
         assert_eq!(body.matches("wgmma.mma_async").count(), 4, "{}", spec.entry);
         assert!(!body.contains(".local"), "{}: local memory", spec.entry);

@@ -8,7 +8,7 @@
 //! run a configuration of [`BF16_CONFIGS`] ([`default_config`] where the caller has no
 //! preference).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::shape::MatmulShape;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::mma::{bf16_round_bits, bf16_value};
@@ -37,20 +37,10 @@ pub fn default_config() -> &'static Bf16Config {
         .expect("the BF16 table marks one default")
 }
 
-/// The configuration named `name` (`gemm-bf16-…`), or [`Error::UnknownKernel`] listing
-/// the names there are.
+/// The configuration named `name` (`gemm-bf16-…`), or
+/// [`Error::UnknownKernel`](crate::Error::UnknownKernel) listing the names there are.
 pub fn config(name: &str) -> Result<&'static Bf16Config> {
-    BF16_CONFIGS
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| Error::UnknownKernel {
-            requested: name.to_owned(),
-            known: BF16_CONFIGS
-                .iter()
-                .map(|c| c.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+    crate::kernels::named(BF16_CONFIGS, name, |c| c.name)
 }
 
 /// `config`'s launch for `shape`, checked against `limits` (grid, block, shared memory).

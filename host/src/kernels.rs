@@ -258,6 +258,21 @@ impl std::fmt::Display for MatmulKernel {
     }
 }
 
+/// The row of `table` whose name (`name_of`) is `name`, or [`Error::UnknownKernel`] listing
+/// the names there are: one lookup for the configuration tables that are not
+/// [`MatmulKernel`]s (rungs 13 and 14).
+pub(crate) fn named<T>(
+    table: &'static [T], name: &str, name_of: impl Fn(&T) -> &'static str,
+) -> Result<&'static T> {
+    table
+        .iter()
+        .find(|c| name_of(c) == name)
+        .ok_or_else(|| Error::UnknownKernel {
+            requested: name.to_owned(),
+            known: table.iter().map(name_of).collect::<Vec<_>>().join(", "),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

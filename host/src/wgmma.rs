@@ -10,9 +10,9 @@
 //! Both copies are in the timings this project reports. `Gpu::matmul_wgmma_device` and
 //! [`Simulator::matmul_wgmma`](crate::sim::Simulator::matmul_wgmma) run a configuration of
 //! [`WGMMA_CONFIGS`] ([`default_config`] where the caller has no preference); a GPU of
-//! another compute capability refuses it with [`Error::NeedsHopper`].
+//! another compute capability refuses it with [`Error::NeedsHopper`](crate::Error::NeedsHopper).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::shape::MatmulShape;
 use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
@@ -59,20 +59,10 @@ pub fn default_config() -> &'static WgmmaConfig {
         .expect("the wgmma table marks one default")
 }
 
-/// The configuration named `name` (`sgemm-wgmma-…`), or [`Error::UnknownKernel`] listing
-/// the names there are.
+/// The configuration named `name` (`sgemm-wgmma-…`), or
+/// [`Error::UnknownKernel`](crate::Error::UnknownKernel) listing the names there are.
 pub fn config(name: &str) -> Result<&'static WgmmaConfig> {
-    WGMMA_CONFIGS
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| Error::UnknownKernel {
-            requested: name.to_owned(),
-            known: WGMMA_CONFIGS
-                .iter()
-                .map(|c| c.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+    crate::kernels::named(WGMMA_CONFIGS, name, |c| c.name)
 }
 
 /// `config`'s launch for `shape`, checked against `limits` (grid, block, shared memory).
@@ -83,6 +73,7 @@ pub fn launch(config: &WgmmaConfig, shape: MatmulShape, limits: &Limits) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     #[test]
     fn the_table_has_one_default_and_names_resolve() {

@@ -84,48 +84,40 @@ pub unsafe fn sgemm_wgmma<
     let tiles = k.div_ceil(BK);
 
     // Thread t's 16-byte copies of k-tile `p` into its stage: chunk `v` of a tile is row
-    // `v / 8`, depths `4·(v % 8)..+4`; zero past the matrices and past `k`. A macro, pasted
-    // where it runs: a closure called from the prologue and the loop became a `.func`.
-    macro_rules! issue { ($p:expr) => {{
-        let p: u32 = $p;
-        let stage = p % STAGES as u32;
-        let k0 = p * BK;
-        unroll!(j in (bm * BK / 4).div_ceil(threads) as usize => {
+    // `v / 8`, depths `4·(v % 8)..+4`; zero past the matrices and past `k`. Macros, pasted
+    // where they run: a closure called from the prologue and the loop became a `.func`.
+    //
+    // `copy!(ring, stage words, tile rows, first row, rows there are, operand)`: one tile.
+    macro_rules! copy { ($ring:expr, $words:expr, $rows:expr, $row0:expr, $limit:expr, $src:expr, $p:expr) => {{
+        let (stage, k0) = ($p % STAGES as u32, $p * BK);
+        unroll!(j in ($rows * BK / 4).div_ceil(threads) as usize => {
             let v = t + j as u32 * threads;
             let (r, c) = (v / 8, 4 * (v % 8));
-            let full = tile.row0 + r < m && k0 + c < k;
+            let full = $row0 + r < $limit && k0 + c < k;
             // (A whole number of chunks per thread folds this away.)
-            if v < bm * BK / 4 {
-            // SAFETY: where `full`, row row0 + r < m and depths k0 + c..+4 < k (k % 4 == 0)
-            // lie inside `a`, 16-byte aligned; otherwise `a` is an aligned placeholder that
-            // is not read. The chunk lies inside the stage and is 16-byte aligned.
-            unsafe {
-                cp_async_16_zfill(
-                    a_ring,
-                    stage * a_stage + sw128_index(r, c),
-                    if full { a.add(((tile.row0 + r) * k + k0 + c) as usize) } else { a },
-                    full,
-                )
-            };
-            }
-        });
-        unroll!(j in (bn * BK / 4).div_ceil(threads) as usize => {
-            let v = t + j as u32 * threads;
-            let (r, c) = (v / 8, 4 * (v % 8));
-            let full = tile.col0 + r < n && k0 + c < k;
-            if v < bn * BK / 4 {
-            // SAFETY: as for `a`, with the block's columns as the rows of `bt`.
-            unsafe {
-                cp_async_16_zfill(
-                    b_ring,
-                    stage * b_stage + sw128_index(r, c),
-                    if full { bt.add(((tile.col0 + r) * k + k0 + c) as usize) } else { bt },
-                    full,
-                )
-            };
+            if v < $rows * BK / 4 {
+                // SAFETY: where `full`, row `row0 + r` of the operand (m rows of `a`, n of
+                // `bt`) and depths k0 + c..+4 < k (k % 4 == 0) lie inside it, 16-byte
+                // aligned; otherwise the operand's start is an aligned placeholder that is
+                // not read. The chunk lies inside the stage and is 16-byte aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        $ring,
+                        stage * $words + sw128_index(r, c),
+                        if full { $src.add((($row0 + r) * k + k0 + c) as usize) } else { $src },
+                        full,
+                    )
+                };
             }
         });
     }}}
+    macro_rules! issue {
+        ($p:expr) => {{
+            let p: u32 = $p;
+            copy!(a_ring, a_stage, bm, tile.row0, m, a, p);
+            copy!(b_ring, b_stage, bn, tile.col0, n, bt, p);
+        }};
+    }
 
     unroll!(s in STAGES - 2 => {
         if (s as u32) < tiles {
