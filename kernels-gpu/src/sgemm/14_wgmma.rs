@@ -15,9 +15,10 @@
 //! Shared layout of one stage: the `a` tile (`64·WGS` rows of 32 depths, 128 bytes each),
 //! then the `b` tile (`N` rows, the columns of `b`, of 32 depths): every row 8 chunks of 16
 //! bytes, chunk `c` of row `r` at `c ^ (r % 8)` ([`sw128_index`]), every tile on a
-//! 1024-byte boundary (the dynamic buffer is aligned at run time,
-//! [`aligned_to`](nvptx_device::shared::SharedSlice::aligned_to), and the launch gives 1024 spare bytes). A `cp.async` of 16
-//! bytes moves four depths of one row; eight consecutive threads copy one 128-byte row.
+//! 1024-byte boundary (the dynamic buffer is aligned at run time by
+//! [`aligned_to`](nvptx_device::shared::SharedSlice::aligned_to), and the launch gives
+//! 1024 spare bytes). A `cp.async` of 16 bytes moves four depths of one row; eight
+//! consecutive threads copy one 128-byte row.
 //!
 //! The ring: tiles `0..STAGES - 2` are in flight before the loop. Trip `p` waits for tile
 //! `p`, makes it visible to the asynchronous proxy and the block (fence, barrier), issues
