@@ -277,7 +277,7 @@ impl Simulator {
             repack_entry::sgemm_repack_tf32(sa.get(), k, m, k, pa.get(), m, kp)
         })?;
         // SAFETY: `b` holds k rows of n, `bp` n rows of kp.
-        self.launch(&pack_b_launch(shape), move || unsafe {
+        self.launch(&pack_b_launch(shape, &self.limits)?, move || unsafe {
             repack_entry::sgemm_transpose_tf32(sb.get(), k, n, pb.get(), kp)
         })?;
         let o = SharedPtr(out.as_mut_ptr());

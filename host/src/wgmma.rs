@@ -33,22 +33,18 @@ pub fn packed_lens(shape: MatmulShape) -> (usize, usize) {
 }
 
 /// The launch of [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack::sgemm_repack_tf32)
-/// writing the packed `a`: `m` rows of [`packed_depth`].
+/// writing the packed `a`: `m` rows of [`packed_depth`] (items, as
+/// [`crate::repack::launch`]: a 1-D grid of them stays within every device's limits).
 pub fn pack_a_launch(shape: MatmulShape) -> Launch {
     let kp = packed_depth(shape.k);
     REPACK_TF32.launch(Extent::Items(shape.m * kp.div_ceil(4)), 0)
 }
 
 /// The launch of [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack::sgemm_transpose_tf32)
-/// writing the packed `b`: `n` rows of [`packed_depth`].
-pub fn pack_b_launch(shape: MatmulShape) -> Launch {
-    TRANSPOSE_TF32.launch(
-        Extent::Matrix {
-            rows: packed_depth(shape.k),
-            cols: shape.n,
-        },
-        0,
-    )
+/// writing the packed `b`: `n` rows of [`packed_depth`], one block per 32 × 32 tile of them,
+/// checked against `limits` ([`crate::kernels::output_launch`]).
+pub fn pack_b_launch(shape: MatmulShape, limits: &Limits) -> Result<Launch> {
+    crate::kernels::output_launch(&TRANSPOSE_TF32, packed_depth(shape.k), shape.n, 1, limits)
 }
 
 /// The configuration the table marks as the default.
@@ -92,7 +88,8 @@ mod tests {
         let shape = MatmulShape::new(3, 5, 7).unwrap();
         assert_eq!(packed_depth(5), 8);
         assert_eq!(packed_lens(shape), (24, 56));
-        let b = pack_b_launch(shape);
+        let limits = Limits::CUDA;
+        let b = pack_b_launch(shape, &limits).unwrap();
         // One 32 × 32 tile covers 7 columns and 8 depths.
         assert_eq!((b.grid.x, b.grid.y), (1, 1));
         let a = pack_a_launch(shape);

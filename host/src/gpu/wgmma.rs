@@ -22,10 +22,7 @@ impl Gpu {
             return Ok(());
         }
         let launch = wgmma::launch(config, shape, &self.limits)?;
-        let (pack_a, pack_b) = (pack_a_launch(shape), pack_b_launch(shape));
-        for l in [&pack_a, &pack_b] {
-            self.limits.check(l, 0)?;
-        }
+        let (pack_a, pack_b) = (pack_a_launch(shape), pack_b_launch(shape, &self.limits)?);
         let info = self.entry_info(config.spec.entry)?;
         let (a_info, b_info) = (
             self.entry_info(REPACK_TF32.entry)?,
