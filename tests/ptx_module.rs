@@ -141,3 +141,23 @@ fn the_hopper_module_holds_rung_14_alone() {
     assert!(HOPPER_PTX.contains(".version 8.0"));
     assert!(!KERNELS_PTX.contains("wgmma"));
 }
+
+/// No barrier or full-mask warp collective of either module sits where the threads it
+/// needs may have parted (`nvptx_builder::ptx::divergence`): a hang the simulator cannot
+/// see, since the compiler makes it (it gave thread 0 its own copy of a loop body once).
+#[test]
+fn no_collective_sits_under_a_divergent_branch() {
+    use kernels_gpu_host::ptx::HOPPER_PTX;
+    use nvptx_builder::ptx::divergence::divergent_collectives_in;
+    let report: Vec<String> = [KERNELS_PTX, HOPPER_PTX]
+        .into_iter()
+        .flat_map(divergent_collectives_in)
+        .map(|(entry, f)| format!("{entry}: {f}"))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "{} findings:\n{}",
+        report.len(),
+        report.join("\n")
+    );
+}

@@ -432,7 +432,10 @@ impl PtxBuilder {
     /// file of its path dependencies that the build read (so a kernel crate built on
     /// `kernels-gpu` is rebuilt when `kernels-gpu` changes).
     ///
-    /// It ends with one `cargo:warning` line saying what was built and how long it took,
+    /// It warns (`cargo:warning`) of every barrier or warp collective the module reaches
+    /// under a branch that parts the threads it needs
+    /// ([`ptx::divergence::divergent_collectives`]; the first few, then a count), and ends
+    /// with one `cargo:warning` line saying what was built and how long it took,
     /// since cargo otherwise shows nothing of a build that can take a while; set
     /// `NVPTX_BUILDER_QUIET` to a non-empty value to leave it out.
     pub fn build_in_out_dir(&self) -> Result<PathBuf, BuildError> {
@@ -459,9 +462,21 @@ impl PtxBuilder {
         };
         let dest = out_dir.join(&file);
         std::fs::copy(&ptx, &dest)?;
+        let text = std::fs::read_to_string(&dest)?;
+        // A collective where the threads it needs may have parted hangs on the GPU, and no
+        // simulator sees it (`ptx::divergence`): said whatever `NVPTX_BUILDER_QUIET` says.
+        let findings = ptx::divergence::divergent_collectives_in(&text);
+        for (entry, finding) in findings.iter().take(DIVERGENCE_WARNINGS) {
+            println!("cargo:warning=nvptx-builder: {file}: {entry}: {finding}");
+        }
+        if findings.len() > DIVERGENCE_WARNINGS {
+            println!(
+                "cargo:warning=nvptx-builder: {file}: {} more collectives under divergent branches",
+                findings.len() - DIVERGENCE_WARNINGS
+            );
+        }
         let quiet = std::env::var_os("NVPTX_BUILDER_QUIET").is_some_and(|v| !v.is_empty());
         if !quiet {
-            let text = std::fs::read_to_string(&dest)?;
             println!("cargo:warning={}", self.summary(&file, &text, seconds));
         }
         Ok(dest)
@@ -486,6 +501,9 @@ impl PtxBuilder {
         )
     }
 }
+
+/// How many divergence findings [`PtxBuilder::build_in_out_dir`] prints one by one.
+const DIVERGENCE_WARNINGS: usize = 5;
 
 /// Runs `cmd`, copying its stderr line by line to ours as it comes while keeping it for
 /// the error message; its stdout goes to our stderr too, since a build script's stdout is

@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+pub mod divergence;
+
 /// The comment keyword of a launch-bounds marker:
 /// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS`.
 ///
