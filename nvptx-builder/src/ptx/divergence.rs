@@ -24,8 +24,9 @@
 //!   level (the most varying region around a block counts). A branch to code that can only
 //!   `trap` (a bounds check) parts nobody: the launch ends there.
 //! - **Findings.** A `bar.sync`/`barrier.sync` in a region divergent between warps or
-//!   lanes; a full-mask (`-1`, `0xffffffff`) warp collective in a region divergent between
-//!   lanes; either under a predicate guard that varies as much.
+//!   lanes; a full-mask (`-1`, `0xffffffff`) warp collective, or any `.aligned` instruction
+//!   (`mma.sync`, `ldmatrix`, `wgmma`), in a region divergent between lanes; either under a
+//!   predicate guard that varies as much.
 //!
 //! It reads what LLVM's NVPTX back end writes; a construct it does not know is read as
 //! varying as its sources, so a finding may be a false alarm but a body it passes has no
@@ -193,25 +194,35 @@ fn special(reg: &str) -> Option<Varies> {
     }
 }
 
+/// Opcodes (prefixes) that write no register: stores, barriers, branches, exits, fences,
+/// asynchronous copies and reductions to memory.
+const NO_DESTINATION: [&str; 15] = [
+    "st.",
+    "bar",
+    "bra",
+    "brx",
+    "ret",
+    "exit",
+    "trap",
+    "cp.async",
+    "red.",
+    "fence",
+    "membar",
+    "wgmma.fence",
+    "wgmma.commit",
+    "wgmma.wait",
+    ".branchtargets",
+];
+
+/// Opcodes (prefixes) that end a basic block: branches and exits.
+const ENDS_BLOCK: [&str; 5] = ["bra", "brx", "ret", "exit", "trap"];
+
 /// The destination registers of `stmt` and the registers its value is computed from; the
 /// address registers for a load.
 fn defs_and_uses(stmt: &Stmt) -> (Vec<&str>, Vec<&str>) {
     let op = stmt.opcode();
     let operands = stmt.operands();
-    let no_def = op.starts_with("st.")
-        || op.starts_with("bar")
-        || op.starts_with("bra")
-        || op.starts_with("brx")
-        || op.starts_with("ret")
-        || op.starts_with("exit")
-        || op.starts_with("trap")
-        || op.starts_with("cp.async")
-        || op.starts_with("red.")
-        || op.starts_with("fence")
-        || op.starts_with("membar")
-        || op.starts_with("wgmma.fence")
-        || op.starts_with("wgmma.commit")
-        || op.starts_with(".branchtargets");
+    let no_def = NO_DESTINATION.iter().any(|p| op.starts_with(p));
     if op.starts_with("brx") {
         // The index chooses the target.
         return (vec![], registers(operands).take(1).collect());
@@ -377,11 +388,7 @@ fn basic_blocks(items: &[Item]) -> Vec<Block<'_>> {
                 pending_label = None;
                 let op = s.opcode();
                 blocks.last_mut().expect("a block").stmts.push(s);
-                let ends = op.starts_with("bra")
-                    || op.starts_with("brx")
-                    || op.starts_with("ret")
-                    || op.starts_with("exit")
-                    || op.starts_with("trap");
+                let ends = ENDS_BLOCK.iter().any(|p| op.starts_with(p));
                 if ends {
                     blocks.last_mut().expect("a block").ends = true;
                     blocks.push(Block::empty());
@@ -729,12 +736,15 @@ pub fn divergent_collectives(body: &str) -> Vec<Finding> {
             let block_wide = (op.starts_with("bar.") || op.starts_with("barrier."))
                 && !op.starts_with("bar.warp")
                 && (op.contains(".sync") || op.contains(".red"));
+            // `.aligned` instructions (`mma.sync`, `ldmatrix`, `wgmma`) need every lane of
+            // the warp at the same instruction too.
             let warp_wide = (op.starts_with("shfl.sync")
                 || op.starts_with("vote.sync")
                 || op.starts_with("redux.sync")
                 || op.starts_with("match.")
                 || op.starts_with("bar.warp.sync"))
-                && is_full_mask(s);
+                && is_full_mask(s)
+                || op.contains(".aligned");
             let needs = if block_wide {
                 Varies::Warps
             } else if warp_wide {
@@ -857,6 +867,16 @@ mod tests {
         };
         assert!(found(&table("%ctaid.x")).is_empty());
         assert_eq!(found(&table("%tid.x")).len(), 2);
+    }
+
+    #[test]
+    fn a_tensor_core_instruction_needs_the_whole_warp() {
+        let mma = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%r1, %r2, %r3, %r4};";
+        let code = format!(
+            "mov.u32 %r11, %tid.x;\nsetp.lt.u32 %p1, %r11, 16;\n@%p1 bra $L1;\nbra.uni $L2;\n$L1:\n{mma}\n$L2:\nret;"
+        );
+        assert_eq!(found(&code).len(), 1);
+        assert!(found(&code.replace("16;", "32;")).is_empty());
     }
 
     #[test]
