@@ -13,7 +13,8 @@
 //!   between lanes; a right shift by 5 or more of a lane-varying value (`tid / 32`, the
 //!   warp's index) varies between warps only; a `vote`/`redux` result is one value per warp;
 //!   a `shfl` or `atom` result varies between lanes; a load varies as its address does
-//!   (memory at one address holds one value); a comparison of `%tid.x` itself with an
+//!   (memory at one address holds one value: a word other threads write while it is
+//!   polled may read differently, so a poll should end on a ballot, as this project's do); a comparison of `%tid.x` itself with an
 //!   immediate at a warp boundary (`tid < 32`) varies between warps only (blocks are whole
 //!   warps); anything else varies as its most varying source, or its guard. Registers are
 //!   assigned in loops, so this runs to a fixed point; a register assigned in several places
