@@ -606,18 +606,18 @@ fn drop_trap_edges(blocks: &mut [Block]) {
 fn post_dominators(blocks: &[Block]) -> Vec<usize> {
     let n = blocks.len();
     let exit = n;
-    let mut preds_rev: Vec<Vec<usize>> = vec![vec![]; n + 1]; // successors in the reverse graph
-    let mut rev_succ_of: Vec<Vec<usize>> = vec![vec![]; n + 1]; // predecessors in it
+    // The control flow's edges, the exit's included (`succs`), and the reversed graph's
+    // (`reversed[s]` holds `b` for an edge from `b` to `s`).
+    let mut succs: Vec<Vec<usize>> = vec![vec![]; n + 1];
+    let mut reversed: Vec<Vec<usize>> = vec![vec![]; n + 1];
     for (b, block) in blocks.iter().enumerate() {
-        let outs: Vec<usize> = if block.succs.is_empty() {
+        succs[b] = if block.succs.is_empty() {
             vec![exit]
         } else {
             block.succs.clone()
         };
-        for s in outs {
-            // Reverse edge s -> b.
-            preds_rev[s].push(b);
-            rev_succ_of[b].push(s);
+        for &s in &succs[b] {
+            reversed[s].push(b);
         }
     }
     // Postorder of the reverse graph from the exit.
@@ -626,8 +626,8 @@ fn post_dominators(blocks: &[Block]) -> Vec<usize> {
     let mut stack = vec![(exit, 0usize)];
     seen[exit] = true;
     while let Some(&mut (v, ref mut i)) = stack.last_mut() {
-        if *i < preds_rev[v].len() {
-            let w = preds_rev[v][*i];
+        if *i < reversed[v].len() {
+            let w = reversed[v][*i];
             *i += 1;
             if !seen[w] {
                 seen[w] = true;
@@ -652,9 +652,9 @@ fn post_dominators(blocks: &[Block]) -> Vec<usize> {
             if v == exit {
                 continue;
             }
-            // The reverse graph's predecessors of v are its CFG successors.
+            // In the reversed graph, v's predecessors are its successors.
             let mut new = NONE;
-            for &p in &rev_succ_of[v] {
+            for &p in &succs[v] {
                 if ipdom[p] == NONE {
                     continue;
                 }
