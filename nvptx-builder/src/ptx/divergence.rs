@@ -80,11 +80,13 @@ impl fmt::Display for Finding {
     }
 }
 
-/// A statement of the body: its text (no `;`), its line, and its predicate guard.
+/// A statement of the body: its text (no `;`), its line, and its predicate guard (the
+/// register; `negated` for `@!p`).
 struct Stmt {
     text: String,
     line: usize,
     guard: Option<String>,
+    negated: bool,
 }
 
 impl Stmt {
@@ -97,12 +99,14 @@ impl Stmt {
                     text: text.trim().to_owned(),
                     line,
                     guard: Some(guard.trim_start_matches('!').to_owned()),
+                    negated: guard.starts_with('!'),
                 }
             }
             None => Stmt {
                 text: raw.to_owned(),
                 line,
                 guard: None,
+                negated: false,
             },
         }
     }
@@ -113,6 +117,14 @@ impl Stmt {
 
     fn operands(&self) -> &str {
         self.text[self.opcode().len()..].trim()
+    }
+
+    /// The statement as written, its guard included.
+    fn written(&self) -> String {
+        match &self.guard {
+            Some(g) => format!("@{}{g} {}", if self.negated { "!" } else { "" }, self.text),
+            None => self.text.clone(),
+        }
     }
 }
 
@@ -128,8 +140,9 @@ enum Item {
 fn items(body: &str) -> Vec<Item> {
     let mut out = vec![];
     let (mut buffer, mut first_line) = (String::new(), 0);
-    for (i, raw) in body.lines().enumerate() {
-        let mut rest = raw.split("//").next().unwrap_or("").trim();
+    let code = super::strip_comments_and_strings(body);
+    for (i, raw) in code.lines().enumerate() {
+        let mut rest = raw.trim();
         while !rest.is_empty() {
             if buffer.is_empty() {
                 if let Some(r) = rest.strip_prefix('{').or_else(|| rest.strip_prefix('}')) {
@@ -759,7 +772,7 @@ pub fn divergent_collectives(body: &str) -> Vec<Finding> {
                     instruction: s.text.to_owned(),
                     line: s.line,
                     varies: guard,
-                    branch: format!("@{}", s.guard.as_deref().unwrap_or("")),
+                    branch: s.written(),
                     branch_line: s.line,
                 });
             } else if let Some((v, by)) = region[b].filter(|&(v, _)| v >= needs) {
@@ -768,7 +781,7 @@ pub fn divergent_collectives(body: &str) -> Vec<Finding> {
                     instruction: s.text.to_owned(),
                     line: s.line,
                     varies: v,
-                    branch: branch.text.to_owned(),
+                    branch: branch.written(),
                     branch_line: branch.line,
                 });
             }
@@ -878,6 +891,18 @@ mod tests {
         );
         assert_eq!(found(&code).len(), 1);
         assert!(found(&code.replace("16;", "32;")).is_empty());
+    }
+
+    #[test]
+    fn comments_are_not_code_and_lines_keep_their_numbers() {
+        // Commented-out code, over lines, and the finding's lines and branch as written.
+        let body = format!(
+            "{{\nmov.u32 %r1, %tid.x;\nsetp.eq.s32 %p1, %r1, 0;\n@!%p1 bra $L1;\n/* bar.sync 0;\nbar.sync 0; */\n{SHFL} // bar.sync 0;\n$L1:\nret;\n}}"
+        );
+        let found = divergent_collectives(&body);
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].line, found[0].branch_line), (7, 4));
+        assert_eq!(found[0].branch, "@!%p1 bra $L1");
     }
 
     #[test]

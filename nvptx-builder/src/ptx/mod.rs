@@ -462,7 +462,8 @@ pub fn apply_launch_bounds(ptx: &str) -> Result<String, PtxError> {
 }
 
 /// `ptx` without its comments and without the contents of its string literals (`.file`
-/// paths), so that braces and semicolons in them do not count.
+/// paths), so that braces and semicolons in them do not count; every line stays where it
+/// was.
 fn strip_comments_and_strings(ptx: &str) -> String {
     let mut out = String::with_capacity(ptx.len());
     let mut chars = ptx.chars().peekable();
@@ -482,6 +483,10 @@ fn strip_comments_and_strings(ptx: &str) -> String {
                 for c in chars.by_ref() {
                     if last == '*' && c == '/' {
                         break;
+                    }
+                    // Its line breaks stay, so that line numbers do.
+                    if c == '\n' {
+                        out.push('\n');
                     }
                     last = c;
                 }
