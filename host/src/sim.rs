@@ -383,10 +383,18 @@ impl Backend for Simulator {
                 })?;
             }
             SlidingKernel::Scan => {
-                let mut state = vec![0u64; sliding::scan_state_words(n)];
+                // Zeroed where the launch reads it, as on the GPU; elsewhere all ones, which
+                // a launch that did read it (a ticket, a head) would not survive unnoticed.
+                let fill = if sliding::scan_reads_state(window) {
+                    0
+                } else {
+                    u64::MAX
+                };
+                let mut state = vec![fill; sliding::scan_state_words(n)];
                 let ps = SharedPtr(state.as_mut_ptr());
                 let entry = SLIDING_SCAN.sim;
-                // SAFETY: as above, and `state` is the launch's zeroed scratch state.
+                // SAFETY: as above, and `state` is the launch's scratch state, zeroed where it
+                // is read.
                 self.launch(&launch, move || unsafe {
                     entry(pa.get(), n, window, po.get(), ps.get())
                 })?;

@@ -60,9 +60,15 @@ impl SlidingKernel {
     }
 }
 
-/// `u64` words of zeroed scratch state the scan kernel needs for `n` inputs.
+/// `u64` words of scratch state the scan kernel needs for `n` inputs.
 pub fn scan_state_words(n: u32) -> usize {
     scan::state_words(n)
+}
+
+/// Whether the scan kernel reads its scratch state at windows of `window`, which must then
+/// be zeroed before the launch (a window within one tile reads none: no memset).
+pub fn scan_reads_state(window: u32) -> bool {
+    scan::reads_state(window)
 }
 
 /// A validated sliding-average problem.

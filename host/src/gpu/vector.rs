@@ -101,9 +101,11 @@ impl Gpu {
             scratch.state = Some(self.zeros_of::<u64>(words)?);
         }
         let state = scratch.state.as_mut().expect("allocated above");
-        self.stream
-            .memset_zeros(state)
-            .map_err(|e| fault(kernel.entry(), e))?;
+        if sliding::scan_reads_state(w) {
+            self.stream
+                .memset_zeros(state)
+                .map_err(|e| fault(kernel.entry(), e))?;
+        }
         let mut args = self.launcher(&info);
         args.buffer(a)
             .scalar(&n)
@@ -111,8 +113,8 @@ impl Gpu {
             .buffer_mut(out)
             .buffer_mut(state);
         // SAFETY: (a, n, window, out, state) as the entry expects, with 1 <= window <= n,
-        // `out` of n - window + 1 floats and `state` of state_words(n) zeroed words, used by
-        // this launch alone (the stream orders launches).
+        // `out` of n - window + 1 floats and `state` of state_words(n) words, zeroed where
+        // the launch reads them, used by this launch alone (the stream orders launches).
         unsafe { args.launch(&launch) }
     }
 

@@ -9,8 +9,9 @@
 //!
 //! # One tile, one block
 //!
-//! A block takes its tile of [`TILE`] positions from an atomic ticket and copies both of
-//! the tile's input streams, `a[p]` and `a[p - window]`, into shared memory with `cp.async`
+//! A block takes its tile of [`TILE`] positions (by its block index where it waits for no
+//! other block, else by an atomic ticket: see below) and copies both of the tile's input
+//! streams, `a[p]` and `a[p - window]`, into shared memory with `cp.async`
 //! (every copy issued before the first is waited for, so a block keeps its whole tile in
 //! flight without holding it in registers). From shared memory each thread reads its
 //! [`ITEMS`] consecutive positions twice: once for the block's scan, once when the sum before
@@ -29,9 +30,11 @@
 //! Where `window <= TILE`, the window ending just before the tile, `a[s - window .. s]`, is
 //! the staged `a[p - window]` of the tile's first `window` positions: the block sums that
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
-//! publishes nothing and never looks back, its blocks are independent, and the result is
-//! the same every run. On an H100 (2^28 values) this runs at 84–86% of device-copy
-//! bandwidth at windows 2, 16, 64 and 1,024.
+//! publishes nothing, never looks back and reads no state ([`reads_state`]); its blocks are
+//! independent, each takes the tile of its block index, and the result is the same every
+//! run. On an H100 (2^28 values, the CLI's median of 20) this runs at 86.5, 84.3, 86.1 and
+//! 85.4% of device-copy bandwidth at windows 2, 16, 64 and 1,024; with a ticket per block,
+//! as the other paths take, it ran at 84.1, 82.3, 84.7 and 83.5% in the same session.
 //!
 //! # A window within a few tiles
 //!
@@ -108,7 +111,7 @@ use nvptx_device::intrinsics::F32x4;
 use nvptx_device::pipeline::{commit_group, cp_async_16, cp_async_16_zfill, wait_group};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
-use nvptx_device::thread::{sync_threads, thread_idx_x};
+use nvptx_device::thread::{block_idx_x, sync_threads, thread_idx_x};
 use nvptx_device::warp::{self, FULL_MASK, WARP_SIZE};
 
 /// Threads per block.
@@ -174,7 +177,7 @@ pub const fn far_tiles(window: u32) -> u32 {
 /// registers per thread (ptxas spills in the rare non-finite passes at this bound).
 ///
 /// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 84.1 / 83.7 / 86.0 /
-/// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path), 64.6% at 100,000 (a halo and 24
+/// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took tickets), 64.6% at 100,000 (a halo and 24
 /// tiles' aggregates) and 56.3% at 135,169 (the look-back). A build whose halo sums skipped
 /// the warps without halo ran 1–2 points faster on the halo path, but failed synccheck (see
 /// `sliding_scan_shifted`). On earlier builds (same
@@ -200,6 +203,13 @@ pub const fn slot_quad(q: u32) -> u32 {
 #[inline(always)]
 const fn slot(i: u32) -> u32 {
     4 * slot_quad(i / 4) + i % 4
+}
+
+/// Whether a launch over windows of `window` reads its scratch state: only where the window
+/// spans a whole tile beyond its halo (the aggregates and the chained paths take tickets and
+/// publish); a launch that does not needs no zeroed state.
+pub const fn reads_state(window: u32) -> bool {
+    far_tiles(window) > 0
 }
 
 /// Tiles (and blocks) for `n` inputs: at least one.
@@ -815,7 +825,7 @@ unsafe fn for_each_word<const S: usize>(
 /// position `p = i + window - 1`. See the [module](self).
 ///
 /// Launch [`tiles`]`(n)` blocks of [`BLOCK`] threads, with `state` holding
-/// [`state_words`]`(n)` zeroed words.
+/// [`state_words`]`(n)` words, zeroed where [`reads_state`]`(window)` (else never read).
 ///
 /// # Safety
 /// `1 <= window <= n`; `a` points to `n` floats and is 16-byte aligned, `out` to
@@ -913,12 +923,20 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
         old,
     } = shared;
 
-    if t == 0 {
-        // SAFETY: word 0 of the state is the ticket counter.
-        ticket.set(0, unsafe { atomic::fetch_add_u32(state as *mut u32, 1) });
-    }
-    sync_threads();
-    let b = ticket.get(0);
+    // A halo-path block depends on no other, so it takes its tile from its block index: no
+    // atomic, and no barrier before its loads (on an H100, 2^28 values, 1–2 points of
+    // device-copy bandwidth at windows 2 to 1,024). The other paths wait for earlier tiles,
+    // so they take tickets, in the order their blocks start.
+    let b = if PATH == HALO {
+        block_idx_x()
+    } else {
+        if t == 0 {
+            // SAFETY: word 0 of the state is the ticket counter.
+            ticket.set(0, unsafe { atomic::fetch_add_u32(state as *mut u32, 1) });
+        }
+        sync_threads();
+        ticket.get(0)
+    };
     let s = b * TILE;
 
     // Both streams of the tile, in flight at once: a[s ..] and a[s - window - S ..].
