@@ -33,9 +33,9 @@ use kernels_gpu_host::bf16::BF16_CONFIGS;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::error::Result;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
+use kernels_gpu_host::packed::PACKED_CONFIGS;
 use kernels_gpu_host::report::median;
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::wgmma::WGMMA_CONFIGS;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use std::hint::black_box;
 use std::time::Duration;
@@ -213,9 +213,9 @@ impl Runner<'_> {
                 out,
                 self.shape,
             ),
-            Contender::Wgmma(i) => {
+            Contender::Packed(i) => {
                 self.gpu
-                    .matmul_wgmma_device(&WGMMA_CONFIGS[i], &self.a, &self.b, out, self.shape)
+                    .matmul_packed_device(PACKED_CONFIGS[i], &self.a, &self.b, out, self.shape)
             }
             Contender::Cublas(math) => {
                 let handles = self.cublas.expect("cuBLAS contenders only run with cuBLAS");

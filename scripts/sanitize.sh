@@ -15,10 +15,10 @@
 # SANITIZE_ONLY (an extended regular expression: only the runs whose name matches it, such
 # as 'matmul|row_split|repacked'; the names are those the summary prints),
 # SANITIZE_GPU_MATMUL (the built `gpu_matmul` test binary: each tool also runs its
-# `bf16_gemm`, `row_split`, `repacked` and `wgmma` tests, rung 13 on BF16 matrices, the
-# autotuner's row splits and repacked products, and rung 14's configurations (Hopper only;
-# elsewhere the test checks the typed refusal), which the command line does not run one by
-# one; build it with
+# `bf16_gemm`, `row_split`, `repacked` and `gpu::packed::` tests, rung 13 on BF16 matrices,
+# the autotuner's row splits and repacked products, and rungs 14 and 15's configurations on
+# packed operands (rung 14 on a Hopper only; elsewhere the test checks the typed refusal),
+# which the command line does not run one by one; build it with
 # `cargo test --release -p kernels-gpu-host --test gpu_matmul --no-run`).
 #
 # Prints one line per run and a summary line per tool; exits 0 if every run is clean, 1 if
@@ -197,10 +197,11 @@ for tool in "${TOOLS[@]}"; do
     done
     # The `gpu_matmul` tests of what the command line does not run: rung 13's (odd,
     # cp.async and degenerate shapes of every configuration), row splits and repacked
-    # products (odd shapes, both parts of each, the repack kernel's copies), and rung 14's
-    # (odd, multi-tile and degenerate shapes of every configuration, with its packing).
-    for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked wgmma}; do
-        name=$filter-tests
+    # products (odd shapes, both parts of each, the repack kernel's copies), and rungs 14
+    # and 15's (odd, multi-tile and degenerate shapes of every configuration, with the
+    # packing).
+    for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked gpu::packed::}; do
+        name=${filter//:/}-tests
         if [[ -n $only && ! $name =~ $only ]]; then
             continue
         fi

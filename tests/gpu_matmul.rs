@@ -14,6 +14,7 @@ use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::budget::TimeBudget;
 use kernels_gpu_host::data::Rng;
 use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::packed::{MMA_PACKED_CONFIGS, PACKED_CONFIGS, PackedRung};
 use kernels_gpu_host::reference;
 use kernels_gpu_host::row_split::RowSplit;
 use kernels_gpu_host::sim::Simulator;
@@ -307,18 +308,23 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 let mut out = g.zeros(m * n)?;
                 let (best, choice) =
                     kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, precision)?;
-                // Rung 14's configurations are TF32 candidates too, on a Hopper only.
+                // Rungs 14 and 15 (packed operands) are TF32 candidates too, rung 14 on a
+                // Hopper only.
                 let hopper = g.info()?.compute_capability == (9, 0);
-                let wgmma = match precision {
-                    Precision::Tf32 if hopper => kernels_gpu_host::wgmma::WGMMA_CONFIGS.len(),
+                let packed = match precision {
+                    Precision::Tf32 if hopper => PACKED_CONFIGS.len(),
+                    Precision::Tf32 => MMA_PACKED_CONFIGS.len(),
                     _ => 0,
                 };
                 let is_candidate = match best {
                     Tuned::Config(k) => tuned.contains(&k),
-                    Tuned::Wgmma(_) => wgmma > 0,
+                    Tuned::Packed(i) => {
+                        let rung = PackedRung::of(PACKED_CONFIGS[i]);
+                        precision == Precision::Tf32 && (hopper || rung == PackedRung::MmaSync)
+                    }
                     _ => false,
                 };
-                if !is_candidate || choice.candidates_ms.len() != tuned.len() + wgmma {
+                if !is_candidate || choice.candidates_ms.len() != tuned.len() + packed {
                     return Err(format!("{best}: {choice:?}").into());
                 }
                 Ok(())
@@ -371,17 +377,19 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             }),
         );
     }
-    for config in kernels_gpu_host::wgmma::WGMMA_CONFIGS {
+    for config in PACKED_CONFIGS {
         add(
-            format!("gpu::wgmma::{}", config.name),
+            format!("gpu::packed::{}", config.name),
             Box::new(move |g| {
-                // Rung 14 (TF32 on wgmma, packed operands): odd shapes, several k-tiles with a
-                // partial last one, edge tiles in both directions, degenerate shapes; within
-                // the f32 accumulation bound of the f64 product of the TF32-rounded inputs and
-                // the TF32 bound of the exact one, the same bits on a second run. A GPU that
-                // is not a Hopper must refuse it with the typed error instead.
+                // Rungs 14 and 15 (TF32 on wgmma or mma.sync, packed operands): odd shapes,
+                // several k-tiles with a partial last one, edge tiles in both directions,
+                // degenerate shapes; within the f32 accumulation bound of the f64 product of
+                // the TF32-rounded inputs and the TF32 bound of the exact one, the same bits
+                // on a second run. A GPU that is not a Hopper must refuse rung 14 with the
+                // typed error instead.
                 use kernels_gpu::nvptx_device::mma::tf32_round_bits;
-                let hopper = g.info()?.compute_capability == (9, 0);
+                let runs_here = g.info()?.compute_capability == (9, 0)
+                    || PackedRung::of(config) == PackedRung::MmaSync;
                 let shapes = SHAPES.into_iter().chain([
                     (136, 40, 264),
                     (260, 264, 520),
@@ -400,11 +408,11 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     let mut out = g.nans(m * n)?;
                     let mut run = || -> Result<Vec<f32>, Failed> {
                         g.fill_nan(&mut out)?;
-                        g.matmul_wgmma_device(config, &da, &db, &mut out, shape)?;
+                        g.matmul_packed_device(config, &da, &db, &mut out, shape)?;
                         Ok(g.download(&out)?)
                     };
-                    if !hopper {
-                        return match g.matmul_wgmma_device(config, &da, &db, &mut out, shape) {
+                    if !runs_here {
+                        return match g.matmul_packed_device(config, &da, &db, &mut out, shape) {
                             Err(Error::NeedsHopper { .. }) => Ok(()),
                             other => Err(format!("expected NeedsHopper, got {other:?}").into()),
                         };

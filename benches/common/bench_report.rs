@@ -9,9 +9,9 @@ use kernels_gpu_host::Precision;
 use kernels_gpu_host::bf16::BF16_CONFIGS;
 use kernels_gpu_host::gpu::CublasMath;
 use kernels_gpu_host::kernels::MatmulKernel;
+use kernels_gpu_host::packed::PACKED_CONFIGS;
 use kernels_gpu_host::shape::MatmulShape;
 use kernels_gpu_host::tile::TileWidth;
-use kernels_gpu_host::wgmma::WGMMA_CONFIGS;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -27,9 +27,9 @@ pub enum Contender {
     /// The BF16 GEMM (rung 13) in configuration `BF16_CONFIGS[i]`, on BF16 copies of the
     /// operands (the ones cuBLAS BF16 reads).
     Bf16Gemm(usize),
-    /// Rung 14 (TF32 on Hopper's `wgmma`) in configuration `WGMMA_CONFIGS[i]`, packing of
-    /// the operands included.
-    Wgmma(usize),
+    /// Rung 14 (TF32 on Hopper's `wgmma`) or 15 (TF32 `mma.sync`) in configuration
+    /// `PACKED_CONFIGS[i]`, packing of the operands included.
+    Packed(usize),
     Cublas(CublasMath),
 }
 
@@ -49,7 +49,7 @@ impl Contender {
             .iter()
             .flat_map(|&k| k.tile_widths().iter().map(move |&tw| Self::kernel(k, tw)))
             .chain((0..BF16_CONFIGS.len()).map(Self::Bf16Gemm))
-            .chain((0..WGMMA_CONFIGS.len()).map(Self::Wgmma))
+            .chain((0..PACKED_CONFIGS.len()).map(Self::Packed))
             .chain(CublasMath::ALL.map(Self::Cublas))
             .collect()
     }
@@ -59,7 +59,7 @@ impl Contender {
         match self {
             Self::Kernel { kernel, .. } => kernel.name(),
             Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name,
-            Self::Wgmma(i) => WGMMA_CONFIGS[*i].name,
+            Self::Packed(i) => PACKED_CONFIGS[*i].name,
             Self::Cublas(_) => "cublas",
         }
     }
@@ -68,7 +68,7 @@ impl Contender {
     pub fn variant(&self) -> Option<String> {
         match self {
             Self::Kernel { tw, .. } => tw.map(|tw| format!("tw{tw}")),
-            Self::Bf16Gemm(_) | Self::Wgmma(_) => None,
+            Self::Bf16Gemm(_) | Self::Packed(_) => None,
             Self::Cublas(math) => Some(math.name().to_owned()),
         }
     }
@@ -82,7 +82,7 @@ impl Contender {
                 tw: Some(tw),
             } => format!("{} tw{tw}", kernel.name()),
             Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name.to_owned(),
-            Self::Wgmma(i) => WGMMA_CONFIGS[*i].name.to_owned(),
+            Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
             Self::Cublas(math) => math.label().to_owned(),
         }
     }
@@ -121,8 +121,8 @@ pub fn bound_for(contender: Contender, k: u32) -> f64 {
         Contender::Bf16Gemm(_) => {
             kernels_gpu_host::reference::error_bound(k as usize, Precision::Bf16)
         }
-        // Inputs rounded by `cvt.rna`, as rung 11's.
-        Contender::Wgmma(_) => {
+        // Inputs rounded by `cvt.rna` when packed, as rung 11 rounds.
+        Contender::Packed(_) => {
             kernels_gpu_host::reference::error_bound(k as usize, Precision::Tf32)
         }
         _ => f32_bound(k),
@@ -582,7 +582,7 @@ fn color(c: Contender) -> plotters::style::RGBColor {
         Contender::Cublas(CublasMath::Tf32) => ((148, 103, 189), None),
         Contender::Cublas(CublasMath::Bf16) => ((140, 86, 75), None),
         Contender::Bf16Gemm(_) => ((188, 189, 34), None),
-        Contender::Wgmma(_) => ((23, 190, 207), None),
+        Contender::Packed(_) => ((23, 190, 207), None),
         Contender::Kernel { kernel, tw } => (
             match kernel {
                 MatmulKernel::Naive => (127, 127, 127),
@@ -721,7 +721,7 @@ mod tests {
             1 + 3 * 3
                 + kernels_gpu_host::SgemmKernel::ALL.len()
                 + BF16_CONFIGS.len()
-                + WGMMA_CONFIGS.len()
+                + PACKED_CONFIGS.len()
                 + CublasMath::ALL.len()
         );
         assert!(all.iter().any(|c| c.label() == "sgemm-autotuned"));

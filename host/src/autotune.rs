@@ -32,6 +32,7 @@ use crate::budget::TimeBudget;
 use crate::error::{DriverContext, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::MatmulKernel;
+use crate::packed::PACKED_CONFIGS;
 use crate::repack;
 use crate::report::median;
 use crate::row_split::{self, RowSplit};
@@ -39,7 +40,6 @@ use crate::sgemm::SgemmKernel;
 use crate::shape::MatmulShape;
 use crate::split_k::SplitK;
 use crate::tile::TileWidth;
-use crate::wgmma::WGMMA_CONFIGS;
 use cudarc::driver::CudaSlice;
 use kernels_gpu::sgemm::Precision;
 use std::collections::BTreeMap;
@@ -86,16 +86,18 @@ pub enum Tuned {
     Rows(RowSplit),
     /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::repack`]).
     Repacked(SgemmKernel),
-    /// TF32 on Hopper's `wgmma`: the configuration `WGMMA_CONFIGS[i]` of rung 14
-    /// ([`crate::wgmma`]), packing included; a GPU that is not a Hopper declines it.
-    Wgmma(usize),
+    /// TF32 on packed operands: the configuration `PACKED_CONFIGS[i]` of rung 14 (`wgmma`,
+    /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::packed`]),
+    /// packing included.
+    Packed(usize),
 }
 
 impl Tuned {
     /// Every candidate of `precision` for `shape`: the tuned configurations of that
     /// precision, then (FP32) the split-k runs deep enough for its `k` and, where `k` or
     /// `n` is not a multiple of 4 ([`repack::applies`]), each configuration repacked, or
-    /// (TF32) rung 14's configurations, which only a Hopper runs.
+    /// (TF32) the configurations on packed operands, rung 14's (which only a Hopper runs)
+    /// and rung 15's.
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
         let configs = SgemmKernel::tuned(precision).iter().copied();
         let fp32 = precision == Precision::Fp32;
@@ -107,15 +109,15 @@ impl Tuned {
             .then(|| configs.clone().map(Tuned::Repacked))
             .into_iter()
             .flatten();
-        let wgmma = (precision == Precision::Tf32)
-            .then(|| (0..WGMMA_CONFIGS.len()).map(Tuned::Wgmma))
+        let packed = (precision == Precision::Tf32)
+            .then(|| (0..PACKED_CONFIGS.len()).map(Tuned::Packed))
             .into_iter()
             .flatten();
         configs
             .map(Tuned::Config)
             .chain(split)
             .chain(repacked)
-            .chain(wgmma)
+            .chain(packed)
             .collect()
     }
 
@@ -126,7 +128,7 @@ impl Tuned {
             Self::SplitK(s) => s.name(),
             Self::Rows(r) => r.name(),
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
-            Self::Wgmma(i) => WGMMA_CONFIGS[*i].name.to_owned(),
+            Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
         }
     }
 
@@ -146,10 +148,10 @@ impl Tuned {
             })
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))
             .or_else(|| {
-                WGMMA_CONFIGS
+                PACKED_CONFIGS
                     .iter()
                     .position(|c| c.name == name)
-                    .map(Self::Wgmma)
+                    .map(Self::Packed)
             })
     }
 
@@ -166,7 +168,7 @@ impl Tuned {
             Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
             Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
-            Tuned::Wgmma(i) => gpu.matmul_wgmma_device(&WGMMA_CONFIGS[i], a, b, out, shape),
+            Tuned::Packed(i) => gpu.matmul_packed_device(PACKED_CONFIGS[i], a, b, out, shape),
         }
     }
 }
@@ -579,6 +581,7 @@ fn is_refusal(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packed::PackedRung;
 
     fn by_entry(entry: &str) -> SgemmKernel {
         SgemmKernel::from_entry(entry).expect("a configuration of the table")
@@ -821,19 +824,25 @@ mod tests {
                 .iter()
                 .any(|c| matches!(c, Tuned::SplitK(_)))
         );
-        // TF32 has no split-k runs: its configurations, then rung 14's, which round-trip
-        // through their names too.
+        // TF32 has no split-k runs: its configurations, then rungs 14 and 15's, which
+        // round-trip through their names too.
         let tf32 = Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Tf32);
         assert!(tf32.iter().all(|c| match c {
             Tuned::Config(k) => k.precision() == Precision::Tf32,
-            Tuned::Wgmma(i) => *i < WGMMA_CONFIGS.len(),
+            Tuned::Packed(i) => *i < PACKED_CONFIGS.len(),
             _ => false,
         }));
-        let wgmma: Vec<_> = tf32
+        let packed: Vec<_> = tf32
             .iter()
-            .filter(|c| matches!(c, Tuned::Wgmma(_)))
+            .filter_map(|c| match c {
+                Tuned::Packed(i) => Some(PackedRung::of(PACKED_CONFIGS[*i])),
+                _ => None,
+            })
             .collect();
-        assert_eq!(wgmma.len(), WGMMA_CONFIGS.len());
+        for rung in [PackedRung::Wgmma, PackedRung::MmaSync] {
+            let count = packed.iter().filter(|&&r| r == rung).count();
+            assert_eq!(count, rung.configs().len());
+        }
         for candidate in tf32 {
             assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
         }

@@ -13,6 +13,7 @@ pub mod fusion;
 pub mod gemm;
 pub mod gpu;
 pub mod kernels;
+pub mod packed;
 pub mod ptx;
 pub mod reduce;
 pub mod reference;
@@ -27,7 +28,6 @@ pub mod split_k;
 pub mod spot;
 pub mod suite;
 pub mod tile;
-pub mod wgmma;
 
 pub use backend::Backend;
 /// The launch shape and device limits the kernels and the simulator share, re-exported so

@@ -244,22 +244,23 @@ impl Simulator {
 }
 
 impl Simulator {
-    /// `out = a · b` by rung 14's `config` ([`crate::wgmma`]): `a` packed (rounded to TF32,
-    /// depth padded to a multiple of 4) and `b` packed transposed by the GPU's packing
-    /// kernels, then the `wgmma` product, each thread's accumulators read through the
-    /// descriptors and the 128-byte swizzle as the hardware reads them. The configurations
-    /// need a Hopper's shared memory: run them in a simulator with
-    /// [`Limits::HOPPER`](kernels_gpu::nvptx_device::launch::Limits::HOPPER).
-    pub fn matmul_wgmma(
-        &self, config: &crate::wgmma::WgmmaConfig, a: &[f32], b: &[f32], shape: MatmulShape,
+    /// `out = a · b` by rung 14's or 15's `config` ([`crate::packed`]): `a` packed (rounded
+    /// to TF32, depth padded to a multiple of 4) and `b` packed transposed by the GPU's
+    /// packing kernels, then the product: rung 14's `wgmma` with each thread's accumulators
+    /// read through the descriptors and the 128-byte swizzle as the hardware reads them,
+    /// rung 15's `ldmatrix` and `mma.sync` by their PTX fragment layouts. Rung 14's
+    /// configurations, and some of rung 15's, need a Hopper's shared memory: run them in a
+    /// simulator with [`Limits::HOPPER`](kernels_gpu::nvptx_device::launch::Limits::HOPPER).
+    pub fn matmul_packed(
+        &self, config: &crate::packed::PackedConfig, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
-        use crate::wgmma::{pack_a_launch, pack_b_launch, packed_depth, packed_lens};
+        use crate::packed::{pack_a_launch, pack_b_launch, packed_depth, packed_lens};
         shape.check_inputs(a.len(), b.len())?;
         let mut out = vec![0.0f32; shape.lens().2];
         if shape.is_trivial() {
             return Ok(out);
         }
-        let launch = crate::wgmma::launch(config, shape, &self.limits)?;
+        let launch = crate::packed::launch(config, shape, &self.limits)?;
         let MatmulShape { m, k, n } = shape;
         let kp = packed_depth(k);
         let (la, lb) = packed_lens(shape);

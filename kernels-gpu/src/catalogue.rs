@@ -5,13 +5,16 @@
 //! in [`crate::sgemm::blas::BLAS_CONFIGS`] and its BF16 rung in
 //! [`crate::sgemm::bf16::BF16_CONFIGS`] (one line each, generating the entry point too),
 //! its Hopper rung in [`crate::sgemm::wgmma::WGMMA_CONFIGS`] (another module: [`hopper_specs`]),
+//! its packed TF32 `mma.sync` rung in [`crate::sgemm::mma_packed::MMA_PACKED_CONFIGS`],
 //! the lecture's kernels in [`LECTURE`], the reductions in [`REDUCE`] and the sliding
 //! averages in [`SLIDING`], whose rows point at their entry points so that they cannot drift
 //! apart.
 
 pub use crate::sgemm::bf16::{BF16_CONFIGS as BF16, Bf16Config};
 pub use crate::sgemm::blas::{BLAS_CONFIGS as BLAS, BlasConfig};
-pub use crate::sgemm::wgmma::{WGMMA_CONFIGS as WGMMA, WgmmaConfig};
+pub use crate::sgemm::mma_packed::MMA_PACKED_CONFIGS as MMA_PACKED;
+pub use crate::sgemm::repack::PackedConfig;
+pub use crate::sgemm::wgmma::WGMMA_CONFIGS as WGMMA;
 pub use crate::sgemm::{CONFIGS as SGEMM, SgemmConfig};
 pub use nvptx_device::catalogue::*;
 
@@ -242,6 +245,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(core::iter::once(&crate::sgemm::repack::TRANSPOSE_TF32))
         .chain(BLAS.iter().map(|c| &c.spec))
         .chain(BF16.iter().map(|c| &c.spec))
+        .chain(MMA_PACKED.iter().map(|c| &c.spec))
         .chain(REDUCE.iter().map(|c| &c.spec))
         .chain(SLIDING.iter().map(|c| &c.spec))
         .chain(core::iter::once(&ZIP))

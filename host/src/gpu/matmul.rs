@@ -38,9 +38,9 @@ impl Gpu {
                     Tuned::Repacked(k) => {
                         return self.matmul_repacked_device(k, a, b, out, shape);
                     }
-                    Tuned::Wgmma(i) => {
-                        let config = &crate::wgmma::WGMMA_CONFIGS[i];
-                        return self.matmul_wgmma_device(config, a, b, out, shape);
+                    Tuned::Packed(i) => {
+                        let config = crate::packed::PACKED_CONFIGS[i];
+                        return self.matmul_packed_device(config, a, b, out, shape);
                     }
                 }
             }

@@ -7,9 +7,9 @@ mod fusion;
 mod gemm;
 mod launch;
 mod matmul;
+mod packed;
 mod timing;
 mod vector;
-mod wgmma;
 
 pub use vector::{AxisScratch, ReduceScratch, SlidingScratch};
 

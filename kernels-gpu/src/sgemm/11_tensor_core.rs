@@ -195,55 +195,24 @@ pub unsafe fn sgemm_tensor_core<
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
 
-/// The k loop of both tensor-core rungs (11 and 13), on a block's ring of `$stages` stages,
+/// The k loop of the tensor-core rungs (11 and 13), on a block's ring of `$stages` stages,
 /// for `$tiles` k-tiles:
 ///
-/// * where `$asynchronous`: `issue(p)` starts the `cp.async` copies of k-tile `p` into stage
-///   `p % $stages`; tiles `0..$stages - 1` are in flight before the loop, one group each, and
-///   each trip waits for its tile, passes a barrier (after which every warp is done with the
-///   stage the next copies overwrite), issues tile `p + $stages - 1` and runs
-///   `accumulate(p % $stages)`. Nothing is in flight at the end.
+/// * where `$asynchronous`: [`run_ring`]'s loop, with `issue(p)` and `accumulate(stage)`.
 /// * otherwise: `checked(p)` fills stage 0 with k-tile `p`, a barrier, `accumulate(0)`, a
 ///   barrier.
 ///
-/// A macro rather than a function of closures: the bodies are pasted where they run, as the
-/// rungs' own code was, so `ptxas` sees one entry with every `mma` in it (a closure called
-/// from both paths was compiled as a separate `.func`). Every thread of the block runs it
-/// with the same `$tiles` and `$asynchronous`.
+/// Every thread of the block runs it with the same `$tiles` and `$asynchronous`.
 macro_rules! run_stages {
     ($stages:expr, $tiles:expr, $asynchronous:expr,
      issue($p:ident) $issue:block, checked($q:ident) $checked:block,
      accumulate($stage:ident) $accumulate:block) => {{
-        let (stages, tiles) = ($stages as u32, $tiles);
         if $asynchronous {
-            // Prologue: tiles 0..stages-1 in flight, one group each (empty past the last).
-            unroll!(s in $stages - 1 => {
-                if (s as u32) < tiles {
-                    let $p = s as u32;
-                    $issue
-                }
-                nvptx_device::pipeline::commit_group();
-            });
-            for p in 0..tiles {
-                // Tile p has landed for this thread; after the barrier, for every thread,
-                // and every warp is done with tile p - 1, whose stage the next copies
-                // overwrite.
-                nvptx_device::pipeline::wait_group_n(stages - 2);
-                nvptx_device::thread::sync_threads();
-                if p + (stages - 1) < tiles {
-                    let $p = p + stages - 1;
-                    $issue
-                }
-                // One group per trip, so the wait above counts right.
-                nvptx_device::pipeline::commit_group();
-                let $stage = p % stages;
-                $accumulate
-            }
-            // No copy is left in flight (the last groups are empty), and nothing reads
-            // shared memory after this point.
-            nvptx_device::pipeline::wait_group::<0>();
+            $crate::sgemm::tensor_core::run_ring!(
+                $stages, $tiles, issue($p) $issue, accumulate($stage) $accumulate
+            );
         } else {
-            for $q in 0..tiles {
+            for $q in 0..$tiles {
                 $checked
                 nvptx_device::thread::sync_threads();
                 let $stage = 0u32;
@@ -255,6 +224,50 @@ macro_rules! run_stages {
     }};
 }
 pub(super) use run_stages;
+
+/// The `cp.async` ring of the tensor-core rungs (11, 13 and 15), `$stages` stages for
+/// `$tiles` k-tiles: `issue(p)` starts the copies of k-tile `p` into stage `p % $stages`;
+/// tiles `0..$stages - 1` are in flight before the loop, one group each, and each trip
+/// waits for its tile, passes a barrier (after which every warp is done with the stage the
+/// next copies overwrite), issues tile `p + $stages - 1` and runs `accumulate(p % $stages)`.
+/// Nothing is in flight at the end.
+///
+/// A macro rather than a function of closures: the bodies are pasted where they run, as the
+/// rungs' own code was, so `ptxas` sees one entry with every `mma` in it (a closure called
+/// from both paths was compiled as a separate `.func`). Every thread of the block runs it
+/// with the same `$tiles`.
+macro_rules! run_ring {
+    ($stages:expr, $tiles:expr,
+     issue($p:ident) $issue:block, accumulate($stage:ident) $accumulate:block) => {{
+        let (stages, tiles) = ($stages as u32, $tiles);
+        // Prologue: tiles 0..stages-1 in flight, one group each (empty past the last).
+        unroll!(s in $stages - 1 => {
+            if (s as u32) < tiles {
+                let $p = s as u32;
+                $issue
+            }
+            nvptx_device::pipeline::commit_group();
+        });
+        for p in 0..tiles {
+            // Tile p has landed for this thread; after the barrier, for every thread, and
+            // every warp is done with tile p - 1, whose stage the next copies overwrite.
+            nvptx_device::pipeline::wait_group_n(stages - 2);
+            nvptx_device::thread::sync_threads();
+            if p + (stages - 1) < tiles {
+                let $p = p + stages - 1;
+                $issue
+            }
+            // One group per trip, so the wait above counts right.
+            nvptx_device::pipeline::commit_group();
+            let $stage = p % stages;
+            $accumulate
+        }
+        // No copy is left in flight (the last groups are empty), and nothing reads shared
+        // memory after this point.
+        nvptx_device::pipeline::wait_group::<0>();
+    }};
+}
+pub(super) use run_ring;
 
 /// Writes a warp's accumulators (its tile starts at `warp` in the block's `bm × bn` tile)
 /// through [`store_pair`]: each lane's pairs of adjacent outputs, 8 bytes at a time where the

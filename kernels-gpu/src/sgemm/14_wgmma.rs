@@ -33,6 +33,7 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
+use super::repack::PackedConfig;
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry};
 use nvptx_device::mma::FragC;
@@ -189,22 +190,6 @@ pub const fn geometry(wgs: usize, bn: usize, stages: usize) -> Geometry {
     .in_dynamic_shared()
 }
 
-/// One configuration of rung 14: how to launch it and what runs it.
-#[derive(Clone, Copy, Debug)]
-pub struct WgmmaConfig {
-    /// The name on command lines and in reports (the entry point with `-` for `_`).
-    pub name: &'static str,
-    /// Its tile sizes and shared memory.
-    pub geometry: Geometry,
-    /// How to launch it, on packed operands `(a, bt, out, m, n, k)`.
-    pub spec: nvptx_device::catalogue::KernelSpec,
-    /// Whether it is the rung's default.
-    pub default: bool,
-    /// The entry point as the simulator calls it.
-    #[cfg(not(target_arch = "nvptx64"))]
-    pub sim: super::MatmulEntry,
-}
-
 /// Declares rung 14's table: one entry point per line (exported by the `hopper` feature,
 /// whose module is built for `sm_90a`) and [`WGMMA_CONFIGS`].
 macro_rules! wgmma_configs {
@@ -219,9 +204,9 @@ macro_rules! wgmma_configs {
         )*}
 
         /// Every configuration of rung 14, in table order.
-        pub const WGMMA_CONFIGS: &[WgmmaConfig] = &[$({
+        pub const WGMMA_CONFIGS: &[PackedConfig] = &[$({
             const GEOMETRY: Geometry = geometry($wgs, $bn, $stages);
-            WgmmaConfig {
+            PackedConfig {
                 name: dashed!(stringify!($entry)),
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec(stringify!($entry), opt!($($mb)?)),

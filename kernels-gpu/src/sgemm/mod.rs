@@ -17,6 +17,8 @@
 //! | 11 | `11_tensor_core.rs` | [`tensor_core::sgemm_tensor_core`] | tensor cores: TF32 `m16n8k8` or BF16 `m16n8k16` `mma.sync` warp tiles, both operands by `cp.async` into swizzled stages ([`Precision::Tf32`], [`Precision::Bf16`], opt-in) | `WM·WN/32` |
 //! | 13 | `13_bf16.rs` | [`bf16::gemm_bf16`] | BF16 matrices (f32 output and accumulation): rung 11 at half the bytes, both fragments by `ldmatrix` (`b` transposed), no conversion in the loop ([`bf16::BF16_CONFIGS`]) | `WM·WN/32` |
 //! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
+//! | 14 | `14_wgmma.rs` | [`wgmma::sgemm_wgmma`] | TF32 on Hopper's warpgroup `wgmma` (`sm_90a` module), both operands packed first ([`repack`]): rounded to TF32, `b` transposed | `64·N/128` |
+//! | 15 | `15_mma_packed.rs` | [`mma_packed::sgemm_mma_packed`] | rung 11's `mma.sync` warp tiles on rung 14's packed operands: both fragments by `ldmatrix`, no conversion in the loop ([`mma_packed::MMA_PACKED_CONFIGS`]) | `WM·WN/32` |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
 //! compile-time unrolling) is in [`parts`]. Every configuration that becomes an entry point
@@ -67,6 +69,8 @@ pub mod swizzled;
 #[path = "11_tensor_core.rs"]
 pub mod tensor_core;
 use tensor_core::{BF16, TF32};
+#[path = "15_mma_packed.rs"]
+pub mod mma_packed;
 #[path = "05_vectorized.rs"]
 pub mod vectorized;
 #[path = "06_warptiling.rs"]

@@ -12,11 +12,12 @@
 //! Rung 14 ([`super::wgmma`]) multiplies operands packed for `wgmma`: [`sgemm_repack_tf32`]
 //! is the same copy with every value rounded to TF32 (`a`, rows of `k` padded), and
 //! [`sgemm_transpose_tf32`] writes `b` transposed and rounded (`n` rows of `k` padded), so
-//! that both run along the depth as `wgmma` needs them.
+//! that both run along the depth as `wgmma` needs them. Rung 15 ([`super::mma_packed`])
+//! multiplies the same packed operands with `mma.sync`; [`PACKED_CONFIGS`] lists both rungs'
+//! configurations.
 
 use super::global::is_aligned16;
 use super::unroll::unroll;
-#[cfg(not(target_arch = "nvptx64"))]
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::F32x4;
 use nvptx_device::mma::to_tf32;
@@ -224,3 +225,45 @@ nvptx_device::entry_points! {
     sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32)
         => sgemm_transpose_tf32;
 }
+
+/// One configuration of a rung that multiplies packed TF32 operands (`a` as
+/// [`sgemm_repack_tf32`] writes it, `b` as [`sgemm_transpose_tf32`] does): rung 14's `wgmma`
+/// ([`super::wgmma::WGMMA_CONFIGS`], Hopper only) and rung 15's `mma.sync`
+/// ([`super::mma_packed::MMA_PACKED_CONFIGS`]). How to launch it and what runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct PackedConfig {
+    /// The name on command lines and in reports (the entry point with `-` for `_`).
+    pub name: &'static str,
+    /// Its tile sizes and shared memory.
+    pub geometry: super::Geometry,
+    /// How to launch it, on packed operands `(a, bt, out, m, n, k)`.
+    pub spec: KernelSpec,
+    /// Whether it is its rung's default.
+    pub default: bool,
+    /// The entry point as the simulator calls it.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim: super::MatmulEntry,
+}
+
+/// Rung 14's configurations then rung 15's: every product of packed TF32 operands.
+pub const PACKED_CONFIGS: [&PackedConfig; PACKED_COUNT] = {
+    let (wgmma, mma) = (
+        super::wgmma::WGMMA_CONFIGS,
+        super::mma_packed::MMA_PACKED_CONFIGS,
+    );
+    let mut all = [&wgmma[0]; PACKED_COUNT];
+    let mut i = 0;
+    while i < PACKED_COUNT {
+        all[i] = if i < wgmma.len() {
+            &wgmma[i]
+        } else {
+            &mma[i - wgmma.len()]
+        };
+        i += 1;
+    }
+    all
+};
+
+/// How many [`PACKED_CONFIGS`] there are.
+pub const PACKED_COUNT: usize =
+    super::wgmma::WGMMA_CONFIGS.len() + super::mma_packed::MMA_PACKED_CONFIGS.len();

@@ -1,7 +1,8 @@
-//! Rung 14, TF32 on Hopper's `wgmma` (`kernels_gpu_host::wgmma`), on the CPU simulator: every
-//! configuration, operands packed by the GPU's packing kernels and multiplied with each
-//! thread's accumulators read through the `wgmma` descriptors and the hardware's 128-byte
-//! swizzle, against the f64 product of the TF32-rounded inputs within the f32 accumulation
+//! Rungs 14 and 15, TF32 products on packed operands (`kernels_gpu_host::packed`), on the
+//! CPU simulator: every configuration, operands packed by the GPU's packing kernels and
+//! multiplied, rung 14's with each thread's accumulators read through the `wgmma`
+//! descriptors and the hardware's 128-byte swizzle, rung 15's through `ldmatrix` and
+//! `mma.sync` by their PTX fragment layouts, against the f64 product of the TF32-rounded inputs within the f32 accumulation
 //! bound, and against the f64 product of the f32 inputs within the TF32 bound. Shapes: the
 //! odd ones, ones with several k-tiles and a partial last one, edges in both directions, and
 //! degenerate ones; the simulator checks every launch for shared-memory races and reads of
@@ -12,9 +13,9 @@ mod shapes;
 
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::mma::tf32_round_bits;
+use kernels_gpu_host::packed::{self, PACKED_CONFIGS, PackedConfig, PackedRung};
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::wgmma::{self, WGMMA_CONFIGS, WgmmaConfig};
 use kernels_gpu_host::{Error, MatmulShape, Precision};
 
 /// Several k-tiles with a partial last one (k = 70: two of 32 and one of 6, padded to 8),
@@ -31,11 +32,11 @@ fn hopper() -> Simulator {
     }
 }
 
-fn check(config: &WgmmaConfig, (m, k, n): (usize, usize, usize)) {
+fn check(config: &PackedConfig, (m, k, n): (usize, usize, usize)) {
     let shape = MatmulShape::new(m, k, n).unwrap();
     let (a, b) = shapes::signed_operands(0x3914, m, k, n);
     let out = hopper()
-        .matmul_wgmma(config, &a, &b, shape)
+        .matmul_packed(config, &a, &b, shape)
         .unwrap_or_else(|e| panic!("{} {shape}: {e}", config.name));
     assert_eq!(out.len(), m * n);
     let round = |x: &[f32]| -> Vec<f32> {
@@ -59,7 +60,7 @@ fn check(config: &WgmmaConfig, (m, k, n): (usize, usize, usize)) {
 
 #[test]
 fn every_configuration_on_odd_multi_tile_and_degenerate_shapes() {
-    for config in WGMMA_CONFIGS {
+    for config in PACKED_CONFIGS {
         for shape in shapes::ODD.into_iter().chain(MULTI).chain(DEGENERATE) {
             check(config, shape);
         }
@@ -78,9 +79,9 @@ fn distinct_integer_products_are_exact() {
         .iter()
         .map(|&x| x as f32)
         .collect();
-    for config in WGMMA_CONFIGS {
+    for config in PACKED_CONFIGS {
         let shape = MatmulShape::new(m, k, n).unwrap();
-        let out = hopper().matmul_wgmma(config, &a, &b, shape).unwrap();
+        let out = hopper().matmul_packed(config, &a, &b, shape).unwrap();
         assert_eq!(out, want, "{}", config.name);
     }
 }
@@ -88,25 +89,42 @@ fn distinct_integer_products_are_exact() {
 /// The products with nothing to compute: zeros of the right length.
 #[test]
 fn empty_and_k_zero_products_are_zeros() {
-    let config = wgmma::default_config();
-    for (m, k, n) in [(0, 3, 4), (3, 0, 4), (3, 4, 0)] {
-        let shape = MatmulShape::new(m, k, n).unwrap();
-        let out = hopper()
-            .matmul_wgmma(config, &vec![1.0; m * k], &vec![1.0; k * n], shape)
-            .unwrap();
-        assert_eq!(out, vec![0.0; m * n], "{shape}");
+    for config in [PackedRung::Wgmma, PackedRung::MmaSync].map(packed::default_config) {
+        for (m, k, n) in [(0, 3, 4), (3, 0, 4), (3, 4, 0)] {
+            let shape = MatmulShape::new(m, k, n).unwrap();
+            let out = hopper()
+                .matmul_packed(config, &vec![1.0; m * k], &vec![1.0; k * n], shape)
+                .unwrap();
+            assert_eq!(out, vec![0.0; m * n], "{} {shape}", config.name);
+        }
     }
 }
 
 /// The default simulator has the shared memory of every GPU since compute capability 8.0,
-/// 99 KiB: the 193 KiB configurations are a typed launch error there, not a crash.
+/// 99 KiB: rung 14's 193 KiB default is a typed launch error there, not a crash, and rung
+/// 15's default runs.
 #[test]
 fn a_launch_past_the_shared_memory_is_a_typed_error() {
     let shape = MatmulShape::new(4, 4, 4).unwrap();
-    let err = Simulator::default()
-        .matmul_wgmma(wgmma::default_config(), &[1.0; 16], &[1.0; 16], shape)
+    let any_gpu = Simulator::default();
+    let err = any_gpu
+        .matmul_packed(
+            packed::default_config(PackedRung::Wgmma),
+            &[1.0; 16],
+            &[1.0; 16],
+            shape,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::Launch(_)), "{err}");
+    let out = any_gpu
+        .matmul_packed(
+            packed::default_config(PackedRung::MmaSync),
+            &[1.0; 16],
+            &[1.0; 16],
+            shape,
+        )
+        .unwrap();
+    assert_eq!(out, vec![4.0; 16]);
 }
 
 /// Operands of the wrong length are a typed error naming the sizes.
@@ -114,7 +132,12 @@ fn a_launch_past_the_shared_memory_is_a_typed_error() {
 fn wrong_operand_lengths_are_a_typed_error() {
     let shape = MatmulShape::new(4, 5, 6).unwrap();
     let err = hopper()
-        .matmul_wgmma(wgmma::default_config(), &[0.0; 19], &[0.0; 30], shape)
+        .matmul_packed(
+            packed::default_config(PackedRung::MmaSync),
+            &[0.0; 19],
+            &[0.0; 30],
+            shape,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::InputLength { .. }), "{err}");
 }

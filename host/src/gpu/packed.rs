@@ -1,34 +1,34 @@
-//! Rung 14 on the GPU: TF32 products on Hopper's `wgmma` ([`crate::wgmma`]).
+//! Rungs 14 and 15 on the GPU: TF32 products on packed operands ([`crate::packed`]).
 
 use super::Gpu;
 use crate::error::Result;
+use crate::packed::{self, PackedConfig, pack_a_launch, pack_b_launch, packed_depth};
 use crate::shape::MatmulShape;
-use crate::wgmma::{self, WgmmaConfig, pack_a_launch, pack_b_launch, packed_depth};
 use cudarc::driver::CudaSlice;
 use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
 
 impl Gpu {
-    /// `out = a · b` (`a` `m × k`, `b` `k × n`, `out` `m × n`, row-major f32) by rung 14 in
-    /// configuration `config`: both operands packed into the workspace (rounded to TF32,
-    /// `b` transposed, depth padded to a multiple of 4), then multiplied by `wgmma`.
-    /// Asynchronous, like [`matmul_device`](Self::matmul_device), with its errors, and
-    /// [`Error::NeedsHopper`](crate::Error::NeedsHopper) on a GPU that is not compute
-    /// capability 9.0, before anything is queued.
-    pub fn matmul_wgmma_device(
-        &self, config: &WgmmaConfig, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+    /// `out = a · b` (`a` `m × k`, `b` `k × n`, `out` `m × n`, row-major f32) by rung 14 or
+    /// 15 in configuration `config`: both operands packed into the workspace (rounded to
+    /// TF32, `b` transposed, depth padded to a multiple of 4), then multiplied by `wgmma` or
+    /// `mma.sync`. Asynchronous, like [`matmul_device`](Self::matmul_device), with its
+    /// errors, and for rung 14 [`Error::NeedsHopper`](crate::Error::NeedsHopper) on a GPU
+    /// that is not compute capability 9.0, before anything is queued.
+    pub fn matmul_packed_device(
+        &self, config: &PackedConfig, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         if super::zero_if_trivial(&self.stream, config.spec.entry, a, b, out, shape)? {
             return Ok(());
         }
-        let launch = wgmma::launch(config, shape, &self.limits)?;
+        let launch = packed::launch(config, shape, &self.limits)?;
         let (pack_a, pack_b) = (pack_a_launch(shape), pack_b_launch(shape, &self.limits)?);
         let info = self.entry_info(config.spec.entry)?;
         let (a_info, b_info) = (
             self.entry_info(REPACK_TF32.entry)?,
             self.entry_info(TRANSPOSE_TF32.entry)?,
         );
-        let (la, lb) = wgmma::packed_lens(shape);
+        let (la, lb) = packed::packed_lens(shape);
         let mut workspace = self.workspace(la + lb)?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
         let (mut wa, mut rest) = ws.split_at_mut(la);
@@ -62,7 +62,7 @@ impl Gpu {
             .scalar(&m)
             .scalar(&n)
             .scalar(&kp);
-        // SAFETY: (a, bt, out, m, n, k) as every rung-14 entry declares them: `wa` and `wb`
+        // SAFETY: (a, bt, out, m, n, k) as every rung-14 and rung-15 entry declares them: `wa` and `wb`
         // hold m and n rows of kp (a multiple of 4), 16-byte aligned (the workspace's start
         // and la, a multiple of 4 floats, after it); `out` m × n (checked above).
         unsafe { args.launch(&launch) }

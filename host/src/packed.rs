@@ -1,0 +1,144 @@
+//! TF32 products on packed operands: rung 14's `wgmma` ([`kernels_gpu::sgemm::wgmma`], on a
+//! GPU of compute capability 9.0) and rung 15's `mma.sync`
+//! ([`kernels_gpu::sgemm::mma_packed`], compute capability 8.0 and later). Both compute
+//! `out = a · b` with both operands rounded to TF32 and products accumulated in f32, as rung
+//! 11 and cuBLAS's `CUBLAS_TF32_TENSOR_OP_MATH` compute.
+//!
+//! Both read TF32 operands with the depth contiguous and no conversion in their loops, so a
+//! product runs in two steps on the GPU's workspace:
+//! [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack) writes `a` rounded (`m` rows of `k`
+//! rounded up to 4, zero-padded) and [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack)
+//! writes `b` transposed and rounded (`n` rows of the same depth); then the configuration
+//! multiplies the two into `out`. Both copies are in the timings this project reports.
+//! `Gpu::matmul_packed_device` and
+//! [`Simulator::matmul_packed`](crate::sim::Simulator::matmul_packed) run a configuration of
+//! [`PACKED_CONFIGS`] ([`default_config`] where the caller has no preference); a GPU other
+//! than a Hopper refuses rung 14's with [`Error::NeedsHopper`](crate::Error::NeedsHopper).
+
+use crate::error::Result;
+use crate::shape::MatmulShape;
+use kernels_gpu::catalogue::Extent;
+use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+pub use kernels_gpu::sgemm::mma_packed::MMA_PACKED_CONFIGS;
+pub use kernels_gpu::sgemm::repack::{PACKED_CONFIGS, PackedConfig};
+use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
+pub use kernels_gpu::sgemm::wgmma::WGMMA_CONFIGS;
+
+/// The depth of the packed operands: `k` rounded up to a multiple of 4, so that every row
+/// is whole 16-byte chunks.
+pub fn packed_depth(k: u32) -> u32 {
+    k.next_multiple_of(4)
+}
+
+/// Floats of the packed `a` (`m × kp`) and of the packed, transposed `b` (`n × kp`), each a
+/// multiple of 4 so that the second starts 16-byte aligned after the first.
+pub fn packed_lens(shape: MatmulShape) -> (usize, usize) {
+    let kp = packed_depth(shape.k) as usize;
+    (shape.m as usize * kp, shape.n as usize * kp)
+}
+
+/// The launch of [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack::sgemm_repack_tf32)
+/// writing the packed `a`: `m` rows of [`packed_depth`] (items, as
+/// [`crate::repack::launch`]: a 1-D grid of them stays within every device's limits).
+pub fn pack_a_launch(shape: MatmulShape) -> Launch {
+    let kp = packed_depth(shape.k);
+    REPACK_TF32.launch(Extent::Items(shape.m * kp.div_ceil(4)), 0)
+}
+
+/// The launch of [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack::sgemm_transpose_tf32)
+/// writing the packed `b`: `n` rows of [`packed_depth`], one block per 32 × 32 tile of them,
+/// checked against `limits` ([`crate::kernels::output_launch`]).
+pub fn pack_b_launch(shape: MatmulShape, limits: &Limits) -> Result<Launch> {
+    crate::kernels::output_launch(&TRANSPOSE_TF32, packed_depth(shape.k), shape.n, 1, limits)
+}
+
+/// The default of `rung`'s table (14: [`WGMMA_CONFIGS`], 15: [`MMA_PACKED_CONFIGS`]), each
+/// of which marks one.
+pub fn default_config(rung: PackedRung) -> &'static PackedConfig {
+    rung.configs()
+        .iter()
+        .find(|c| c.default)
+        .expect("each packed rung's table marks one default")
+}
+
+/// The two rungs on packed operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PackedRung {
+    /// Rung 14, `wgmma` (Hopper).
+    Wgmma,
+    /// Rung 15, `mma.sync`.
+    MmaSync,
+}
+
+impl PackedRung {
+    /// The rung's table.
+    pub fn configs(self) -> &'static [PackedConfig] {
+        match self {
+            Self::Wgmma => WGMMA_CONFIGS,
+            Self::MmaSync => MMA_PACKED_CONFIGS,
+        }
+    }
+
+    /// The rung whose table holds `config`.
+    pub fn of(config: &PackedConfig) -> Self {
+        if WGMMA_CONFIGS.iter().any(|c| c.name == config.name) {
+            Self::Wgmma
+        } else {
+            Self::MmaSync
+        }
+    }
+}
+
+/// The configuration named `name` (`sgemm-wgmma-…` or `sgemm-mma-packed-…`), or
+/// [`Error::UnknownKernel`](crate::Error::UnknownKernel) listing the names there are.
+pub fn config(name: &str) -> Result<&'static PackedConfig> {
+    crate::kernels::named(&PACKED_CONFIGS, name, |c| c.name).copied()
+}
+
+/// `config`'s launch for `shape`, checked against `limits` (grid, block, shared memory).
+pub fn launch(config: &PackedConfig, shape: MatmulShape, limits: &Limits) -> Result<Launch> {
+    crate::kernels::output_launch(&config.spec, shape.m, shape.n, 1, limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    #[test]
+    fn each_table_has_one_default_and_names_resolve() {
+        for rung in [PackedRung::Wgmma, PackedRung::MmaSync] {
+            assert_eq!(rung.configs().iter().filter(|c| c.default).count(), 1);
+            assert_eq!(PackedRung::of(default_config(rung)), rung);
+        }
+        assert_eq!(
+            PACKED_CONFIGS.len(),
+            WGMMA_CONFIGS.len() + MMA_PACKED_CONFIGS.len()
+        );
+        for c in PACKED_CONFIGS {
+            assert_eq!(config(c.name).unwrap().name, c.name);
+            // Every stage 32 deep: rung 14's tiles whole swizzle atoms, rung 15's rows of
+            // 8 chunks.
+            assert_eq!(c.geometry.bk, 32);
+            assert!(c.geometry.dynamic_shared_bytes <= 227 * 1024, "{}", c.name);
+        }
+        // Rung 15's default runs on any GPU of compute capability 8.0 and later.
+        let default = default_config(PackedRung::MmaSync).geometry;
+        assert!(default.shared_bytes() <= Limits::CUDA.max_shared_bytes_per_block);
+        assert!(matches!(config("nope"), Err(Error::UnknownKernel { .. })));
+    }
+
+    #[test]
+    fn packing_pads_the_depth_to_four() {
+        let shape = MatmulShape::new(3, 5, 7).unwrap();
+        assert_eq!(packed_depth(5), 8);
+        assert_eq!(packed_lens(shape), (24, 56));
+        let limits = Limits::CUDA;
+        let b = pack_b_launch(shape, &limits).unwrap();
+        // One 32 × 32 tile covers 7 columns and 8 depths.
+        assert_eq!((b.grid.x, b.grid.y), (1, 1));
+        let a = pack_a_launch(shape);
+        // Two quads per row of 8, three rows.
+        assert!(a.block.x * a.grid.x >= 3 * 2);
+    }
+}

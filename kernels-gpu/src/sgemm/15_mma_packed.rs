@@ -1,0 +1,273 @@
+//! Rung 15: TF32 `mma.sync` on packed operands. Rung 11's warp tiles of
+//! `mma.m16n8k8.tf32`, fed from the operands rung 14 ([`super::wgmma`]) multiplies: `a`
+//! rounded to TF32 and `b` transposed and rounded, both with rows of `k` padded with zeros to
+//! a multiple of 4 ([`super::repack`]'s TF32 kernels, on the GPU before the product). So the
+//! inner loop has no conversion left (rung 11 rounds every fragment element it loads, 32
+//! `cvt.rna.tf32.f32` per 32 `mma` of a 64 × 64 warp tile), and both operands run along the
+//! depth, so that `b`'s fragments too come by `ldmatrix` (rung 11 loads them one word at a
+//! time: `ldmatrix.trans` moves 16-bit elements, not 32-bit ones). Unlike rung 14's
+//! `wgmma`, `mma.sync` runs on every GPU of compute capability 8.0 and later.
+//!
+//! Shared layout of one stage: the `a` tile (`BM` rows of 32 depths, 128 bytes each), then
+//! the `b` tile (`BN` rows, the columns of `b`, of 32 depths), each row 8 chunks of 16 bytes
+//! with chunk `c` of row `r` at `c ^ (r % 8)` ([`a_index_in`] with 32-word rows).
+//!
+//! Per 8-deep step a warp issues `MI + NI / 2` `ldmatrix.x4` and `MI · NI` `mma`. The words
+//! of a TF32 `m16n8k8` fragment sit where a BF16 `m16n8k16` fragment's do (lane `l` holds
+//! word `l % 4` of row `l / 4` of each 8 × 4-word matrix), so an `a` fragment is loaded as
+//! rung 13 ([`super::bf16`]) loads one: its four registers are the matrices of rows 0..8 and
+//! 8..16 at depth chunks 0 and 1. For `b` (rows are columns of `b`) one load gives two
+//! adjacent 8-column fragments, `[b0 j, b1 j, b0 j+1, b1 j+1]`, each fragment's pair in
+//! adjacent registers as `mma` takes it. Eight rows of one chunk lie in eight different
+//! bank groups, so neither load has a bank conflict.
+//!
+//! The ring is rung 11's (its `run_ring` macro): `STAGES - 1` tiles in flight before the loop, one
+//! barrier per 32 of depth. Any `m` and `n`: rows of either operand past the matrix and
+//! depths past `k` are zero-filled by `cp.async` (source size 0), so every block takes the
+//! same path, and outputs go through rung 11's bounds-checked
+//! [`store_pair`](super::tensor_core::store_pair) with the rungs' [`Epilogue`].
+
+use super::epilogue::Epilogue;
+use super::parts::unroll::unroll;
+use super::repack::PackedConfig;
+use super::tensor_core::{Acc, a_index_in, chunk_of, run_ring, store_acc, warp_origin};
+use super::{BlockTile, Geometry, at};
+use nvptx_device::mma::{FragA, FragB, ldmatrix_x4, mma_m16n8k8_tf32};
+use nvptx_device::pipeline::cp_async_16_zfill;
+use nvptx_device::shared::{SharedSlice, dynamic_shared};
+use nvptx_device::thread;
+use nvptx_device::warp::WARP_SIZE;
+
+/// The depth of a shared tile, in TF32 words: one 128-byte row.
+pub const BK: usize = 32;
+
+/// The product of packed TF32 operands by `mma.sync`: `out[m×n] = a[m×k] · btᵀ` where `bt`
+/// is `b` transposed (`n × k`), both rounded to TF32 and row-major. Block tile `BM × BN`,
+/// shared tiles [`BK`] deep in a ring of `STAGES`, warp tiles of `MI × NI` mma tiles
+/// (`WM × WN = 16·MI × 8·NI` outputs), `THREADS = (BM/WM)·(BN/WN)·32`, and `GROUP` the block
+/// order of rung 9 ([`BlockTile::ordered`]; 0: none).
+///
+/// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid and
+/// [`geometry`]'s dynamic shared memory.
+///
+/// # Safety
+/// `a`, `bt` and `out` point to `m·k`, `n·k` and `m·n` valid f32, `a` and `bt` 16-byte
+/// aligned, `k` a multiple of 4, those products fit `u32`, and `out` overlaps neither
+/// operand.
+#[inline(always)]
+pub unsafe fn sgemm_mma_packed<
+    const BM: usize,
+    const BN: usize,
+    const MI: usize,
+    const NI: usize,
+    const STAGES: usize,
+    const THREADS: usize,
+    const GROUP: u32,
+    E: Epilogue,
+>(
+    a: *const f32, bt: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
+) {
+    let () = PackedTile::<BM, BN, MI, NI, THREADS>::VALID;
+    // a_tile[stage][a_index_in(BK, r, c)], then b_tile[stage][...], in words.
+    let (a_tile, b_tile) = dynamic_shared::<u32>().split_at((STAGES * BM * BK) as u32);
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let t = thread::thread_idx_x();
+    let warp = warp_origin(t, BN, 16 * MI, 8 * NI);
+    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
+    let tiles = k.div_ceil(BK as u32);
+    let (a_stage, b_stage) = ((BM * BK) as u32, (BN * BK) as u32);
+    let (a, bt) = (a as *const u32, bt as *const u32);
+
+    // `copy!(tile, stage words, tile rows, first row, rows there are, operand, p)`: thread
+    // t's 16-byte copies of k-tile `p` of one operand into its stage, zero past the matrix
+    // and past `k`. A macro, pasted where it runs (see `run_ring`).
+    macro_rules! copy { ($ring:expr, $words:expr, $rows:expr, $row0:expr, $limit:expr, $src:expr, $p:expr) => {{
+        let (stage, k0) = ($p % STAGES as u32, $p * BK as u32);
+        unroll!(j in $rows * BK / 4 / THREADS => {
+            let (r, c) = chunk_of(t, j, THREADS, BK / 4);
+            let full = $row0 + r < $limit && k0 + c < k;
+            // SAFETY: where `full`, row `row0 + r` of the operand (m rows of `a`, n of
+            // `bt`) and depths k0 + c..+4 < k (k % 4 == 0) lie inside it, 16-byte aligned;
+            // otherwise the operand's start is an aligned placeholder that is not read. The
+            // chunk lies inside the stage and is 16-byte aligned.
+            unsafe {
+                cp_async_16_zfill(
+                    $ring,
+                    stage * $words + a_index_in(BK as u32, r, c),
+                    if full { $src.add(at($row0 + r, k, k0 + c)) } else { $src },
+                    full,
+                )
+            };
+        });
+    }}}
+
+    run_ring!(STAGES, tiles,
+    issue(p) {
+        copy!(a_tile, a_stage, BM, tile.row0, m, a, p);
+        copy!(b_tile, b_stage, BN, tile.col0, n, bt, p);
+    },
+    accumulate(stage) {
+        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+        // and barrier); every lane of every warp is here.
+        unsafe {
+            PackedTile::<BM, BN, MI, NI, THREADS>::accumulate(
+                &mut acc,
+                a_tile.split_at(stage * a_stage).1,
+                b_tile.split_at(stage * b_stage).1,
+                warp,
+            )
+        };
+    });
+    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
+    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
+}
+
+/// The parameters of [`sgemm_mma_packed`] (a type only for its constants and functions).
+pub struct PackedTile<
+    const BM: usize,
+    const BN: usize,
+    const MI: usize,
+    const NI: usize,
+    const THREADS: usize,
+>;
+
+impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const THREADS: usize>
+    PackedTile<BM, BN, MI, NI, THREADS>
+{
+    /// The parameters fit: warps tile the block in whole mma tiles, `b` fragments come in
+    /// pairs (`NI` even), and every thread copies the same whole number of chunks of both
+    /// tiles.
+    const VALID: () = assert!(
+        BM.is_multiple_of(16 * MI)
+            && BN.is_multiple_of(8 * NI)
+            && NI.is_multiple_of(2)
+            && THREADS == (BM / (16 * MI)) * (BN / (8 * NI)) * WARP_SIZE as usize
+            && (BM * BK / 4).is_multiple_of(THREADS)
+            && (BN * BK / 4).is_multiple_of(THREADS)
+    );
+
+    /// `acc += a · btᵀ` over the [`BK`] depths of one stage, for the warp whose tile starts
+    /// at `warp`: per 8-deep step, each `a` fragment by one `ldmatrix.x4`, each pair of `b`
+    /// fragments by another, then `MI × NI` mma.
+    ///
+    /// # Safety
+    /// `a_stage` and `b_stage` start at one stage of the swizzled tiles, complete and
+    /// visible to every thread of the block; all 32 lanes of each warp call it together.
+    #[inline(always)]
+    unsafe fn accumulate(
+        acc: &mut Acc<MI, NI>, a_stage: SharedSlice<u32>, b_stage: SharedSlice<u32>,
+        warp: (u32, u32),
+    ) {
+        let lane = thread::thread_idx_x() % WARP_SIZE;
+        // Lane l addresses row l % 8 of matrix l / 8. For `a`, matrices 0..4 are rows
+        // 0..8, 8..16, 0..8, 8..16 at chunks 0, 0, 1, 1 (the fragment's a0..a3); for `b`,
+        // rows (columns of b) 0..8, 0..8, 8..16, 8..16 at chunks 0, 1, 0, 1, so that each
+        // fragment's two registers come out adjacent, as `mma` takes them (the other order
+        // cost ptxas four register moves per load).
+        let (a_row, a_chunk) = (lane % 8 + 8 * ((lane / 8) % 2), 4 * (lane / 16));
+        let (b_row, b_chunk) = (lane % 8 + 8 * (lane / 16), 4 * ((lane / 8) % 2));
+        unroll!(step in BK / 8 => {
+            let k0 = (8 * step) as u32;
+            let mut frag_a: [FragA; MI] = [[0; 4]; MI];
+            let mut frag_b: [FragB; NI] = [[0; 2]; NI];
+            unroll!(i in MI => {
+                // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
+                let at = a_index_in(BK as u32, warp.0 + a_row + (16 * i) as u32, k0 + a_chunk);
+                // SAFETY: the whole warp, one stage, chunk-aligned rows inside it.
+                frag_a[i] = unsafe { ldmatrix_x4(a_stage, at) };
+            });
+            unroll!(jp in NI / 2 => {
+                let at = a_index_in(BK as u32, warp.1 + b_row + (16 * jp) as u32, k0 + b_chunk);
+                // SAFETY: as above.
+                let [b0, b1, b2, b3] = unsafe { ldmatrix_x4(b_stage, at) };
+                frag_b[2 * jp] = [b0, b1];
+                frag_b[2 * jp + 1] = [b2, b3];
+            });
+            unroll!(i in MI => {
+                unroll!(j in NI => {
+                    // SAFETY: every lane of the warp is here (block-uniform control flow).
+                    acc[i][j] = unsafe { mma_m16n8k8_tf32(&frag_a[i], &frag_b[j], acc[i][j]) };
+                });
+            });
+        });
+    }
+}
+
+/// The launch geometry of [`sgemm_mma_packed`] with the same parameters: `STAGES` stages of
+/// the `a` and `b` tiles, [`BK`] deep, in dynamic shared memory.
+#[allow(clippy::too_many_arguments)]
+pub const fn geometry(
+    bm: usize, bn: usize, _mi: usize, _ni: usize, stages: usize, threads: usize, _group: usize,
+) -> Geometry {
+    Geometry::new(bm, bn, BK, threads, stages * (bm + bn) * BK).in_dynamic_shared()
+}
+
+/// Declares rung 15's table: one entry point per line, in the main module, and
+/// [`MMA_PACKED_CONFIGS`].
+macro_rules! mma_packed_configs {
+    ($( $(#[$meta:meta])* $entry:ident = <$bm:literal, $bn:literal, $mi:literal, $ni:literal,
+        $stages:literal, $threads:literal, $group:literal>
+        $([$($flag:ident),*])? $(, min_blocks($mb:literal))?; )*) => {
+        #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+        nvptx_device::entry_points! {$(
+            $(#[$meta])*
+            $entry(a: *const f32, bt: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
+                => store::<$bm, $bn, $mi, $ni, $stages, $threads, $group>
+                $(, launch_bounds($threads, $mb))?;
+        )*}
+
+        /// Every configuration of rung 15, in table order.
+        pub const MMA_PACKED_CONFIGS: &[PackedConfig] = &[$({
+            const GEOMETRY: Geometry = geometry($bm, $bn, $mi, $ni, $stages, $threads, $group);
+            PackedConfig {
+                name: dashed!(stringify!($entry)),
+                geometry: GEOMETRY,
+                spec: GEOMETRY.spec(stringify!($entry), opt!($($mb)?)),
+                default: has_flag!(default in $($($flag),*)?),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim: entry::$entry,
+            }
+        },)*];
+    };
+}
+
+/// [`sgemm_mma_packed`] with [`Store`](super::epilogue::Store): the table's entry points.
+///
+/// # Safety
+/// As [`sgemm_mma_packed`].
+#[inline(always)]
+unsafe fn store<
+    const BM: usize,
+    const BN: usize,
+    const MI: usize,
+    const NI: usize,
+    const STAGES: usize,
+    const THREADS: usize,
+    const GROUP: u32,
+>(
+    a: *const f32, bt: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        sgemm_mma_packed::<BM, BN, MI, NI, STAGES, THREADS, GROUP, _>(
+            a,
+            bt,
+            out,
+            m,
+            n,
+            k,
+            super::epilogue::Store,
+        )
+    }
+}
+
+mma_packed_configs! {
+    // entry point                            = <block, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group>
+    /// 4 warps of 64 × 64, three stages of 32 KiB: two blocks per SM. The default.
+    sgemm_mma_packed_128x128_w64x64           = <128, 128, 4, 8, 3, 128, 0> [default], min_blocks(2);
+    /// The same with blocks in groups of 8 block rows (rung 9), for L2 reuse.
+    sgemm_mma_packed_swizzled_128x128_w64x64  = <128, 128, 4, 8, 3, 128, 8>, min_blocks(2);
+    /// 4 warps of 32 × 64 on 64 × 128, three stages of 24 KiB: more, smaller blocks for
+    /// outputs with few tiles, three per SM.
+    sgemm_mma_packed_64x128_w32x64            = <64, 128, 2, 8, 3, 128, 0>, min_blocks(3);
+}
