@@ -33,7 +33,7 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
-use super::repack::PackedConfig;
+use super::repack::{PackedConfig, packed_config};
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry};
 use nvptx_device::mma::FragC;
@@ -206,14 +206,7 @@ macro_rules! wgmma_configs {
         /// Every configuration of rung 14, in table order.
         pub const WGMMA_CONFIGS: &[PackedConfig] = &[$({
             const GEOMETRY: Geometry = geometry($wgs, $bn, $stages);
-            PackedConfig {
-                name: dashed!(stringify!($entry)),
-                geometry: GEOMETRY,
-                spec: GEOMETRY.spec(stringify!($entry), opt!($($mb)?)),
-                default: has_flag!(default in $($($flag),*)?),
-                #[cfg(not(target_arch = "nvptx64"))]
-                sim: entry::$entry,
-            }
+            packed_config!($entry, GEOMETRY, opt!($($mb)?), has_flag!(default in $($($flag),*)?))
         },)*];
     };
 }

@@ -29,7 +29,7 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
-use super::repack::PackedConfig;
+use super::repack::{PackedConfig, packed_config};
 use super::tensor_core::{Acc, a_index_in, chunk_of, run_ring, store_acc, warp_origin};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::mma::{FragA, FragB, ldmatrix_x4, mma_m16n8k8_tf32};
@@ -219,14 +219,7 @@ macro_rules! mma_packed_configs {
         /// Every configuration of rung 15, in table order.
         pub const MMA_PACKED_CONFIGS: &[PackedConfig] = &[$({
             const GEOMETRY: Geometry = geometry($bm, $bn, $mi, $ni, $stages, $threads, $group);
-            PackedConfig {
-                name: dashed!(stringify!($entry)),
-                geometry: GEOMETRY,
-                spec: GEOMETRY.spec(stringify!($entry), opt!($($mb)?)),
-                default: has_flag!(default in $($($flag),*)?),
-                #[cfg(not(target_arch = "nvptx64"))]
-                sim: entry::$entry,
-            }
+            packed_config!($entry, GEOMETRY, opt!($($mb)?), has_flag!(default in $($($flag),*)?))
         },)*];
     };
 }

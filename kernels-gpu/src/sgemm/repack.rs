@@ -245,6 +245,24 @@ pub struct PackedConfig {
     pub sim: super::MatmulEntry,
 }
 
+/// One row of a packed rung's table: the [`PackedConfig`] of entry point `$entry` (the
+/// calling module's `entry::$entry` is its simulator twin), launched as `$geometry` says,
+/// with launch bounds of `$min_blocks` blocks per SM (an `Option<u32>`), its rung's default
+/// where `$default`.
+macro_rules! packed_config {
+    ($entry:ident, $geometry:expr, $min_blocks:expr, $default:expr) => {
+        PackedConfig {
+            name: dashed!(stringify!($entry)),
+            geometry: $geometry,
+            spec: $geometry.spec(stringify!($entry), $min_blocks),
+            default: $default,
+            #[cfg(not(target_arch = "nvptx64"))]
+            sim: entry::$entry,
+        }
+    };
+}
+pub(super) use packed_config;
+
 /// Rung 14's configurations then rung 15's: every product of packed TF32 operands.
 pub const PACKED_CONFIGS: [&PackedConfig; PACKED_COUNT] = {
     let (wgmma, mma) = (
