@@ -2,9 +2,9 @@
 //! CPU simulator: every configuration, operands packed by the GPU's packing kernels and
 //! multiplied, rung 14's with each thread's accumulators read through the `wgmma`
 //! descriptors and the hardware's 128-byte swizzle, rung 15's through `ldmatrix` and
-//! `mma.sync` by their PTX fragment layouts, against the f64 product of the TF32-rounded inputs within the f32 accumulation
-//! bound, and against the f64 product of the f32 inputs within the TF32 bound. Shapes: the
-//! odd ones, ones with several k-tiles and a partial last one, edges in both directions, and
+//! `mma.sync` by their PTX fragment layouts, against the f64 product of the TF32-rounded
+//! inputs within the f32 accumulation bound, and against the f64 product of the f32 inputs
+//! within the TF32 bound. Shapes: the odd ones, ones with several k-tiles and a partial last one, edges in both directions, and
 //! degenerate ones; the simulator checks every launch for shared-memory races and reads of
 //! memory no thread wrote. Bad input is a typed error.
 

@@ -62,9 +62,10 @@ impl Gpu {
             .scalar(&m)
             .scalar(&n)
             .scalar(&kp);
-        // SAFETY: (a, bt, out, m, n, k) as every rung-14 and rung-15 entry declares them: `wa` and `wb`
-        // hold m and n rows of kp (a multiple of 4), 16-byte aligned (the workspace's start
-        // and la, a multiple of 4 floats, after it); `out` m × n (checked above).
+        // SAFETY: (a, bt, out, m, n, k) as every rung-14 and rung-15 entry declares them:
+        // `wa` and `wb` hold m and n rows of kp (a multiple of 4), 16-byte aligned (the
+        // workspace's start and la, a multiple of 4 floats, after it); `out` m × n (checked
+        // above).
         unsafe { args.launch(&launch) }
     }
 }

@@ -47,7 +47,7 @@ pub unsafe fn sgemm_repack(
 }
 
 /// [`sgemm_repack`] with every copied value rounded to TF32 ([`to_tf32`]): `a` packed for
-/// rung 14. Launched as [`sgemm_repack`] ([`REPACK_TF32`]).
+/// rungs 14 and 15. Launched as [`sgemm_repack`] ([`REPACK_TF32`]).
 ///
 /// # Safety
 /// As [`sgemm_repack`].
@@ -105,7 +105,7 @@ pub const TRANSPOSE_TILE: u32 = 32;
 /// each thread moves `TRANSPOSE_TILE / TRANSPOSE_ROWS` values.
 pub const TRANSPOSE_ROWS: u32 = 8;
 
-/// `b` packed for rung 14: `dst[j·ld + i]` = `src[i·cols + j]` rounded to TF32 for
+/// `b` packed for rungs 14 and 15: `dst[j·ld + i]` = `src[i·cols + j]` rounded to TF32 for
 /// `i < rows`, zero for `rows <= i < ld`, for every `j < cols` — the `rows × cols` matrix
 /// `src` transposed into `cols` rows of `ld`. Each block moves one 32 × 32 tile through
 /// shared memory, so that it reads and writes whole 128-byte rows: with 16-byte loads and

@@ -177,10 +177,11 @@ pub const fn far_tiles(window: u32) -> u32 {
 /// registers per thread (ptxas spills in the rare non-finite passes at this bound).
 ///
 /// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 84.1 / 83.7 / 86.0 /
-/// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took tickets), 64.6% at 100,000 (a halo and 24
-/// tiles' aggregates) and 56.3% at 135,169 (the look-back). A build whose halo sums skipped
-/// the warps without halo ran 1–2 points faster on the halo path, but failed synccheck (see
-/// `sliding_scan_shifted`). On earlier builds (same
+/// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took tickets), 64.6% at
+/// 100,000 (a halo and 24 tiles' aggregates) and 56.3% at 135,169 (the look-back); without
+/// the halo path's tickets, 86.1 / 85.3 / 87.0 / 86.0% and 64.9% at 100,000 (2026-11-25). A
+/// build whose halo sums skipped the warps without halo ran 1–2 points faster on the halo
+/// path, but failed synccheck (see `sliding_scan_shifted`). On earlier builds (same
 /// design, no rotation in `store_means`),
 /// 3, 5 and 2 blocks per SM (80, 48 and 128 registers) ran slower at windows 2, 1,024 and
 /// 100,000: 73–79%, 70–72% and 62–64% on the halo path. So did 128-thread blocks of 32
