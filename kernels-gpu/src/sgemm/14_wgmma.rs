@@ -14,7 +14,7 @@
 //!
 //! Shared layout of one stage: the `a` tile (`64·WGS` rows of 32 depths, 128 bytes each),
 //! then the `b` tile (`N` rows, the columns of `b`, of 32 depths): every row 8 chunks of 16
-//! bytes, chunk `c` of row `r` at `c ^ (r % 8)` ([`sw128_index`]), every tile on a
+//! bytes, chunk `c` of row `r` at `c ^ (r % 8)` ([`sw128_index`](nvptx_device::wgmma::sw128_index)), every tile on a
 //! 1024-byte boundary (the dynamic buffer is aligned at run time by
 //! [`aligned_to`](nvptx_device::shared::SharedSlice::aligned_to), and the launch gives
 //! 1024 spare bytes). A `cp.async` of 16 bytes moves four depths of one row; eight
@@ -33,17 +33,15 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
-use super::repack::{PackedConfig, packed_config};
+use super::repack::{PackedConfig, copy_packed_tile, packed_config};
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry};
 use nvptx_device::mma::FragC;
-use nvptx_device::pipeline::{commit_group, cp_async_16_zfill, wait_group, wait_group_n};
+use nvptx_device::pipeline::{commit_group, wait_group, wait_group_n};
 use nvptx_device::shared::dynamic_shared;
 use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
-use nvptx_device::wgmma::{
-    self, ATOM_BYTES, Accumulators, K_TF32, Operand, ROW_WORDS, WARPGROUP, sw128_index,
-};
+use nvptx_device::wgmma::{self, ATOM_BYTES, Accumulators, K_TF32, Operand, ROW_WORDS, WARPGROUP};
 
 /// The depth of a shared tile: one 128-byte row of f32.
 pub const BK: u32 = ROW_WORDS;
@@ -85,39 +83,41 @@ pub unsafe fn sgemm_wgmma<
     let mut acc = A::ZERO;
     let tiles = k.div_ceil(BK);
 
-    // Thread t's 16-byte copies of k-tile `p` into its stage: chunk `v` of a tile is row
-    // `v / 8`, depths `4·(v % 8)..+4`; zero past the matrices and past `k`. Macros, pasted
-    // where they run: a closure called from the prologue and the loop became a `.func`.
-    //
-    // `copy!(ring, stage words, tile rows, first row, rows there are, operand)`: one tile.
-    macro_rules! copy { ($ring:expr, $words:expr, $rows:expr, $row0:expr, $limit:expr, $src:expr, $p:expr) => {{
-        let (stage, k0) = ($p % STAGES as u32, $p * BK);
-        unroll!(j in ($rows * BK / 4).div_ceil(threads) as usize => {
-            let v = t + j as u32 * threads;
-            let (r, c) = (v / 8, 4 * (v % 8));
-            let full = $row0 + r < $limit && k0 + c < k;
-            // (A whole number of chunks per thread folds this away.)
-            if v < $rows * BK / 4 {
-                // SAFETY: where `full`, row `row0 + r` of the operand (m rows of `a`, n of
-                // `bt`) and depths k0 + c..+4 < k (k % 4 == 0) lie inside it, 16-byte
-                // aligned; otherwise the operand's start is an aligned placeholder that is
-                // not read. The chunk lies inside the stage and is 16-byte aligned.
-                unsafe {
-                    cp_async_16_zfill(
-                        $ring,
-                        stage * $words + sw128_index(r, c),
-                        if full { $src.add((($row0 + r) * k + k0 + c) as usize) } else { $src },
-                        full,
-                    )
-                };
-            }
-        });
-    }}}
+    // Thread t's 16-byte copies of k-tile `p` into its stages, zero past the matrices and
+    // past `k` (`repack::copy_packed_tile`). A macro, pasted where it runs: a closure called
+    // from the prologue and the loop became a `.func`.
     macro_rules! issue {
         ($p:expr) => {{
-            let p: u32 = $p;
-            copy!(a_ring, a_stage, bm, tile.row0, m, a, p);
-            copy!(b_ring, b_stage, bn, tile.col0, n, bt, p);
+            let (p, threads): (u32, u32) = ($p, threads);
+            let (stage, k0) = (p % STAGES as u32, p * BK);
+            // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte
+            // aligned; both tiles lie inside their rings, read after the wait and barrier.
+            unsafe {
+                copy_packed_tile(
+                    a_ring,
+                    stage * a_stage,
+                    bm,
+                    tile.row0,
+                    m,
+                    a,
+                    k0,
+                    k,
+                    t,
+                    threads,
+                );
+                copy_packed_tile(
+                    b_ring,
+                    stage * b_stage,
+                    bn,
+                    tile.col0,
+                    n,
+                    bt,
+                    k0,
+                    k,
+                    t,
+                    threads,
+                );
+            }
         }};
     }
 

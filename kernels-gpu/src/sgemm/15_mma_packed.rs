@@ -10,7 +10,8 @@
 //!
 //! Shared layout of one stage: the `a` tile (`BM` rows of 32 depths, 128 bytes each), then
 //! the `b` tile (`BN` rows, the columns of `b`, of 32 depths), each row 8 chunks of 16 bytes
-//! with chunk `c` of row `r` at `c ^ (r % 8)` ([`a_index_in`] with 32-word rows).
+//! with chunk `c` of row `r` at `c ^ (r % 8)`: rung 14's 128-byte swizzle ([`sw128_index`]),
+//! copied in by the same [`copy_packed_tile`].
 //!
 //! Per 8-deep step a warp issues `MI + NI / 2` `ldmatrix.x4` and `MI · NI` `mma`. The words
 //! of a TF32 `m16n8k8` fragment sit where a BF16 `m16n8k16` fragment's do (lane `l` holds
@@ -29,17 +30,17 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
-use super::repack::{PackedConfig, packed_config};
-use super::tensor_core::{Acc, a_index_in, chunk_of, run_ring, store_acc, warp_origin};
-use super::{BlockTile, Geometry, at};
+use super::repack::{PackedConfig, copy_packed_tile, packed_config};
+use super::tensor_core::{Acc, run_ring, store_acc, warp_origin};
+use super::{BlockTile, Geometry};
 use nvptx_device::mma::{FragA, FragB, ldmatrix_x4, mma_m16n8k8_tf32};
-use nvptx_device::pipeline::cp_async_16_zfill;
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
+use nvptx_device::wgmma::{ROW_WORDS, sw128_index};
 
-/// The depth of a shared tile, in TF32 words: one 128-byte row.
-pub const BK: usize = 32;
+/// The depth of a shared tile, in TF32 words: one 128-byte row, as rung 14's.
+pub const BK: usize = ROW_WORDS as usize;
 
 /// The product of packed TF32 operands by `mma.sync`: `out[m×n] = a[m×k] · btᵀ` where `bt`
 /// is `b` transposed (`n × k`), both rounded to TF32 and row-major. Block tile `BM × BN`,
@@ -68,43 +69,24 @@ pub unsafe fn sgemm_mma_packed<
     a: *const f32, bt: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     let () = PackedTile::<BM, BN, MI, NI, THREADS>::VALID;
-    // a_tile[stage][a_index_in(BK, r, c)], then b_tile[stage][...], in words.
-    let (a_tile, b_tile) = dynamic_shared::<u32>().split_at((STAGES * BM * BK) as u32);
+    // a_tile[stage][sw128_index(r, c)], then b_tile[stage][...].
+    let (a_tile, b_tile) = dynamic_shared::<f32>().split_at((STAGES * BM * BK) as u32);
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     let t = thread::thread_idx_x();
     let warp = warp_origin(t, BN, 16 * MI, 8 * NI);
     let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
     let tiles = k.div_ceil(BK as u32);
     let (a_stage, b_stage) = ((BM * BK) as u32, (BN * BK) as u32);
-    let (a, bt) = (a as *const u32, bt as *const u32);
-
-    // `copy!(tile, stage words, tile rows, first row, rows there are, operand, p)`: thread
-    // t's 16-byte copies of k-tile `p` of one operand into its stage, zero past the matrix
-    // and past `k`. A macro, pasted where it runs (see `run_ring`).
-    macro_rules! copy { ($ring:expr, $words:expr, $rows:expr, $row0:expr, $limit:expr, $src:expr, $p:expr) => {{
-        let (stage, k0) = ($p % STAGES as u32, $p * BK as u32);
-        unroll!(j in $rows * BK / 4 / THREADS => {
-            let (r, c) = chunk_of(t, j, THREADS, BK / 4);
-            let full = $row0 + r < $limit && k0 + c < k;
-            // SAFETY: where `full`, row `row0 + r` of the operand (m rows of `a`, n of
-            // `bt`) and depths k0 + c..+4 < k (k % 4 == 0) lie inside it, 16-byte aligned;
-            // otherwise the operand's start is an aligned placeholder that is not read. The
-            // chunk lies inside the stage and is 16-byte aligned.
-            unsafe {
-                cp_async_16_zfill(
-                    $ring,
-                    stage * $words + a_index_in(BK as u32, r, c),
-                    if full { $src.add(at($row0 + r, k, k0 + c)) } else { $src },
-                    full,
-                )
-            };
-        });
-    }}}
 
     run_ring!(STAGES, tiles,
     issue(p) {
-        copy!(a_tile, a_stage, BM, tile.row0, m, a, p);
-        copy!(b_tile, b_stage, BN, tile.col0, n, bt, p);
+        let (stage, k0, threads) = (p % STAGES as u32, p * BK as u32, THREADS as u32);
+        // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte aligned;
+        // both tiles lie inside their rings, read after the wait and barrier.
+        unsafe {
+            copy_packed_tile(a_tile, stage * a_stage, BM as u32, tile.row0, m, a, k0, k, t, threads);
+            copy_packed_tile(b_tile, stage * b_stage, BN as u32, tile.col0, n, bt, k0, k, t, threads);
+        }
     },
     accumulate(stage) {
         // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
@@ -155,7 +137,7 @@ impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const T
     /// visible to every thread of the block; all 32 lanes of each warp call it together.
     #[inline(always)]
     unsafe fn accumulate(
-        acc: &mut Acc<MI, NI>, a_stage: SharedSlice<u32>, b_stage: SharedSlice<u32>,
+        acc: &mut Acc<MI, NI>, a_stage: SharedSlice<f32>, b_stage: SharedSlice<f32>,
         warp: (u32, u32),
     ) {
         let lane = thread::thread_idx_x() % WARP_SIZE;
@@ -172,12 +154,12 @@ impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const T
             let mut frag_b: [FragB; NI] = [[0; 2]; NI];
             unroll!(i in MI => {
                 // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
-                let at = a_index_in(BK as u32, warp.0 + a_row + (16 * i) as u32, k0 + a_chunk);
+                let at = sw128_index(warp.0 + a_row + (16 * i) as u32, k0 + a_chunk);
                 // SAFETY: the whole warp, one stage, chunk-aligned rows inside it.
                 frag_a[i] = unsafe { ldmatrix_x4(a_stage, at) };
             });
             unroll!(jp in NI / 2 => {
-                let at = a_index_in(BK as u32, warp.1 + b_row + (16 * jp) as u32, k0 + b_chunk);
+                let at = sw128_index(warp.1 + b_row + (16 * jp) as u32, k0 + b_chunk);
                 // SAFETY: as above.
                 let [b0, b1, b2, b3] = unsafe { ldmatrix_x4(b_stage, at) };
                 frag_b[2 * jp] = [b0, b1];

@@ -21,7 +21,10 @@ use super::unroll::unroll;
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::F32x4;
 use nvptx_device::mma::to_tf32;
+use nvptx_device::pipeline::cp_async_16_zfill;
+use nvptx_device::shared::SharedSlice;
 use nvptx_device::thread;
+use nvptx_device::wgmma::{ROW_WORDS, sw128_index};
 
 /// Threads per block of [`sgemm_repack`], each writing four consecutive floats of a row.
 pub const REPACK_BLOCK: u32 = 256;
@@ -224,6 +227,47 @@ nvptx_device::entry_points! {
     ) => sgemm_repack_tf32;
     sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32)
         => sgemm_transpose_tf32;
+}
+
+/// Thread `t`'s `cp.async` copies, in a block of `threads`, of one k-tile of a packed
+/// operand into a stage, as rungs 14 and 15 read it: depths `k0..k0 + 32` of the operand's
+/// rows `row0..row0 + rows` (`src` holds `limit` rows of `k` words) into the tile at word
+/// `base` of `ring`, one 128-byte row per tile row in the 128-byte swizzle
+/// ([`sw128_index`]). Chunk `v` of the tile is row `v / 8`, depths `4·(v % 8)..+4`; the
+/// thread copies chunks `t + j·threads` below `8·rows`. Rows past `limit` and depths past `k`
+/// are zero-filled without a read. `rows` and `threads` are constants after inlining, so
+/// the loop unrolls.
+///
+/// # Safety
+/// `src` is 16-byte aligned and holds `limit` rows of `k` words, `k` a multiple of 4 and
+/// those products fitting `u32`; the tile lies inside `ring`, which nobody reads before the
+/// copies are waited for and a barrier passed.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn copy_packed_tile(
+    ring: SharedSlice<f32>, base: u32, rows: u32, row0: u32, limit: u32, src: *const f32, k0: u32,
+    k: u32, t: u32, threads: u32,
+) {
+    let chunks = rows * ROW_WORDS / 4;
+    unroll!(j in chunks.div_ceil(threads) as usize => {
+        let v = t + j as u32 * threads;
+        let (r, c) = (v / 8, 4 * (v % 8));
+        let full = row0 + r < limit && k0 + c < k;
+        // Always true for a whole number of chunks per thread (constants: the check folds).
+        if chunks.is_multiple_of(threads) || v < chunks {
+            // SAFETY: where `full`, row `row0 + r` and depths k0 + c..+4 < k (k % 4 == 0)
+            // lie inside `src`, 16-byte aligned; otherwise `src` itself is an aligned
+            // placeholder that is not read. The chunk lies inside the tile, 16-byte aligned.
+            unsafe {
+                cp_async_16_zfill(
+                    ring,
+                    base + sw128_index(r, c),
+                    if full { src.add(((row0 + r) * k + k0 + c) as usize) } else { src },
+                    full,
+                )
+            };
+        }
+    });
 }
 
 /// One configuration of a rung that multiplies packed TF32 operands (`a` as
