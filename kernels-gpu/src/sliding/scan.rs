@@ -32,9 +32,10 @@
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
 //! publishes nothing, never looks back and reads no state ([`reads_state`]); its blocks are
 //! independent, each takes the tile of its block index, and the result is the same every
-//! run. On an H100 (2^28 values, the CLI's median of 20) this runs at 86.5, 84.3, 86.1 and
-//! 85.4% of device-copy bandwidth at windows 2, 16, 64 and 1,024; with a ticket per block,
-//! as the other paths take, it ran at 84.1, 82.3, 84.7 and 83.5% in the same session.
+//! run. On an H100 (2^28 values, the CLI's median of 20) this runs at 86.1, 85.3, 87.0 and
+//! 86.0% of device-copy bandwidth at windows 2, 16, 64 and 1,024. A build that took a ticket
+//! per block here too, as the other paths do, ran 1.4–2.0 points slower than one without,
+//! in the same session (84.1, 82.3, 84.7, 83.5% against 86.5, 84.3, 86.1, 85.4%).
 //!
 //! # A window within a few tiles
 //!
@@ -178,9 +179,8 @@ pub const fn far_tiles(window: u32) -> u32 {
 ///
 /// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 84.1 / 83.7 / 86.0 /
 /// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took tickets), 64.6% at
-/// 100,000 (a halo and 24 tiles' aggregates) and 56.3% at 135,169 (the look-back); without
-/// the halo path's tickets, 86.1 / 85.3 / 87.0 / 86.0% and 64.9% at 100,000 (2026-11-25). A
-/// build whose halo sums skipped the warps without halo ran 1–2 points faster on the halo
+/// 100,000 (a halo and 24 tiles' aggregates) and 56.3% at 135,169 (the look-back); for the
+/// halo path without tickets, see the [module](self) docs. A build whose halo sums skipped the warps without halo ran 1–2 points faster on the halo
 /// path, but failed synccheck (see `sliding_scan_shifted`). On earlier builds (same
 /// design, no rotation in `store_means`),
 /// 3, 5 and 2 blocks per SM (80, 48 and 128 registers) ran slower at windows 2, 1,024 and
@@ -925,9 +925,9 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     } = shared;
 
     // A halo-path block depends on no other, so it takes its tile from its block index: no
-    // atomic, and no barrier before its loads (on an H100, 2^28 values, 1–2 points of
-    // device-copy bandwidth at windows 2 to 1,024). The other paths wait for earlier tiles,
-    // so they take tickets, in the order their blocks start.
+    // atomic, and no barrier before its loads (see the module docs for what that gained).
+    // The other paths wait for earlier tiles, so they take tickets, in the order their
+    // blocks start.
     let b = if PATH == HALO {
         block_idx_x()
     } else {
