@@ -39,10 +39,54 @@ pub fn max_nan(a: f32, b: f32) -> f32 {
     }
 }
 
+/// `x` as it is, passed through an empty `asm!` that the optimizer cannot see into nor move
+/// (no instruction is emitted), each time the call runs: what is computed from the result
+/// is computed from it, at that point, inside the loop the call is in. An address written as one such value plus constants
+/// stays one register plus offsets that the loads and copies fold in; without it, LLVM
+/// hoists every loop-invariant part of every address of an unrolled loop into a register of
+/// its own and adds the changing part to each, an instruction per access and a register per
+/// address. On the host it is `x`.
+#[inline(always)]
+pub fn opaque_u32(x: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut x = x;
+        // SAFETY: an empty instruction sequence that leaves its register as it is.
+        unsafe {
+            core::arch::asm!("// opaque {0}", inout(reg32) x, options(nomem, nostack, preserves_flags))
+        };
+        x
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    x
+}
+
+/// [`opaque_u32`] for a 64-bit value.
+#[inline(always)]
+pub fn opaque_usize(x: usize) -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut x = x;
+        // SAFETY: as in `opaque_u32`.
+        unsafe {
+            core::arch::asm!("// opaque {0}", inout(reg64) x, options(nomem, nostack, preserves_flags))
+        };
+        x
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    x
+}
+
 /// Four floats with the alignment of one 16-byte load.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(16))]
 pub struct F32x4(pub [f32; 4]);
+
+/// Two floats with the alignment of one 8-byte access: a `[f32; 2]` is only 4-byte aligned,
+/// so LLVM splits an access through it into two 4-byte ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(8))]
+pub struct F32x2(pub [f32; 2]);
 
 /// Reads `ptr[0..4]` with one 16-byte load (`ld.global.v4`), a quarter of the instructions
 /// of four scalar loads and the access width that saturates memory bandwidth.

@@ -46,6 +46,7 @@ use super::epilogue::Epilogue;
 use super::parts::global::{is_aligned16, store_out};
 use super::parts::unroll::unroll;
 use super::{BlockTile, Geometry, at};
+use nvptx_device::intrinsics::F32x2;
 use nvptx_device::mma::{
     FragA, FragABf16, FragB, FragBBf16, FragC, ldmatrix_x4, mma_m16n8k8_tf32, mma_m16n8k16_bf16,
     pack_bf16x2, to_tf32,
@@ -315,17 +316,18 @@ pub unsafe fn store_pair<E: Epilogue>(
     let (row, col) = (tile.row0 + r, tile.col0 + c);
     if fast {
         // SAFETY: inside and 8-byte aligned by the contract.
-        let p = unsafe { out.add(at(row, n, col)) } as *mut [f32; 2];
+        // F32x2, not [f32; 2]: one 8-byte access (`st.global.v2`), not two of 4 bytes.
+        let p = unsafe { out.add(at(row, n, col)) } as *mut F32x2;
         let old = if epilogue.reads_output() {
             // SAFETY: as above; this thread's two elements.
-            unsafe { *p }
+            unsafe { (*p).0 }
         } else {
             [0.0; 2]
         };
         let mut w = [0.0f32; 2];
         unroll!(e in 2 => w[e] = epilogue.apply(row, col + e as u32, v[e], old[e]));
         // SAFETY: as above.
-        unsafe { *p = w };
+        unsafe { *p = F32x2(w) };
     } else {
         unroll!(e in 2 => {
             let ce = c + e as u32;

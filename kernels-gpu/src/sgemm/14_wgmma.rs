@@ -33,7 +33,7 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
-use super::repack::{PackedConfig, copy_packed_tile, packed_config};
+use super::repack::{PackedConfig, PackedCopy, packed_config};
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry};
 use nvptx_device::mma::FragC;
@@ -84,39 +84,19 @@ pub unsafe fn sgemm_wgmma<
     let tiles = k.div_ceil(BK);
 
     // Thread t's 16-byte copies of k-tile `p` into its stages, zero past the matrices and
-    // past `k` (`repack::copy_packed_tile`). A macro, pasted where it runs: a closure called
+    // past `k` (`repack::PackedCopy`). A macro, pasted where it runs: a closure called
     // from the prologue and the loop became a `.func`.
+    let copy_a = PackedCopy::new(bm, tile.row0, m, a, k, t, threads);
+    let copy_b = PackedCopy::new(bn, tile.col0, n, bt, k, t, threads);
     macro_rules! issue {
         ($p:expr) => {{
-            let (p, threads): (u32, u32) = ($p, threads);
+            let p: u32 = $p;
             let (stage, k0) = (p % STAGES as u32, p * BK);
             // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte
             // aligned; both tiles lie inside their rings, read after the wait and barrier.
             unsafe {
-                copy_packed_tile(
-                    a_ring,
-                    stage * a_stage,
-                    bm,
-                    tile.row0,
-                    m,
-                    a,
-                    k0,
-                    k,
-                    t,
-                    threads,
-                );
-                copy_packed_tile(
-                    b_ring,
-                    stage * b_stage,
-                    bn,
-                    tile.col0,
-                    n,
-                    bt,
-                    k0,
-                    k,
-                    t,
-                    threads,
-                );
+                copy_a.issue(a_ring, stage * a_stage, k0);
+                copy_b.issue(b_ring, stage * b_stage, k0);
             }
         }};
     }

@@ -11,7 +11,7 @@
 //! Shared layout of one stage: the `a` tile (`BM` rows of 32 depths, 128 bytes each), then
 //! the `b` tile (`BN` rows, the columns of `b`, of 32 depths), each row 8 chunks of 16 bytes
 //! with chunk `c` of row `r` at `c ^ (r % 8)`: rung 14's 128-byte swizzle ([`sw128_index`]),
-//! copied in by the same [`copy_packed_tile`].
+//! copied in by the same [`PackedCopy`].
 //!
 //! Per 8-deep step a warp issues `MI + NI / 2` `ldmatrix.x4` and `MI · NI` `mma`. The words
 //! of a TF32 `m16n8k8` fragment sit where a BF16 `m16n8k16` fragment's do (lane `l` holds
@@ -22,6 +22,13 @@
 //! adjacent registers as `mma` takes it. Eight rows of one chunk lie in eight different
 //! bank groups, so neither load has a bank conflict.
 //!
+//! Addresses cost one or two integer instructions per step, not per load: each step's
+//! loads are one register ([`opaque_u32`]) plus constant offsets, and each k-tile's copies
+//! come from a [`PackedCopy`] set up once per block. Computing every address afresh (the
+//! first build) issued 1.6 integer instructions per `mma`; on an H200, in one run, the
+//! change took 4096³ from 184,793 to 192,414 GFLOP/s and 5120 × 256 × 5120 from 109,113 to
+//! 124,313 (with rung 11's 8-byte stores, [`store_pair`](super::tensor_core::store_pair)).
+//!
 //! The ring is rung 11's (its `run_ring` macro): `STAGES - 1` tiles in flight before the loop, one
 //! barrier per 32 of depth. Any `m` and `n`: rows of either operand past the matrix and
 //! depths past `k` are zero-filled by `cp.async` (source size 0), so every block takes the
@@ -30,9 +37,10 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
-use super::repack::{PackedConfig, copy_packed_tile, packed_config};
+use super::repack::{PackedConfig, PackedCopy, packed_config};
 use super::tensor_core::{Acc, run_ring, store_acc, warp_origin};
 use super::{BlockTile, Geometry};
+use nvptx_device::intrinsics::opaque_u32;
 use nvptx_device::mma::{FragA, FragB, ldmatrix_x4, mma_m16n8k8_tf32};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
@@ -77,15 +85,18 @@ pub unsafe fn sgemm_mma_packed<
     let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
     let tiles = k.div_ceil(BK as u32);
     let (a_stage, b_stage) = ((BM * BK) as u32, (BN * BK) as u32);
+    let threads = THREADS as u32;
+    let copy_a = PackedCopy::new(BM as u32, tile.row0, m, a, k, t, threads);
+    let copy_b = PackedCopy::new(BN as u32, tile.col0, n, bt, k, t, threads);
 
     run_ring!(STAGES, tiles,
     issue(p) {
-        let (stage, k0, threads) = (p % STAGES as u32, p * BK as u32, THREADS as u32);
+        let (stage, k0) = (p % STAGES as u32, p * BK as u32);
         // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte aligned;
         // both tiles lie inside their rings, read after the wait and barrier.
         unsafe {
-            copy_packed_tile(a_tile, stage * a_stage, BM as u32, tile.row0, m, a, k0, k, t, threads);
-            copy_packed_tile(b_tile, stage * b_stage, BN as u32, tile.col0, n, bt, k0, k, t, threads);
+            copy_a.issue(a_tile, stage * a_stage, k0);
+            copy_b.issue(b_tile, stage * b_stage, k0);
         }
     },
     accumulate(stage) {
@@ -146,20 +157,20 @@ impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const T
         // rows (columns of b) 0..8, 0..8, 8..16, 8..16 at chunks 0, 1, 0, 1, so that each
         // fragment's two registers come out adjacent, as `mma` takes them (the other order
         // cost ptxas four register moves per load).
-        let (a_row, a_chunk) = (lane % 8 + 8 * ((lane / 8) % 2), 4 * (lane / 16));
-        let (b_row, b_chunk) = (lane % 8 + 8 * (lane / 16), 4 * ((lane / 8) % 2));
+        let a_word = lane_word(warp.0 + lane % 8 + 8 * ((lane / 8) % 2), lane / 16);
+        let b_word = lane_word(warp.1 + lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
         unroll!(step in BK / 8 => {
-            let k0 = (8 * step) as u32;
+            // This step's rows of the warp's first fragments; the others are 16 rows on,
+            // offsets the loads take as constants.
+            let (a_at, b_at) = (opaque_u32(step_word(a_word, step)), opaque_u32(step_word(b_word, step)));
             let mut frag_a: [FragA; MI] = [[0; 4]; MI];
             let mut frag_b: [FragB; NI] = [[0; 2]; NI];
             unroll!(i in MI => {
-                // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
-                let at = sw128_index(warp.0 + a_row + (16 * i) as u32, k0 + a_chunk);
                 // SAFETY: the whole warp, one stage, chunk-aligned rows inside it.
-                frag_a[i] = unsafe { ldmatrix_x4(a_stage, at) };
+                frag_a[i] = unsafe { ldmatrix_x4(a_stage, a_at + (16 * i) as u32 * ROW_WORDS) };
             });
             unroll!(jp in NI / 2 => {
-                let at = sw128_index(warp.1 + b_row + (16 * jp) as u32, k0 + b_chunk);
+                let at = b_at + (16 * jp) as u32 * ROW_WORDS;
                 // SAFETY: as above.
                 let [b0, b1, b2, b3] = unsafe { ldmatrix_x4(b_stage, at) };
                 frag_b[2 * jp] = [b0, b1];
@@ -173,6 +184,27 @@ impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const T
             });
         });
     }
+}
+
+/// The word of a stage where a lane's `ldmatrix` row starts at depth 0: row `row` (whose
+/// `row % 8` is the lane's row in its 8 × 4-word matrix), chunk `half` (0 or 1), swizzled
+/// ([`sw128_index`]). Rows 16 apart (the warp's other fragments; its origin is a multiple
+/// of 16) have the same swizzle, so they are [`ROW_WORDS`]` · 16` words on.
+#[inline(always)]
+fn lane_word(row: u32, half: u32) -> u32 {
+    sw128_index(row, 4 * half)
+}
+
+/// [`lane_word`] at depth `8·step` instead, as one `xor`: `sw128_index(row, 8·step +
+/// 4·half)`, whose chunk is `(2·step + half) ^ (row % 8)`, is `lane_word ^ 8·step`, as
+/// `half < 2` and the chunk's four words lie below the row's first (a multiple of 32).
+#[inline(always)]
+fn step_word(lane_word: u32, step: usize) -> u32 {
+    let word = lane_word ^ (8 * step as u32);
+    let row = lane_word / ROW_WORDS;
+    let half = (lane_word % ROW_WORDS / 4) ^ (row % 8);
+    debug_assert_eq!(word, sw128_index(row, 8 * step as u32 + 4 * half));
+    word
 }
 
 /// The launch geometry of [`sgemm_mma_packed`] with the same parameters: `STAGES` stages of
@@ -242,6 +274,10 @@ mma_packed_configs! {
     sgemm_mma_packed_128x128_w64x64           = <128, 128, 4, 8, 3, 128, 0> [default], min_blocks(2);
     /// The same with blocks in groups of 8 block rows (rung 9), for L2 reuse.
     sgemm_mma_packed_swizzled_128x128_w64x64  = <128, 128, 4, 8, 3, 128, 8>, min_blocks(2);
+    /// 4 warps of 64 × 80 on 128 × 160, three stages of 36 KiB: two blocks per SM. A
+    /// 5120 × 5120 output is 1,280 such tiles, 4.85 waves of an H100's 264 block slots,
+    /// where 128 × 128 tiles make 6.06 (a seventh wave for 16 tiles).
+    sgemm_mma_packed_128x160_w64x80           = <128, 160, 4, 10, 3, 128, 0>, min_blocks(2);
     /// 4 warps of 32 × 64 on 64 × 128, three stages of 24 KiB: more, smaller blocks for
     /// outputs with few tiles, three per SM.
     sgemm_mma_packed_64x128_w32x64            = <64, 128, 2, 8, 3, 128, 0>, min_blocks(3);

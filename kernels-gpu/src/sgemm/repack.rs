@@ -19,12 +19,12 @@
 use super::global::is_aligned16;
 use super::unroll::unroll;
 use nvptx_device::catalogue::KernelSpec;
-use nvptx_device::intrinsics::F32x4;
+use nvptx_device::intrinsics::{F32x4, opaque_u32, opaque_usize};
 use nvptx_device::mma::to_tf32;
-use nvptx_device::pipeline::cp_async_16_zfill;
+use nvptx_device::pipeline::{cp_async_16, cp_async_16_zfill};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::thread;
-use nvptx_device::wgmma::{ROW_WORDS, sw128_index};
+use nvptx_device::wgmma::{ATOM_ROWS, ROW_WORDS, sw128_index};
 
 /// Threads per block of [`sgemm_repack`], each writing four consecutive floats of a row.
 pub const REPACK_BLOCK: u32 = 256;
@@ -229,45 +229,119 @@ nvptx_device::entry_points! {
         => sgemm_transpose_tf32;
 }
 
-/// Thread `t`'s `cp.async` copies, in a block of `threads`, of one k-tile of a packed
-/// operand into a stage, as rungs 14 and 15 read it: depths `k0..k0 + 32` of the operand's
-/// rows `row0..row0 + rows` (`src` holds `limit` rows of `k` words) into the tile at word
-/// `base` of `ring`, one 128-byte row per tile row in the 128-byte swizzle
-/// ([`sw128_index`]). Chunk `v` of the tile is row `v / 8`, depths `4·(v % 8)..+4`; the
-/// thread copies chunks `t + j·threads` below `8·rows`. Rows past `limit` and depths past `k`
-/// are zero-filled without a read. `rows` and `threads` are constants after inlining, so
-/// the loop unrolls.
+/// Thread `t`'s share, in a block of `threads`, of the `cp.async` copies of a packed
+/// operand's k-tiles into stages, as rungs 14 and 15 read them: depths `k0..k0 + 32` of the
+/// operand's rows `row0..row0 + rows` (`src` holds `limit` rows of `k` words), one 128-byte
+/// row per tile row in the 128-byte swizzle ([`sw128_index`]). Chunk `v` of a tile is row
+/// `v / 8`, depths `4·(v % 8)..+4`; the thread copies chunks `t + j·threads` below `8·rows`.
+/// Rows past `limit` and depths past `k` are zero-filled without a read.
 ///
-/// # Safety
-/// `src` is 16-byte aligned and holds `limit` rows of `k` words, `k` a multiple of 4 and
-/// those products fitting `u32`; the tile lies inside `ring`, which nobody reads before the
-/// copies are waited for and a barrier passed.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn copy_packed_tile(
-    ring: SharedSlice<f32>, base: u32, rows: u32, row0: u32, limit: u32, src: *const f32, k0: u32,
-    k: u32, t: u32, threads: u32,
-) {
-    let chunks = rows * ROW_WORDS / 4;
-    unroll!(j in chunks.div_ceil(threads) as usize => {
-        let v = t + j as u32 * threads;
-        let (r, c) = (v / 8, 4 * (v % 8));
-        let full = row0 + r < limit && k0 + c < k;
-        // Always true for a whole number of chunks per thread (constants: the check folds).
-        if chunks.is_multiple_of(threads) || v < chunks {
-            // SAFETY: where `full`, row `row0 + r` and depths k0 + c..+4 < k (k % 4 == 0)
-            // lie inside `src`, 16-byte aligned; otherwise `src` itself is an aligned
-            // placeholder that is not read. The chunk lies inside the tile, 16-byte aligned.
-            unsafe {
-                cp_async_16_zfill(
-                    ring,
-                    base + sw128_index(r, c),
-                    if full { src.add(((row0 + r) * k + k0 + c) as usize) } else { src },
-                    full,
-                )
-            };
+/// Made once per block, so that a k-tile costs little more than its copies: all the
+/// thread's chunks lie at one depth, `threads / 8` rows apart, so each one's source is a
+/// fixed stride past the one before and, where `threads` is a multiple of 64 (the rows then
+/// 8 apart, a whole swizzle atom), its place in a stage a constant past the first. A k-tile
+/// whose rows and depths all lie inside the operand, as nearly all do, is copied without a
+/// bounds check. (Computing every chunk's index, bounds and swizzle afresh cost seven
+/// integer instructions per copy, as many as the tile's `mma` in rung 15.)
+#[derive(Clone, Copy)]
+pub struct PackedCopy {
+    /// The operand, read at no other place: what a zero-filled chunk names as its source.
+    origin: *const f32,
+    /// The thread's first chunk at depth 0: row `row0 + t / 8`, depth `4·(t % 8)`.
+    src: *const f32,
+    /// Words from one of the thread's chunks to the next in `src`: `threads / 8` rows.
+    stride: usize,
+    /// The thread's first row of the tile, `t / 8`, and the depth of its chunks in a k-tile.
+    r0: u32,
+    c: u32,
+    /// Rows of the operand from the tile's first, and whether they fill the tile.
+    rows_left: u32,
+    all_rows: bool,
+    rows: u32,
+    k: u32,
+    threads: u32,
+}
+
+impl PackedCopy {
+    /// Thread `t`'s copies, in a block of `threads` (a multiple of 8), of the `rows`-row
+    /// tiles of the packed operand `src` (`limit` rows of `k` words) from row `row0 <
+    /// limit`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        rows: u32, row0: u32, limit: u32, src: *const f32, k: u32, t: u32, threads: u32,
+    ) -> Self {
+        let (r0, c) = (t / 8, 4 * (t % 8));
+        Self {
+            origin: src,
+            src: src.wrapping_add((row0 + r0) as usize * k as usize + c as usize),
+            stride: (threads / 8) as usize * k as usize,
+            r0,
+            c,
+            rows_left: limit - row0,
+            all_rows: limit - row0 >= rows,
+            rows,
+            k,
+            threads,
         }
-    });
+    }
+
+    /// Issues the copies of k-tile `k0..k0 + 32` into the tile at word `base` of `ring`.
+    /// `rows` and `threads` are constants after inlining, so the loops unroll.
+    ///
+    /// # Safety
+    /// `src` is 16-byte aligned and holds `limit` rows of `k` words, `k` a multiple of 4
+    /// and `limit · k` fitting `u32`; the tile lies inside `ring`, which nobody reads before
+    /// the copies are waited for and a barrier passed.
+    #[inline(always)]
+    pub unsafe fn issue(&self, ring: SharedSlice<f32>, base: u32, k0: u32) {
+        let (rows, threads) = (self.rows, self.threads);
+        let chunks = rows * ROW_WORDS / 4;
+        let step = threads / 8;
+        // Chunk j: its row of the tile, its word in the stage and its source. The first
+        // word and the stride go through `opaque_*`, so that each copy's addresses are
+        // one register plus a constant, or the last source plus the stride (see there).
+        let row = |j: usize| self.r0 + j as u32 * step;
+        let first = opaque_u32(base + sw128_index(self.r0, self.c));
+        let at = |j: usize| {
+            if step.is_multiple_of(ATOM_ROWS) {
+                first + j as u32 * step * ROW_WORDS
+            } else {
+                base + sw128_index(row(j), self.c)
+            }
+        };
+        let (src, stride) = (
+            self.src.wrapping_add(k0 as usize),
+            opaque_usize(self.stride),
+        );
+        // Always true for a whole number of chunks per thread (constants: the check folds).
+        let exists = |j: usize| chunks.is_multiple_of(threads) || row(j) < rows;
+        if self.all_rows && k0 + ROW_WORDS <= self.k {
+            let mut from = src;
+            unroll!(j in chunks.div_ceil(threads) as usize => {
+                if exists(j) {
+                    // SAFETY: the chunk's row and depths lie inside `src` (the tile's rows
+                    // and depths all do), 16-byte aligned; it lies inside the tile.
+                    unsafe { cp_async_16(ring, at(j), from) };
+                }
+                from = from.wrapping_add(stride);
+            });
+        } else {
+            let from = |j: usize| src.wrapping_add(j * stride);
+            let depth_inside = k0 + self.c < self.k;
+            unroll!(j in chunks.div_ceil(threads) as usize => {
+                if exists(j) {
+                    let full = row(j) < self.rows_left && depth_inside;
+                    // SAFETY: where `full`, the chunk lies inside `src` (k % 4 == 0), 16-byte
+                    // aligned; otherwise the operand itself is an aligned placeholder that is
+                    // not read. The chunk lies inside the tile, 16-byte aligned.
+                    unsafe {
+                        cp_async_16_zfill(ring, at(j), if full { from(j) } else { self.origin }, full)
+                    };
+                }
+            });
+        }
+    }
 }
 
 /// One configuration of a rung that multiplies packed TF32 operands (`a` as
