@@ -4,12 +4,13 @@
 //! `out = a · b` with both operands rounded to TF32 and products accumulated in f32, as rung
 //! 11 and cuBLAS's `CUBLAS_TF32_TENSOR_OP_MATH` compute.
 //!
-//! Both read TF32 operands with the depth contiguous and no conversion in their loops, so a
-//! product runs in two steps on the GPU's workspace:
-//! [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack) writes `a` rounded (`m` rows of `k`
-//! rounded up to 4, zero-padded) and [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack)
-//! writes `b` transposed and rounded (`n` rows of the same depth); then the configuration
-//! multiplies the two into `out`. Both copies are in the timings this project reports.
+//! Both read operands with the depth contiguous, so a product runs in two steps on the GPU's
+//! workspace: [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack) writes `b` transposed
+//! and rounded (`n` rows of `k` rounded up to 4, zero-padded), and, where [`packs_a`] says
+//! so, [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack) writes `a` rounded (`m` rows of
+//! the same depth); then the configuration multiplies the two into `out`. Rung 15 rounds
+//! `a`'s fragments itself, so it reads an `a` whose rows are 16-byte aligned as it is. The
+//! copies are in the timings this project reports.
 //! `Gpu::matmul_packed_device` and
 //! [`Simulator::matmul_packed`](crate::sim::Simulator::matmul_packed) run a configuration of
 //! [`PACKED_CONFIGS`] ([`default_config`] where the caller has no preference); a GPU other
@@ -30,11 +31,25 @@ pub fn packed_depth(k: u32) -> u32 {
     k.next_multiple_of(4)
 }
 
-/// Floats of the packed `a` (`m × kp`) and of the packed, transposed `b` (`n × kp`), each a
-/// multiple of 4 so that the second starts 16-byte aligned after the first.
-pub fn packed_lens(shape: MatmulShape) -> (usize, usize) {
+/// Whether a product by `config` of depth `k` packs `a` before it: always for rung 14
+/// (`wgmma` reads `a` from shared memory as it is), and for rung 15, which rounds `a`'s
+/// fragments itself ([`PackedConfig::rounds_a`]), only where `a`'s rows are not whole
+/// 16-byte chunks (`k % 4 != 0`). Otherwise the product reads the caller's `a`.
+pub fn packs_a(config: &PackedConfig, k: u32) -> bool {
+    !config.rounds_a || !k.is_multiple_of(4)
+}
+
+/// Floats of the packed `a` (`m × kp`; none where [`packs_a`] is false) and of the packed,
+/// transposed `b` (`n × kp`), each a multiple of 4 so that the second starts 16-byte
+/// aligned after the first.
+pub fn packed_lens(config: &PackedConfig, shape: MatmulShape) -> (usize, usize) {
     let kp = packed_depth(shape.k) as usize;
-    (shape.m as usize * kp, shape.n as usize * kp)
+    let a_rows = if packs_a(config, shape.k) {
+        shape.m as usize
+    } else {
+        0
+    };
+    (a_rows * kp, shape.n as usize * kp)
 }
 
 /// The launch of [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack::sgemm_repack_tf32)
@@ -132,7 +147,9 @@ mod tests {
     fn packing_pads_the_depth_to_four() {
         let shape = MatmulShape::new(3, 5, 7).unwrap();
         assert_eq!(packed_depth(5), 8);
-        assert_eq!(packed_lens(shape), (24, 56));
+        for rung in [PackedRung::Wgmma, PackedRung::MmaSync] {
+            assert_eq!(packed_lens(default_config(rung), shape), (24, 56));
+        }
         let limits = Limits::CUDA;
         let b = pack_b_launch(shape, &limits).unwrap();
         // One 32 × 32 tile covers 7 columns and 8 depths.
@@ -140,5 +157,30 @@ mod tests {
         let a = pack_a_launch(shape);
         // Two quads per row of 8, three rows.
         assert!(a.block.x * a.grid.x >= 3 * 2);
+    }
+
+    #[test]
+    fn only_wgmma_and_unaligned_rows_pack_a() {
+        let (wgmma, mma) = (
+            default_config(PackedRung::Wgmma),
+            default_config(PackedRung::MmaSync),
+        );
+        for k in [1, 5, 7, 4099] {
+            assert!(packs_a(wgmma, k) && packs_a(mma, k), "k = {k}");
+        }
+        for k in [4, 256, 4096] {
+            assert!(packs_a(wgmma, k) && !packs_a(mma, k), "k = {k}");
+        }
+        let shape = MatmulShape::new(3, 8, 7).unwrap();
+        assert_eq!(packed_lens(wgmma, shape), (24, 56));
+        assert_eq!(packed_lens(mma, shape), (0, 56));
+        for c in PACKED_CONFIGS {
+            assert_eq!(
+                c.rounds_a,
+                PackedRung::of(c) == PackedRung::MmaSync,
+                "{}",
+                c.name
+            );
+        }
     }
 }

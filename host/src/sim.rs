@@ -244,9 +244,10 @@ impl Simulator {
 }
 
 impl Simulator {
-    /// `out = a · b` by rung 14's or 15's `config` ([`crate::packed`]): `a` packed (rounded
-    /// to TF32, depth padded to a multiple of 4) and `b` packed transposed by the GPU's
-    /// packing kernels, then the product: rung 14's `wgmma` with each thread's accumulators
+    /// `out = a · b` by rung 14's or 15's `config` ([`crate::packed`]): `b` packed
+    /// transposed (rounded to TF32, depth padded to a multiple of 4) and, where
+    /// [`packs_a`](crate::packed::packs_a) says so, `a` packed by the GPU's packing kernels,
+    /// then the product: rung 14's `wgmma` with each thread's accumulators
     /// read through the descriptors and the 128-byte swizzle as the hardware reads them,
     /// rung 15's `ldmatrix` and `mma.sync` by their PTX fragment layouts. Rung 14's
     /// configurations, and some of rung 15's, need a Hopper's shared memory: run them in a
@@ -254,7 +255,7 @@ impl Simulator {
     pub fn matmul_packed(
         &self, config: &crate::packed::PackedConfig, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
-        use crate::packed::{pack_a_launch, pack_b_launch, packed_depth, packed_lens};
+        use crate::packed::{pack_a_launch, pack_b_launch, packed_depth, packed_lens, packs_a};
         shape.check_inputs(a.len(), b.len())?;
         let mut out = vec![0.0f32; shape.lens().2];
         if shape.is_trivial() {
@@ -263,8 +264,14 @@ impl Simulator {
         let launch = crate::packed::launch(config, shape, &self.limits)?;
         let MatmulShape { m, k, n } = shape;
         let kp = packed_depth(k);
-        let (la, lb) = packed_lens(shape);
-        let (mut ap, mut bp) = (aligned_zeros(la), aligned_zeros(lb));
+        let (la, lb) = packed_lens(config, shape);
+        let packs_a = packs_a(config, k);
+        // Where `a` is not packed the product reads it as it is: a 16-byte-aligned copy of
+        // the caller's slice, as a device allocation is aligned.
+        let (mut ap, mut bp) = (
+            aligned_zeros(if packs_a { la } else { a.len() }),
+            aligned_zeros(lb),
+        );
         let (sa, sb) = (
             SharedPtr(a.as_ptr() as *mut f32),
             SharedPtr(b.as_ptr() as *mut f32),
@@ -273,10 +280,15 @@ impl Simulator {
             SharedPtr(ap.as_mut_ptr().cast::<f32>()),
             SharedPtr(bp.as_mut_ptr().cast::<f32>()),
         );
-        // SAFETY: `a` holds m rows of k (checked above), `ap` m rows of kp >= k.
-        self.launch(&pack_a_launch(shape), move || unsafe {
-            repack_entry::sgemm_repack_tf32(sa.get(), k, m, k, pa.get(), m, kp)
-        })?;
+        if packs_a {
+            // SAFETY: `a` holds m rows of k (checked above), `ap` m rows of kp >= k.
+            self.launch(&pack_a_launch(shape), move || unsafe {
+                repack_entry::sgemm_repack_tf32(sa.get(), k, m, k, pa.get(), m, kp)
+            })?;
+        } else {
+            // SAFETY: `ap` holds a.len() floats (aligned_zeros), apart from `a`.
+            unsafe { core::ptr::copy_nonoverlapping(a.as_ptr(), pa.get(), a.len()) };
+        }
         // SAFETY: `b` holds k rows of n, `bp` n rows of kp.
         self.launch(&pack_b_launch(shape, &self.limits)?, move || unsafe {
             repack_entry::sgemm_transpose_tf32(sb.get(), k, n, pb.get(), kp)

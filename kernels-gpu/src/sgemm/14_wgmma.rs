@@ -186,7 +186,7 @@ macro_rules! wgmma_configs {
         /// Every configuration of rung 14, in table order.
         pub const WGMMA_CONFIGS: &[PackedConfig] = &[$({
             const GEOMETRY: Geometry = geometry($wgs, $bn, $stages);
-            packed_config!($entry, GEOMETRY, opt!($($mb)?), has_flag!(default in $($($flag),*)?))
+            packed_config!($entry, GEOMETRY, opt!($($mb)?), has_flag!(default in $($($flag),*)?), false)
         },)*];
     };
 }

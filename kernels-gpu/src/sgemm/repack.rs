@@ -358,6 +358,11 @@ pub struct PackedConfig {
     pub spec: KernelSpec,
     /// Whether it is its rung's default.
     pub default: bool,
+    /// Whether it rounds its `a` fragments itself (rung 15, whose `mma` operands pass
+    /// through registers; rung 14's `wgmma` reads `a` from shared memory as it is), so that
+    /// an `a` whose rows are already 16-byte aligned (`k % 4 == 0`) needs no packing: see
+    /// the host's `packed::packs_a`. Rounding a rounded value again changes nothing.
+    pub rounds_a: bool,
     /// The entry point as the simulator calls it.
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim: super::MatmulEntry,
@@ -366,14 +371,15 @@ pub struct PackedConfig {
 /// One row of a packed rung's table: the [`PackedConfig`] of entry point `$entry` (the
 /// calling module's `entry::$entry` is its simulator twin), launched as `$geometry` says,
 /// with launch bounds of `$min_blocks` blocks per SM (an `Option<u32>`), its rung's default
-/// where `$default`.
+/// where `$default`, rounding its own `a` fragments where `$rounds_a`.
 macro_rules! packed_config {
-    ($entry:ident, $geometry:expr, $min_blocks:expr, $default:expr) => {
+    ($entry:ident, $geometry:expr, $min_blocks:expr, $default:expr, $rounds_a:expr) => {
         PackedConfig {
             name: dashed!(stringify!($entry)),
             geometry: $geometry,
             spec: $geometry.spec(stringify!($entry), $min_blocks),
             default: $default,
+            rounds_a: $rounds_a,
             #[cfg(not(target_arch = "nvptx64"))]
             sim: entry::$entry,
         }
