@@ -1,5 +1,6 @@
 //! Rungs 14 and 15, TF32 products on packed operands (`kernels_gpu_host::packed`), on the
-//! CPU simulator: every configuration, operands packed by the GPU's packing kernels and
+//! CPU simulator: every configuration, operands packed by the GPU's packing kernels as
+//! `packed::packs_a` decides (rung 15 reads an `a` of aligned rows as it is) and
 //! multiplied, rung 14's with each thread's accumulators read through the `wgmma`
 //! descriptors and the hardware's 128-byte swizzle, rung 15's through `ldmatrix` and
 //! `mma.sync` by their PTX fragment layouts, against the f64 product of the TF32-rounded

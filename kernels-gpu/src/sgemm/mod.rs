@@ -18,7 +18,7 @@
 //! | 13 | `13_bf16.rs` | [`bf16::gemm_bf16`] | BF16 matrices (f32 output and accumulation): rung 11 at half the bytes, both fragments by `ldmatrix` (`b` transposed), no conversion in the loop ([`bf16::BF16_CONFIGS`]) | `WM·WN/32` |
 //! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
 //! | 14 | `14_wgmma.rs` | [`wgmma::sgemm_wgmma`] | TF32 on Hopper's warpgroup `wgmma` (`sm_90a` module), both operands packed first ([`repack`]): rounded to TF32, `b` transposed | `64·N/128` |
-//! | 15 | `15_mma_packed.rs` | [`mma_packed::sgemm_mma_packed`] | rung 11's `mma.sync` warp tiles on rung 14's packed operands: both fragments by `ldmatrix`, no conversion in the loop ([`mma_packed::MMA_PACKED_CONFIGS`]) | `WM·WN/32` |
+//! | 15 | `15_mma_packed.rs` | [`mma_packed::sgemm_mma_packed`] | rung 11's `mma.sync` warp tiles on rung 14's packed `b` and the caller's `a`: both fragments by `ldmatrix`, only `a`'s rounded in the loop ([`mma_packed::MMA_PACKED_CONFIGS`]) | `WM·WN/32` |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
 //! compile-time unrolling) is in [`parts`]. Every configuration that becomes an entry point

@@ -13,8 +13,9 @@
 //! is the same copy with every value rounded to TF32 (`a`, rows of `k` padded), and
 //! [`sgemm_transpose_tf32`] writes `b` transposed and rounded (`n` rows of `k` padded), so
 //! that both run along the depth as `wgmma` needs them. Rung 15 ([`super::mma_packed`])
-//! multiplies the same packed operands with `mma.sync`; [`PACKED_CONFIGS`] lists both rungs'
-//! configurations.
+//! multiplies the same packed `b` with `mma.sync`, and `a` packed only where its rows are
+//! not 16-byte aligned (it rounds `a`'s fragments itself: [`PackedConfig::rounds_a`]);
+//! [`PACKED_CONFIGS`] lists both rungs' configurations.
 
 use super::global::is_aligned16;
 use super::unroll::unroll;
