@@ -39,42 +39,43 @@ pub fn max_nan(a: f32, b: f32) -> f32 {
     }
 }
 
-/// `x` as it is, passed through an empty `asm!` that the optimizer cannot see into nor move
-/// (no instruction is emitted), each time the call runs: what is computed from the result
-/// is computed from it, at that point, inside the loop the call is in. An address written as one such value plus constants
-/// stays one register plus offsets that the loads and copies fold in; without it, LLVM
-/// hoists every loop-invariant part of every address of an unrolled loop into a register of
-/// its own and adds the changing part to each, an instruction per access and a register per
-/// address. On the host it is `x`.
-#[inline(always)]
-pub fn opaque_u32(x: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let mut x = x;
-        // SAFETY: an empty instruction sequence that leaves its register as it is.
-        unsafe {
-            core::arch::asm!("// opaque {0}", inout(reg32) x, options(nomem, nostack, preserves_flags))
-        };
-        x
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    x
+/// Defines an `opaque_*` function for one integer type and its PTX register class.
+macro_rules! opaque {
+    ($(#[$doc:meta])* $name:ident: $t:ty, $reg:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name(x: $t) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let mut x = x;
+                // SAFETY: a PTX comment, no instruction: the register stays as it is.
+                unsafe {
+                    core::arch::asm!("// opaque {0}", inout($reg) x,
+                                     options(nomem, nostack, preserves_flags))
+                };
+                x
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            x
+        }
+    };
 }
 
-/// [`opaque_u32`] for a 64-bit value.
-#[inline(always)]
-pub fn opaque_usize(x: usize) -> usize {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let mut x = x;
-        // SAFETY: as in `opaque_u32`.
-        unsafe {
-            core::arch::asm!("// opaque {0}", inout(reg64) x, options(nomem, nostack, preserves_flags))
-        };
-        x
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    x
+opaque! {
+    /// `x` as it is, passed through an `asm!` (a PTX comment, no instruction) that the
+    /// optimizer can neither see into nor move, each time the call runs: what is computed
+    /// from the result is computed from it, there, inside the loop the call is in. An
+    /// address written as one such value plus constants stays one register plus offsets
+    /// that the loads and copies fold in; without it, LLVM hoists every loop-invariant part
+    /// of every address of an unrolled loop into a register of its own and adds the
+    /// changing part to each, an instruction per access and a register per address. On the
+    /// host it is `x`.
+    opaque_u32: u32, reg32
+}
+
+opaque! {
+    /// [`opaque_u32`] for a 64-bit value.
+    opaque_usize: usize, reg64
 }
 
 /// Four floats with the alignment of one 16-byte load.
