@@ -11,9 +11,10 @@ impl Gpu {
     /// `out = a · b` (`a` `m × k`, `b` `k × n`, `out` `m × n`, row-major f32) by rung 14 or
     /// 15 in configuration `config`: `b` packed into the workspace (transposed, rounded to
     /// TF32, depth padded to a multiple of 4), `a` too (rounded, padded) where
-    /// [`packs_a`](packed::packs_a) says so, then the product by `wgmma` or `mma.sync`. Asynchronous, like [`matmul_device`](Self::matmul_device), with its
-    /// errors, and for rung 14 [`Error::NeedsHopper`](crate::Error::NeedsHopper) on a GPU
-    /// that is not compute capability 9.0, before anything is queued.
+    /// [`packs_a`](packed::packs_a) says so, then the product by `wgmma` or `mma.sync`.
+    /// Asynchronous, like [`matmul_device`](Self::matmul_device), with its errors, and for
+    /// rung 14 [`Error::NeedsHopper`](crate::Error::NeedsHopper) on a GPU that is not
+    /// compute capability 9.0, before anything is queued.
     pub fn matmul_packed_device(
         &self, config: &PackedConfig, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>, shape: MatmulShape,

@@ -10,8 +10,9 @@
 //! 14's `wgmma`, `mma.sync` runs on every GPU of compute capability 8.0 and later.
 //!
 //! Rounding `a` in the loop, not in a pass of its own, saves that pass (a read and a write
-//! of `a`). Measured on an H100 before the change, in one run: the packed product took
-//! 104 µs of 5120 × 256 × 5120 and 738 µs of 4096³.
+//! of `a`) for about 30 µs of rounding at 4096³. On an H100 (two runs, before and after)
+//! the default configuration went from 186,228 to 189,423 GFLOP/s at 4096³ and from
+//! 123,890 to 134,046 on 5120 × 256 × 5120.
 //!
 //! Shared layout of one stage: the `a` tile (`BM` rows of 32 depths, 128 bytes each), then
 //! the `b` tile (`BN` rows, the columns of `b`, of 32 depths), each row 8 chunks of 16 bytes

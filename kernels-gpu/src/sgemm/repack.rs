@@ -255,9 +255,8 @@ pub struct PackedCopy {
     /// The thread's first row of the tile, `t / 8`, and the depth of its chunks in a k-tile.
     r0: u32,
     c: u32,
-    /// Rows of the operand from the tile's first, and whether they fill the tile.
+    /// Rows of the operand from the tile's first (the tile's rows past them are zero).
     rows_left: u32,
-    all_rows: bool,
     rows: u32,
     k: u32,
     threads: u32,
@@ -280,7 +279,6 @@ impl PackedCopy {
             r0,
             c,
             rows_left: limit - row0,
-            all_rows: limit - row0 >= rows,
             rows,
             k,
             threads,
@@ -317,7 +315,7 @@ impl PackedCopy {
         );
         // Always true for a whole number of chunks per thread (constants: the check folds).
         let exists = |j: usize| chunks.is_multiple_of(threads) || row(j) < rows;
-        if self.all_rows && k0 + ROW_WORDS <= self.k {
+        if self.rows_left >= rows && k0 + ROW_WORDS <= self.k {
             let mut from = src;
             unroll!(j in chunks.div_ceil(threads) as usize => {
                 if exists(j) {
