@@ -67,6 +67,11 @@ mod backend {
     pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
         shfl_sync!("bfly", "0x1f", mask, bits, lane_mask)
     }
+
+    #[inline(always)]
+    pub fn shuffle_idx(mask: u32, bits: u32, src_lane: u32) -> u32 {
+        shfl_sync!("idx", "0x1f", mask, bits, src_lane)
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -95,6 +100,11 @@ mod backend {
     #[track_caller]
     pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
         warp::shuffle(mask, bits, Mode::Xor(lane_mask))
+    }
+
+    #[track_caller]
+    pub fn shuffle_idx(mask: u32, bits: u32, src_lane: u32) -> u32 {
+        warp::shuffle(mask, bits, Mode::Idx(src_lane))
     }
 }
 
@@ -151,6 +161,18 @@ pub unsafe fn shuffle_xor<T: SharedWord>(mask: u32, value: T, lane_mask: u32) ->
     T::from_bits(backend::shuffle_xor(mask, value.to_bits(), lane_mask))
 }
 
+/// `__shfl_sync(mask, value, src_lane)`: the value of lane `src_lane % 32`, or this lane's
+/// own value where that lane is not in `mask`.
+///
+/// # Safety
+/// As [`shuffle_down`]: the calling lane is in `mask`, and every lane in `mask` executes
+/// the same shuffle.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn shuffle_idx<T: SharedWord>(mask: u32, value: T, src_lane: u32) -> T {
+    T::from_bits(backend::shuffle_idx(mask, value.to_bits(), src_lane))
+}
+
 /// The sum of `value` over the 32 lanes of a full warp, in every lane (butterfly).
 ///
 /// # Safety
@@ -165,4 +187,40 @@ pub unsafe fn sum_f32(mut value: f32) -> f32 {
         offset /= 2;
     }
     value
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::*;
+    use crate::launch::{Launch, Limits};
+    use crate::thread::{Dim3, thread_idx_x};
+    use std::sync::Mutex;
+
+    #[test]
+    fn shuffle_idx_reads_the_named_lane_modulo_32() {
+        let cfg = Launch {
+            grid: Dim3::x(1),
+            block: Dim3::x(64),
+            dynamic_shared_bytes: 0,
+        };
+        let got = Mutex::new([0u32; 64]);
+        crate::sim::launch(&cfg, &Limits::default(), || {
+            let t = thread_idx_x();
+            let lane = lane_id();
+            // Sources past 31 wrap; each warp reads its own lanes.
+            // SAFETY: every lane of both full warps shuffles.
+            let v = unsafe { shuffle_idx(FULL_MASK, 1000 * (t / 32) + lane, 7 * lane + 35) };
+            got.lock().unwrap()[t as usize] = v;
+        })
+        .unwrap();
+        let got = got.into_inner().unwrap();
+        for t in 0..64u32 {
+            let lane = t % 32;
+            assert_eq!(
+                got[t as usize],
+                1000 * (t / 32) + (7 * lane + 35) % 32,
+                "thread {t}"
+            );
+        }
+    }
 }

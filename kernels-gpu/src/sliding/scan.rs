@@ -32,10 +32,14 @@
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
 //! publishes nothing, never looks back and reads no state ([`reads_state`]); its blocks are
 //! independent, each takes the tile of its block index, and the result is the same every
-//! run. On an H100 (2^28 values, the CLI's median of 20) this runs at 86.1, 85.3, 87.0 and
-//! 86.0% of device-copy bandwidth at windows 2, 16, 64 and 1,024. A build that took a ticket
-//! per block here too, as the other paths do, ran 1.4–2.0 points slower than one without,
-//! in the same session (84.1, 82.3, 84.7, 83.5% against 86.5, 84.3, 86.1, 85.4%).
+//! run. On an H100 (2^28 values, the CLI's median of 20, two runs that agreed within 0.1
+//! point) this runs at 87.2, 85.0, 87.8 and 88.0% of device-copy bandwidth at windows 2, 16,
+//! 64 and 1,024; the build before the leaner warp scans and folds (`warp_scan`,
+//! `fold_warps`) ran at 86.2, 85.4, 87.1 and 86.1% in the same runs. Window 16 runs the same
+//! body as 64 and 1,024 yet is the slowest, and lost 0.4 points; not profiled further (its
+//! two streams read the same lines 64 bytes apart, which may be why). A build that took a
+//! ticket per block here too, as the other paths do, ran 1.4–2.0 points slower than one
+//! without, in the same session (84.1, 82.3, 84.7, 83.5% against 86.5, 84.3, 86.1, 85.4%).
 //!
 //! # A window within a few tiles
 //!
@@ -46,13 +50,20 @@
 //! publishes that aggregate before anything else; one warp then waits for the `f`
 //! aggregates it needs, one per lane, and adds them in a fixed order. No block's published
 //! value depends on another's, so nothing forms a chain, and the result is the same every
-//! run. On an H100 (2^28 values): 69.9% of copy at window 4,097, 64.6% at 100,000. The
+//! run. On an H100 (2^28 values): 71.4% of copy at window 4,097, 68.6% at 100,000 (70.0% and
+//! 65.0% before the leaner scans and folds, same runs). The issue is instructions: at
+//! 100,000 the path executes about 63 per value against the halo path's 47 (Nsight Compute).
+//! Earlier builds measured (at 69.9% and 64.6%): the
 //! aggregate's own pass and barrier cost about 12 points against the halo path (measured
 //! with no window to wait for), the wait about 6 more; a build that published the aggregate
 //! after the scan's pass instead, saving that barrier, waited longer and ran at 61.2% and
 //! 55.6%; one that summed the aggregate in the scan's pass spilled in its loops (61% with
 //! nothing to wait for, 49.7% at 100,000); one whose waiting warp read the heads before the
-//! scan's pass, holding them in registers through it, ran at 62.4% and 59.2%.
+//! scan's pass, holding them in registers through it, ran at 62.4% and 59.2%; one in which
+//! each block summed the tile 256 to 2,048 tickets ahead (loaded from global memory with its
+//! stages, published after the scan's barrier), so that no block ever waited and no pass
+//! or barrier of its own was needed, ran at 63.2–63.4% at 100,000 whatever the lead: the
+//! lead tile's loads, conversions and sums cost as much as what they saved.
 //!
 //! # Order and progress
 //!
@@ -65,7 +76,8 @@
 //! With a window past `FAR_TILES` whole tiles, a block looks back over its predecessors'
 //! published aggregates and inclusive prefixes. One look-back step reads [`LOOK_BACK`]
 //! predecessors, so the chain of inclusive prefixes advances up to that many tiles per L2
-//! round trip (56–57% of copy on an H100).
+//! round trip (58.7% of copy on an H100 at window 135,169; 56.3% before the leaner scans and
+//! folds).
 //!
 //! Each published value is one word of a tile's 16-byte head, the f64 sum itself unless
 //! the tally has non-finite counts ([`Descriptors`]): every word says whether it has been
@@ -177,7 +189,7 @@ pub const fn far_tiles(window: u32) -> u32 {
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
 /// registers per thread (ptxas spills in the rare non-finite passes at this bound).
 ///
-/// Measured on an H100 (2^28 values), in % of device-copy bandwidth: 84.1 / 83.7 / 86.0 /
+/// Measured on an H100 (2^28 values, an earlier build), in % of device-copy bandwidth: 84.1 / 83.7 / 86.0 /
 /// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took tickets), 64.6% at
 /// 100,000 (a halo and 24 tiles' aggregates) and 56.3% at 135,169 (the look-back); for the
 /// halo path without tickets, see the [module](self) docs. A build whose halo sums skipped the warps without halo ran 1–2 points faster on the halo
@@ -322,23 +334,29 @@ impl Tally {
         Self::from_words([f(w[0]), f(w[1]), f(w[2]), f(w[3]), f(w[4])])
     }
 
+    /// Writes the five words to `s[at .. at + 5]`.
+    ///
+    /// # Safety
+    /// `at + 5 <= s.len()` (the simulator checks it).
     #[inline(always)]
-    fn store(self, s: SharedSlice<u32>, at: u32) {
+    unsafe fn store(self, s: SharedSlice<u32>, at: u32) {
         let w = self.words();
         for (i, &x) in w.iter().enumerate() {
-            s.set(at + i as u32, x);
+            // SAFETY: the caller's contract.
+            unsafe { s.set_unchecked(at + i as u32, x) };
         }
     }
 
+    /// Reads what [`store`](Self::store) wrote at `at`.
+    ///
+    /// # Safety
+    /// As [`store`](Self::store).
     #[inline(always)]
-    fn load(s: SharedSlice<u32>, at: u32) -> Self {
-        Self::from_words([
-            s.get(at),
-            s.get(at + 1),
-            s.get(at + 2),
-            s.get(at + 3),
-            s.get(at + 4),
-        ])
+    unsafe fn load(s: SharedSlice<u32>, at: u32) -> Self {
+        // SAFETY: the caller's contract.
+        Self::from_words(core::array::from_fn(|i| unsafe {
+            s.get_unchecked(at + i as u32)
+        }))
     }
 }
 
@@ -632,6 +650,18 @@ unsafe fn far_aggregates(d: Descriptors, b: u32, far: u32) -> Tally {
 /// All 32 lanes call it together, with the same `sums_only`.
 #[inline(always)]
 unsafe fn warp_sum(mut t: Tally, sums_only: bool) -> Tally {
+    if sums_only {
+        // The sums alone, apart: the counts' adds and selects in the general loop cost as
+        // many instructions as the shuffles.
+        let mut sum = t.sum;
+        let mut offset = WARP_SIZE / 2;
+        while offset > 0 {
+            // SAFETY: the caller's contract.
+            sum += map_sum_words(sum, |w| unsafe { warp::shuffle_xor(FULL_MASK, w, offset) }).sum;
+            offset /= 2;
+        }
+        return Tally { sum, ..Tally::ZERO };
+    }
     let mut offset = WARP_SIZE / 2;
     while offset > 0 {
         // SAFETY: the caller's contract.
@@ -683,19 +713,34 @@ unsafe fn shuffle_up(t: Tally, d: u32, sums_only: bool) -> Tally {
     })
 }
 
-/// The warp's inclusive scan of `t` over its lanes (Hillis–Steele by shuffles). Where
-/// `sums_only`, every lane's counts are zero and only the sum's two words move.
+/// The inclusive scan of `t` over the first `lanes` lanes of the warp (a power of two; the
+/// others get sums of runs of `lanes` lanes), Hillis–Steele by shuffles. Where `sums_only`,
+/// every lane's counts are zero and only the sum's two words move.
 ///
 /// # Safety
-/// All 32 lanes call it together, with the same `sums_only`.
+/// All 32 lanes call it together, with the same `sums_only` and `lanes`.
 #[inline(always)]
-unsafe fn warp_scan(t: Tally, sums_only: bool) -> Tally {
+unsafe fn warp_scan(t: Tally, sums_only: bool, lanes: u32) -> Tally {
     let lane = warp::lane_id();
+    if sums_only {
+        // The sums alone, as in `warp_sum`.
+        let mut sum = t.sum;
+        let mut d = 1;
+        while d < lanes {
+            // SAFETY: the caller's contract.
+            let below = map_sum_words(sum, |w| unsafe { warp::shuffle_up(FULL_MASK, w, d) });
+            if lane >= d {
+                sum += below.sum;
+            }
+            d *= 2;
+        }
+        return Tally { sum, ..Tally::ZERO };
+    }
     let mut inclusive = t;
     let mut d = 1;
-    while d < WARP_SIZE {
+    while d < lanes {
         // SAFETY: the caller's contract.
-        let below = unsafe { shuffle_up(inclusive, d, sums_only) };
+        let below = unsafe { shuffle_up(inclusive, d, false) };
         if lane >= d {
             inclusive = below + inclusive;
         }
@@ -704,25 +749,38 @@ unsafe fn warp_scan(t: Tally, sums_only: bool) -> Tally {
     inclusive
 }
 
-/// The sum of the first `count` warps' tallies in `per_warp`, in order.
+/// From the tallies of the first `count` (at most [`WARPS`]) warps in `per_warp`, five words
+/// each ([`Tally::store`]): the sum of those before warp `upto`, and the sum of all `count`, in
+/// every lane. Lane `j < count` reads warp `j`'s tally and the lanes scan them, so a warp
+/// spends a few shuffles, not a load and an addition per warp in every thread.
+///
+/// # Safety
+/// All 32 lanes of a warp call it together, with the same `count` and `upto`;
+/// `per_warp` holds `5 · count` words written before a barrier.
 #[inline(always)]
-fn fold_first(per_warp: SharedSlice<u32>, count: u32) -> Tally {
-    (0..count).fold(Tally::ZERO, |all, j| all + Tally::load(per_warp, 5 * j))
-}
-
-/// The tallies of the warps, in order, from `warp_totals`: the sum of those before warp
-/// `warp_id`, and the sum of all.
-#[inline(always)]
-fn fold_warps(warp_totals: SharedSlice<u32>, warp_id: u32) -> (Tally, Tally) {
-    let (mut before, mut all) = (Tally::ZERO, Tally::ZERO);
-    for j in 0..WARPS {
-        let total = Tally::load(warp_totals, 5 * j);
-        if j < warp_id {
-            before = before + total;
-        }
-        all = all + total;
+unsafe fn fold_warps(per_warp: SharedSlice<u32>, count: u32, upto: u32) -> (Tally, Tally) {
+    let lane = warp::lane_id();
+    let mine = if lane < count {
+        // SAFETY: the caller's contract.
+        unsafe { Tally::load(per_warp, 5 * lane) }
+    } else {
+        Tally::ZERO
+    };
+    // SAFETY: the caller's contract (every lane, uniform arguments).
+    unsafe {
+        let sums_only = warp::ballot(FULL_MASK, mine.inf != 0 || mine.nan != 0) == 0;
+        let inclusive = warp_scan(mine, sums_only, WARPS);
+        let from = |src: u32| {
+            map_moved(inclusive, sums_only, |w| {
+                warp::shuffle_idx(FULL_MASK, w, src)
+            })
+        };
+        let (before, all) = (from(upto.wrapping_sub(1)), from(count.wrapping_sub(1)));
+        (
+            if upto == 0 { Tally::ZERO } else { before },
+            if count == 0 { Tally::ZERO } else { all },
+        )
     }
-    (before, all)
 }
 
 /// Copies 16-byte word `q` of a stream starting at `a[g0]` (`g0` a multiple of 4, perhaps
@@ -983,20 +1041,16 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
             warp_sum(own, sums_only)
         };
         if lane == 0 {
-            own.store(warp_aggregates, 5 * warp_id);
+            // SAFETY: warp_aggregates holds 5 words per warp.
+            unsafe { own.store(warp_aggregates, 5 * warp_id) };
         }
         sync_threads();
         if warp_id == 0 {
-            // SAFETY: tile b's aggregate, written by thread 0 only (predicated, see
-            // `publish_if`).
+            // SAFETY: the whole warp, after the barrier; tile b's aggregate, written by
+            // thread 0 only (predicated, see `publish_if`).
             unsafe {
-                publish_if(
-                    lane == 0,
-                    desc,
-                    b,
-                    AGGREGATE,
-                    fold_first(warp_aggregates, WARPS),
-                )
+                let (_, own) = fold_warps(warp_aggregates, WARPS, 0);
+                publish_if(lane == 0, desc, b, AGGREGATE, own)
             };
         }
     }
@@ -1048,12 +1102,13 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     // SAFETY: every lane of every (full) warp, with a warp-uniform `sums_only`.
     let (inclusive, thread_prefix) = unsafe {
         let sums_only = warp::ballot(FULL_MASK, !clean) == 0;
-        let inclusive = warp_scan(mine, sums_only);
+        let inclusive = warp_scan(mine, sums_only, WARP_SIZE);
         let below = shuffle_up(inclusive, 1, sums_only);
         (inclusive, if lane == 0 { Tally::ZERO } else { below })
     };
     if lane == WARP_SIZE - 1 {
-        inclusive.store(warp_totals, 5 * warp_id);
+        // SAFETY: warp_totals holds 5 words per warp.
+        unsafe { inclusive.store(warp_totals, 5 * warp_id) };
     }
     // Every warp where `near`, those with no halo too: under a warp-dependent condition
     // LLVM gave the two sides their own copies of the barrier below, and compute-sanitizer's
@@ -1065,29 +1120,34 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
             warp_sum(halo, sums_only)
         };
         if lane == 0 {
-            halo.store(warp_halos, 5 * warp_id);
+            // SAFETY: warp_halos holds 5 words per warp.
+            unsafe { halo.store(warp_halos, 5 * warp_id) };
         }
     }
     sync_threads();
-    let (warp_prefix, aggregate) = fold_warps(warp_totals, warp_id);
+    // SAFETY: every lane of every warp, after the barrier.
+    let (warp_prefix, aggregate) = unsafe { fold_warps(warp_totals, WARPS, warp_id) };
 
     let before = if near {
         // The window ending before the tile is the staged halo, then `far` whole tiles
         // whose aggregates their blocks publish without waiting on anyone: no chain. A
         // launch whose windows span no whole tile publishes nothing.
         let halo_warps = halo_positions.div_ceil(WARP_SIZE * ITEMS);
-        let halo = fold_first(warp_halos, halo_warps);
+        // SAFETY: as above (`halo_warps` is uniform, at most WARPS).
+        let (_, halo) = unsafe { fold_warps(warp_halos, halo_warps, 0) };
         if aggregates {
             if warp_id == 0 {
                 // SAFETY: the whole warp; tiles before b belong to started blocks, which
                 // publish their aggregates before anything else.
                 let far_sum = unsafe { far_aggregates(desc, b, far) };
                 if lane == 0 {
-                    far_sum.store(prefix, 0);
+                    // SAFETY: prefix holds 5 words.
+                    unsafe { far_sum.store(prefix, 0) };
                 }
             }
             sync_threads();
-            halo + Tally::load(prefix, 0)
+            // SAFETY: written before the barrier.
+            halo + unsafe { Tally::load(prefix, 0) }
         } else {
             halo
         }
@@ -1102,11 +1162,13 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
             // SAFETY: as above.
             unsafe { publish_if(lane == 0 && b > 0, desc, b, INCLUSIVE, before + aggregate) };
             if lane == 0 {
-                before.store(prefix, 0);
+                // SAFETY: prefix holds 5 words.
+                unsafe { before.store(prefix, 0) };
             }
         }
         sync_threads();
-        Tally::load(prefix, 0)
+        // SAFETY: written before the barrier.
+        unsafe { Tally::load(prefix, 0) }
     };
 
     // The means of the thread's positions, from the window ending just before them.

@@ -18,6 +18,8 @@ pub(crate) enum Mode {
     Down(u32),
     Up(u32),
     Xor(u32),
+    /// From lane `src % 32`.
+    Idx(u32),
     /// Every lane gets the mask of lanes whose value is nonzero.
     Ballot,
 }
@@ -114,6 +116,7 @@ pub(crate) fn shuffle(mask: u32, bits: u32, mode: Mode) -> u32 {
         Mode::Down(delta) => lane.saturating_add(delta),
         Mode::Up(delta) => lane.checked_sub(delta).unwrap_or(lane),
         Mode::Xor(m) => lane ^ (m & 31),
+        Mode::Idx(src) => src & 31,
         Mode::Ballot => {
             return (0..32)
                 .filter(|&l| mask & (1 << l) != 0 && values[l as usize][0] != 0)
