@@ -51,9 +51,7 @@
 //! aggregates it needs, one per lane, and adds them in a fixed order. No block's published
 //! value depends on another's, so nothing forms a chain, and the result is the same every
 //! run. On an H100 (2^28 values): 71.4% of copy at window 4,097, 68.6% at 100,000 (70.0% and
-//! 65.0% before the leaner scans and folds, same runs). The issue is instructions: at
-//! 100,000 the path executes about 63 per value against the halo path's 47 (Nsight Compute).
-//! Earlier builds measured (at 69.9% and 64.6%): the
+//! 65.0% before the leaner scans and folds, same runs). On earlier builds (69.9% and 64.6%) the
 //! aggregate's own pass and barrier cost about 12 points against the halo path (measured
 //! with no window to wait for), the wait about 6 more; a build that published the aggregate
 //! after the scan's pass instead, saving that barrier, waited longer and ran at 61.2% and
@@ -63,7 +61,7 @@
 //! each block summed the tile 256 to 2,048 tickets ahead (loaded from global memory with its
 //! stages, published after the scan's barrier), so that no block ever waited and no pass
 //! or barrier of its own was needed, ran at 63.2–63.4% at 100,000 whatever the lead: the
-//! lead tile's loads, conversions and sums cost as much as what they saved.
+//! lead tile's loads, conversions and sums cost more than what they saved (this build: 68.6%).
 //!
 //! # Order and progress
 //!
@@ -189,12 +187,13 @@ pub const fn far_tiles(window: u32) -> u32 {
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
 /// registers per thread (ptxas spills in the rare non-finite passes at this bound).
 ///
-/// Measured on an H100 (2^28 values, an earlier build), in % of device-copy bandwidth: 84.1 / 83.7 / 86.0 /
-/// 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took tickets), 64.6% at
-/// 100,000 (a halo and 24 tiles' aggregates) and 56.3% at 135,169 (the look-back); for the
-/// halo path without tickets, see the [module](self) docs. A build whose halo sums skipped the warps without halo ran 1–2 points faster on the halo
-/// path, but failed synccheck (see `sliding_scan_shifted`). On earlier builds (same
-/// design, no rotation in `store_means`),
+/// Measured on an H100 (2^28 values, an earlier build), in % of device-copy bandwidth:
+/// 84.1 / 83.7 / 86.0 / 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took
+/// tickets), 64.6% at 100,000 (a halo and 24 tiles' aggregates) and 56.3% at 135,169 (the
+/// look-back); for this build's figures, see the [module](self) docs. A build whose halo
+/// sums skipped the warps without halo ran 1–2 points faster on the halo path, but failed
+/// synccheck (see `sliding_scan_shifted`). On earlier builds (same design, no rotation in
+/// `store_means`),
 /// 3, 5 and 2 blocks per SM (80, 48 and 128 registers) ran slower at windows 2, 1,024 and
 /// 100,000: 73–79%, 70–72% and 62–64% on the halo path. So did 128-thread blocks of 32
 /// positions per thread (27–30%: they spill 11 KB), and a persistent grid that staged each
