@@ -32,12 +32,14 @@
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
 //! publishes nothing, never looks back and reads no state ([`reads_state`]); its blocks are
 //! independent, each takes the tile of its block index, and the result is the same every
-//! run. On an H100 (2^28 values, the CLI's median of 20, two runs that agreed within 0.1
-//! point) this runs at 87.2, 85.0, 87.8 and 88.0% of device-copy bandwidth at windows 2, 16,
-//! 64 and 1,024; the build before the leaner warp scans and folds (`warp_scan`,
-//! `fold_warps`) ran at 86.2, 85.4, 87.1 and 86.1% in the same runs. Window 16 runs the same
-//! body as 64 and 1,024 yet is the slowest, and lost 0.4 points; not profiled further (its
-//! two streams read the same lines 64 bytes apart, which may be why). A build that took a
+//! run. On an H100 (2^28 values, the CLI's median of 20; three runs within 0.2 point) this
+//! runs at 88.0, 85.4, 88.4 and 88.5% of device-copy bandwidth at windows 2, 16, 64 and 1,024.
+//! In another device run, the build before the leaner warp scans and folds (`warp_scan`,
+//! `fold_warps`) ran at 86.2, 85.4, 87.1 and 86.1%, and the first build with them at 87.2,
+//! 85.0, 87.8 and 88.0%; that build differed from this one only in its far path, so how much
+//! a body's speed depends on the rest of the kernel's code is about half a point. Window 16
+//! runs the same body as 64 and 1,024 yet is the slowest; not profiled further (its two
+//! streams read the same lines 64 bytes apart, which may be why). A build that took a
 //! ticket per block here too, as the other paths do, ran 1.4–2.0 points slower than one
 //! without, in the same session (84.1, 82.3, 84.7, 83.5% against 86.5, 84.3, 86.1, 85.4%).
 //!
@@ -46,22 +48,26 @@
 //! Where the window spans `f = `[`far_tiles`]`(window)` whole tiles beyond a halo of
 //! `window - f·TILE` positions, with `1 <= f <= FAR_TILES`, the window before tile `b` is
 //! that halo (the staged `a[p - window]` of the tile's first positions, as above) then tiles
-//! `b - f .. b`. Each block sums its own tile's `a[p]` first, in a pass of its own, and
-//! publishes that aggregate before anything else; one warp then waits for the `f`
-//! aggregates it needs, one per lane, and adds them in a fixed order. No block's published
-//! value depends on another's, so nothing forms a chain, and the result is the same every
-//! run. On an H100 (2^28 values): 71.4% of copy at window 4,097, 68.6% at 100,000 (70.0% and
-//! 65.0% before the leaner scans and folds, same runs). On earlier builds (69.9% and 64.6%) the
+//! `b - f .. b`. Each block sums its own tile's `a[p]` in the scan's pass, beside the
+//! differences, and publishes that aggregate before the warps' scans and anything it waits
+//! for; one warp then waits for the `f` aggregates it needs, one per lane, and adds them in
+//! a fixed order. No block's published value depends on another's, so nothing forms a
+//! chain, and the result is the same every run. On an H100 (2^28 values): 71.2–71.3% of copy
+//! at window 4,097, 70.6–70.7% at 100,000. A build that summed the aggregate in a pass of its
+//! own ran at 71.3% and 68.6% in the same runs; one that also had the earlier, costlier warp
+//! scans and folds, at 70.0% and 65.0% in another device run. On earlier builds (69.9% and
+//! 64.6%) the
 //! aggregate's own pass and barrier cost about 12 points against the halo path (measured
 //! with no window to wait for), the wait about 6 more; a build that published the aggregate
 //! after the scan's pass instead, saving that barrier, waited longer and ran at 61.2% and
-//! 55.6%; one that summed the aggregate in the scan's pass spilled in its loops (61% with
-//! nothing to wait for, 49.7% at 100,000); one whose waiting warp read the heads before the
+//! 55.6%; one that summed the aggregate in the scan's pass, as this build does, spilled in
+//! its loops (61% with nothing to wait for, 49.7% at 100,000); one whose waiting warp read the
 //! scan's pass, holding them in registers through it, ran at 62.4% and 59.2%; one in which
 //! each block summed the tile 256 to 2,048 tickets ahead (loaded from global memory with its
 //! stages, published after the scan's barrier), so that no block ever waited and no pass
 //! or barrier of its own was needed, ran at 63.2–63.4% at 100,000 whatever the lead: the
-//! lead tile's loads, conversions and sums cost more than what they saved (this build: 68.6%).
+//! lead tile's loads, conversions and sums cost more than what they saved (68.6% for the
+//! same build without them).
 //!
 //! # Order and progress
 //!
@@ -74,7 +80,7 @@
 //! With a window past `FAR_TILES` whole tiles, a block looks back over its predecessors'
 //! published aggregates and inclusive prefixes. One look-back step reads [`LOOK_BACK`]
 //! predecessors, so the chain of inclusive prefixes advances up to that many tiles per L2
-//! round trip (58.7% of copy on an H100 at window 135,169; 56.3% before the leaner scans and
+//! round trip (59.3% of copy on an H100 at window 135,169; 56.3% before the leaner scans and
 //! folds).
 //!
 //! Each published value is one word of a tile's 16-byte head, the f64 sum itself unless
@@ -1027,13 +1033,65 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     let far = far_tiles(window);
     let (near, aggregates) = (PATH != CHAINED, PATH == FAR);
     let desc = Descriptors::new(state, tiles(n));
+    // The thread's sum, the warp's scan, the block's sum of differences; where the window
+    // spans at most FAR_TILES whole tiles beyond its halo, the sum of that halo too: the
+    // staged `a[p - window]` of the tile's first `halo_positions` (`halo_len` of them are
+    // this thread's).
+    let halo_positions = window - far * TILE;
+    let halo_len = if near {
+        halo_positions.saturating_sub(ITEMS * t)
+    } else {
+        0
+    };
+    let (mut sum, mut halo_sum, mut own_sum) = (0.0f64, 0.0f64, 0.0f64);
+    // SAFETY: staged and waited for.
+    unsafe {
+        for_each_word::<S>(new, old, t, |q, xn, xo| {
+            unroll!(i in 4 => {
+                sum += e(xn[i], xo[i]);
+                if aggregates {
+                    own_sum += xn[i] as f64;
+                }
+                if 4 * q + (i as u32) < halo_len {
+                    halo_sum += xo[i] as f64;
+                }
+            });
+        });
+    }
+    // A non-finite input makes its difference, and so the sum, non-finite: one check.
+    let clean = sum.is_finite();
+    let mut mine = Tally { sum, ..Tally::ZERO };
+    let mut halo = Tally {
+        sum: halo_sum,
+        ..Tally::ZERO
+    };
+    // The tile's own `a[p]` (the far path), finite wherever the differences are.
+    let mut own = Tally {
+        sum: own_sum,
+        ..Tally::ZERO
+    };
+    if !clean {
+        (mine, halo, own) = (Tally::ZERO, Tally::ZERO, Tally::ZERO);
+        // SAFETY: as above.
+        unsafe {
+            for_each_word::<S>(new, old, t, |q, xn, xo| {
+                unroll!(i in 4 => {
+                    let (old, new) = (Tally::of(xo[i]), Tally::of(xn[i]));
+                    mine = mine + (new - old);
+                    if aggregates {
+                        own = own + new;
+                    }
+                    if 4 * q + (i as u32) < halo_len {
+                        halo = halo + old;
+                    }
+                });
+            });
+        }
+    }
     if aggregates {
         // The tile's aggregate (the sum of its `a[p]`), which the windows of the next
-        // FAR_TILES tiles add up: published first, so that a later block seldom waits for
-        // it. Its own pass over the stage, apart from the scan's: in the scan's pass its
-        // sum kept ptxas spilling in the loops (the path ran at 61% of copy, not 85%).
-        // SAFETY: staged and waited for.
-        let own = unsafe { own_tally::<S>(new, old, t) };
+        // FAR_TILES tiles add up: published before the scan goes on, so that a later block
+        // seldom waits for it.
         // SAFETY: every lane of every warp (`aggregates` is uniform).
         let own = unsafe {
             let sums_only = warp::ballot(FULL_MASK, own.inf != 0 || own.nan != 0) == 0;
@@ -1054,50 +1112,6 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
         }
     }
 
-    // The thread's sum, the warp's scan, the block's sum of differences; where the window
-    // spans at most FAR_TILES whole tiles beyond its halo, the sum of that halo too: the
-    // staged `a[p - window]` of the tile's first `halo_positions` (`halo_len` of them are
-    // this thread's).
-    let halo_positions = window - far * TILE;
-    let halo_len = if near {
-        halo_positions.saturating_sub(ITEMS * t)
-    } else {
-        0
-    };
-    let (mut sum, mut halo_sum) = (0.0f64, 0.0f64);
-    // SAFETY: staged and waited for.
-    unsafe {
-        for_each_word::<S>(new, old, t, |q, xn, xo| {
-            unroll!(i in 4 => {
-                sum += e(xn[i], xo[i]);
-                if 4 * q + (i as u32) < halo_len {
-                    halo_sum += xo[i] as f64;
-                }
-            });
-        });
-    }
-    // A non-finite input makes its difference, and so the sum, non-finite: one check.
-    let clean = sum.is_finite();
-    let mut mine = Tally { sum, ..Tally::ZERO };
-    let mut halo = Tally {
-        sum: halo_sum,
-        ..Tally::ZERO
-    };
-    if !clean {
-        (mine, halo) = (Tally::ZERO, Tally::ZERO);
-        // SAFETY: as above.
-        unsafe {
-            for_each_word::<S>(new, old, t, |q, xn, xo| {
-                unroll!(i in 4 => {
-                    let old = Tally::of(xo[i]);
-                    mine = mine + (Tally::of(xn[i]) - old);
-                    if 4 * q + (i as u32) < halo_len {
-                        halo = halo + old;
-                    }
-                });
-            });
-        }
-    }
     // SAFETY: every lane of every (full) warp, with a warp-uniform `sums_only`.
     let (inclusive, thread_prefix) = unsafe {
         let sums_only = warp::ballot(FULL_MASK, !clean) == 0;
@@ -1214,32 +1228,6 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     sync_threads();
     // SAFETY: the tile's means are staged; `out` holds n - window + 1 floats, 16-byte aligned.
     unsafe { store_means::<S>(new, n, window, s, out) };
-}
-
-/// The tally of this thread's staged `a[p]`.
-///
-/// # Safety
-/// As [`for_each_word`].
-#[inline(always)]
-unsafe fn own_tally<const S: usize>(new: SharedSlice<f32>, old: SharedSlice<f32>, t: u32) -> Tally {
-    let mut sum = 0.0f64;
-    // SAFETY: the caller's contract; `a[p - window]`, unused, is not read.
-    unsafe {
-        for_each_word::<S>(new, old, t, |_, xn, _| {
-            unroll!(i in 4 => sum += xn[i] as f64);
-        });
-    }
-    if sum.is_finite() {
-        return Tally { sum, ..Tally::ZERO };
-    }
-    let mut own = Tally::ZERO;
-    // SAFETY: as above.
-    unsafe {
-        for_each_word::<S>(new, old, t, |_, xn, _| {
-            unroll!(i in 4 => own = own + Tally::of(xn[i]));
-        });
-    }
-    own
 }
 
 /// A point LLVM may not move shared-memory reads across, nor reuse a value read before it
