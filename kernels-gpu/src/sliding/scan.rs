@@ -670,9 +670,7 @@ unsafe fn warp_sum(mut t: Tally, sums_only: bool) -> Tally {
     let mut offset = WARP_SIZE / 2;
     while offset > 0 {
         // SAFETY: the caller's contract.
-        let other = map_moved(t, sums_only, |w| unsafe {
-            warp::shuffle_xor(FULL_MASK, w, offset)
-        });
+        let other = t.map_words(|w| unsafe { warp::shuffle_xor(FULL_MASK, w, offset) });
         // Lower lanes' tiles first: the same grouping in the pair's two lanes.
         t = if warp::lane_id() & offset == 0 {
             t + other
@@ -1036,7 +1034,8 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     // The thread's sum, the warp's scan, the block's sum of differences; where the window
     // spans at most FAR_TILES whole tiles beyond its halo, the sum of that halo too: the
     // staged `a[p - window]` of the tile's first `halo_positions` (`halo_len` of them are
-    // this thread's).
+    // this thread's); on the far path, the sum of the thread's `a[p]` for the tile's
+    // aggregate.
     let halo_positions = window - far * TILE;
     let halo_len = if near {
         halo_positions.saturating_sub(ITEMS * t)
