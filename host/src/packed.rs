@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::shape::MatmulShape;
 use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
-pub use kernels_gpu::sgemm::mma_packed::MMA_PACKED_CONFIGS;
+pub use kernels_gpu::sgemm::mma_packed::{MMA_PACKED_CONFIGS, MMA_TMA_CONFIGS};
 pub use kernels_gpu::sgemm::repack::{PACKED_CONFIGS, PackedConfig};
 use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
 pub use kernels_gpu::sgemm::wgmma::WGMMA_CONFIGS;
@@ -128,7 +128,7 @@ mod tests {
         }
         assert_eq!(
             PACKED_CONFIGS.len(),
-            WGMMA_CONFIGS.len() + MMA_PACKED_CONFIGS.len()
+            WGMMA_CONFIGS.len() + MMA_PACKED_CONFIGS.len() + MMA_TMA_CONFIGS.len()
         );
         for c in PACKED_CONFIGS {
             assert_eq!(config(c.name).unwrap().name, c.name);

@@ -27,6 +27,8 @@ pub enum ParamType {
     F32,
     /// `.param .u64` (an element count or stride beyond `u32`).
     U64,
+    /// A device pointer to a [`TensorMap`](crate::tma::TensorMap) in global memory.
+    ConstTensorMapPtr,
 }
 
 impl ParamType {
@@ -37,7 +39,8 @@ impl ParamType {
             | Self::ConstU16Ptr
             | Self::MutF32Ptr
             | Self::MutU64Ptr
-            | Self::U64 => 8,
+            | Self::U64
+            | Self::ConstTensorMapPtr => 8,
             Self::U32 | Self::I32 | Self::F32 => 4,
         }
     }
@@ -72,6 +75,9 @@ impl KernelParam for f32 {
 }
 impl KernelParam for u64 {
     const TYPE: ParamType = ParamType::U64;
+}
+impl KernelParam for *const crate::tma::TensorMap {
+    const TYPE: ParamType = ParamType::ConstTensorMapPtr;
 }
 
 /// One parameter of an entry point.

@@ -20,6 +20,7 @@ pub mod mma;
 pub mod pipeline;
 pub mod shared;
 pub mod thread;
+pub mod tma;
 pub mod warp;
 pub mod wgmma;
 

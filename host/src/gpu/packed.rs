@@ -1,10 +1,11 @@
 //! Rungs 14 and 15 on the GPU: TF32 products on packed operands ([`crate::packed`]).
 
 use super::Gpu;
-use crate::error::Result;
+use crate::error::{DriverContext, Result};
 use crate::packed::{self, PackedConfig, pack_a_launch, pack_b_launch, packed_depth};
 use crate::shape::MatmulShape;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, DevicePtr};
+use kernels_gpu::nvptx_device::tma::TensorMap;
 use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
 
 impl Gpu {
@@ -27,10 +28,14 @@ impl Gpu {
         let info = self.entry_info(config.spec.entry)?;
         let b_info = self.entry_info(TRANSPOSE_TF32.entry)?;
         let (la, lb) = packed::packed_lens(config, shape);
-        let mut workspace = self.workspace(la + lb)?;
+        // Tensor maps after the operands, 128-byte aligned (the workspace's start is 256).
+        let maps_at = (la + lb).next_multiple_of(32);
+        let maps_len = if config.tma.is_some() { 64 } else { 0 };
+        let mut workspace = self.workspace(maps_at + maps_len)?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
         let (mut wa, mut rest) = ws.split_at_mut(la);
-        let (mut wb, _) = rest.split_at_mut(lb);
+        let (mut wb, mut rest) = rest.split_at_mut(lb);
+        let (_, mut wm) = rest.split_at_mut(maps_at - la - lb);
         let (m, k, n, kp) = (shape.m, shape.k, shape.n, packed_depth(shape.k));
         let packs_a = packed::packs_a(config, k);
 
@@ -56,6 +61,43 @@ impl Gpu {
             .scalar(&kp);
         // SAFETY: (src, rows, cols, dst, ld): `b` holds k rows of n, `wb` n rows of kp >= k.
         unsafe { args.launch(&pack_b) }?;
+        if let Some(boxes) = config.tma {
+            let a_at = if packs_a {
+                wa.device_ptr(&self.stream).0
+            } else {
+                a.device_ptr(&self.stream).0
+            };
+            let b_at = wb.device_ptr(&self.stream).0;
+            let maps = [
+                tensor_map(a_at, m, kp, boxes.a_rows)?,
+                tensor_map(b_at, n, kp, boxes.b_rows)?,
+            ];
+            let words: Vec<f32> = maps
+                .iter()
+                .flat_map(|map| map.0.iter().flat_map(|w| w.to_le_bytes()))
+                .collect::<Vec<u8>>()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            self.stream
+                .memcpy_htod(&words, &mut wm)
+                .call("cuMemcpyHtoDAsync")?;
+            let wm = wm.as_view();
+            let (amap, bmap) = (wm.slice(0..32), wm.slice(32..64));
+            let mut args = self.launcher(&info);
+            args.view(&amap)
+                .view(&bmap)
+                .buffer_mut(out)
+                .scalar(&m)
+                .scalar(&n)
+                .scalar(&kp);
+            // SAFETY: (amap, bmap, out, m, n, k) as every rung-15 Hopper entry declares
+            // them: the maps (128-byte aligned, written above, before the launch on the
+            // stream) describe the packed `a` or the caller's (m rows of kp, 16-byte
+            // aligned rows) and the packed `bt` (n rows of kp) in the configuration's tiles;
+            // `out` m × n (checked above).
+            return unsafe { args.launch(&launch) };
+        }
         let (wa, wb) = (wa.as_view(), wb.as_view());
         let mut args = self.launcher(&info);
         if packs_a {
@@ -75,4 +117,39 @@ impl Gpu {
         // the configuration rounds it itself; `out` m × n (checked above).
         unsafe { args.launch(&launch) }
     }
+}
+
+/// The driver's tensor map (`cuTensorMapEncodeTiled`) of the `rows × cols` row-major `f32`
+/// matrix at device address `at` (`cols` a multiple of 4, `at` 16-byte aligned), in tiles
+/// of `box_rows` rows of 32 words with the 128-byte swizzle, zero past the matrix: what
+/// [`kernels_gpu::nvptx_device::tma::copy_2d`] reads.
+fn tensor_map(at: u64, rows: u32, cols: u32, box_rows: u32) -> Result<TensorMap> {
+    use cudarc::driver::sys;
+    let dims = [cols as u64, rows as u64];
+    let strides = [cols as u64 * 4];
+    let tile = [32u32, box_rows];
+    let steps = [1u32, 1];
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    // SAFETY: every array has the rank's length (2, and 1 stride); the map is written by
+    // the call, which reads nothing else.
+    let result = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            2,
+            at as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            tile.as_ptr(),
+            steps.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    result.result().call("cuTensorMapEncodeTiled")?;
+    // SAFETY: written by the successful call.
+    let map = unsafe { map.assume_init() };
+    Ok(TensorMap(map.opaque))
 }

@@ -35,6 +35,15 @@
 //! change took 4096³ from 184,793 to 192,414 GFLOP/s and 5120 × 256 × 5120 from 109,113 to
 //! 124,313 (with rung 11's 8-byte stores, [`store_pair`](super::tensor_core::store_pair)).
 //!
+//! On a Hopper the same warp tiles have a second table, [`MMA_TMA_CONFIGS`]
+//! ([`sgemm_mma_tma`], in the `sm_90a` module beside rung 14): there the tensor-memory
+//! accelerator ([`nvptx_device::tma`]) copies the k-tiles, one thread issuing each stage's
+//! two tile copies, so the warps that run the `mma`s issue no copies at all. Measured on an
+//! H100 (4096³, one run, packing of `b` included): 216,803–217,549 GFLOP/s against the
+//! `cp.async` default's 189,489–190,947, 0.52× cuBLAS TF32. Builds that left the copies out
+//! had shown what issuing them cost: about a sixth of the kernel, with the data arriving in
+//! time all the same (see the README's rung 15 section).
+//!
 //! The ring is rung 11's (its `run_ring` macro): `STAGES - 1` tiles in flight before the loop, one
 //! barrier per 32 of depth. Any `m` and `n`: rows of either operand past the matrix and
 //! depths past `k` are zero-filled by `cp.async` (source size 0), so every block takes the
@@ -50,6 +59,7 @@ use nvptx_device::intrinsics::opaque_u32;
 use nvptx_device::mma::{FragA, FragB, ldmatrix_x4, mma_m16n8k8_tf32, to_tf32};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
+use nvptx_device::tma::{self, Mbarrier, ROW_BYTES, TILE_ALIGN, TensorMap};
 use nvptx_device::warp::WARP_SIZE;
 use nvptx_device::wgmma::{ROW_WORDS, sw128_index};
 
@@ -292,3 +302,232 @@ mma_packed_configs! {
     /// outputs with few tiles, three per SM.
     sgemm_mma_packed_64x128_w32x64            = <64, 128, 2, 8, 3, 128, 0>, min_blocks(3);
 }
+
+/// [`sgemm_mma_packed`] on a Hopper, its copies made by the tensor-memory accelerator
+/// ([`nvptx_device::tma`]): thread 0 issues each stage's two tile copies, `a`'s `BM` rows
+/// and `bt`'s `BN` rows of 32 depths, into the same swizzled stages, and every thread waits
+/// on the stage's `mbarrier` before the barrier that also frees the stage to refill. The
+/// warps that run the `mma`s issue no copies: [`PackedCopy`]'s 16 `cp.async` per thread
+/// per k-tile cost about a sixth of the kernel. `amap` and `bmap` map `a` (`m` rows of `k`,
+/// a multiple of 4) and `bt` (`n` rows of `k`) in tiles of `BM` and `BN` rows of 32 words
+/// (see [`tma_maps`](crate::sgemm::mma_packed::tma_maps)); edges are zero-filled by the
+/// copies. Launch as [`sgemm_mma_packed`], with [`tma_geometry`]'s shared memory.
+///
+/// # Safety
+/// As [`sgemm_mma_packed`], and the maps describe `a` and `bt` so.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_mma_tma<
+    const BM: usize,
+    const BN: usize,
+    const MI: usize,
+    const NI: usize,
+    const STAGES: usize,
+    const THREADS: usize,
+    const GROUP: u32,
+    E: Epilogue,
+>(
+    amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32,
+    epilogue: E,
+) {
+    let () = PackedTile::<BM, BN, MI, NI, THREADS>::VALID;
+    const { assert!(STAGES >= 2 && BM <= 256 && BN <= 256) };
+    let stages = STAGES as u32;
+    let (a_stage, b_stage) = ((BM * BK) as u32, (BN * BK) as u32);
+    let ring = dynamic_shared::<f32>().aligned_to(TILE_ALIGN);
+    let (a_ring, rest) = ring.split_at(stages * a_stage);
+    let b_ring = rest.split_at(stages * b_stage).0;
+    // The barriers after the tiles (whose bytes are multiples of 1024): two words each.
+    let words = dynamic_shared::<u32>()
+        .aligned_to(TILE_ALIGN)
+        .split_at(stages * (a_stage + b_stage))
+        .1;
+    let full = |s: u32| Mbarrier::new(words, 2 * s);
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let t = thread::thread_idx_x();
+    let warp = warp_origin(t, BN, 16 * MI, 8 * NI);
+    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
+    let tiles = k.div_ceil(BK as u32);
+    let bytes = (BM + BN) as u32 * ROW_BYTES;
+    if t == 0 {
+        for s in 0..stages {
+            // SAFETY: one thread, before any other use; the fence and barrier follow.
+            unsafe { full(s).init() };
+        }
+        tma::fence_init();
+    }
+    // Tile p into stage p % STAGES, by thread 0.
+    macro_rules! issue {
+        ($p:expr) => {{
+            let p: u32 = $p;
+            let (s, k0) = (p % stages, p * BK as u32);
+            if t == 0 {
+                // SAFETY: the maps are the launch's for these tiles; both tiles start on
+                // 1024-byte boundaries (whole tiles of 1024-byte multiples from an aligned
+                // ring); nobody reads the stage before its barrier's phase completes, and
+                // every warp finished its last tile in it (the barrier before this).
+                unsafe {
+                    let bar = full(s);
+                    bar.expect_tx(bytes);
+                    tma::copy_2d(a_ring, s * a_stage, amap, k0, tile.row0, &bar);
+                    tma::copy_2d(b_ring, s * b_stage, bmap, k0, tile.col0, &bar);
+                }
+            }
+        }};
+    }
+    thread::sync_threads();
+    for s in 0..stages - 1 {
+        if s < tiles {
+            issue!(s);
+        }
+    }
+    // Every wait comes after its copies were issued, past a barrier: the simulator, where
+    // a copy lands when it is issued, checks that order.
+    thread::sync_threads();
+    for p in 0..tiles {
+        let s = p % stages;
+        // SAFETY: initialized; tile p's copies issued before a barrier this thread passed.
+        unsafe { full(s).wait((p / stages) % 2) };
+        // Every warp is done with tile p - 1, whose stage the copies below refill.
+        thread::sync_threads();
+        if p + stages - 1 < tiles {
+            issue!(p + stages - 1);
+        }
+        // SAFETY: the stage holds k-tile p (its barrier's phase), read by every lane of
+        // every warp; nothing refills it before the barrier of the next trip.
+        unsafe {
+            PackedTile::<BM, BN, MI, NI, THREADS>::accumulate(
+                &mut acc,
+                a_ring.split_at(s * a_stage).1,
+                b_ring.split_at(s * b_stage).1,
+                warp,
+            )
+        };
+    }
+    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
+    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
+}
+
+/// The launch geometry of [`sgemm_mma_tma`]: [`geometry`]'s stages, 1024 bytes to align
+/// them, and the stages' barriers.
+#[allow(clippy::too_many_arguments)]
+pub const fn tma_geometry(
+    bm: usize, bn: usize, _mi: usize, _ni: usize, stages: usize, threads: usize, _group: usize,
+) -> Geometry {
+    Geometry::new(
+        bm,
+        bn,
+        BK,
+        threads,
+        stages * (bm + bn) * BK + (TILE_ALIGN / 4) as usize + 2 * stages,
+    )
+    .in_dynamic_shared()
+}
+
+/// Declares rung 15's Hopper table: one entry point per line, exported by the `hopper`
+/// feature (whose module is built for `sm_90a`), and [`MMA_TMA_CONFIGS`]. Each simulator
+/// twin is called through [`sim_tma`], which maps the packed operands as a GPU host does.
+macro_rules! mma_tma_configs {
+    ($( $(#[$meta:meta])* $entry:ident = <$bm:literal, $bn:literal, $mi:literal, $ni:literal,
+        $stages:literal, $threads:literal, $group:literal>
+        $(, min_blocks($mb:literal))?; )*) => {
+        #[cfg(any(feature = "hopper", not(target_arch = "nvptx64")))]
+        nvptx_device::entry_points! {$(
+            $(#[$meta])*
+            $entry(amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32)
+                => store_tma::<$bm, $bn, $mi, $ni, $stages, $threads, $group>
+                $(, launch_bounds($threads, $mb))?;
+        )*}
+
+        /// Every configuration of rung 15 fed by the tensor-memory accelerator (Hopper only).
+        pub const MMA_TMA_CONFIGS: &[PackedConfig] = &[$({
+            const GEOMETRY: Geometry = tma_geometry($bm, $bn, $mi, $ni, $stages, $threads, $group);
+            PackedConfig {
+                name: dashed!(stringify!($entry)),
+                geometry: GEOMETRY,
+                spec: GEOMETRY.spec(stringify!($entry), opt!($($mb)?)),
+                default: false,
+                rounds_a: true,
+                tma: Some(TmaBoxes { a_rows: $bm, b_rows: $bn }),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim: |a, bt, out, m, n, k| {
+                    // SAFETY: forwarded (`sim_tma`'s contract is the entry's).
+                    unsafe { sim_tma(entry::$entry, $bm, $bn, a, bt, out, m, n, k) }
+                },
+            }
+        },)*];
+    };
+}
+
+/// [`sgemm_mma_tma`] with [`Store`](super::epilogue::Store): the Hopper table's entry points.
+///
+/// # Safety
+/// As [`sgemm_mma_tma`].
+#[inline(always)]
+unsafe fn store_tma<
+    const BM: usize,
+    const BN: usize,
+    const MI: usize,
+    const NI: usize,
+    const STAGES: usize,
+    const THREADS: usize,
+    const GROUP: u32,
+>(
+    amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        sgemm_mma_tma::<BM, BN, MI, NI, STAGES, THREADS, GROUP, _>(
+            amap,
+            bmap,
+            out,
+            m,
+            n,
+            k,
+            super::epilogue::Store,
+        )
+    }
+}
+
+/// The rows of the tiles a configuration fed by the tensor-memory accelerator copies, so
+/// that a host builds the maps of its operands: `a` in tiles of `a_rows` rows of 32 words,
+/// `bt` in tiles of `b_rows`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaBoxes {
+    pub a_rows: u32,
+    pub b_rows: u32,
+}
+
+/// A Hopper-table entry as the simulator runs it: the packed operands mapped by
+/// [`TensorMap::simulated`] (`a`: `m` rows of `k`, `bt`: `n` rows of `k`), then the entry.
+///
+/// # Safety
+/// As the entry's, on packed operands.
+#[cfg(not(target_arch = "nvptx64"))]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sim_tma(
+    entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32), a_rows: u32,
+    b_rows: u32, a: *const f32, bt: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+) {
+    let amap = TensorMap::simulated(a, m, k, a_rows);
+    let bmap = TensorMap::simulated(bt, n, k, b_rows);
+    // SAFETY: the maps describe the packed operands, as the entry requires.
+    unsafe { entry(&amap, &bmap, out, m, n, k) }
+}
+
+/// The Hopper table, in a module of its own (each table's entry points are its module's
+/// `entry`).
+mod on_tma {
+    use super::*;
+
+    mma_tma_configs! {
+        // entry point                      = <block, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group>
+        /// The default's tiles and stages, copied by the tensor-memory accelerator.
+        sgemm_mma_tma_128x128_w64x64        = <128, 128, 4, 8, 3, 128, 0>, min_blocks(2);
+        /// The same with blocks in groups of 8 block rows (rung 9), for L2 reuse.
+        sgemm_mma_tma_swizzled_128x128_w64x64 = <128, 128, 4, 8, 3, 128, 8>, min_blocks(2);
+        /// 128 × 160 tiles, for 5120 × 256 × 5120 (see the `cp.async` table).
+        sgemm_mma_tma_128x160_w64x80        = <128, 160, 4, 10, 3, 128, 0>, min_blocks(2);
+    }
+}
+pub use on_tma::MMA_TMA_CONFIGS;

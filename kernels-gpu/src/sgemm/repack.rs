@@ -362,6 +362,10 @@ pub struct PackedConfig {
     /// an `a` whose rows are already 16-byte aligned (`k % 4 == 0`) needs no packing: see
     /// the host's `packed::packs_a`. Rounding a rounded value again changes nothing.
     pub rounds_a: bool,
+    /// Where the configuration's entry takes tensor maps of the packed operands instead of
+    /// pointers to them (rung 15 on a Hopper, [`super::mma_packed::sgemm_mma_tma`]): the
+    /// rows of the tiles to map them in.
+    pub tma: Option<super::mma_packed::TmaBoxes>,
     /// The entry point as the simulator calls it.
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim: super::MatmulEntry,
@@ -379,6 +383,7 @@ macro_rules! packed_config {
             spec: $geometry.spec(stringify!($entry), $min_blocks),
             default: $default,
             rounds_a: $rounds_a,
+            tma: None,
             #[cfg(not(target_arch = "nvptx64"))]
             sim: entry::$entry,
         }
@@ -386,19 +391,23 @@ macro_rules! packed_config {
 }
 pub(super) use packed_config;
 
-/// Rung 14's configurations then rung 15's: every product of packed TF32 operands.
+/// Rung 14's configurations, then rung 15's, then rung 15's on the tensor-memory
+/// accelerator: every product of packed TF32 operands.
 pub const PACKED_CONFIGS: [&PackedConfig; PACKED_COUNT] = {
-    let (wgmma, mma) = (
+    let (wgmma, mma, tma) = (
         super::wgmma::WGMMA_CONFIGS,
         super::mma_packed::MMA_PACKED_CONFIGS,
+        super::mma_packed::MMA_TMA_CONFIGS,
     );
     let mut all = [&wgmma[0]; PACKED_COUNT];
     let mut i = 0;
     while i < PACKED_COUNT {
         all[i] = if i < wgmma.len() {
             &wgmma[i]
-        } else {
+        } else if i < wgmma.len() + mma.len() {
             &mma[i - wgmma.len()]
+        } else {
+            &tma[i - wgmma.len() - mma.len()]
         };
         i += 1;
     }
@@ -406,5 +415,6 @@ pub const PACKED_CONFIGS: [&PackedConfig; PACKED_COUNT] = {
 };
 
 /// How many [`PACKED_CONFIGS`] there are.
-pub const PACKED_COUNT: usize =
-    super::wgmma::WGMMA_CONFIGS.len() + super::mma_packed::MMA_PACKED_CONFIGS.len();
+pub const PACKED_COUNT: usize = super::wgmma::WGMMA_CONFIGS.len()
+    + super::mma_packed::MMA_PACKED_CONFIGS.len()
+    + super::mma_packed::MMA_TMA_CONFIGS.len();

@@ -1,0 +1,255 @@
+//! Hopper's tensor-memory accelerator (TMA) from Rust: one thread copies a 2-D tile of a
+//! row-major matrix from global to shared memory (`cp.async.bulk.tensor.2d`), and the
+//! block learns that it has landed from an `mbarrier` in shared memory, which counts the
+//! bytes the copies still owe. Compute capability 9.0 (PTX `sm_90`) only.
+//!
+//! ```text
+//! bar.init();  fence_init();  sync_threads()       // once, one thread, then the block
+//! bar.expect_tx(bytes);  copy_2d(.., &bar)           // one thread per stage refill
+//! bar.wait(parity)                                   // every thread that reads the tile
+//! ```
+//!
+//! The tile is `box_rows` rows of 32 words (128 bytes), stored with the 128-byte swizzle:
+//! 16-byte chunk `c` of row `r` at chunk `c ^ (r % 8)` ([`crate::wgmma::sw128_index`]), the
+//! layout `ldmatrix` reads without bank conflicts; the destination starts on a 1024-byte
+//! boundary. Elements past the matrix are zero.
+//!
+//! A [`TensorMap`] describes the matrix and the tile. On the GPU it is the driver's opaque
+//! 128-byte `CUtensorMap` (`cuTensorMapEncodeTiled`: `f32`, rank 2, a box of 32 × rows,
+//! `CU_TENSOR_MAP_SWIZZLE_128B`, out-of-bounds elements zero), in global memory, written
+//! before the launch. In the simulator it is [`TensorMap::simulated`], and the copy happens
+//! when it is issued: a wait finds its phase complete or reports the kernel's mistake
+//! (a kernel must order its waits after the copies they wait for with a block barrier,
+//! as it must for the tile's readers anyway).
+
+use crate::shared::SharedSlice;
+use crate::wgmma::{ROW_WORDS, sw128_index};
+
+/// Bytes of one row of a tile: 32 `f32`, one 128-byte swizzle row.
+pub const ROW_BYTES: u32 = 4 * ROW_WORDS;
+
+/// Where a destination tile must start in shared memory, in bytes.
+pub const TILE_ALIGN: u32 = 1024;
+
+/// The description of a matrix and of the tiles [`copy_2d`] takes from it: the driver's
+/// `CUtensorMap` on the GPU (see the [module](self)), [`TensorMap::simulated`]'s fields in
+/// the simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct TensorMap(pub [u64; 16]);
+
+impl TensorMap {
+    /// The simulator's map of the `rows × cols` row-major `f32` matrix at `base` (rows of
+    /// `cols` words), in tiles of `box_rows` rows of 32 words.
+    pub fn simulated(base: *const f32, rows: u32, cols: u32, box_rows: u32) -> Self {
+        let mut words = [0u64; 16];
+        words[0] = base as usize as u64;
+        words[1] = rows as u64;
+        words[2] = cols as u64;
+        words[3] = box_rows as u64;
+        Self(words)
+    }
+}
+
+/// An `mbarrier`: two words of shared memory, 8-byte aligned, expecting one arrival per
+/// phase (the thread that issues the phase's copies).
+#[derive(Clone, Copy)]
+pub struct Mbarrier {
+    words: SharedSlice<u32>,
+    at: u32,
+}
+
+impl Mbarrier {
+    /// The barrier at words `at..at + 2` of `words` (`at` even, the byte address a
+    /// multiple of 8).
+    #[inline(always)]
+    pub fn new(words: SharedSlice<u32>, at: u32) -> Self {
+        Self { words, at }
+    }
+
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn addr(&self) -> u32 {
+        self.words.byte_address() + 4 * self.at
+    }
+
+    /// Initializes the barrier for one arrival per phase (`mbarrier.init`), phase 0.
+    ///
+    /// # Safety
+    /// One thread, before any other use; then [`fence_init`] and a block barrier.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn init(&self) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract; the address is the barrier's.
+        unsafe {
+            core::arch::asm!("mbarrier.init.shared::cta.b64 [{a}], 1;", a = in(reg32) self.addr(),
+                             options(nostack, preserves_flags));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: checked accesses.
+        unsafe {
+            self.check_aligned();
+            self.words.set_unchecked(self.at, 0);
+            self.words.set_unchecked(self.at + 1, 0);
+        }
+    }
+
+    /// Arrives, announcing `bytes` that this phase's copies will bring
+    /// (`mbarrier.arrive.expect_tx`): the phase completes when they have all landed.
+    ///
+    /// # Safety
+    /// The issuing thread, before the phase's copies; the barrier initialized.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn expect_tx(&self, bytes: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract.
+        unsafe {
+            core::arch::asm!("mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {b};",
+                             a = in(reg32) self.addr(), b = in(reg32) bytes,
+                             options(nostack, preserves_flags));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: checked accesses.
+        unsafe {
+            let owed = self.words.get_unchecked(self.at + 1);
+            if owed != 0 {
+                panic!("mbarrier: expect_tx while {owed} bytes of the phase are still owed");
+            }
+            self.words.set_unchecked(self.at + 1, bytes);
+        }
+    }
+
+    /// Waits until the phase of parity `parity` has completed
+    /// (`mbarrier.try_wait.parity`, retried): the first phase has parity 0, the next 1, and
+    /// so on. Once it returns, the phase's copies are visible to this thread.
+    ///
+    /// # Safety
+    /// The barrier initialized, the phase's copies issued (or to be issued by a thread
+    /// that does not wait on this thread).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn wait(&self, parity: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        loop {
+            let done: u32;
+            // SAFETY: the caller's contract; a test of the barrier's state.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {ph}; selp.u32 {d}, 1, 0, p; }}",
+                    a = in(reg32) self.addr(), ph = in(reg32) parity, d = out(reg32) done,
+                    options(nostack, preserves_flags));
+            }
+            if done != 0 {
+                break;
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            // SAFETY: a checked access.
+            let completed = unsafe { self.words.get_unchecked(self.at) };
+            // The phase of parity `parity` is complete when the current phase (the number
+            // completed) has the other parity.
+            if completed % 2 == parity % 2 {
+                panic!(
+                    "mbarrier: waited for a phase of parity {parity} that has not completed \
+                     ({completed} completed; in the simulator the copies land when issued, \
+                     so the wait must come after them, past a block barrier)"
+                );
+            }
+        }
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn check_aligned(&self) {
+        if !(self.words.byte_address() + 4 * self.at).is_multiple_of(8) {
+            panic!("mbarrier: not 8-byte aligned");
+        }
+    }
+
+    /// The simulator's side of a landed copy of `bytes`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn landed(&self, bytes: u32) {
+        // SAFETY: checked accesses.
+        unsafe {
+            let owed = self.words.get_unchecked(self.at + 1);
+            if owed < bytes {
+                panic!("mbarrier: a copy of {bytes} bytes landed where {owed} were expected");
+            }
+            self.words.set_unchecked(self.at + 1, owed - bytes);
+            if owed == bytes {
+                let completed = self.words.get_unchecked(self.at);
+                self.words.set_unchecked(self.at, completed + 1);
+            }
+        }
+    }
+}
+
+/// Makes [`Mbarrier::init`] visible to the copies (`fence.mbarrier_init.release.cluster`);
+/// a block barrier then publishes it to the block.
+#[inline(always)]
+pub fn fence_init() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a memory fence.
+    unsafe {
+        core::arch::asm!(
+            "fence.mbarrier_init.release.cluster;",
+            options(nostack, preserves_flags)
+        );
+    }
+}
+
+/// Copies the tile of `map` whose first element is column `x`, row `y` (elements past the
+/// matrix are zero) to `dst[at..]`, swizzled, completing `bytes` (`box_rows · 128`) of
+/// `bar`'s phase (`cp.async.bulk.tensor.2d...mbarrier::complete_tx::bytes`).
+///
+/// # Safety
+/// One thread; `map` points to a [`TensorMap`] of the launch (in global memory on the GPU)
+/// for this tile shape; the tile fits `dst` from `at`, whose byte address is a multiple of
+/// [`TILE_ALIGN`]; nothing reads or writes it until `bar`'s phase completes; the phase
+/// expects these bytes ([`Mbarrier::expect_tx`]).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy_2d(
+    dst: SharedSlice<f32>, at: u32, map: *const TensorMap, x: u32, y: u32, bar: &Mbarrier,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+            d = in(reg32) dst.byte_address() + 4 * at, m = in(reg64) map, x = in(reg32) x,
+            y = in(reg32) y, b = in(reg32) bar.addr(), options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if !(dst.byte_address() + 4 * at).is_multiple_of(TILE_ALIGN) {
+            panic!("TMA: a 128-byte-swizzled tile must start on a 1024-byte boundary");
+        }
+        // SAFETY: the caller passes a map of the launch.
+        let words = unsafe { (*map).0 };
+        let (base, rows, cols, box_rows) = (
+            words[0] as usize as *const f32,
+            words[1] as u32,
+            words[2] as u32,
+            words[3] as u32,
+        );
+        for r in 0..box_rows {
+            for c in 0..ROW_WORDS {
+                let (row, col) = (y + r, x + c);
+                let v = if row < rows && col < cols {
+                    // SAFETY: inside the matrix the map describes.
+                    unsafe { *base.add(row as usize * cols as usize + col as usize) }
+                } else {
+                    0.0
+                };
+                // SAFETY: checked (the simulator reports an access past `dst`).
+                unsafe { dst.set_unchecked(at + sw128_index(r, c), v) };
+            }
+        }
+        bar.landed(box_rows * ROW_BYTES);
+    }
+}
