@@ -253,3 +253,104 @@ pub unsafe fn copy_2d(
         bar.landed(box_rows * ROW_BYTES);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::{Launch, Limits};
+    use crate::shared::dynamic_shared;
+    use crate::thread::{Dim3, sync_threads, thread_idx_x};
+    use std::string::ToString;
+    use std::sync::Mutex;
+    use std::vec;
+    use std::vec::Vec;
+
+    const BOX_ROWS: u32 = 8;
+
+    fn launch(kernel: impl Fn() + Sync) -> Result<(), crate::sim::SimError> {
+        let cfg = Launch {
+            grid: Dim3::x(1),
+            block: Dim3::x(64),
+            // The alignment slack, one tile, one barrier.
+            dynamic_shared_bytes: TILE_ALIGN + BOX_ROWS * ROW_BYTES + 8,
+        };
+        crate::sim::launch(&cfg, &Limits::default(), kernel)
+    }
+
+    #[test]
+    fn a_copy_lands_swizzled_zero_past_the_matrix_and_completes_its_phase() {
+        // A 5 × 36 matrix; the tile of 8 rows × 32 words from row 1, column 8 reaches past
+        // both edges.
+        let (rows, cols, x, y) = (5u32, 36u32, 8u32, 1u32);
+        let m: Vec<f32> = (0..rows * cols).map(|i| i as f32 + 1.0).collect();
+        let map = TensorMap::simulated(m.as_ptr(), rows, cols, BOX_ROWS);
+        let got = Mutex::new(vec![-1.0f32; (BOX_ROWS * ROW_WORDS) as usize]);
+        launch(|| {
+            let tile = dynamic_shared::<f32>().aligned_to(TILE_ALIGN);
+            let words = dynamic_shared::<u32>()
+                .aligned_to(TILE_ALIGN)
+                .split_at(BOX_ROWS * ROW_WORDS)
+                .1;
+            let bar = Mbarrier::new(words, 0);
+            let t = thread_idx_x();
+            if t == 0 {
+                // SAFETY: one thread, then the fence and the barrier.
+                unsafe { bar.init() };
+                fence_init();
+            }
+            sync_threads();
+            if t == 0 {
+                // SAFETY: the map is this matrix's; the tile fits and is aligned.
+                unsafe {
+                    bar.expect_tx(BOX_ROWS * ROW_BYTES);
+                    copy_2d(tile, 0, &map, x, y, &bar);
+                }
+            }
+            sync_threads();
+            // SAFETY: the phase's copy was issued before the barrier.
+            unsafe { bar.wait(0) };
+            if t == 0 {
+                let mut out = got.lock().unwrap();
+                for (i, v) in out.iter_mut().enumerate() {
+                    // SAFETY: inside the tile.
+                    *v = unsafe { tile.get_unchecked(i as u32) };
+                }
+            }
+        })
+        .unwrap();
+        let got = got.into_inner().unwrap();
+        for r in 0..BOX_ROWS {
+            for c in 0..ROW_WORDS {
+                let (row, col) = (y + r, x + c);
+                let want = if row < rows && col < cols {
+                    m[(row * cols + col) as usize]
+                } else {
+                    0.0
+                };
+                assert_eq!(got[sw128_index(r, c) as usize], want, "row {r}, column {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_wait_before_its_copies_is_an_error() {
+        let err = launch(|| {
+            let words = dynamic_shared::<u32>()
+                .aligned_to(TILE_ALIGN)
+                .split_at(BOX_ROWS * ROW_WORDS)
+                .1;
+            let bar = Mbarrier::new(words, 0);
+            if thread_idx_x() == 0 {
+                // SAFETY: one thread, then the fence and the barrier.
+                unsafe { bar.init() };
+                fence_init();
+            }
+            sync_threads();
+            // Nothing was copied: phase 0 has not completed.
+            // SAFETY: deliberately broken (the simulator reports it).
+            unsafe { bar.wait(0) };
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("mbarrier"), "{err}");
+    }
+}

@@ -310,8 +310,8 @@ mma_packed_configs! {
 /// warps that run the `mma`s issue no copies: [`PackedCopy`]'s 16 `cp.async` per thread
 /// per k-tile cost about a sixth of the kernel. `amap` and `bmap` map `a` (`m` rows of `k`,
 /// a multiple of 4) and `bt` (`n` rows of `k`) in tiles of `BM` and `BN` rows of 32 words
-/// (see [`tma_maps`](crate::sgemm::mma_packed::tma_maps)); edges are zero-filled by the
-/// copies. Launch as [`sgemm_mma_packed`], with [`tma_geometry`]'s shared memory.
+/// ([`TmaBoxes`], as [`nvptx_device::tma`] describes the maps); edges are zero-filled by
+/// the copies. Launch as [`sgemm_mma_packed`], with [`tma_geometry`]'s shared memory.
 ///
 /// # Safety
 /// As [`sgemm_mma_packed`], and the maps describe `a` and `bt` so.
