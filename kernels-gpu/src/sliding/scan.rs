@@ -67,7 +67,15 @@
 //! stages, published after the scan's barrier), so that no block ever waited and no pass
 //! or barrier of its own was needed, ran at 63.2–63.4% at 100,000 whatever the lead: the
 //! lead tile's loads, conversions and sums cost more than what they saved (68.6% for the
-//! same build without them).
+//! same build without them). Two more, against this build in the same H100 run: every warp
+//! waiting for and adding the aggregates itself, with no barrier after the wait, 67.4%
+//! against 70.8% at 100,000 (eight warps' reads and sums cost more than the barrier);
+//! warp 0 waiting for them right after it publishes, before the scans' barrier instead of
+//! after it, 59.2–59.3% against 70.9–71.1% (the aggregates are then seldom there yet:
+//! Nsight Compute counts 1.08 polls per block where the wait is now). Nsight Compute at
+//! 100,000 against 1,024: 57.5 against 46.1 thread instructions per value (the far path's
+//! per-block sums and folds), and 23% of the stall samples at barriers against 8%, 40% of
+//! those the seven warps waiting for the one that waits.
 //!
 //! # Order and progress
 //!
