@@ -86,7 +86,8 @@ pub enum PackedRung {
 }
 
 impl PackedRung {
-    /// The rung's table.
+    /// The rung's table that runs on every GPU it supports (for rung 15, the `cp.async`
+    /// one; its Hopper table is [`MMA_TMA_CONFIGS`]), which marks the rung's default.
     pub fn configs(self) -> &'static [PackedConfig] {
         match self {
             Self::Wgmma => WGMMA_CONFIGS,
@@ -94,7 +95,7 @@ impl PackedRung {
         }
     }
 
-    /// The rung whose table holds `config`.
+    /// The rung of `config` (rung 15 for both of its tables).
     pub fn of(config: &PackedConfig) -> Self {
         if WGMMA_CONFIGS.iter().any(|c| c.name == config.name) {
             Self::Wgmma

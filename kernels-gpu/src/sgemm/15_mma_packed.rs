@@ -119,14 +119,7 @@ pub unsafe fn sgemm_mma_packed<
     accumulate(stage) {
         // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
         // and barrier); every lane of every warp is here.
-        unsafe {
-            PackedTile::<BM, BN, MI, NI, THREADS>::accumulate(
-                &mut acc,
-                a_tile.split_at(stage * a_stage).1,
-                b_tile.split_at(stage * b_stage).1,
-                warp,
-            )
-        };
+        unsafe { PackedTile::<BM, BN, MI, NI, THREADS>::accumulate_stage(&mut acc, a_tile, b_tile, stage, warp) };
     });
     // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
@@ -155,6 +148,28 @@ impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const T
             && (BM * BK / 4).is_multiple_of(THREADS)
             && (BN * BK / 4).is_multiple_of(THREADS)
     );
+
+    /// [`Self::accumulate`] over stage `stage` of the rings `a_ring` and `b_ring` (stages of
+    /// `BM` and `BN` rows of [`BK`] words).
+    ///
+    /// # Safety
+    /// As [`Self::accumulate`], for that stage.
+    #[inline(always)]
+    unsafe fn accumulate_stage(
+        acc: &mut Acc<MI, NI>, a_ring: SharedSlice<f32>, b_ring: SharedSlice<f32>, stage: u32,
+        warp: (u32, u32),
+    ) {
+        let (a_stage, b_stage) = ((BM * BK) as u32, (BN * BK) as u32);
+        // SAFETY: forwarded.
+        unsafe {
+            Self::accumulate(
+                acc,
+                a_ring.split_at(stage * a_stage).1,
+                b_ring.split_at(stage * b_stage).1,
+                warp,
+            )
+        }
+    }
 
     /// `acc += a · btᵀ` over the [`BK`] depths of one stage, for the warp whose tile starts
     /// at `warp`: per 8-deep step, each `a` fragment by one `ldmatrix.x4`, each pair of `b`
@@ -258,34 +273,39 @@ macro_rules! mma_packed_configs {
     };
 }
 
-/// [`sgemm_mma_packed`] with [`Store`](super::epilogue::Store): the table's entry points.
-///
-/// # Safety
-/// As [`sgemm_mma_packed`].
-#[inline(always)]
-unsafe fn store<
-    const BM: usize,
-    const BN: usize,
-    const MI: usize,
-    const NI: usize,
-    const STAGES: usize,
-    const THREADS: usize,
-    const GROUP: u32,
->(
-    a: *const f32, bt: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
-) {
-    // SAFETY: forwarded.
-    unsafe {
-        sgemm_mma_packed::<BM, BN, MI, NI, STAGES, THREADS, GROUP, _>(
-            a,
-            bt,
-            out,
-            m,
-            n,
-            k,
-            super::epilogue::Store,
-        )
-    }
+/// `$name`: `$kernel` with [`Store`](super::epilogue::Store), the entry points of a table
+/// whose operands are `$a` and `$b`.
+macro_rules! with_store {
+    ($(#[$meta:meta])* $name:ident = $kernel:ident($a:ident: $a_ty:ty, $b:ident: $b_ty:ty)) => {
+        $(#[$meta])*
+        ///
+        /// # Safety
+        #[doc = concat!("As [`", stringify!($kernel), "`].")]
+        #[inline(always)]
+        unsafe fn $name<
+            const BM: usize,
+            const BN: usize,
+            const MI: usize,
+            const NI: usize,
+            const STAGES: usize,
+            const THREADS: usize,
+            const GROUP: u32,
+        >(
+            $a: $a_ty, $b: $b_ty, out: *mut f32, m: u32, n: u32, k: u32,
+        ) {
+            // SAFETY: forwarded.
+            unsafe {
+                $kernel::<BM, BN, MI, NI, STAGES, THREADS, GROUP, _>(
+                    $a, $b, out, m, n, k, super::epilogue::Store,
+                )
+            }
+        }
+    };
+}
+
+with_store! {
+    /// [`sgemm_mma_packed`] with [`Store`](super::epilogue::Store): the table's entry points.
+    store = sgemm_mma_packed(a: *const f32, bt: *const f32)
 }
 
 mma_packed_configs! {
@@ -396,11 +416,8 @@ pub unsafe fn sgemm_mma_tma<
         // SAFETY: the stage holds k-tile p (its barrier's phase), read by every lane of
         // every warp; nothing refills it before the barrier of the next trip.
         unsafe {
-            PackedTile::<BM, BN, MI, NI, THREADS>::accumulate(
-                &mut acc,
-                a_ring.split_at(s * a_stage).1,
-                b_ring.split_at(s * b_stage).1,
-                warp,
+            PackedTile::<BM, BN, MI, NI, THREADS>::accumulate_stage(
+                &mut acc, a_ring, b_ring, s, warp,
             )
         };
     }
@@ -459,34 +476,10 @@ macro_rules! mma_tma_configs {
     };
 }
 
-/// [`sgemm_mma_tma`] with [`Store`](super::epilogue::Store): the Hopper table's entry points.
-///
-/// # Safety
-/// As [`sgemm_mma_tma`].
-#[inline(always)]
-unsafe fn store_tma<
-    const BM: usize,
-    const BN: usize,
-    const MI: usize,
-    const NI: usize,
-    const STAGES: usize,
-    const THREADS: usize,
-    const GROUP: u32,
->(
-    amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32,
-) {
-    // SAFETY: forwarded.
-    unsafe {
-        sgemm_mma_tma::<BM, BN, MI, NI, STAGES, THREADS, GROUP, _>(
-            amap,
-            bmap,
-            out,
-            m,
-            n,
-            k,
-            super::epilogue::Store,
-        )
-    }
+with_store! {
+    /// [`sgemm_mma_tma`] with [`Store`](super::epilogue::Store): the Hopper table's entry
+    /// points.
+    store_tma = sgemm_mma_tma(amap: *const TensorMap, bmap: *const TensorMap)
 }
 
 /// The rows of the tiles a configuration fed by the tensor-memory accelerator copies, so
