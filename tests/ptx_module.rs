@@ -124,22 +124,45 @@ fn assert_describes<'a>(
     }
 }
 
-/// The same for the `sm_90a` module of the `hopper` feature: rung 14's table describes its
-/// entry points and nothing else, and the module targets `sm_90a` with PTX ISA 8.0 (which
-/// `wgmma` needs), while the main module keeps its portable target.
+/// The same for the `sm_90a` module of the `hopper` feature: rung 14's table and rung 15's
+/// TMA table describe its entry points and nothing else, and the module targets `sm_90a`
+/// with PTX ISA 8.0 (which `wgmma` needs), while the main module keeps its portable target
+/// and uses neither `wgmma` nor the tensor-memory accelerator.
 #[test]
-fn the_hopper_module_holds_rung_14_alone() {
-    use kernels_gpu_host::kernels_gpu::catalogue::hopper_specs;
+fn the_hopper_module_holds_rungs_14_and_15_on_tma_alone() {
+    use kernels_gpu_host::kernels_gpu::catalogue::{MMA_TMA, WGMMA, hopper_specs};
     use kernels_gpu_host::ptx::HOPPER_PTX;
     assert_describes(HOPPER_PTX, hopper_specs());
+    let body = |entry| kernels_gpu_host::ptx::entry_body(HOPPER_PTX, entry).unwrap();
+    for c in WGMMA {
+        assert_eq!(
+            body(c.spec.entry).matches("wgmma.mma_async").count(),
+            4,
+            "{}",
+            c.name
+        );
+    }
+    for c in MMA_TMA {
+        let b = body(c.spec.entry);
+        assert!(b.contains("cp.async.bulk.tensor.2d"), "{}", c.name);
+        assert!(b.contains("mma.sync.aligned.m16n8k8"), "{}", c.name);
+        assert!(
+            !b.contains("cp.async.cg"),
+            "{}: copies by its threads",
+            c.name
+        );
+    }
     for spec in hopper_specs() {
-        let body = kernels_gpu_host::ptx::entry_body(HOPPER_PTX, spec.entry).unwrap();
-        assert_eq!(body.matches("wgmma.mma_async").count(), 4, "{}", spec.entry);
-        assert!(!body.contains(".local"), "{}: local memory", spec.entry);
+        assert!(
+            !body(spec.entry).contains(".local"),
+            "{}: local memory",
+            spec.entry
+        );
     }
     assert!(HOPPER_PTX.contains(".target sm_90a"));
     assert!(HOPPER_PTX.contains(".version 8.0"));
     assert!(!KERNELS_PTX.contains("wgmma"));
+    assert!(!KERNELS_PTX.contains("cp.async.bulk"));
 }
 
 /// No barrier or full-mask warp collective of either module sits where the threads it

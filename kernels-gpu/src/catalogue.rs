@@ -5,14 +5,15 @@
 //! in [`crate::sgemm::blas::BLAS_CONFIGS`] and its BF16 rung in
 //! [`crate::sgemm::bf16::BF16_CONFIGS`] (one line each, generating the entry point too),
 //! its Hopper rung in [`crate::sgemm::wgmma::WGMMA_CONFIGS`] (another module: [`hopper_specs`]),
-//! its packed TF32 `mma.sync` rung in [`crate::sgemm::mma_packed::MMA_PACKED_CONFIGS`],
+//! its packed TF32 `mma.sync` rung in [`crate::sgemm::mma_packed::MMA_PACKED_CONFIGS`] (and,
+//! in the Hopper module too, [`crate::sgemm::mma_packed::MMA_TMA_CONFIGS`]),
 //! the lecture's kernels in [`LECTURE`], the reductions in [`REDUCE`] and the sliding
 //! averages in [`SLIDING`], whose rows point at their entry points so that they cannot drift
 //! apart.
 
 pub use crate::sgemm::bf16::{BF16_CONFIGS as BF16, Bf16Config};
 pub use crate::sgemm::blas::{BLAS_CONFIGS as BLAS, BlasConfig};
-pub use crate::sgemm::mma_packed::MMA_PACKED_CONFIGS as MMA_PACKED;
+pub use crate::sgemm::mma_packed::{MMA_PACKED_CONFIGS as MMA_PACKED, MMA_TMA_CONFIGS as MMA_TMA};
 pub use crate::sgemm::repack::PackedConfig;
 pub use crate::sgemm::wgmma::WGMMA_CONFIGS as WGMMA;
 pub use crate::sgemm::{CONFIGS as SGEMM, SgemmConfig};
@@ -255,8 +256,9 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
 }
 
 /// Every entry point of the second module, the `hopper` feature's, built for `sm_90a`
-/// (rung 14's `wgmma` configurations, [`WGMMA`]): a host loads that module on a GPU of
-/// compute capability 9.0 only.
+/// (rung 14's `wgmma` configurations, [`WGMMA`], and rung 15's fed by the tensor-memory
+/// accelerator, [`MMA_TMA`]): a host loads that module on a GPU of compute capability 9.0
+/// only.
 pub fn hopper_specs() -> impl Iterator<Item = &'static KernelSpec> {
-    WGMMA.iter().map(|c| &c.spec)
+    WGMMA.iter().chain(MMA_TMA).map(|c| &c.spec)
 }
