@@ -198,6 +198,26 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
             assert!(out[8000 - window + 1].is_finite());
         }
     }
+    // Non-finite values only in the whole tiles of a far window: the last tile's own inputs
+    // and halo are finite (its scans see only finite values), and the counts that come with
+    // the whole tiles' aggregates decide each of its means (outputs 3·tile - (window - 1) ..
+    // n - (window - 1)).
+    let mut a = signed(&mut Rng::new(6), 3 * tile + 700);
+    let window = 2 * tile + 1;
+    let (first, last) = (3 * tile - (window - 1), a.len() - window);
+    a[5000] = f32::INFINITY;
+    a[9000] = f32::INFINITY;
+    let out = sim
+        .sliding_average(SlidingKernel::Scan, &a, window)
+        .unwrap();
+    assert!(sliding::within_bound(SlidingKernel::Scan, &out, &a, window));
+    assert!(out[first..=last].iter().all(|&o| o == f32::INFINITY));
+    a[9000] = f32::NEG_INFINITY;
+    let out = sim
+        .sliding_average(SlidingKernel::Scan, &a, window)
+        .unwrap();
+    assert!(sliding::within_bound(SlidingKernel::Scan, &out, &a, window));
+    assert!(out[first..=last].iter().all(|o| o.is_nan()));
     // A window past FAR_TILES whole tiles (the look-back), against the reference, which
     // has the non-finite means where they belong (`within_bound` compares them exactly).
     let window = scan::FAR_WINDOW as usize + 1;

@@ -89,6 +89,30 @@
 //! at the scans' barrier. So what bounds a block is its slowest warp's way to each
 //! barrier, not the instructions the SM issues.
 //!
+//! Where the far path's time goes, from builds that compute wrong means on purpose (an
+//! H100, 2^28 values, the CLI's median of 20, two rounds in one device run; this build at
+//! 70.6% of copy at window 100,000 and 71.2–71.4% at 4,097): without warp 0's reads of the
+//! aggregates (their sum taken as zero, its barrier kept), 77.3–77.4% and 80.5–80.6%;
+//! without that barrier too, 77.7% and 81.8–81.9%; without the aggregate at all (no sum of
+//! `a[p]`, no barrier, no fold, nothing published), 86.4–86.5% and 86.8–86.9%; and without
+//! the ticket as well, 87.4% and 89.0%. So the aggregates cost about 16 points at window
+//! 100,000: about 9 to publish (a sum, a barrier and a fold that the halo path does not
+//! have) and 7 to wait for. The wait is not the L2 round trip alone: at window 4,097 the one
+//! aggregate a block adds is that of tile `b - 1`, whose block started just before, and
+//! waiting for it costs 9 points; that block is often still loading its own tile.
+//!
+//! A build that spread both costs over the warps was slower. Each warp published the sum of
+//! its run of `a[p]` in a record of its own (no barrier, no fold); each warp read its share
+//! of the far tiles' records as its means pass began and waited for them only after it;
+//! the means pass staged f64 running sums over the inputs it had read (4 KiB more shared
+//! memory); and the store pass added the far tiles' sum, scaled and converted, the barrier
+//! before the stores covering both. It was correct (`gpu_vector`'s sliding tests, the
+//! CLI's full checks at seven windows, compute-sanitizer's four tools), but against this
+//! build in the same runs it ran at 69.1% against 70.7% at window 100,000 and 72.0% against
+//! 71.2–71.3% at 4,097, the halo path within 0.4 point; without its reads of the records (a wrong
+//! result), at 75.6% and 74.8%. The records, the staged f64 sums and the folds cost more
+//! than the barrier they replaced, and the wait remained.
+//!
 //! # Order and progress
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
