@@ -198,10 +198,11 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
             assert!(out[8000 - window + 1].is_finite());
         }
     }
-    // Non-finite values only in the whole tiles of a far window: the last tile's own inputs
-    // and halo are finite (its scans see only finite values), and the counts that come with
-    // the whole tiles' aggregates decide each of its means (outputs 3·tile - (window - 1) ..
-    // n - (window - 1)).
+    // Non-finite values only in the whole tiles of a far window (one in each of tiles 1 and
+    // 2, outside the last tile's `a[p - window]`, positions tile - 1 .. tile + 699): the last
+    // tile's own inputs and halo are finite (its scans see only finite values), and the
+    // counts that come with the whole tiles' aggregates decide each of its means (outputs
+    // 3·tile - (window - 1) .. n - (window - 1)).
     let mut a = signed(&mut Rng::new(6), 3 * tile + 700);
     let window = 2 * tile + 1;
     let (first, last) = (3 * tile - (window - 1), a.len() - window);

@@ -108,10 +108,10 @@
 //! memory); and the store pass added the far tiles' sum, scaled and converted, the barrier
 //! before the stores covering both. It was correct (`gpu_vector`'s sliding tests, the
 //! CLI's full checks at seven windows, compute-sanitizer's four tools), but against this
-//! build in the same runs it ran at 69.1% against 70.7% at window 100,000 and 72.0% against
-//! 71.2–71.3% at 4,097, the halo path within 0.4 point; without its reads of the records (a wrong
-//! result), at 75.6% and 74.8%. The records, the staged f64 sums and the folds cost more
-//! than the barrier they replaced, and the wait remained.
+//! build in the same runs it ran at 69.1% against 70.7% at window 100,000 and 72.0%
+//! against 71.2–71.3% at 4,097, the halo path within 0.4 point; without its reads of the
+//! records (a wrong result), at 75.6% and 74.8%. The records, the staged f64 sums and the
+//! folds cost more than the barrier they replaced, and the wait remained.
 //!
 //! # Order and progress
 //!
