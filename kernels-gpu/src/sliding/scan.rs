@@ -113,6 +113,28 @@
 //! records (a wrong result), at 75.6% and 74.8%. The records, the staged f64 sums and the
 //! folds cost more than the barrier they replaced, and the wait remained.
 //!
+//! A persistent grid that published every aggregate a whole step before anyone waited for
+//! it was slower still. Its blocks (two per SM, 264 on an H100: three stages of both
+//! streams fill a block's 108 KiB) took tickets one step ahead; in each step a block
+//! scanned its newest tile and published that tile's aggregate after the scans' barrier,
+//! then produced the means of the tile it had scanned the step before, whose far tiles'
+//! aggregates had been published a step earlier, and meanwhile its next tile was being
+//! copied: no barrier beyond the one-tile block's three, and no wait. It was correct
+//! (`gpu_vector`'s 39 sliding tests, the CLI's full checks at nine windows,
+//! compute-sanitizer's four tools), and slow: on an H100 (2^28 values, the CLI's median of
+//! 20, this build in the same runs at 70.5–70.9% and 71.2–71.4%) it ran at 45.5% at window
+//! 100,000 and 52.2% at 4,097; 47.2–47.4% and 48.2–48.3% with the ticket's atomic and the
+//! first reads of the aggregates overlapped with the step's passes; 45.5% and 51.8% without
+//! any reads of the aggregates (a wrong result); 35.2% and 39.3% with 512-thread blocks of
+//! 8 positions per thread (64 registers, 976 bytes of spills); the same with the
+//! shared-memory carveout set to its maximum. Nsight Compute (2^26 values, window 100,000)
+//! says why: two blocks of eight warps leave each scheduler 4 warps, against 7.6 for the
+//! one-tile blocks, and both kernels are bound by latency (10.8 cycles per issued
+//! instruction, 0.52 eligible warps and 0.37 instructions issued per cycle and scheduler,
+//! against 15.6, 1.09 and 0.49); 128 registers per thread still spilled, 12 times the
+//! one-tile blocks' local-memory requests. The four one-tile blocks per SM hide the passes'
+//! latencies; a pipeline that holds three tiles per block cannot have as many.
+//!
 //! # Order and progress
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
