@@ -135,10 +135,10 @@
 //! compute-sanitizer's four tools), and slow: on an H100 (2^28 values, the CLI's median of
 //! 20, this build in the same runs at 70.5–70.9% and 71.2–71.4%) it ran at 45.5% at window
 //! 100,000 and 52.2% at 4,097; 47.2–47.4% and 48.2–48.3% with the ticket's atomic and the
-//! first reads of the aggregates overlapped with the step's passes; 45.5% and 51.8% without
-//! any reads of the aggregates (a wrong result); 35.2% and 39.3% with 512-thread blocks of
-//! 8 positions per thread (64 registers, 976 bytes of spills); the same with the
-//! shared-memory carveout set to its maximum. Nsight Compute (2^26 values, window 100,000)
+//! first reads of the aggregates overlapped with the step's passes (unchanged with the
+//! shared-memory carveout set to its maximum); 45.5% and 51.8% without any reads of the
+//! aggregates (a wrong result); 35.2% and 39.3% with 512-thread blocks of 8 positions per
+//! thread (64 registers, 976 bytes of spills). Nsight Compute (2^26 values, window 100,000)
 //! says why: two blocks of eight warps leave each scheduler 4 warps, against 7.6 for the
 //! one-tile blocks, and both kernels are bound by latency (10.8 cycles per issued
 //! instruction, 0.52 eligible warps and 0.37 instructions issued per cycle and scheduler,
