@@ -146,6 +146,44 @@
 //! one-tile blocks' local-memory requests. The four one-tile blocks per SM hide the passes'
 //! latencies; a pipeline that holds three tiles per block cannot have as many.
 //!
+//! What bounds a far block is the latency along its chain of barriers, not the instructions
+//! it issues. Nsight Compute's per-instruction counts (an H100, 2^26 values) give this build
+//! 57.5 thread instructions per value at window 100,000 against 46.1 at 1,024. Per thread of 16
+//! positions at 100,000: 119 for the ticket and staging, 251 for the scan's pass and the
+//! aggregate, 131 for the warp scans, 143 for the folds and the read of the far aggregates,
+//! 144 for the means and 131 for the stores. The largest stalls are the copies' wait (11% of
+//! the samples) and the barrier behind warp 0's read of the far aggregates (9%). Measured and
+//! left out, each against this build (or the build named beside it) in the same H100 runs
+//! (2^28 values, the CLI's median of 20, two rounds):
+//! - Warp 0 alone folding the totals and halos and writing every warp's base, with the halo
+//!   summed in a strided loop instead of the scan's pass: 50.1 instructions per value, but
+//!   63.6% against 70.6–70.7% at window 100,000 and 85.9% against 88.6% at 1,024. Warp 0's
+//!   serial folds became the chain: 21% of the samples sat at the barrier after them.
+//! - Reading the far aggregates early into registers: 63.0% (warp 0, after it publishes),
+//!   58.0% and 58.6% (every warp, before the totals' barrier or after the publish barrier),
+//!   against 70.7%. The held registers pushed the passes into spills.
+//! - 20 positions per thread (five 16-byte words, conflict-free without gaps, 41 KiB):
+//!   25–31% at every window. ptxas kept the scan pass's loaded words and their conversions in
+//!   local memory.
+//! - Publishing the aggregate at the staging barrier: each thread sums the 16 `a[p]` its own
+//!   copies brought in (visible to it after its own wait, with no barrier), its warp's sum goes
+//!   to shared memory before the staging barrier, and warp 0 publishes the tile's aggregate
+//!   right after that barrier. So the publish barrier goes, and the aggregate is published a
+//!   whole scan pass earlier. As built, ptxas kept the scan pass's words for the rare
+//!   non-finite pass, which reads them again (113 64-bit local stores in the entry, ptxas
+//!   12.9, where this build has none): 33%. With that pass reading its words through
+//!   `ld.volatile.shared`, which ended those spills, it ran at 71.1% at window 100,000 and
+//!   72.6% at 4,097 (70.5% and 73.3% for the volatile reads alone). With warp 0 also fetching
+//!   the far aggregates' heads into shared memory with `cp.async` just before the totals'
+//!   barrier: 73.0–73.1% against 70.5–70.6% at 100,000 and 76.3% against 71.0–71.2% at 4,097;
+//!   with a register read there instead, 71.0% and 73.4%. Left out because:
+//!   - it is 12 points short of 85%;
+//!   - the volatile reads cost the halo path 0.8–1.3 points (87.1, 84.4–84.5, 87.0 and
+//!     87.2–87.3% against 87.9, 85.2–85.3, 88.3 and 88.4–88.5% at windows 2, 16, 64 and
+//!     1,024), unless they are confined to the far bodies;
+//!   - its `cp.async` read of a head that another SM may be writing is a weak read, which
+//!     relies on aligned 8-byte reads being single-copy atomic.
+//!
 //! # Order and progress
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
