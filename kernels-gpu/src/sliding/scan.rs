@@ -178,9 +178,13 @@
 //!   barrier: 73.0–73.1% against 70.5–70.6% at 100,000 and 76.3% against 71.0–71.2% at 4,097;
 //!   with a register read there instead, 71.0% and 73.4%. Left out because:
 //!   - it is 12 points short of 85%;
-//!   - the volatile reads cost the halo path 0.8–1.3 points (87.1, 84.4–84.5, 87.0 and
-//!     87.2–87.3% against 87.9, 85.2–85.3, 88.3 and 88.4–88.5% at windows 2, 16, 64 and
-//!     1,024), unless they are confined to the far bodies;
+//!   - it costs the halo path points: 87.1, 84.4–84.5, 87.0 and 87.2–87.3% against 87.9,
+//!     85.2–85.3, 88.3 and 88.4–88.5% at windows 2, 16, 64 and 1,024. With the volatile reads
+//!     confined to the far bodies (73.2–73.3% and 76.3% there, against 70.5–70.6% and
+//!     71.2–71.3%), the halo bodies' code still changed shape and lost 0.5–2.5 points (85.4,
+//!     84.9, 87.7 and 87.8–87.9% against 87.9–88.0, 85.3–85.4, 88.3–88.4 and 88.5–88.6%);
+//!   - compute-sanitizer's synccheck reported its warp-0 branch around the fetch, just before
+//!     a barrier (780 errors at window 12,001);
 //!   - its `cp.async` read of a head that another SM may be writing is a weak read, which
 //!     relies on aligned 8-byte reads being single-copy atomic.
 //!
