@@ -178,7 +178,7 @@
 //!   barrier: 73.0–73.1% against 70.5–70.6% at 100,000 and 76.3% against 71.0–71.2% at 4,097;
 //!   with a register read there instead, 71.0% and 73.4%. Left out because:
 //!   - it is 12 points short of 85%;
-//!   - it costs the halo path points: 87.1, 84.4–84.5, 87.0 and 87.2–87.3% against 87.9,
+//!   - it costs the halo path 0.8–1.5 points: 86.5, 84.4, 86.8 and 87.0–87.1% against 87.9,
 //!     85.2–85.3, 88.3 and 88.4–88.5% at windows 2, 16, 64 and 1,024. With the volatile reads
 //!     confined to the far bodies (73.2–73.3% and 76.3% there, against 70.5–70.6% and
 //!     71.2–71.3%), the halo bodies' code still changed shape and lost 0.5–2.5 points (85.4,
