@@ -161,7 +161,11 @@
 //!   serial folds became the chain: 21% of the samples sat at the barrier after them.
 //! - Reading the far aggregates early into registers: 63.0% (warp 0, after it publishes),
 //!   58.0% and 58.6% (every warp, before the totals' barrier or after the publish barrier),
-//!   against 70.7%. The held registers pushed the passes into spills.
+//!   against 70.7%. The held registers pushed the passes into spills. Fetched into shared
+//!   memory with `cp.async` instead, by warp 0 after it publishes or just before the
+//!   totals' barrier: 64.2% and 66.6% (against 70.6–70.7%), and 67.2% for the second with the
+//!   volatile reads below (against 70.6% for those alone); after the earlier publish below,
+//!   the same fetch gained.
 //! - 20 positions per thread (five 16-byte words, conflict-free without gaps, 41 KiB):
 //!   25–31% at every window. ptxas kept the scan pass's loaded words and their conversions in
 //!   local memory.
