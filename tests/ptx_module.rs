@@ -184,3 +184,11 @@ fn no_collective_sits_under_a_divergent_branch() {
         report.join("\n")
     );
 }
+
+#[test]
+fn every_sliding_scan_body_asks_l2_for_the_tile_ahead() {
+    // One body per shift of `a[p - window]` (4) and per path (halo, far, chained), each
+    // with its prefetch of the tile `scan::L2_AHEAD` tiles on (see that constant).
+    let prefetches = body("sliding_scan").matches("prefetch.global.L2").count();
+    assert_eq!(prefetches, 4 * 3, "sliding_scan prefetches");
+}

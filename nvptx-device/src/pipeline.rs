@@ -1,5 +1,6 @@
 //! Asynchronous global → shared copies (`cp.async`, sm_80+), as CUDA C's
-//! `__pipeline_memcpy_async` / `__pipeline_commit` / `__pipeline_wait_prior`.
+//! `__pipeline_memcpy_async` / `__pipeline_commit` / `__pipeline_wait_prior`, and the L2
+//! prefetch hint ([`prefetch_l2`]).
 //!
 //! A thread issues copies with [`cp_async_16`], closes the ones issued since the last close
 //! into a *group* with [`commit_group`], and with [`wait_group::<N>`](wait_group) waits until
@@ -159,4 +160,24 @@ pub fn wait_group_n(n: u32) {
         7 => wait_group::<7>(),
         _ => wait_group::<0>(),
     }
+}
+
+/// Asks L2 to fetch the line holding `src` (`prefetch.global.L2 [src];`): a hint that
+/// nothing waits for and that reads nothing into the thread, so that a later read of that
+/// line, by any SM, finds it in L2. Kernels whose blocks are too few per SM to keep DRAM
+/// busy (the sliding scan) ask for the data a later block will read. In the simulator it
+/// does nothing.
+///
+/// # Safety
+/// `src` points into a global allocation.
+#[inline(always)]
+pub unsafe fn prefetch_l2<T>(src: *const T) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a hint about a global address the caller vouches for.
+    unsafe {
+        core::arch::asm!("prefetch.global.L2 [{s}];", s = in(reg64) src,
+                         options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = src;
 }

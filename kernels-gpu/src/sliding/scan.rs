@@ -32,9 +32,11 @@
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
 //! publishes nothing, never looks back and reads no state ([`reads_state`]); its blocks are
 //! independent, each takes the tile of its block index, and the result is the same every
-//! run. On an H100 (2^28 values, the CLI's median of 20; three runs within 0.2 point) this
-//! runs at 88.0, 85.4, 88.4 and 88.5% of device-copy bandwidth at windows 2, 16, 64 and 1,024.
-//! In another device run, the build before the leaner warp scans and folds (`warp_scan`,
+//! run. On an H100 (2^28 values, the CLI's median of 20, two rounds in one device run) this
+//! runs at 94.5–94.6, 91.1, 94.1 and 94.0–94.1% of device-copy bandwidth at windows 2, 16, 64
+//! and 1,024, with each block asking L2 for a tile [`L2_AHEAD`] tiles on while its own copies
+//! are in flight; without that prefetch (every figure in this section below), at 88.0, 85.4,
+//! 88.4 and 88.5% (three runs within 0.2 point). In another device run, the build before the leaner warp scans and folds (`warp_scan`,
 //! `fold_warps`) ran at 86.2, 85.4, 87.1 and 86.1%, and the first build with them at 87.2,
 //! 85.0, 87.8 and 88.0%; that build differed from this one only in its far path, so how much
 //! a body's speed depends on the rest of the kernel's code is about half a point. Window 16
@@ -52,8 +54,9 @@
 //! differences, and publishes that aggregate before the warps' scans and anything it waits
 //! for; one warp then waits for the `f` aggregates it needs, one per lane, and adds them in
 //! a fixed order. No block's published value depends on another's, so nothing forms a
-//! chain, and the result is the same every run. On an H100 (2^28 values): 71.2–71.3% of copy
-//! at window 4,097, 70.6–70.7% at 100,000. A build that summed the aggregate in a pass of its
+//! chain, and the result is the same every run. On an H100 (2^28 values): 75.8–75.9% of copy
+//! at window 4,097 and 74.9% at 100,000 with the L2 prefetch ([`L2_AHEAD`]); 71.2–71.3% and
+//! 70.6–70.7% without it, as every build compared below was measured. A build that summed the aggregate in a pass of its
 //! own ran at 71.3% and 68.6% in the same runs; one that also had the earlier, costlier warp
 //! scans and folds, at 70.0% and 65.0% in another device run. On earlier builds (69.9% and
 //! 64.6%) the
@@ -192,6 +195,20 @@
 //!   - its `cp.async` read of a head that another SM may be writing is a weak read, which
 //!     relies on aligned 8-byte reads being single-copy atomic.
 //!
+//! With the L2 prefetch, one more design was measured and left out: tickets that run `LEAD`
+//! tiles ahead of their tiles. Ticket `k` summed tile `k`'s `a[p]` from global memory (an L2
+//! hit after the prefetch) and published that aggregate right after the staging barrier, then
+//! took tile `k - LEAD`, whose far tiles' aggregates had been published `LEAD` tickets
+//! earlier; warp 0 read their heads before the staging wait and added them before the totals'
+//! barrier, so the far path had the halo path's barriers and no pass of its own (`LEAD` more
+//! blocks, the first `LEAD` only summing). It was correct (the CLI's full checks at windows 2,
+//! 4,097, 100,000 and 135,168) and slow: against 74.8–74.9% (100,000) and 75.9–76.0% (4,097)
+//! for the prefetch alone in the same H100 runs, 56.3% and 57.6% with `LEAD` 128, 61.0% and
+//! 63.0% with 256, 58.4–58.5% and 59.8% with 512, 55.8–55.9% and 55.4–55.5% with 1,024. Not
+//! profiled; that more lead helped up to 256 says the waits for the aggregates remained. (Its
+//! first build left the rare non-finite passes' closures to LLVM, which did not inline them
+//! in the far bodies, and ran at 50.2–50.3%; the builds above had those passes out of line.)
+//!
 //! # Order and progress
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
@@ -248,7 +265,9 @@
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
 use nvptx_device::intrinsics::F32x4;
-use nvptx_device::pipeline::{commit_group, cp_async_16, cp_async_16_zfill, wait_group};
+use nvptx_device::pipeline::{
+    commit_group, cp_async_16, cp_async_16_zfill, prefetch_l2, wait_group,
+};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{block_idx_x, sync_threads, thread_idx_x};
@@ -312,6 +331,20 @@ pub const FAR_WINDOW: u32 = (FAR_TILES + 1) * TILE;
 pub const fn far_tiles(window: u32) -> u32 {
     (window - 1) / TILE
 }
+
+/// Tiles ahead of its own whose `a[p]` a block asks L2 for (`prefetch.global.L2`) while its
+/// copies are in flight, so that the block of that tile, which starts about as many blocks
+/// later, copies from L2 rather than DRAM: without it four blocks per SM keep too few bytes
+/// in flight to cover DRAM's latency. The DRAM traffic stays a copy's (each line is fetched
+/// once, and 256 tiles are 4 MiB of L2).
+///
+/// Measured on an H100 (2^28 values, the CLI's median of 20, two rounds in one device run),
+/// in % of device-copy bandwidth at windows 2, 16, 64, 1,024, 4,097 and 100,000: with no
+/// prefetch 87.9–88.0, 85.4, 88.4, 88.5–88.6, 71.2 and 70.5–70.7; 128 tiles ahead 93.3,
+/// 90.3–90.4, 92.9, 92.9–93.0, 75.9 and 75.0–75.1; 256 ahead 94.5–94.6, 91.1, 94.1,
+/// 94.0–94.1, 75.8–75.9 and 74.9; 512 ahead 93.2–93.3, 90.5, 93.1, 93.1, 74.8 and 74.5;
+/// 1,024 ahead 67–68, 61.4 and 60.3–60.4 (not profiled; 16 MiB ahead is a third of the L2).
+pub const L2_AHEAD: u32 = 256;
 
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
 /// registers per thread (ptxas spills in the rare non-finite passes at this bound).
@@ -1148,6 +1181,14 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
         unsafe { stage_edge_tile::<S>(new, old, a, n, s, old0) };
     }
     commit_group();
+    {
+        // The tile L2_AHEAD tiles on, asked of L2 while this tile's copies are in flight:
+        // 64 bytes apart per thread, so its whole 16 KiB. Clamped into `a` rather than
+        // branched around (a branch here moved the later passes' codegen into spills).
+        let ahead = ((b as u64 + L2_AHEAD as u64) * TILE as u64 + 16 * t as u64).min(n as u64 - 1);
+        // SAFETY: a float of `a` (n >= 1).
+        unsafe { prefetch_l2(a.wrapping_add(ahead as usize)) };
+    }
     wait_group::<0>();
     sync_threads();
 
