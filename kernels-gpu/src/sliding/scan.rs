@@ -36,8 +36,9 @@
 //! runs at 94.5–94.6, 91.1, 94.1 and 94.0–94.1% of device-copy bandwidth at windows 2, 16, 64
 //! and 1,024, with each block asking L2 for a tile [`L2_AHEAD`] tiles on while its own copies
 //! are in flight; without that prefetch (every figure in this section below), at 88.0, 85.4,
-//! 88.4 and 88.5% (three runs within 0.2 point). In another device run, the build before the leaner warp scans and folds (`warp_scan`,
-//! `fold_warps`) ran at 86.2, 85.4, 87.1 and 86.1%, and the first build with them at 87.2,
+//! 88.4 and 88.5% (three runs within 0.2 point). In another device run, the build before the
+//! leaner warp scans and folds (`warp_scan`, `fold_warps`) ran at 86.2, 85.4, 87.1 and
+//! 86.1%, and the first build with them at 87.2,
 //! 85.0, 87.8 and 88.0%; that build differed from this one only in its far path, so how much
 //! a body's speed depends on the rest of the kernel's code is about half a point. Window 16
 //! runs the same body as 64 and 1,024 yet is the slowest; not profiled further (its two
@@ -56,8 +57,8 @@
 //! a fixed order. No block's published value depends on another's, so nothing forms a
 //! chain, and the result is the same every run. On an H100 (2^28 values): 75.8–75.9% of copy
 //! at window 4,097 and 74.9% at 100,000 with the L2 prefetch ([`L2_AHEAD`]); 71.2–71.3% and
-//! 70.6–70.7% without it, as every build compared below was measured. A build that summed the aggregate in a pass of its
-//! own ran at 71.3% and 68.6% in the same runs; one that also had the earlier, costlier warp
+//! 70.6–70.7% without it, as every build compared below was measured. A build that summed
+//! the aggregate in a pass of its own ran at 71.3% and 68.6% in the same runs; one that also had the earlier, costlier warp
 //! scans and folds, at 70.0% and 65.0% in another device run. On earlier builds (69.9% and
 //! 64.6%) the
 //! aggregate's own pass and barrier cost about 12 points against the halo path (measured
