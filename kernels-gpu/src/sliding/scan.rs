@@ -1184,9 +1184,12 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     commit_group();
     {
         // The tile L2_AHEAD tiles on, asked of L2 while this tile's copies are in flight:
-        // 64 bytes apart per thread, so its whole 16 KiB. Clamped into `a` rather than
-        // branched around (a branch here moved the later passes' codegen into spills).
-        let ahead = ((b as u64 + L2_AHEAD as u64) * TILE as u64 + 16 * t as u64).min(n as u64 - 1);
+        // TILE / BLOCK floats (64 bytes) apart per thread, so the block covers the whole
+        // tile. Clamped into `a` rather than branched around (a branch here moved the later
+        // passes' codegen into spills).
+        let step = (TILE / BLOCK) as u64;
+        let ahead =
+            ((b as u64 + L2_AHEAD as u64) * TILE as u64 + step * t as u64).min(n as u64 - 1);
         // SAFETY: a float of `a` (n >= 1).
         unsafe { prefetch_l2(a.wrapping_add(ahead as usize)) };
     }
