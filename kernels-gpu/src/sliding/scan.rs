@@ -210,6 +210,35 @@
 //! first build left the rare non-finite passes' closures to LLVM, which did not inline them
 //! in the far bodies, and ran at 50.2–50.3%; the builds above had those passes out of line.)
 //!
+//! A third stage for the lead tile was slower still. Ticket `k` copied tile `k`'s `a[p]`
+//! with its own two streams into 18 KiB of dynamic shared memory (still four blocks per
+//! SM), summed it in a pass of its own before the scan's, and the last warp folded and
+//! published that aggregate after the totals' barrier while warp 0 read the far tiles'
+//! (published `LEAD` tickets earlier): no publish barrier, no wait after publishing. Each
+//! against 74.7–74.8% at window 100,000 and 75.8–75.9% at 4,097 for this build in the same
+//! H100 runs, with the L2 prefetch 256 tiles past the scanned tile: 59.7–59.8% and 62.5% with
+//! `LEAD` 16, 60.8–60.9% and 63.3% with 64, 69.4% and 69.7–69.8% with 256; prefetching past
+//! the lead tile instead, 70.4% and 70.9–71.0% with 256, 69.2% and 69.6–69.7% with 512.
+//! It was correct (the CLI's full checks at windows 2, 4,097, 8,193, 100,000, 100,001 and
+//! 135,168); with `LEAD` 64 the halo path moved by −0.9 to +0.3 points (93.6–93.7 and 94.3%
+//! against 94.5–94.6 and 94.0–94.2% at windows 2 and 1,024). Without any read of the far
+//! aggregates (a wrong result) it ran at only 72.8% and 72.2–72.3%: the third stream cost more
+//! than every wait.
+//!
+//! Nsight Compute (2^26 values) says why. L2 runs at 80% of its peak throughput on the
+//! halo path at window 1,024 (DRAM at 65%), 74% on this build's far path at 100,000 (DRAM
+//! 52%), and 77% for the third-stage build without reads (DRAM 49%). The kernel is close to
+//! what L2 delivers, so a design that moves more bytes through L2 (16 KiB more per tile
+//! here) loses more than it saves.
+//!
+//! Blocks that each walk a contiguous run of tiles, carrying the window sum from one tile to
+//! the next, would wait for no one, but were not built. Each block would read `a[p - window]`
+//! `window` places after it read the same value as `a[p]`. With an H100's 528 resident blocks
+//! walking at once, 528 × 400 KB = 211 MB pass through L2 between the two reads at window
+//! 100,000, about four times its capacity, so the second stream would come from DRAM.
+//! Besides, each run's first window, the `window` values before it, is an extra read: 10% of a
+//! copy's traffic with 528 runs.
+//!
 //! # Order and progress
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
