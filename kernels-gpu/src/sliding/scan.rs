@@ -194,7 +194,13 @@
 //!   - compute-sanitizer's synccheck reported its warp-0 branch around the fetch, just before
 //!     a barrier (780 errors at window 12,001);
 //!   - its `cp.async` read of a head that another SM may be writing is a weak read, which
-//!     relies on aligned 8-byte reads being single-copy atomic.
+//!     relies on aligned 8-byte reads being single-copy atomic;
+//!   - with the L2 prefetch it gains nothing at window 100,000. The build with the volatile
+//!     reads in the far bodies only, on top of this one, against this one in the same H100
+//!     run: 73.8% against 74.6% at 100,000 and 77.2–77.3% against 75.7–75.8% at 4,097; 91.7,
+//!     91.0–91.1, 94.4 and 94.4% against 94.4–94.5, 90.9, 93.9–94.0 and 93.9% at windows 2, 16,
+//!     64 and 1,024 (the CLI's full checks passed at windows 2, 4,097, 100,000, 100,001 and
+//!     135,168).
 //!
 //! With the L2 prefetch, one more design was measured and left out: tickets that run `LEAD`
 //! tiles ahead of their tiles. Ticket `k` summed tile `k`'s `a[p]` from global memory (an L2
