@@ -251,6 +251,17 @@
 //! 92.2–92.4% of copy at 2,048, 3,072, 4,000 and 4,096, against 75.9–76.0% at 4,097 in the
 //! same H100 run (94.0–94.1% at 1,024): the far path's streams cost about 2 points, its
 //! aggregates (the ticket, the sum, two barriers, the fold, the publish and the wait) 16.
+//! Two builds that compute wrong means on purpose split those 16, against this build at
+//! 74.8–74.9% (100,000) and 75.9% (4,097) in the same run: warp 0 publishing its own warp's
+//! sum as the tile's aggregate (no barrier, no fold), 77.0–77.3% and 80.1%; that and no
+//! read of the far aggregates either (no wait, no barrier), 83.7–83.8% and 88.2–88.3%. That
+//! last build runs at 88.0–88.2% at every window whose halo is one position (4,097, 8,193,
+//! 16,385, 32,769, 65,537 and 98,305), but at 82.8–82.9% with a halo of 2,048 positions
+//! (6,144), 83.7–83.8% with 1,696 (100,000) and 82.9–83.0% with 4,096 (102,400): with no
+//! wait, the warps that sum the halo (the first `halo / ITEMS` threads) hold every warp at
+//! the next barrier. This build barely notices the halo (74.9–75.0% at 98,305, 74.4–74.6%
+//! at 102,400): the wait hides it. So at window 100,000 a design that published for free
+//! and never waited would still be short of 85% unless its halo cost less too.
 //! Three more designs were measured against this build in the same H100 runs (2^28 values,
 //! the CLI's median of 20, two rounds) and left out; their diffs are kept outside the
 //! repository.
