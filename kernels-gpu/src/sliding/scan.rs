@@ -254,54 +254,56 @@
 //! Two builds that compute wrong means on purpose split those 16, against this build at
 //! 74.8–74.9% (100,000) and 75.9% (4,097) in the same run: warp 0 publishing its own warp's
 //! sum as the tile's aggregate (no barrier, no fold), 77.0–77.3% and 80.1%; that and no
-//! read of the far aggregates either (no wait, no barrier), 83.7–83.8% and 88.2–88.3%. That
-//! last build runs at 88.0–88.2% at every window whose halo is one position (4,097, 8,193,
-//! 16,385, 32,769, 65,537 and 98,305), but at 82.8–82.9% with a halo of 2,048 positions
-//! (6,144), 83.7–83.8% with 1,696 (100,000) and 82.9–83.0% with 4,096 (102,400): with no
-//! wait, the warps that sum the halo (the first `halo / ITEMS` threads) hold every warp at
-//! the next barrier. This build barely notices the halo (74.9–75.0% at 98,305, 74.4–74.6%
-//! at 102,400): the wait hides it. So at window 100,000 a design that published for free
-//! and never waited would still be short of 85% unless its halo cost less too.
-//! Three more designs were measured against this build in the same H100 runs (2^28 values,
-//! the CLI's median of 20, two rounds) and left out; their diffs are kept outside the
-//! repository.
+//! read of the far aggregates either (no wait, no barrier), 83.7–83.8% and 88.2–88.3%. In
+//! another run that last build ran at 88.0–88.2% at every window whose halo is one position
+//! (4,097, 8,193, 16,385, 32,769, 65,537 and 98,305), but at 82.8–82.9% with a halo of
+//! 2,048 positions (6,144), 83.7–83.8% with 1,696 (100,000) and 82.9–83.0% with 4,096
+//! (102,400): with no wait, the warps that sum the halo (the first `halo / ITEMS` threads)
+//! hold every warp at the next barrier. This build barely notices the halo (74.9–75.0% at
+//! 98,305, 74.4–74.6% at 102,400, same run): the wait hides it. So at window 100,000 a
+//! design that published for free and never waited would still be short of 85% unless its
+//! halo cost less too. Three more designs were measured against this build in the same H100
+//! runs (2^28 values, the CLI's median of 20, two rounds) and left out; their diffs are
+//! kept outside the repository.
 //!
-//! - **A thread-block cluster per run of tiles (`sm_90`).** The staged `a[p - window]` of
-//!   a cluster of `C` consecutive tiles cover `C` tiles of positions, so where
-//!   `window <= C·TILE` the window before the cluster's first tile is the sum of its first
-//!   blocks' staged halos, and the window before tile `j` adds the differences' totals of
-//!   tiles `0..j`. Each block wrote its halo and total to its shared memory; after a cluster
+//! - **A thread-block cluster per run of tiles (`sm_90`).** The staged `a[p - window]` of a
+//!   cluster of `C` consecutive tiles cover `C` tiles of positions, so where `window <=
+//!   C·TILE` the window before the cluster's first tile is the sum of its first blocks'
+//!   staged halos, and the window before tile `j` adds the differences' totals of tiles
+//!   `0..j`. Each block wrote its halo and total to its shared memory; after a cluster
 //!   barrier every warp read the cluster's records through distributed shared memory
 //!   (`mapa`, `ld.shared::cluster`) and scanned them: no ticket, no state, no wait for any
 //!   other cluster. Window 100,000 needs `C·TILE >= 100,000`: 16 blocks of 512 threads
-//!   (8,192 positions, two per SM, the stages in dynamic shared memory). It was correct (the
-//!   CLI's full checks at windows 4,097, 8,193, 65,537, 100,000, 100,001 and 131,072;
+//!   (8,192 positions, two per SM, the stages in dynamic shared memory). It was correct
+//!   (the CLI's full checks at windows 4,097, 8,193, 65,537, 100,000, 100,001 and 131,072;
 //!   memcheck and synccheck clean) and slow: 23.7% at 100,000, 33.9% at 4,097 and 21.9% at
-//!   131,072. Smaller clusters and blocks, at the windows each covers, in % of copy at
-//!   window 1,024 (this build 94.0%): one block of 256 threads per cluster 75.0, four 65.8,
-//!   sixteen 40.3; of 512 threads, one 66.6, four 56.7, eight 50.7. Even a cluster of one
-//!   costs 19 points (`ptxas` lowers the barrier's release to `MEMBAR.ALL.GPU` and its
-//!   acquire to an L1 invalidation, twice per block), and each larger cluster more: its
-//!   blocks start, wait and leave together, so their loads no longer overlap other blocks'
-//!   passes. (A first build signalled the cluster barrier before the values its remote reads
-//!   returned were used, and its launches failed; signalling after their use fixed it.)
-//! - **Tiles of 8,192 positions**: 32 per thread, three blocks per SM, the stages in dynamic
-//!   shared memory, the rare non-finite passes reading through `ld.volatile.shared` (without
-//!   that, `ptxas` kept the scan pass's words for them: 669 64-bit local stores at 80
-//!   registers). Correct (full checks at windows 2, 8,193, 100,000 and 100,001); 75.2–75.3%
-//!   against 74.7–74.8% at 100,000 and 75.8–75.9% against 75.4–75.5% at 8,193, but 88.3–88.4%
-//!   against 94.5% at window 2 and 91.5–91.6% against 94.1% at 1,024. Half as many
-//!   aggregates per value, and the far path did not gain: what it pays is not a fixed cost
-//!   per block.
+//!   131,072. At window 1,024 (this build 94.0%), with smaller clusters and blocks: one
+//!   block of 256 threads per cluster 75.0%, four 65.8%, sixteen 40.3%; of 512 threads, one
+//!   66.6%, four 56.7%, eight 50.7%. Even a cluster of one ran 19 points below this build
+//!   (`ptxas` lowers the cluster barrier's release to `MEMBAR.ALL.GPU` and its acquire to
+//!   an L1 invalidation, twice per block, besides the records' reads and scans), and each
+//!   larger cluster lost more: its blocks start, wait and leave together, so their loads no
+//!   longer overlap other blocks' passes. (A first build signalled the cluster barrier
+//!   before the values its remote reads returned were used, and its launches failed;
+//!   signalling after their use fixed it.)
+//! - **Tiles of 8,192 positions**: 32 per thread, three blocks per SM, the stages in
+//!   dynamic shared memory, the rare non-finite passes reading through `ld.volatile.shared`
+//!   (without that, `ptxas` kept the scan pass's words for them: 669 64-bit local stores at
+//!   80 registers). Correct (full checks at windows 2, 8,193, 100,000 and 100,001);
+//!   75.2–75.3% against 74.7–74.8% at 100,000 and 75.8–75.9% against 75.4–75.5% at 8,193,
+//!   but 88.3–88.4% against 94.5% at window 2 and 91.5–91.6% against 94.1% at 1,024. Half
+//!   as many aggregates per value, and the far path did not gain: what it pays is not a
+//!   fixed cost per block.
 //! - **Fewer instructions per position.** Each thread summed all its `a[p - window]` (no
 //!   test per position for the halo), the tile's aggregate came from that sum and the
 //!   differences' (no sum of `a[p]`), the one thread holding part of the halo summed that
 //!   part again in a loop of its own, and on the far path only warp 0 folded the halo. No
 //!   local stores; correct (full checks at eleven windows from 2 to 135,169); slower
-//!   everywhere: 73.1% against 74.7–74.8% at 100,000, 73.9% against 75.8–75.9% at 4,097, and
-//!   92.3, 90.4, 93.5–93.6 and 93.4% against 94.6, 91.0–91.1, 94.0–94.1 and 94.1–94.2% at windows
-//!   2, 16, 64 and 1,024. The one thread's loop holds its warp, and every warp waits for that
-//!   one at the next barrier.
+//!   everywhere: 73.1% against 74.7–74.8% at 100,000, 73.9% against 75.8–75.9% at 4,097,
+//!   and 92.3, 90.4, 93.5–93.6 and 93.4% against 94.6, 91.0–91.1, 94.0–94.1 and 94.1–94.2%
+//!   at windows 2, 16, 64 and 1,024. Not profiled: at 4,097, where the one thread's loop
+//!   runs once, it lost 2 points too, so that loop is not all of it; warp 0 folding the
+//!   halo before its wait lengthens the path every warp waits for at the barrier after it.
 //!
 //! # Order and progress
 //!
