@@ -262,9 +262,11 @@
 //! hold every warp at the next barrier. This build barely notices the halo (74.9–75.0% at
 //! 98,305, 74.4–74.6% at 102,400, same run): the wait hides it. So at window 100,000 a
 //! design that published for free and never waited would still be short of 85% unless its
-//! halo cost less too. Three more designs were measured against this build in the same H100
-//! runs (2^28 values, the CLI's median of 20, two rounds) and left out; their diffs are
-//! kept outside the repository.
+//! halo cost less too.
+//!
+//! Three more designs were measured against this build in the same H100 runs (2^28 values,
+//! the CLI's median of 20, two rounds; one round for the smaller clusters) and left out;
+//! their diffs are kept outside the repository.
 //!
 //! - **A thread-block cluster per run of tiles (`sm_90`).** The staged `a[p - window]` of a
 //!   cluster of `C` consecutive tiles cover `C` tiles of positions, so where `window <=
