@@ -307,6 +307,44 @@
 //!   runs once, it lost 2 points too, so that loop is not all of it; warp 0 folding the
 //!   halo before its wait lengthens the path every warp waits for at the barrier after it.
 //!
+//! Two more, measured the same way against this build (its figures beside theirs) and left
+//! out; their diffs too are kept outside the repository.
+//!
+//! - **Blocks that walk down rows of `window` positions (a persistent grid).** Laid out as
+//!   rows of `window` positions, the window ending at `p = r·window + c` is row `r − 1`'s
+//!   columns after `c` and row `r`'s up to `c`, so `a[p − window]` is the same column one
+//!   row up. Each block took a run of columns of a band of consecutive rows and walked down
+//!   them, keeping the row above in shared memory, so `a[p − window]` never came back from
+//!   L2; it scanned each row one row ahead of producing its means and published its
+//!   tile's sum then. The window before its tile is its own tile one row up, the tiles to
+//!   its right one row up and those to its left in its row, published two rows and one row
+//!   earlier. The grid was a whole number of bands of `window.div_ceil(TILE)` blocks, all
+//!   resident at once (the occupancy calculator's count; blocks wait for blocks after
+//!   them, so a launch that could not be resident whole would need a cooperative launch's
+//!   guarantee): no ticket. It was correct (the CLI's full checks at seven windows from
+//!   4,100 to 196,608, multiples of 4 only) and slow. At windows 100,000 and 8,192, against
+//!   74.6–74.9% and 75.1–75.4% for this build:
+//!   - four stages (the row above, the row, the next row, one in flight; 72 KiB, three
+//!     blocks per SM at 80 registers): 58.7% and 61.1–61.2%;
+//!   - 3,072 columns per block in four unpadded 12 KiB stages (four blocks per SM at 64
+//!     registers): 51.8–52.0% and 47.8%;
+//!   - three stages (four blocks per SM; the next row copied one iteration ahead, asked of
+//!     L2 two rows ahead): 50.5–50.6% and 53.0–53.1%, and 58.0–58.1% and 57.6–57.7% without
+//!     any read of other blocks' sums (a wrong result). A four-stage build with the same L2
+//!     requests ran at 53.5–53.6% and 56.6–56.7%, and without the reads at 61.9–62.0% and
+//!     61.7–61.8%.
+//!
+//!   So even free of every wait the walkers stay below this build. Nsight Compute (2^26
+//!   values, window 100,000): the first build issued about as many instructions as this
+//!   one, at 0.41 per cycle and scheduler against 0.50, with 5.6 active warps per scheduler
+//!   against 7.6. A walking block runs its passes back to back, and three such blocks per
+//!   SM are too few warps to hide the passes' latencies; a fourth needs the fourth stage's
+//!   shared memory, which the slack behind the published sums depends on.
+//! - **Blocks of 128 threads** (2,048 positions, eight blocks per SM, the far aggregates
+//!   two per lane): correct (full checks at windows 2, 4,097 and 100,000), but `ptxas`
+//!   kept 362 64-bit spills in the entry at 64 registers: 33.1% and 32.1% at windows 2 and
+//!   1,024, 24.0% and 25.5% at 4,097 and 100,000, against 94.6%, 94.1%, 75.9% and 74.7%.
+//!
 //! # Order and progress
 //!
 //! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
