@@ -307,7 +307,7 @@
 //!   runs once, it lost 2 points too, so that loop is not all of it; warp 0 folding the
 //!   halo before its wait lengthens the path every warp waits for at the barrier after it.
 //!
-//! Two more, measured the same way against this build (its figures beside theirs) and left
+//! Three more, measured the same way against this build (its figures beside theirs) and left
 //! out; their diffs too are kept outside the repository.
 //!
 //! - **Blocks that walk down rows of `window` positions (a persistent grid).** Laid out as
@@ -344,6 +344,29 @@
 //!   two per lane): correct (full checks at windows 2, 4,097 and 100,000), but `ptxas`
 //!   kept 362 64-bit spills in the entry at 64 registers: 33.1% and 32.1% at windows 2 and
 //!   1,024, 24.0% and 25.5% at 4,097 and 100,000, against 94.6%, 94.1%, 75.9% and 74.7%.
+//! - **Tickets interleaved over `D` segments of tiles**, so that the tile before a block's
+//!   own was taken `D` tickets earlier: ticket `k` took tile `(k mod D)·tiles/D + k/D`. A
+//!   segment's first tiles would need the window reaching into the segment before, taken
+//!   last, summed apart; the builds measured took it as zero there (a wrong result at those
+//!   tiles only).
+//!   - The chained look-back at every window past a tile (each tile publishes the total of
+//!     its differences, then its window sum): 62.2, 65.9, 68.2 and 60.8% at window 100,000
+//!     with `D` = 1, 4, 16 and 64, and 61.4, 66.3–66.4, 71.0 and 76.0–76.1% at 4,097,
+//!     against 74.8–74.9% and 75.9–76.0%. At 135,169, where this build takes the chained
+//!     look-back too (61.7–61.8%): 61.8–61.9, 66.2, 65.3 and 59.3–59.4%.
+//!   - This build's far path without a halo: each tile published, besides its aggregate,
+//!     the sum of its last `window - f·TILE` positions, and the window before tile `b`
+//!     added that sum of tile `b - f - 1` to the `f` aggregates. Both were published after
+//!     the totals' barrier (no barrier of their own); `ptxas` kept 15 64-bit spills.
+//!     Correct with `D` = 1 (the CLI's full checks at windows 4,097, 8,191, 100,000 and
+//!     126,976), and slow: 60.4–60.5, 65.2–65.4, 66.2 and 60.3% at 100,000 with `D` = 1,
+//!     8, 16 and 32, and 62.2, 64.7, 68.0 and 70.5–70.6% at 4,097, against 74.8% and
+//!     75.8–75.9% in another run.
+//!
+//!   So a head start of `D` tickets is worth less than this build's early publish with a
+//!   head start of one. At window 100,000 the head start cannot grow far: `D` segments put
+//!   about `24·D` tickets between the two reads of each value, and the slowdown past `D` ≈
+//!   16 suggests that `a[p - window]` then no longer comes from L2 (not profiled).
 //!
 //! # Order and progress
 //!
