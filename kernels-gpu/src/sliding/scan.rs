@@ -57,41 +57,7 @@
 //! a fixed order. No block's published value depends on another's, so nothing forms a
 //! chain, and the result is the same every run. On an H100 (2^28 values): 75.8–75.9% of copy
 //! at window 4,097 and 74.9% at 100,000 with the L2 prefetch ([`L2_AHEAD`]); 71.2–71.3% and
-//! 70.6–70.7% without it, as every build compared below was measured. A build that summed
-//! the aggregate in a pass of its own ran at 71.3% and 68.6% in the same runs; one that also had the earlier, costlier warp
-//! scans and folds, at 70.0% and 65.0% in another device run. On earlier builds (69.9% and
-//! 64.6%) the
-//! aggregate's own pass and barrier cost about 12 points against the halo path (measured
-//! with no window to wait for), the wait about 6 more; a build that published the aggregate
-//! after the scan's pass instead, saving that barrier, waited longer and ran at 61.2% and
-//! 55.6%; one that summed the aggregate in the scan's pass, as this build does, spilled in
-//! its loops (61% with nothing to wait for, 49.7% at 100,000); one whose waiting warp read the
-//! scan's pass, holding them in registers through it, ran at 62.4% and 59.2%; one in which
-//! each block summed the tile 256 to 2,048 tickets ahead (loaded from global memory with its
-//! stages, published after the scan's barrier), so that no block ever waited and no pass
-//! or barrier of its own was needed, ran at 63.2–63.4% at 100,000 whatever the lead: the
-//! lead tile's loads, conversions and sums cost more than what they saved (68.6% for the
-//! same build without them). Two more, against this build in the same H100 run: every warp
-//! waiting for and adding the aggregates itself, with no barrier after the wait, 67.4%
-//! against 70.8% at 100,000 (eight warps' reads and sums cost more than the barrier);
-//! warp 0 waiting for them right after it publishes, before the scans' barrier instead of
-//! after it, 59.2–59.3% against 70.9–71.1% (the aggregates are then seldom there yet:
-//! Nsight Compute counts 1.08 polls per block where the wait is now). Nsight Compute at
-//! 100,000 against 1,024: 57.5 against 46.1 thread instructions per value (the far path's
-//! per-block sums and folds), and 23% of the stall samples at barriers against 8%, 40% of
-//! those the seven warps waiting for the one that waits.
-//!
-//! Fewer instructions alone do not make it faster. A build in which the threads holding no
-//! halo ran a scan pass without the halo's per-position test and select (two copies of the
-//! pass, chosen per thread) took each such thread's pass from about 196 to 84 SASS
-//! instructions for 16 positions (ptxas 12.9, `sm_90`). On an H100, against this build in
-//! the same device run (CLI median of 20, two rounds), it ran at the same 88.6% at window
-//! 1,024, where the halo ends at a warp's edge; everywhere else it was slower: 85.7 against
-//! 88.1% at window 2, 84.2–84.3 against 85.3–85.4% at 16, 87.1 against 88.4% at 64, 70.2–70.4
-//! against 71.3% at 4,097, 67.8–67.9 against 70.7% at 100,000. Where the halo ends inside a
-//! warp, that warp runs both copies one after the other, and every warp then waits for it
-//! at the scans' barrier. So what bounds a block is its slowest warp's way to each
-//! barrier, not the instructions the SM issues.
+//! 70.6–70.7% without it.
 //!
 //! Nsight Compute's stall reasons (an H100, 2^26 values; per issued instruction, 15.8
 //! cycles at window 1,024 with 7.5 warps per scheduler) point at the shared-memory and
@@ -115,6 +81,131 @@
 //! have) and 7 to wait for. The wait is not the L2 round trip alone: at window 4,097 the one
 //! aggregate a block adds is that of tile `b - 1`, whose block started just before, and
 //! waiting for it costs 9 points; that block is often still loading its own tile.
+//!
+//! What the far path loses is the aggregates, not its streams. The halo path at windows
+//! 2,048 to 4,096, whose `a[p - window]` is most or all of the previous tile's `a[p]` (read
+//! by another block, from L2, as on the far path), ran at 93.4, 92.9, 92.4–92.5 and
+//! 92.2–92.4% of copy at 2,048, 3,072, 4,000 and 4,096, against 75.9–76.0% at 4,097 in the
+//! same H100 run (94.0–94.1% at 1,024): the far path's streams cost about 2 points, its
+//! aggregates (the ticket, the sum, two barriers, the fold, the publish and the wait) 16.
+//! Two builds that compute wrong means on purpose split those 16, against this build at
+//! 74.8–74.9% (100,000) and 75.9% (4,097) in the same run: warp 0 publishing its own warp's
+//! sum as the tile's aggregate (no barrier, no fold), 77.0–77.3% and 80.1%; that and no
+//! read of the far aggregates either (no wait, no barrier), 83.7–83.8% and 88.2–88.3%. In
+//! another run that last build ran at 88.0–88.2% at every window whose halo is one position
+//! (4,097, 8,193, 16,385, 32,769, 65,537 and 98,305), but at 82.8–82.9% with a halo of
+//! 2,048 positions (6,144), 83.7–83.8% with 1,696 (100,000) and 82.9–83.0% with 4,096
+//! (102,400): with no wait, the warps that sum the halo (the first `halo / ITEMS` threads)
+//! hold every warp at the next barrier. This build barely notices the halo (74.9–75.0% at
+//! 98,305, 74.4–74.6% at 102,400, same run): the wait hides it. So at window 100,000 a
+//! design that published for free and never waited would still be short of 85% unless its
+//! halo cost less too.
+//!
+//! So the far path runs at about 75% of copy at window 100,000, short of 85%. By the
+//! split above, it pays about 2 points for the publish's barrier and fold, about 7 to read
+//! and wait for the aggregates, and, once nothing waits, about 4 for a halo of 1,696
+//! positions. Each design under
+//! [Designs measured and left out](#designs-measured-and-left-out) took some of these
+//! costs away and paid more elsewhere. A far block's speed follows the latency along its
+//! chain of barriers and L2 round trips more than the instructions it issues, and four
+//! blocks per SM (the register file's limit) are what hide that latency: designs that keep
+//! more per block (a persistent grid, the walkers) leave fewer warps to hide it, and one
+//! that reads a third stream through L2 costs more than the waits it saves.
+//!
+//! # Order and progress
+//!
+//! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
+//! (the ticket). A block waits only for tiles before its own, whose blocks are already
+//! running and publish what it waits for without waiting themselves: a tile's aggregate
+//! (the path above) first of all, or (the chained scan, below) its aggregate as soon as it
+//! has it, before its own look-back. So every wait ends.
+//!
+//! With a window past `FAR_TILES` whole tiles, a block looks back over its predecessors'
+//! published aggregates and inclusive prefixes. One look-back step reads [`LOOK_BACK`]
+//! predecessors, so the chain of inclusive prefixes advances up to that many tiles per L2
+//! round trip (59.3% of copy on an H100 at window 135,169; 56.3% before the leaner scans and
+//! folds).
+//!
+//! Each published value is one word of a tile's 16-byte head, the f64 sum itself unless
+//! the tally has non-finite counts ([`Descriptors`]): every word says whether it has been
+//! written, so a reader needs no fence, and a look-back step reads 16 bytes per predecessor.
+//!
+//! # Accuracy
+//!
+//! The sums are f64: each `e[p]` is the f64 difference of two f32s (exact). Every addition
+//! of the kernel adds the sums of two adjacent runs of positions (a thread's run, a warp's,
+//! the tiles before a tile, and so on), and the window sum ending at `p` comes out of exactly
+//! `p` such additions over the `p + 1` differences `e[0..=p]`. The exact sum over a run is the
+//! difference of two window sums, so with `M = max |a|` each addition rounds by at most
+//! `2⁻⁵³ · 2·window·M`, and the window sum is within `2⁻⁵² · window · M · p`. Multiplying by
+//! the rounded `1/window` adds `2⁻⁵² · M` at most, and the final rounding to f32 half an ulp
+//! of the mean, so the mean is within `2⁻²⁴ · |mean| + 2⁻⁵¹ · (p + 1) · M`; [`ERROR_LOG2`]
+//! states `2⁻⁵⁰`, a factor of two to spare (an f32 ulp of `M` at `p = 2²⁶`; the host's
+//! `sliding::within_bound` checks exactly this).
+//!
+//! Non-finite inputs cannot be subtracted back out of a running sum, so they are counted
+//! instead: the scan carries, besides the f64 sum of the finite values, how many NaNs and
+//! how many +∞ and -∞ the window holds (as wrapping integers, whose differences telescope
+//! exactly). A window with a NaN, or with both infinities, averages to NaN; one with
+//! infinities of one sign to that infinity; any other to the mean of its finite values — the
+//! IEEE result of summing the window, except that no finite window overflows. A warp whose
+//! inputs are all finite scans the sums alone (two words per shuffle instead of five).
+//!
+//! A window within a tile takes a different path to the same bound: its halo is a sum of
+//! `window` values, each partial sum within `window · M`, and the tile adds at most
+//! [`TILE`] more terms. Past the first tile `p >= TILE >= window`, so the additions number at
+//! most `window + TILE <= 2p` (and few more than `p + 1` in the first tile, whose halo is
+//! zero); the stated bound, with its factor of two to spare, covers them. A window within a
+//! few tiles is summed the same way, from its halo and whole tiles' aggregates: `window - 1`
+//! additions whose partial sums are within `window · M` (additions of zero, for tiles before
+//! the first, are exact), then at most `TILE + 1` in the tile, and `window + TILE < 2(p + 1)`
+//! because `window > TILE` and `p >= window - 1`.
+//!
+//! With a window past `FAR_TILES` whole tiles, the grouping of the f64 additions depends on
+//! how far each look-back reaches, so two runs can differ in the last bits of an f64 sum
+//! (almost never in the f32 output).
+//!
+//! # Designs measured and left out
+//!
+//! Windows past a tile. Each design was measured against the far path as it stood then
+//! (its figures beside theirs), on an H100 with 2^28 values and the CLI's median of 20
+//! unless said otherwise; the first ones before the L2 prefetch, against 71.2–71.3% at
+//! window 4,097 and 70.6–70.7% at 100,000.
+//!
+//! A build that summed the aggregate in a pass of its own ran at 71.3% and 68.6% in the
+//! same runs; one that also had the earlier, costlier warp scans and folds, at 70.0% and
+//! 65.0% in another device run. On earlier builds (69.9% and 64.6%) the aggregate's own
+//! pass and barrier cost about 12 points against the halo path (measured with no window to
+//! wait for), the wait about 6 more; a build that published the aggregate after the scan's
+//! pass instead, saving that barrier, waited longer and ran at 61.2% and 55.6%; one that
+//! summed the aggregate in the scan's pass, as this build does, spilled in its loops (61%
+//! with nothing to wait for, 49.7% at 100,000); one whose waiting warp read the scan's
+//! pass, holding them in registers through it, ran at 62.4% and 59.2%; one in which each
+//! block summed the tile 256 to 2,048 tickets ahead (loaded from global memory with its
+//! stages, published after the scan's barrier), so that no block ever waited and no pass or
+//! barrier of its own was needed, ran at 63.2–63.4% at 100,000 whatever the lead: the lead
+//! tile's loads, conversions and sums cost more than what they saved (68.6% for the same
+//! build without them). Two more, against this build in the same H100 run: every warp
+//! waiting for and adding the aggregates itself, with no barrier after the wait, 67.4%
+//! against 70.8% at 100,000 (eight warps' reads and sums cost more than the barrier); warp
+//! 0 waiting for them right after it publishes, before the scans' barrier instead of after
+//! it, 59.2–59.3% against 70.9–71.1% (the aggregates are then seldom there yet: Nsight
+//! Compute counts 1.08 polls per block where the wait is now). Nsight Compute at 100,000
+//! against 1,024: 57.5 against 46.1 thread instructions per value (the far path's per-block
+//! sums and folds), and 23% of the stall samples at barriers against 8%, 40% of those the
+//! seven warps waiting for the one that waits.
+//!
+//! Fewer instructions alone do not make it faster. A build in which the threads holding no
+//! halo ran a scan pass without the halo's per-position test and select (two copies of the
+//! pass, chosen per thread) took each such thread's pass from about 196 to 84 SASS
+//! instructions for 16 positions (ptxas 12.9, `sm_90`). On an H100, against this build in
+//! the same device run (CLI median of 20, two rounds), it ran at the same 88.6% at window
+//! 1,024, where the halo ends at a warp's edge; everywhere else it was slower: 85.7 against
+//! 88.1% at window 2, 84.2–84.3 against 85.3–85.4% at 16, 87.1 against 88.4% at 64, 70.2–70.4
+//! against 71.3% at 4,097, 67.8–67.9 against 70.7% at 100,000. Where the halo ends inside a
+//! warp, that warp runs both copies one after the other, and every warp then waits for it
+//! at the scans' barrier. So what bounds a block is its slowest warp's way to each
+//! barrier, not the instructions the SM issues.
 //!
 //! A build that spread both costs over the warps was slower. Each warp published the sum of
 //! its run of `a[p]` in a record of its own (no barrier, no fold); each warp read its share
@@ -245,25 +336,6 @@
 //! Besides, each run's first window, the `window` values before it, is an extra read: 10% of a
 //! copy's traffic with 528 runs.
 //!
-//! What the far path loses is the aggregates, not its streams. The halo path at windows
-//! 2,048 to 4,096, whose `a[p - window]` is most or all of the previous tile's `a[p]` (read
-//! by another block, from L2, as on the far path), ran at 93.4, 92.9, 92.4–92.5 and
-//! 92.2–92.4% of copy at 2,048, 3,072, 4,000 and 4,096, against 75.9–76.0% at 4,097 in the
-//! same H100 run (94.0–94.1% at 1,024): the far path's streams cost about 2 points, its
-//! aggregates (the ticket, the sum, two barriers, the fold, the publish and the wait) 16.
-//! Two builds that compute wrong means on purpose split those 16, against this build at
-//! 74.8–74.9% (100,000) and 75.9% (4,097) in the same run: warp 0 publishing its own warp's
-//! sum as the tile's aggregate (no barrier, no fold), 77.0–77.3% and 80.1%; that and no
-//! read of the far aggregates either (no wait, no barrier), 83.7–83.8% and 88.2–88.3%. In
-//! another run that last build ran at 88.0–88.2% at every window whose halo is one position
-//! (4,097, 8,193, 16,385, 32,769, 65,537 and 98,305), but at 82.8–82.9% with a halo of
-//! 2,048 positions (6,144), 83.7–83.8% with 1,696 (100,000) and 82.9–83.0% with 4,096
-//! (102,400): with no wait, the warps that sum the halo (the first `halo / ITEMS` threads)
-//! hold every warp at the next barrier. This build barely notices the halo (74.9–75.0% at
-//! 98,305, 74.4–74.6% at 102,400, same run): the wait hides it. So at window 100,000 a
-//! design that published for free and never waited would still be short of 85% unless its
-//! halo cost less too.
-//!
 //! Three more designs were measured against this build in the same H100 runs (2^28 values,
 //! the CLI's median of 20, two rounds; one round for the smaller clusters) and left out;
 //! their diffs are kept outside the repository.
@@ -367,59 +439,6 @@
 //!   head start of one. At window 100,000 the head start cannot grow far: `D` segments put
 //!   about `24·D` tickets between the two reads of each value, and the slowdown past `D` ≈
 //!   16 suggests that `a[p - window]` then no longer comes from L2 (not profiled).
-//!
-//! # Order and progress
-//!
-//! Tile `b` belongs to a block that started after the blocks of tiles `0..b` had started
-//! (the ticket). A block waits only for tiles before its own, whose blocks are already
-//! running and publish what it waits for without waiting themselves: a tile's aggregate
-//! (the path above) first of all, or (the chained scan, below) its aggregate as soon as it
-//! has it, before its own look-back. So every wait ends.
-//!
-//! With a window past `FAR_TILES` whole tiles, a block looks back over its predecessors'
-//! published aggregates and inclusive prefixes. One look-back step reads [`LOOK_BACK`]
-//! predecessors, so the chain of inclusive prefixes advances up to that many tiles per L2
-//! round trip (59.3% of copy on an H100 at window 135,169; 56.3% before the leaner scans and
-//! folds).
-//!
-//! Each published value is one word of a tile's 16-byte head, the f64 sum itself unless
-//! the tally has non-finite counts ([`Descriptors`]): every word says whether it has been
-//! written, so a reader needs no fence, and a look-back step reads 16 bytes per predecessor.
-//!
-//! # Accuracy
-//!
-//! The sums are f64: each `e[p]` is the f64 difference of two f32s (exact). Every addition
-//! of the kernel adds the sums of two adjacent runs of positions (a thread's run, a warp's,
-//! the tiles before a tile, and so on), and the window sum ending at `p` comes out of exactly
-//! `p` such additions over the `p + 1` differences `e[0..=p]`. The exact sum over a run is the
-//! difference of two window sums, so with `M = max |a|` each addition rounds by at most
-//! `2⁻⁵³ · 2·window·M`, and the window sum is within `2⁻⁵² · window · M · p`. Multiplying by
-//! the rounded `1/window` adds `2⁻⁵² · M` at most, and the final rounding to f32 half an ulp
-//! of the mean, so the mean is within `2⁻²⁴ · |mean| + 2⁻⁵¹ · (p + 1) · M`; [`ERROR_LOG2`]
-//! states `2⁻⁵⁰`, a factor of two to spare (an f32 ulp of `M` at `p = 2²⁶`; the host's
-//! `sliding::within_bound` checks exactly this).
-//!
-//! Non-finite inputs cannot be subtracted back out of a running sum, so they are counted
-//! instead: the scan carries, besides the f64 sum of the finite values, how many NaNs and
-//! how many +∞ and -∞ the window holds (as wrapping integers, whose differences telescope
-//! exactly). A window with a NaN, or with both infinities, averages to NaN; one with
-//! infinities of one sign to that infinity; any other to the mean of its finite values — the
-//! IEEE result of summing the window, except that no finite window overflows. A warp whose
-//! inputs are all finite scans the sums alone (two words per shuffle instead of five).
-//!
-//! A window within a tile takes a different path to the same bound: its halo is a sum of
-//! `window` values, each partial sum within `window · M`, and the tile adds at most
-//! [`TILE`] more terms. Past the first tile `p >= TILE >= window`, so the additions number at
-//! most `window + TILE <= 2p` (and few more than `p + 1` in the first tile, whose halo is
-//! zero); the stated bound, with its factor of two to spare, covers them. A window within a
-//! few tiles is summed the same way, from its halo and whole tiles' aggregates: `window - 1`
-//! additions whose partial sums are within `window · M` (additions of zero, for tiles before
-//! the first, are exact), then at most `TILE + 1` in the tile, and `window + TILE < 2(p + 1)`
-//! because `window > TILE` and `p >= window - 1`.
-//!
-//! With a window past `FAR_TILES` whole tiles, the grouping of the f64 additions depends on
-//! how far each look-back reaches, so two runs can differ in the last bits of an f64 sum
-//! (almost never in the f32 output).
 
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
