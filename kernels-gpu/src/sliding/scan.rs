@@ -434,11 +434,16 @@
 //!     126,976), and slow: 60.4–60.5, 65.2–65.4, 66.2 and 60.3% at 100,000 with `D` = 1,
 //!     8, 16 and 32, and 62.2, 64.7, 68.0 and 70.5–70.6% at 4,097, against 74.8% and
 //!     75.8–75.9% in another run.
+//!   - This build with its tickets interleaved, nothing else changed: 73.7, 73.0–73.1 and
+//!     69.9% at 100,000 with `D` = 4, 8 and 16; 75.5, 74.8 and 73.6–73.7% at 4,097; 75.2,
+//!     74.2 and 72.1% at 65,537; against 74.8–74.9%, 75.9% and 75.1–75.2% in the same run.
 //!
 //!   So a head start of `D` tickets is worth less than this build's early publish with a
-//!   head start of one. At window 100,000 the head start cannot grow far: `D` segments put
-//!   about `24·D` tickets between the two reads of each value, and the slowdown past `D` ≈
-//!   16 suggests that `a[p - window]` then no longer comes from L2 (not profiled).
+//!   head start of one, and on top of it gains less than the interleaving costs, even at
+//!   window 4,097, where the reads stay in L2 (not profiled). At window 100,000 the head
+//!   start cannot grow far either: `D` segments put about `24·D` tickets between the two
+//!   reads of each value, and the slowdown past `D` ≈ 16 suggests that `a[p - window]`
+//!   then no longer comes from L2 (not profiled).
 
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
