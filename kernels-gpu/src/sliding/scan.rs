@@ -102,9 +102,10 @@
 //! halo cost less too.
 //!
 //! So the far path runs at about 75% of copy at window 100,000, short of 85%. By the
-//! split above, it pays about 2 points for the publish's barrier and fold, about 7 to read
-//! and wait for the aggregates, and, once nothing waits, about 4 for a halo of 1,696
-//! positions. Each design under
+//! second of the two splits above (the first is of a build before the L2 prefetch), it pays
+//! about 2 points for the publish's barrier and fold, about 7 to read and wait for the
+//! aggregates, and, once nothing waits, about 4 for a halo of 1,696 positions. Each design
+//! under
 //! [Designs measured and left out](#designs-measured-and-left-out) took some of these
 //! costs away and paid more elsewhere. A far block's speed follows the latency along its
 //! chain of barriers and L2 round trips more than the instructions it issues, and four
