@@ -113,17 +113,17 @@
 //! more per block (a persistent grid, the walkers) leave fewer warps to hide it, and one
 //! that reads a third stream through L2 costs more than the waits it saves.
 //!
-//! For comparison, CUB's scan of the same differences (`scripts/cub-sliding/cub_sliding.cu`:
+//! For comparison, CUB's scan of the same differences (`scripts/cub-sliding/`:
 //! `cub::DeviceScan::InclusiveSum` of the f64 differences, each mean written as an f32;
-//! CCCL 3.0.1, nvcc 13.0, `sm_90`), on the same H100 in the same device run as this build
-//! (2^28 values, medians of 20; two rounds of CUB's, one of this build's). At window
-//! 100,000 it took 1.207–1.220 ms, against this build's 0.954 ms (74.9% of copy), so this
-//! build is 1.26–1.28× faster. Against the script's own device copy, CUB's scan ran at
-//! 58.9–59.6% there and at 57.1–61.4% at windows 2 to 135,169; summed in f32 instead, it
-//! took 0.994–1.003 ms at 100,000 (71.7–72.3%). CUB's plain f32 inclusive sum of the same
-//! input, which moves only a copy's bytes (no second stream), took 0.884 ms, 81.3% of that
-//! copy: a one-pass scan with a decoupled look-back, as the best-known library builds it,
-//! stays below 85% of copy on this GPU even with nothing but the scan to do.
+//! CCCL 3.0.1, nvcc 13.0, `sm_90`), timed beside this build by its `compare.sh` on an H100
+//! (2^28 values, two interleaved rounds, medians): 1.207 ms at window 100,000 against this
+//! build's 0.955 ms, so this build is 1.26× faster (1.56–1.66× at windows 2 to 1,024, 1.04×
+//! at 135,169, where both carry a chained look-back). CUB's scan runs at 57.5–61.1% of its
+//! own device copy at every window from 2 to 135,169, and at 70.9–73.9% with f32 sums. Its
+//! plain f32 inclusive sum of the same input, which moves only a copy's bytes (no second
+//! stream), runs at 81.1%: a one-pass scan with a decoupled look-back, as the best-known
+//! library builds it, stays below 85% of copy on this GPU even with nothing but the scan to
+//! do.
 //!
 //! # Order and progress
 //!
