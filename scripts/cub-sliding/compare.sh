@@ -42,23 +42,13 @@ src=$here/cub_sliding.cu
 [[ -f $src ]] || die "$src is missing"
 
 command -v python3 >/dev/null || die "python3 is needed to read the JSON rows and print the table"
-nvcc=${NVCC:-}
-if [[ -z $nvcc ]]; then
-  if command -v nvcc >/dev/null; then
-    nvcc=$(command -v nvcc)
-  elif [[ -x /usr/local/cuda/bin/nvcc ]]; then
-    nvcc=/usr/local/cuda/bin/nvcc
-  else
-    die "nvcc not found: put the CUDA toolkit's bin/ on PATH, or set NVCC=/path/to/nvcc"
-  fi
-fi
-[[ -x $nvcc ]] || die "NVCC '$nvcc' is not executable"
-arch=${NVCC_ARCH:-sm_90}
+# shellcheck source=../nvcc.sh
+source "$here/../nvcc.sh"
+find_nvcc
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cub-sliding.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-nvcc_version=$("$nvcc" --version | grep -o 'release [0-9.]*, V[0-9.]*' || true)
 echo "compare.sh: building $src with $nvcc ($nvcc_version) -O3 -std=c++17 -arch=$arch" >&2
 "$nvcc" -O3 -std=c++17 -arch="$arch" -o "$work/cub_sliding" "$src" ||
   die "nvcc failed to build cub_sliding.cu"

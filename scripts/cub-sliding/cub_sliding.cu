@@ -92,6 +92,19 @@ float median_ms(F f) {
   return t[RUNS / 2];
 }
 
+// Times a CUB call `scan(temp, temp_bytes)`: asks for its temporary storage, then
+// `median_ms` of its launches.
+template <typename Scan>
+float time_cub(Scan scan) {
+  size_t bytes = 0;
+  CK(scan(nullptr, bytes));
+  void* tmp;
+  CK(cudaMalloc(&tmp, bytes));
+  float ms = median_ms([&] { CK(scan(tmp, bytes)); });
+  CK(cudaFree(tmp));
+  return ms;
+}
+
 void row(const char* kernel, long n, long window, float ms, double copy_gbps, double err) {
   double gbps = 8.0 * n / (ms * 1e-3) / 1e9;
   printf("{\"kernel\":\"%s\",\"n\":%ld,\"window\":", kernel, n);
@@ -107,12 +120,9 @@ void sliding(const char* kernel, const float* a, float* out, long n, long w, dou
              const std::vector<float>& h, std::vector<float>& got) {
   auto in = thrust::make_transform_iterator(thrust::make_counting_iterator<long>(0), Diff<Acc>{a, w});
   auto o = thrust::make_transform_output_iterator(out, Mean<Acc>{(Acc)1 / (Acc)w});
-  size_t bytes = 0;
-  CK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in, o, n));
-  void* tmp;
-  CK(cudaMalloc(&tmp, bytes));
-  float ms = median_ms([&] { CK(cub::DeviceScan::InclusiveSum(tmp, bytes, in, o, n)); });
-  CK(cudaFree(tmp));
+  float ms = time_cub([&](void* tmp, size_t& bytes) {
+    return cub::DeviceScan::InclusiveSum(tmp, bytes, in, o, n);
+  });
   CK(cudaMemcpy(got.data(), out, n * 4, cudaMemcpyDeviceToHost));
   double worst = 0;
   for (int k = 0; k < 64; k++) {
@@ -156,15 +166,10 @@ int main(int argc, char** argv) {
   float copy_ms = median_ms([&] { CK(cudaMemcpyAsync(c, a, n * 4, cudaMemcpyDeviceToDevice)); });
   double copy_gbps = 8.0 * n / (copy_ms * 1e-3) / 1e9;
   row("copy", n, 0, copy_ms, 0, -1);
-  {
-    size_t bytes = 0;
-    CK(cub::DeviceScan::InclusiveSum(nullptr, bytes, a, out, n));
-    void* tmp;
-    CK(cudaMalloc(&tmp, bytes));
-    float ms = median_ms([&] { CK(cub::DeviceScan::InclusiveSum(tmp, bytes, a, out, n)); });
-    CK(cudaFree(tmp));
-    row("cub-inclusive-sum-f32", n, 0, ms, copy_gbps, -1);
-  }
+  float plain_ms = time_cub([&](void* tmp, size_t& bytes) {
+    return cub::DeviceScan::InclusiveSum(tmp, bytes, a, out, n);
+  });
+  row("cub-inclusive-sum-f32", n, 0, plain_ms, copy_gbps, -1);
   for (long w : windows) {
     sliding<double>("cub-sliding-f64", a, out, n, w, copy_gbps, h, got);
     sliding<float>("cub-sliding-f32", a, out, n, w, copy_gbps, h, got);
