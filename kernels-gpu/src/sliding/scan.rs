@@ -347,7 +347,8 @@
 //! walking at once, 528 × 400 KB = 211 MB pass through L2 between the two reads at window
 //! 100,000, about four times its capacity, so the second stream would come from DRAM.
 //! Besides, each run's first window, the `window` values before it, is an extra read: 10% of a
-//! copy's traffic with 528 runs.
+//! copy's traffic with 528 runs. (The team walkers at the end of this section, a design
+//! study, walk 33 to 132 runs instead.)
 //!
 //! Three more designs were measured against this build in the same H100 runs (2^28 values,
 //! the CLI's median of 20, two rounds; one round for the smaller clusters) and left out;
@@ -457,6 +458,23 @@
 //!   start cannot grow far either: `D` segments put about `24·D` tickets between the two
 //!   reads of each value, and the slowdown past `D` ≈ 16 suggests that `a[p - window]`
 //!   then no longer comes from L2 (not profiled).
+//!
+//! One more, as a design study in CUDA C++ (nvcc 13.0, not ported; kept outside the
+//! repository), timed against this build in the same H100 run (2^28 values, medians of 20):
+//!
+//! - **Team walkers.** One block of 1,024 threads per SM: four warpgroups, each working a
+//!   tile of 4,096 positions as this kernel's blocks do (both streams staged with
+//!   `cp.async`, f64 sums, the L2 prefetch). A team of `K` blocks walks one contiguous run of
+//!   tiles, groups of four consecutive tiles going to its blocks in turn, and the window sum
+//!   is carried from tile to tile (`W + D`) through shared memory inside a block and through
+//!   a global slot between blocks; each run's first window is summed directly. No ticket,
+//!   no look-back, and `a[p - window]` stays in L2 with 33 to 132 runs. It was correct (256
+//!   outputs against f64 window sums at each window) and slow: 49.6, 56.1 and 61.6% of copy
+//!   at window 100,000 with `K` = 1, 2 and 4 (56.7 and 49.3% with the prefetch 16 and 32
+//!   tiles ahead instead of 8), and 68.6, 77.5 and 68.3% at 4,100, against 74.8% and 73.8%
+//!   for this build. Not profiled: the four warpgroups of a block start and finish their
+//!   tiles nearly in step, where four independent blocks per SM overlap one block's loads
+//!   with another's passes.
 
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
