@@ -20,7 +20,6 @@
 set -euo pipefail
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
-warn() { echo "compare.sh: warning: $*" >&2; }
 
 [[ $# -ge 1 && $# -le 2 ]] || die "usage: $0 RUST_BINARY [ROUNDS]"
 rust_bin=$1
@@ -124,6 +123,10 @@ def fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
+def pct(p):
+    return fmt(p and 100 * p, ".1f")
+
+
 plain = med(("cub", "cub-inclusive-sum-f32", None), 0)
 plain_pct = med(("cub", "cub-inclusive-sum-f32", None), 1)
 lines = [
@@ -131,7 +134,7 @@ lines = [
     f"nvcc {nvcc_version} -O3 -arch={arch}; {rounds} interleaved round(s), each the median of "
     "20 launches; ms and % of copy: medians over rounds, each side against its own device copy",
     f"CUB's plain f32 inclusive sum of the same input (a copy's traffic): {fmt(plain, '.3f')} ms, "
-    f"{fmt(plain_pct and 100 * plain_pct, '.1f')}% of copy",
+    f"{pct(plain_pct)}% of copy",
     "",
     f"{'window':>8} {'ours ms':>9} {'ours %':>7} {'CUB f64 ms':>11} {'CUB f64 %':>10} "
     f"{'CUB f32 ms':>11} {'CUB f32 %':>10} {'f64/ours':>9}",
@@ -144,7 +147,6 @@ for w in windows:
     c32 = med(("cub", "cub-sliding-f32", w), 0)
     c32_pct = med(("cub", "cub-sliding-f32", w), 1)
     speedup = c64 / ours if ours and c64 else None
-    pct = lambda p: fmt(p and 100 * p, ".1f")
     lines.append(f"{w:>8} {fmt(ours, '.3f'):>9} {pct(ours_pct):>7} {fmt(c64, '.3f'):>11} "
                  f"{pct(c64_pct):>10} {fmt(c32, '.3f'):>11} {pct(c32_pct):>10} "
                  f"{fmt(speedup, '.2f'):>9}")

@@ -105,8 +105,11 @@ float time_cub(Scan scan) {
   return ms;
 }
 
+// GB/s as the CLI counts them: n values read and n written, 4 bytes each.
+double gbps_of(long n, float ms) { return 8.0 * n / (ms * 1e-3) / 1e9; }
+
 void row(const char* kernel, long n, long window, float ms, double copy_gbps, double err) {
-  double gbps = 8.0 * n / (ms * 1e-3) / 1e9;
+  double gbps = gbps_of(n, ms);
   printf("{\"kernel\":\"%s\",\"n\":%ld,\"window\":", kernel, n);
   if (window > 0) printf("%ld", window); else printf("null");
   printf(",\"ms_median\":%.6f,\"runs\":%d,\"gbps\":%.3f,\"copy_gbps\":%.3f,\"pct_of_copy\":%.6f",
@@ -164,7 +167,7 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(h.data(), a, n * 4, cudaMemcpyDeviceToHost));
 
   float copy_ms = median_ms([&] { CK(cudaMemcpyAsync(c, a, n * 4, cudaMemcpyDeviceToDevice)); });
-  double copy_gbps = 8.0 * n / (copy_ms * 1e-3) / 1e9;
+  double copy_gbps = gbps_of(n, copy_ms);
   row("copy", n, 0, copy_ms, 0, -1);
   float plain_ms = time_cub([&](void* tmp, size_t& bytes) {
     return cub::DeviceScan::InclusiveSum(tmp, bytes, a, out, n);
