@@ -595,7 +595,11 @@ fn only_sticky_faults_make_the_context_unusable() {
             free: 1,
             total: 1,
         },
-        Error::PtxLoad(DriverError(Code::CUDA_ERROR_INVALID_PTX)),
+        Error::PtxLoad {
+            module: "matmul_naive".into(),
+            source: DriverError(Code::CUDA_ERROR_INVALID_PTX),
+            log: String::new(),
+        },
         Error::Launch(LimitError::Exceeds {
             what: Limit::ThreadsPerBlock,
             requested: 2048,

@@ -22,6 +22,7 @@ use kernels_gpu_host::launch::Dim3;
 use kernels_gpu_host::launch::{Launch, Limit, LimitError};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use libtest_mimic::{Failed, Trial};
+use nvptx_builder::ptx::split::ModuleIndex;
 use std::sync::{Arc, RwLock};
 
 /// Set in the environment of the child process that provokes a kernel fault.
@@ -301,10 +302,22 @@ fn module_and_memory_tests(add: &mut impl FnMut(&str, bool, Test)) {
                 .visible .entry broken()\n{\n\tnot_an_instruction %r1;\n\tret;\n}\n";
             for (what, ptx) in [("not PTX", "this is not PTX"), ("bad instruction", broken)] {
                 let got = Gpu::with_ptx(0, ptx).map(drop);
-                expect(what, got, |e| matches!(e, Error::PtxLoad(_)))?;
+                expect(what, got, |e| matches!(e, Error::PtxLoad { .. }))?;
             }
-            // The module and the context are still fine, and a good module loads.
-            let fresh = Gpu::with_ptx(0, g.ptx())?;
+            // The compiler's log is in the error.
+            match Gpu::with_ptx(0, broken) {
+                Err(e @ Error::PtxLoad { .. }) if e.to_string().contains("not_an_instruction") => {}
+                Err(other) => {
+                    return Err(format!("expected the JIT log in the error: {other}").into());
+                }
+                Ok(_) => return Err("a broken module loaded".into()),
+            }
+            // The module and the context are still fine, and a good module loads: the naive
+            // kernel's own, cut from the embedded one.
+            let naive = ModuleIndex::new(g.ptx())
+                .module("matmul_naive")
+                .ok_or("no matmul_naive in the embedded module")?;
+            let fresh = Gpu::with_ptx(0, &naive)?;
             let shape = MatmulShape::new(3, 2, 1)?;
             let out = fresh.matmul(
                 MatmulKernel::Naive,
@@ -315,6 +328,47 @@ fn module_and_memory_tests(add: &mut impl FnMut(&str, bool, Test)) {
             )?;
             if out != vec![2.0; 3] {
                 return Err(format!("after a rejected module: {out:?}").into());
+            }
+            Ok(())
+        }),
+    );
+    add(
+        "modules::compiled_on_first_use_only",
+        false,
+        Box::new(|_| {
+            // A Gpu of its own: the shared one has run other tests' kernels.
+            let fresh = Gpu::new()?;
+            let (naive, tiled, sgemm) = (
+                "matmul_naive",
+                "matmul_tiled_static_tw16",
+                "sgemm_multistage_128x128x16_w64x32",
+            );
+            if [naive, tiled, sgemm].iter().any(|e| fresh.is_loaded(e)) {
+                return Err("a new Gpu has compiled kernels already".into());
+            }
+            let shape = MatmulShape::new(3, 2, 1)?;
+            let out = fresh.matmul(
+                MatmulKernel::Naive,
+                TileWidth::Tw16,
+                &[1.0; 6],
+                &[1.0; 2],
+                shape,
+            )?;
+            if out != vec![2.0; 3] {
+                return Err(format!("naive: {out:?}").into());
+            }
+            if !fresh.is_loaded(naive) || fresh.is_loaded(tiled) || fresh.is_loaded(sgemm) {
+                return Err("one launch loaded more, or less, than its own module".into());
+            }
+            // A list compiles together; an unknown name is an error that leaves the rest
+            // loaded.
+            expect(
+                "unknown entry in a list",
+                fresh.load_entries(&[tiled, "no_such_entry", sgemm]),
+                |e| matches!(e, Error::EntryNotFound { entry } if entry == "no_such_entry"),
+            )?;
+            if !fresh.is_loaded(tiled) || !fresh.is_loaded(sgemm) {
+                return Err("load_entries left a known entry unloaded".into());
             }
             Ok(())
         }),

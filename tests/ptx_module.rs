@@ -192,3 +192,49 @@ fn every_sliding_scan_body_asks_l2_for_the_tile_ahead() {
     let prefetches = body("sliding_scan").matches("prefetch.global.L2").count();
     assert_eq!(prefetches, 4 * 3, "sliding_scan prefetches");
 }
+
+/// Every entry of both embedded modules cuts into a module of its own ([`ModuleIndex`], what
+/// a GPU loads on the entry's first launch): that entry alone, the whole module's header,
+/// and a definition of every function it calls; cut again, the same text.
+#[test]
+fn every_entry_has_a_module_of_its_own() {
+    use kernels_gpu_host::ptx::HOPPER_PTX;
+    use nvptx_builder::ptx::split::ModuleIndex;
+    for whole in [KERNELS_PTX, HOPPER_PTX] {
+        let index = ModuleIndex::new(whole);
+        let entries: Vec<&str> = index.entries().collect();
+        assert_eq!(entries, entry_names(whole), "every entry is indexed");
+        let header: Vec<&str> = whole
+            .lines()
+            .filter(|l| {
+                [".version", ".target", ".address_size"]
+                    .iter()
+                    .any(|d| l.starts_with(d))
+            })
+            .collect();
+        for entry in entries {
+            let module = index.module(entry).expect("a module");
+            assert_eq!(entry_names(&module), [entry], "{entry}: one entry");
+            assert!(module.starts_with(&header.join("\n")), "{entry}: header");
+            for call in module
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("call.uni "))
+            {
+                let callee = call.split([',', ';', ' ']).next().unwrap_or("");
+                assert!(
+                    module.contains(&format!(".func {callee}(")),
+                    "{entry} calls {callee}, which its module does not define"
+                );
+            }
+            assert!(
+                module.contains("__dynamic_shared[]")
+                    == module.matches("__dynamic_shared").nth(1).is_some(),
+                "{entry}: the dynamic shared buffer is declared if and only if used"
+            );
+            assert_eq!(
+                ModuleIndex::new(&module).module(entry).as_deref(),
+                Some(&*module)
+            );
+        }
+    }
+}

@@ -33,6 +33,7 @@ use crate::error::{DriverContext, Error, Result};
 use crate::gpu::Gpu;
 use crate::kernels::MatmulKernel;
 use crate::packed::PACKED_CONFIGS;
+use crate::progress::Progress;
 use crate::repack;
 use crate::report::median;
 use crate::row_split::{self, RowSplit};
@@ -153,6 +154,24 @@ impl Tuned {
                     .position(|c| c.name == name)
                     .map(Self::Packed)
             })
+    }
+
+    /// The entry points it launches: [`tune`] compiles every candidate's at once, in
+    /// parallel, before it times any.
+    pub fn entries(self) -> Vec<&'static str> {
+        use kernels_gpu::sgemm::repack::{REPACK, REPACK_TF32, TRANSPOSE_TF32};
+        use kernels_gpu::sgemm::split_k::REDUCE;
+        match self {
+            Self::Config(k) => vec![k.entry()],
+            Self::SplitK(s) => vec![s.spec().entry, REDUCE.entry],
+            Self::Rows(r) => vec![r.top.entry(), r.bottom.spec().entry, REDUCE.entry],
+            Self::Repacked(k) => vec![k.entry(), REPACK.entry],
+            Self::Packed(i) => vec![
+                PACKED_CONFIGS[i].spec.entry,
+                TRANSPOSE_TF32.entry,
+                REPACK_TF32.entry,
+            ],
+        }
     }
 
     /// Runs it on device buffers of `shape`'s lengths (checked), as
@@ -467,6 +486,7 @@ pub fn tune(
         TIMING.warmup,
         TIMING.iters
     );
+    prepare(gpu, &candidates)?;
     let run = |c: Tuned, out: &mut CudaSlice<f32>| c.run(gpu, a, b, out, shape);
     let mut timings = time_each(gpu, &candidates, |c| run(c, out), &mut refused)?;
     if precision == Precision::Fp32 {
@@ -484,20 +504,35 @@ pub fn tune(
     Ok((best, choice))
 }
 
+/// Compiles the entry points of `candidates` for `gpu`, all at once ([`Gpu::load_entries`]):
+/// a candidate whose module the device declines ([`is_refusal`]) is left to be refused again
+/// when it is timed.
+fn prepare(gpu: &Gpu, candidates: &[Tuned]) -> Result<()> {
+    let entries: Vec<&str> = candidates.iter().flat_map(|c| c.entries()).collect();
+    match gpu.load_entries(&entries) {
+        Err(e) if !is_refusal(&e) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// The median time of each of `candidates` run by `run` ([`TIMING`]), in order; one the
-/// device declines ([`is_refusal`]) is left out, its error kept in `refused`.
+/// device declines ([`is_refusal`]) is left out, its error kept in `refused`. Says how far
+/// it is on stderr when it takes more than a second ([`Progress`]).
 fn time_each(
     gpu: &Gpu, candidates: &[Tuned], mut run: impl FnMut(Tuned) -> Result<()>,
     refused: &mut Option<Error>,
 ) -> Result<Vec<(Tuned, f64)>> {
     let mut timings = vec![];
+    let mut progress = Progress::new("autotune: timing candidates", candidates.len());
     for &candidate in candidates {
         match gpu.time_within(&TIMING, || run(candidate)) {
             Ok(mut ms) => timings.push((candidate, median(&mut ms))),
             Err(e) if is_refusal(&e) => *refused = Some(e),
             Err(e) => return Err(e),
         }
+        progress.advance(1);
     }
+    progress.finish();
     Ok(timings)
 }
 

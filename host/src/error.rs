@@ -30,10 +30,17 @@ pub enum Error {
         #[source]
         source: cudarc::cublas::result::CublasError,
     },
-    /// The driver rejected the module: malformed PTX, a `.target` the GPU cannot run, or
-    /// a PTX ISA newer than the driver. The context is still usable.
-    #[error("loading the PTX module failed: {0}")]
-    PtxLoad(#[source] DriverError),
+    /// The driver rejected a module: malformed PTX, a `.target` the GPU cannot run, or a
+    /// PTX ISA newer than the driver. `module` names it (an entry point, for the embedded
+    /// modules, which load an entry at a time); `log` is what the driver's compiler said,
+    /// empty if it said nothing. The context is still usable.
+    #[error("loading {module} failed: {source}{}", log_lines(log))]
+    PtxLoad {
+        module: String,
+        #[source]
+        source: DriverError,
+        log: String,
+    },
     /// PTX text with a NUL byte: the driver reads the module as a C string and would
     /// silently load only the part before it.
     #[error(
@@ -243,9 +250,18 @@ impl Error {
     pub fn leaves_context_usable(&self) -> bool {
         match self {
             Self::KernelFault { context_usable, .. } => *context_usable,
-            Self::Driver { source, .. } | Self::PtxLoad(source) => !is_sticky(*source),
+            Self::Driver { source, .. } | Self::PtxLoad { source, .. } => !is_sticky(*source),
             _ => true,
         }
+    }
+}
+
+/// A compiler log on lines of its own after an error's first line; nothing for none.
+fn log_lines(log: &str) -> String {
+    if log.is_empty() {
+        String::new()
+    } else {
+        format!("; the PTX compiler said:\n{log}")
     }
 }
 

@@ -14,6 +14,7 @@ pub mod gemm;
 pub mod gpu;
 pub mod kernels;
 pub mod packed;
+pub mod progress;
 pub mod ptx;
 pub mod reduce;
 pub mod reference;

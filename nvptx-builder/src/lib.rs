@@ -264,20 +264,25 @@ impl PtxBuilder {
         self
     }
 
-    /// Where the kernel build keeps its artefacts (default: `$OUT_DIR/ptx-target`).
+    /// Where the kernel build keeps its artefacts (default: [`shared_target_dir`]).
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.target_dir = Some(dir.into());
         self
     }
 
     /// The kernel build's target directory: [`target_dir`](Self::target_dir), or
-    /// `$OUT_DIR/ptx-target`.
+    /// [`shared_target_dir`] for this module's name.
     fn effective_target_dir(&self) -> PathBuf {
-        match &self.target_dir {
-            Some(d) => d.clone(),
-            None => PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_else(|| "target".into()))
-                .join("ptx-target"),
+        if let Some(dir) = &self.target_dir {
+            return dir.clone();
         }
+        let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_else(|| "target".into()));
+        let module = self
+            .module_name
+            .clone()
+            .or_else(|| self.lib_name().ok())
+            .unwrap_or_else(|| "kernels".into());
+        shared_target_dir(&out_dir, &module)
     }
 
     /// The source files the last build read, from cargo's dep-info file next to the
@@ -423,7 +428,11 @@ impl PtxBuilder {
         }
         let module = ptx::apply_launch_bounds(&text)?;
         let dest = release.join(format!("{lib}.ptx"));
-        std::fs::write(&dest, module)?;
+        std::fs::write(&dest, &module)?;
+        // The cdylib cargo expects at `deps/<lib>.ptx` (the target's library suffix) is
+        // never linked (`/bin/true`): without it there, cargo would find the build stale
+        // and compile it all again the next time it is asked, changed or not.
+        std::fs::write(release.join("deps").join(format!("{lib}.ptx")), &module)?;
         Ok(dest)
     }
 
@@ -500,6 +509,25 @@ impl PtxBuilder {
             "nvptx-builder: built {file} ({entries} {points}, {arch}, {version}) in {seconds:.1} s"
         )
     }
+}
+
+/// Where a build script's kernel build keeps its artefacts by default: `nvptx/<module>` in
+/// cargo's target directory (the ancestor of `out_dir` that holds cargo's `CACHEDIR.TAG`),
+/// else `<out_dir>/ptx-target`.
+///
+/// The kernel build is the same release build for `nvptx64-nvidia-cuda` whatever the outer
+/// build is (`cargo build`, `--release`, `cargo test`, `clippy`, `doc`: each runs the build
+/// script with an `OUT_DIR` of its own), so one folder per module serves them all: the first
+/// compiles the kernels, the others find them fresh. Cargo's lock on the folder keeps two
+/// outer builds from compiling into it at once.
+pub fn shared_target_dir(out_dir: &Path, module: &str) -> PathBuf {
+    out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map_or_else(
+            || out_dir.join("ptx-target"),
+            |target| target.join("nvptx").join(module),
+        )
 }
 
 /// How many divergence findings [`PtxBuilder::build_in_out_dir`] prints one by one.
@@ -675,6 +703,25 @@ mod tests {
             (b.arch.as_str(), b.ptx_version.as_str()),
             ("sm_80", "ptx78")
         );
+    }
+
+    #[test]
+    fn kernel_builds_share_cargos_target_directory() {
+        let target =
+            std::env::temp_dir().join(format!("nvptx-builder-test-{}", std::process::id()));
+        let out = target.join("release/build/host-0123/out");
+        std::fs::create_dir_all(&out).unwrap();
+        // No CACHEDIR.TAG above it: a folder of this build's own.
+        assert_eq!(shared_target_dir(&out, "k"), out.join("ptx-target"));
+        std::fs::write(
+            target.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        )
+        .unwrap();
+        assert_eq!(shared_target_dir(&out, "k"), target.join("nvptx/k"));
+        let debug = target.join("debug/build/host-4567/out");
+        assert_eq!(shared_target_dir(&debug, "k"), target.join("nvptx/k"));
+        std::fs::remove_dir_all(&target).unwrap();
     }
 
     #[test]

@@ -13,11 +13,10 @@
 
 use super::{Gpu, fault};
 use crate::error::{DriverContext, Error, Result};
-use crate::ptx::HOPPER_PTX;
 use cudarc::driver::sys::{CUfunction_attribute as FuncAttr, cudaError_enum as Code};
 use cudarc::driver::{
-    CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DeviceRepr, DriverError,
-    LaunchArgs, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, DriverError, LaunchArgs,
+    LaunchConfig, PushKernelArg,
 };
 use kernels_gpu::nvptx_device::launch::{FunctionLimits, Launch};
 use std::sync::Arc;
@@ -149,12 +148,8 @@ impl Gpu {
         if name.contains('\0') {
             return Err(not_found());
         }
-        let (module, text) = if nvptx_builder::ptx::entry_names(HOPPER_PTX).contains(&name) {
-            (self.hopper_module(name)?, HOPPER_PTX)
-        } else {
-            (Arc::clone(&self.module), &*self.ptx)
-        };
-        let function = match module.load_function(name) {
+        let loaded = self.modules.module_of(name)?;
+        let function = match loaded.module.load_function(name) {
             Ok(f) => f,
             Err(DriverError(Code::CUDA_ERROR_NOT_FOUND)) => return Err(not_found()),
             Err(source) => {
@@ -189,30 +184,11 @@ impl Gpu {
                 FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             )?,
             registers_per_thread: attr(FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
-            param_bytes: nvptx_builder::ptx::param_sizes(text, name),
+            param_bytes: nvptx_builder::ptx::param_sizes(&loaded.ptx, name),
             function,
         });
         entries.insert(name.to_owned(), Arc::clone(&info));
         Ok(info)
-    }
-
-    /// The `sm_90a` module, loaded on first use, for its entry `entry`:
-    /// [`Error::NeedsHopper`] on a GPU of another compute capability.
-    fn hopper_module(&self, entry: &str) -> Result<Arc<CudaModule>> {
-        let device = self.ctx.compute_capability().call("cuDeviceGetAttribute")?;
-        if device != (9, 0) {
-            return Err(Error::NeedsHopper {
-                entry: entry.to_owned(),
-                device,
-            });
-        }
-        let mut hopper = self.hopper.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(module) = &*hopper {
-            return Ok(Arc::clone(module));
-        }
-        let module = self.load_module(HOPPER_PTX)?;
-        *hopper = Some(Arc::clone(&module));
-        Ok(module)
     }
 
     /// A [`Launcher`] for the entry point `info` (from [`Gpu::entry_info`]).

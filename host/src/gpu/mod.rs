@@ -7,6 +7,7 @@ mod fusion;
 mod gemm;
 mod launch;
 mod matmul;
+mod modules;
 mod packed;
 mod timing;
 mod vector;
@@ -17,7 +18,6 @@ pub use cublas::{Cublas, CublasMath};
 pub use launch::{EntryInfo, Launcher, launch_config};
 
 use crate::error::{DriverContext, Error, Result, is_sticky};
-use crate::ptx::KERNELS_PTX;
 use crate::shape::MatmulShape;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult, cudaError_enum as Code};
 use cudarc::driver::{
@@ -25,12 +25,16 @@ use cudarc::driver::{
 };
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::thread::Dim3;
-use std::borrow::Cow;
+use modules::Modules;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// One GPU with a PTX module loaded (the `kernels-gpu` one unless [`Gpu::with_ptx`]), and
-/// one stream everything runs on.
+/// One GPU, the kernels' PTX (the `kernels-gpu` modules unless [`Gpu::with_ptx`]), and one
+/// stream everything runs on.
+///
+/// The embedded kernels are compiled for the GPU one entry point at a time, when one is first
+/// launched ([`modules`]): making a `Gpu` compiles nothing, and [`Gpu::load_entries`]
+/// compiles a list of entries at once, in parallel.
 ///
 /// Every launch is checked against the device's limits, queried once here, and the
 /// launched function's own (threads per block for its register use, shared memory), so a
@@ -40,12 +44,9 @@ use std::sync::{Arc, Mutex};
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
-    /// The `sm_90a` module ([`crate::ptx::HOPPER_PTX`]), loaded when one of its entries is first asked
-    /// for.
-    hopper: Mutex<Option<Arc<CudaModule>>>,
-    /// The module's text: raw launches check their arguments against its `.param` lists.
-    ptx: Cow<'static, str>,
+    /// The modules loaded so far; raw launches check their arguments against the `.param`
+    /// lists of their text.
+    modules: Modules,
     limits: Limits,
     /// Streaming multiprocessors: how many blocks fill the device.
     multiprocessors: u32,
@@ -88,20 +89,18 @@ impl Gpu {
     }
 
     /// GPU `ordinal`. Fails with [`Error::NoDriver`] or [`Error::NoDevice`] where there is
-    /// no GPU, [`Error::NoSuchDevice`] for an ordinal past the last GPU, and
-    /// [`Error::PtxLoad`] if the driver rejects the module.
+    /// no GPU, and [`Error::NoSuchDevice`] for an ordinal past the last GPU. It compiles no
+    /// kernel: an entry point whose module the driver rejects is [`Error::PtxLoad`] when it
+    /// is first launched.
     pub fn with_ordinal(ordinal: usize) -> Result<Self> {
-        Self::load(ordinal, Cow::Borrowed(KERNELS_PTX))
+        Self::load(ordinal, None)
     }
 
-    /// GPU `ordinal` with the PTX module `ptx` instead of the embedded one, e.g. one built
-    /// for another target. Malformed PTX is [`Error::PtxLoad`] (the context stays usable);
-    /// a NUL byte is [`Error::PtxNul`], found before the driver is touched.
+    /// GPU `ordinal` with the PTX module `ptx` instead of the embedded ones, e.g. one built
+    /// for another target, loaded whole now. Malformed PTX is [`Error::PtxLoad`] with the
+    /// driver's log (the context stays usable); a NUL byte is [`Error::PtxNul`], found before
+    /// the driver is touched.
     pub fn with_ptx(ordinal: usize, ptx: &str) -> Result<Self> {
-        Self::load(ordinal, Cow::Owned(ptx.to_owned()))
-    }
-
-    fn load(ordinal: usize, ptx: Cow<'static, str>) -> Result<Self> {
         // cudarc turns the text into a C string and would panic on a NUL.
         if let Some(offset) = ptx.find('\0') {
             return Err(Error::PtxNul {
@@ -109,6 +108,10 @@ impl Gpu {
                 len: ptx.len(),
             });
         }
+        Self::load(ordinal, Some(ptx))
+    }
+
+    fn load(ordinal: usize, ptx: Option<&str>) -> Result<Self> {
         // SAFETY: only tries to open the library.
         if !unsafe { sys::is_culib_present() } {
             return Err(Error::NoDriver("libcuda.so could not be loaded".into()));
@@ -137,15 +140,15 @@ impl Gpu {
             .attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .call("cuDeviceGetAttribute")?
             .max(1) as u32;
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.as_ref()))
-            .map_err(Error::PtxLoad)?;
+        let compute_capability = ctx.compute_capability().call("cuDeviceGetAttribute")?;
+        let modules = match ptx {
+            None => Modules::embedded(Arc::clone(&ctx), compute_capability),
+            Some(ptx) => Modules::custom(Arc::clone(&ctx), compute_capability, ptx)?,
+        };
         Ok(Self {
             ctx,
             stream,
-            module,
-            hopper: Mutex::new(None),
-            ptx,
+            modules,
             limits,
             multiprocessors,
             entries: Mutex::new(HashMap::new()),
@@ -171,9 +174,25 @@ impl Gpu {
         self.limits
     }
 
-    /// The PTX text of the loaded module.
+    /// The PTX text entry points are looked up in: the module given to [`Gpu::with_ptx`],
+    /// or the main embedded one ([`crate::ptx::KERNELS_PTX`]), whose entries are loaded one
+    /// at a time.
     pub fn ptx(&self) -> &str {
-        &self.ptx
+        self.modules.text()
+    }
+
+    /// Compiles and loads the modules of `entries` now, each on a thread of its own, rather
+    /// than one by one at their first launches; those loaded already are skipped. Says so
+    /// on stderr when it takes more than a second. Fails as a launch of the first entry that
+    /// cannot be loaded would ([`Error::EntryNotFound`], [`Error::NeedsHopper`],
+    /// [`Error::PtxLoad`]); the others stay loaded.
+    pub fn load_entries(&self, entries: &[&str]) -> Result<()> {
+        self.modules.load(entries)
+    }
+
+    /// Whether the module of `entry` is loaded (compiled for this GPU) already.
+    pub fn is_loaded(&self, entry: &str) -> bool {
+        self.modules.is_loaded(entry)
     }
 
     /// Name, compute capability, driver version and memory of the device.
@@ -199,17 +218,10 @@ impl Gpu {
     /// Loads another PTX module into this GPU's context, e.g. a downstream kernel crate's
     /// built with `nvptx-builder`, whose functions are then launched with cudarc on
     /// [`Gpu::stream`] (the checked launches of this type reach its own module only).
-    /// Malformed PTX is [`Error::PtxLoad`]; a NUL byte is [`Error::PtxNul`].
+    /// Malformed PTX is [`Error::PtxLoad`] with the driver's log; a NUL byte is
+    /// [`Error::PtxNul`].
     pub fn load_module(&self, ptx: &str) -> Result<Arc<CudaModule>> {
-        if let Some(offset) = ptx.find('\0') {
-            return Err(Error::PtxNul {
-                offset,
-                len: ptx.len(),
-            });
-        }
-        self.ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-            .map_err(Error::PtxLoad)
+        modules::load(&self.ctx, ptx, "the PTX module")
     }
 
     /// Fails with [`Error::OutOfDeviceMemory`] unless `bytes` are free now.

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 pub mod divergence;
+pub mod split;
 
 /// The comment keyword of a launch-bounds marker:
 /// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS`.

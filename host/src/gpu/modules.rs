@@ -1,0 +1,301 @@
+//! The kernels' PTX, loaded into a context one entry point at a time, on first use.
+//!
+//! The driver compiles PTX to machine code when a module is loaded: the whole module, for
+//! every entry it holds. The embedded modules ([`crate::ptx`]) hold dozens of entries, so a
+//! [`Gpu`](super::Gpu) loads none of them when it is made; the first launch of an entry loads
+//! a module of that entry alone ([`nvptx_builder::ptx::split`]), compiled once and kept for
+//! the `Gpu`'s life. Two threads that ask for the same entry wait for one compile; different
+//! entries compile at once, and [`Modules::load`] compiles a list of them on a thread each.
+//! The driver keeps what it compiles in its cache (`~/.nv/ComputeCache` unless
+//! `CUDA_CACHE_PATH` says otherwise), keyed by each module's text, so an entry is compiled
+//! again only when its own code changes.
+//!
+//! A module handed to [`Gpu::with_ptx`](super::Gpu::with_ptx) is the caller's: it is loaded
+//! whole when the `Gpu` is made, as it always was.
+
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use crate::ptx::{HOPPER_PTX, KERNELS_PTX};
+use cudarc::driver::sys::{self, CUjit_option};
+use cudarc::driver::{CudaContext, CudaModule};
+use nvptx_builder::ptx::split::ModuleIndex;
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::time::Duration;
+
+/// One of the embedded modules, indexed on first use.
+struct Embedded {
+    text: &'static str,
+    index: OnceLock<ModuleIndex<'static>>,
+    /// Built for `sm_90a`: only a GPU of compute capability 9.0 runs it.
+    hopper: bool,
+}
+
+impl Embedded {
+    fn index(&self) -> &ModuleIndex<'static> {
+        self.index.get_or_init(|| ModuleIndex::new(self.text))
+    }
+}
+
+static MAIN: Embedded = Embedded {
+    text: KERNELS_PTX,
+    index: OnceLock::new(),
+    hopper: false,
+};
+static HOPPER: Embedded = Embedded {
+    text: HOPPER_PTX,
+    index: OnceLock::new(),
+    hopper: true,
+};
+
+/// The embedded module that defines `entry`.
+fn embedded(entry: &str) -> Option<&'static Embedded> {
+    [&MAIN, &HOPPER]
+        .into_iter()
+        .find(|m| m.index().defines(entry))
+}
+
+/// The module of one embedded entry: its text for the driver, compiled and loaded
+/// once.
+#[derive(Clone)]
+pub(crate) struct Loaded {
+    pub module: Arc<CudaModule>,
+    /// The module's PTX: the entry's `.param` list is read from it.
+    pub ptx: Arc<str>,
+}
+
+/// A slot per entry asked for: its lock is held while the entry compiles.
+type Slot = Arc<Mutex<Option<Loaded>>>;
+
+/// What a context has loaded: a module of the caller's, or the embedded entries loaded
+/// so far.
+pub(crate) struct Modules {
+    ctx: Arc<CudaContext>,
+    compute_capability: (i32, i32),
+    custom: Option<Loaded>,
+    slots: Mutex<HashMap<String, Slot>>,
+}
+
+impl Modules {
+    /// The embedded modules, nothing loaded yet.
+    pub fn embedded(ctx: Arc<CudaContext>, compute_capability: (i32, i32)) -> Self {
+        Self {
+            ctx,
+            compute_capability,
+            custom: None,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The caller's module `ptx`, loaded whole now ([`Error::PtxLoad`] with the driver's
+    /// log if it is rejected).
+    pub fn custom(
+        ctx: Arc<CudaContext>, compute_capability: (i32, i32), ptx: &str,
+    ) -> Result<Self> {
+        let module = load(&ctx, ptx, "the PTX module")?;
+        Ok(Self {
+            custom: Some(Loaded {
+                module,
+                ptx: Arc::from(ptx),
+            }),
+            ..Self::embedded(ctx, compute_capability)
+        })
+    }
+
+    /// The whole text entries are looked up in: the caller's module, or the main
+    /// embedded one.
+    pub fn text(&self) -> &str {
+        self.custom.as_ref().map_or(KERNELS_PTX, |c| &c.ptx)
+    }
+
+    /// The module holding `entry`, compiled and loaded now if it was not already.
+    /// [`Error::EntryNotFound`] if no module defines it, [`Error::NeedsHopper`] for an
+    /// `sm_90a` entry on another GPU, [`Error::PtxLoad`] if the driver rejects it.
+    pub fn module_of(&self, entry: &str) -> Result<Loaded> {
+        if let Some(custom) = &self.custom {
+            return Ok(custom.clone());
+        }
+        let source = self.source(entry)?;
+        let slot = self.slot(entry);
+        let mut loaded = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(done) = &*loaded {
+            return Ok(done.clone());
+        }
+        let ptx: Arc<str> = source
+            .index()
+            .module(entry)
+            .ok_or_else(|| not_found(entry))?
+            .into();
+        let module = load(&self.ctx, &ptx, entry)?;
+        let done = Loaded { module, ptx };
+        *loaded = Some(done.clone());
+        Ok(done)
+    }
+
+    /// Whether `entry`'s module is loaded already (always, for a caller's module).
+    pub fn is_loaded(&self, entry: &str) -> bool {
+        self.custom.is_some()
+            || self
+                .slots
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(entry)
+                .is_some_and(|s| s.lock().unwrap_or_else(|e| e.into_inner()).is_some())
+    }
+
+    /// Compiles and loads the modules of `entries` that are not loaded yet, each on a thread
+    /// of its own (as many at once as the host has cores), saying so on stderr when it takes
+    /// a while ([`Progress`]). Every entry that can be compiled is; the first error is
+    /// returned at the end, and what compiled stays loaded.
+    pub fn load(&self, entries: &[&str]) -> Result<()> {
+        let mut todo: Vec<&str> = entries
+            .iter()
+            .copied()
+            .filter(|e| !self.is_loaded(e))
+            .collect();
+        todo.sort_unstable();
+        todo.dedup();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        // What is refused without compiling (an unknown entry, sm_90a code on another GPU)
+        // is not compiled; the rest is.
+        let mut first_error = None;
+        todo.retain(|entry| match self.source(entry) {
+            Ok(_) => true,
+            Err(e) => {
+                first_error.get_or_insert(e);
+                false
+            }
+        });
+        if todo.is_empty() {
+            return first_error.map_or(Ok(()), Err);
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(todo.len());
+        let arch = format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        );
+        let plural = if todo.len() == 1 { "" } else { "s" };
+        let mut progress = Progress::new(
+            format!(
+                "compiling {} kernel{plural} for {arch} (first use; the driver caches them)",
+                todo.len()
+            ),
+            todo.len(),
+        );
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel::<Result<()>>();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let (tx, next, todo) = (tx.clone(), &next, &todo);
+                scope.spawn(move || {
+                    while let Some(entry) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let result = self.module_of(entry).map(drop);
+                        if tx.send(result).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            loop {
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(result) => {
+                        if let Err(e) = result {
+                            first_error.get_or_insert(e);
+                        }
+                        progress.advance(1);
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => progress.tick(),
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+        });
+        progress.finish();
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The embedded module of `entry`, if this GPU can run it.
+    fn source(&self, entry: &str) -> Result<&'static Embedded> {
+        let source = embedded(entry).ok_or_else(|| not_found(entry))?;
+        if source.hopper && self.compute_capability != (9, 0) {
+            return Err(Error::NeedsHopper {
+                entry: entry.to_owned(),
+                device: self.compute_capability,
+            });
+        }
+        Ok(source)
+    }
+
+    fn slot(&self, entry: &str) -> Slot {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(slots.entry(entry.to_owned()).or_default())
+    }
+}
+
+fn not_found(entry: &str) -> Error {
+    Error::EntryNotFound {
+        entry: entry.to_owned(),
+    }
+}
+
+/// Loads `ptx` into `ctx` (the driver compiles it for the context's GPU, or takes it from
+/// its cache). A module the driver rejects is [`Error::PtxLoad`] with the compiler's log.
+pub(crate) fn load(ctx: &Arc<CudaContext>, ptx: &str, what: &str) -> Result<Arc<CudaModule>> {
+    if let Some(offset) = ptx.find('\0') {
+        return Err(Error::PtxNul {
+            offset,
+            len: ptx.len(),
+        });
+    }
+    ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .map_err(|source| Error::PtxLoad {
+            module: what.to_owned(),
+            source,
+            log: jit_error_log(ctx, ptx),
+        })
+}
+
+/// How many bytes of the compiler's error log [`jit_error_log`] keeps.
+const LOG_BYTES: usize = 16 * 1024;
+
+/// The JIT compiler's error log for `ptx` (which the driver just rejected): the module is
+/// compiled once more with a log buffer, since cudarc's loader passes none. Empty if the
+/// driver says nothing, or cannot be asked.
+fn jit_error_log(ctx: &Arc<CudaContext>, ptx: &str) -> String {
+    let (Ok(()), Ok(text)) = (ctx.bind_to_thread(), CString::new(ptx)) else {
+        return String::new();
+    };
+    let mut log = vec![0u8; LOG_BYTES];
+    let mut options = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    // The driver reads a size option's value from the pointer's bits.
+    let mut values = [log.as_mut_ptr().cast::<c_void>(), LOG_BYTES as *mut c_void];
+    let mut module = std::ptr::null_mut();
+    // SAFETY: `text` is a NUL-terminated module; `options` and `values` are two entries
+    // each, the log buffer as long as its size option says and alive for the call.
+    let rc = unsafe {
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            text.as_ptr().cast(),
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if rc.result().is_ok() && !module.is_null() {
+        // It compiled this time: nothing to report, and nothing to keep.
+        // SAFETY: the module was just loaded and nothing else holds it.
+        let _ = unsafe { sys::cuModuleUnload(module) }.result();
+        return String::new();
+    }
+    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+    String::from_utf8_lossy(&log[..end]).trim().to_owned()
+}
