@@ -12,8 +12,8 @@
 //! ```
 
 use super::{Gpu, fault};
-use crate::error::{DriverContext, Error, Result};
-use crate::ptx::HOPPER_PTX;
+use crate::plan::ptx::HOPPER_PTX;
+use crate::problem::error::{DriverContext, Error, Result};
 use cudarc::driver::sys::{CUfunction_attribute as FuncAttr, cudaError_enum as Code};
 use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DeviceRepr, DriverError,

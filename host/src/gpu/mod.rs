@@ -1,5 +1,6 @@
 //! The GPU: a CUDA context with the kernels' PTX module loaded, and checked launches.
 
+pub mod autotune;
 mod backend;
 mod bf16;
 mod cublas;
@@ -16,9 +17,9 @@ pub use vector::{AxisScratch, ReduceScratch, SlidingScratch};
 pub use cublas::{Cublas, CublasMath};
 pub use launch::{EntryInfo, Launcher, launch_config};
 
-use crate::error::{DriverContext, Error, Result, is_sticky};
-use crate::ptx::KERNELS_PTX;
-use crate::shape::MatmulShape;
+use crate::plan::ptx::KERNELS_PTX;
+use crate::problem::error::{DriverContext, Error, Result, is_sticky};
+use crate::problem::shape::MatmulShape;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult, cudaError_enum as Code};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DriverError,
@@ -41,7 +42,7 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
-    /// The `sm_90a` module ([`crate::ptx::HOPPER_PTX`]), loaded when one of its entries is first asked
+    /// The `sm_90a` module ([`crate::plan::ptx::HOPPER_PTX`]), loaded when one of its entries is first asked
     /// for.
     hopper: Mutex<Option<Arc<CudaModule>>>,
     /// The module's text: raw launches check their arguments against its `.param` lists.

@@ -18,7 +18,7 @@
 //! [`Gpu::time_within`]: crate::gpu::Gpu::time_within
 //! [`Gpu::time_ms`]: crate::gpu::Gpu::time_ms
 
-use crate::error::{Error, Result};
+use crate::problem::error::{Error, Result};
 use std::time::Duration;
 
 /// The command line's `--time-budget` when none is given: the time each kernel's timed runs
@@ -103,6 +103,17 @@ pub fn parse_limit(s: &str) -> Result<Option<Duration>> {
 /// How `--time-budget` prints a limit: seconds, or `inf`.
 pub fn limit_name(limit: Option<Duration>) -> String {
     limit.map_or("inf".to_owned(), |d| format!("{}", d.as_secs_f64()))
+}
+
+/// The median of `samples` (which must not be empty).
+pub fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let mid = samples.len() / 2;
+    if samples.len().is_multiple_of(2) {
+        (samples[mid - 1] + samples[mid]) / 2.0
+    } else {
+        samples[mid]
+    }
 }
 
 #[cfg(test)]
