@@ -12,7 +12,7 @@ use crate::problem::tile::{Supported, TileWidth, Tw};
 
 /// Something that runs the kernels: [`crate::gpu::Gpu`] or [`crate::sim::Simulator`].
 /// Object-safe: `Box<dyn Backend>` picks one at run time (the CLI does), and both report
-/// the same [`Error`](crate::Error) for the same bad input or launch.
+/// the same [`Error`] for the same bad input or launch.
 ///
 /// Inputs are row-major host slices; `a` is `shape.m × shape.k`, `b` is `shape.k × shape.n`.
 /// (The GPU also takes device buffers: [`crate::gpu::Gpu::matmul_device`].)
@@ -26,8 +26,8 @@ pub trait Backend {
 
     /// `op` of every row (`axis` = rows: `rows` outputs) or every column (`cols` outputs)
     /// of the row-major `rows × cols` matrix `x`. A wrong length is
-    /// [`Error::InputLength`](crate::Error::InputLength); a max over an empty dimension,
-    /// [`Error::EmptyReduction`](crate::Error::EmptyReduction).
+    /// [`Error::InputLength`]; a max over an empty dimension,
+    /// [`Error::EmptyReduction`].
     fn reduce_axis(
         &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
     ) -> Result<Vec<f32>>;

@@ -4,12 +4,24 @@
 
 // The layers, lowest first: each module imports only its own layer and those below it
 // (`tests/layers.rs` checks it). The binary (`main.rs`, `cli/`) sits on top.
-pub mod backend;
-pub mod check;
-pub mod gpu;
-pub mod plan;
+
+// What is asked: shapes, tiles, axes, the GEMM call, the error type.
 pub mod problem;
+
+// f64 references, error bounds and spot checks.
+pub mod check;
+
+// Which kernel and launch; the embedded PTX.
+pub mod plan;
+
+// The trait both backends implement.
+pub mod backend;
+
+// The backends: the CPU simulator, and the GPU (with cuBLAS and the autotuner).
+pub mod gpu;
 pub mod sim;
+
+// The GEMM shape suite, over a GPU.
 pub mod suite;
 
 /// The launch shape and device limits the kernels and the simulator share, re-exported so

@@ -13,7 +13,8 @@
 //!   back to back between CUDA events, as [`Gpu::time_ms`] queues them.
 //!
 //! So each phase stops at its count or once it has spent the limit, overrunning it by at
-//! most one run, and every median is of at least one timed run.
+//! most one run, and every median ([`median`], what a measurement reports) is of at least
+//! one timed run.
 //!
 //! [`Gpu::time_within`]: crate::gpu::Gpu::time_within
 //! [`Gpu::time_ms`]: crate::gpu::Gpu::time_ms
