@@ -265,14 +265,7 @@ fn read_crate(src: &Path, root: &str, extern_crate: Option<&str>) -> Crate {
                         continue;
                     }
                 }
-                Tok::Ident(start)
-                    if (start == "crate"
-                        || start == "super"
-                        || start == "self"
-                        || Some(start.as_str()) == extern_crate)
-                        && toks.get(i + 1) == Some(&Tok::PathSep)
-                        && (i == 0 || toks[i - 1] != Tok::Punct('$')) =>
-                {
+                Tok::Ident(_) if starts_path(&toks, i, extern_crate) => {
                     let mut trees = Vec::new();
                     i = use_tree(&toks, i, vec![], &mut trees);
                     for segments in trees {
@@ -286,6 +279,17 @@ fn read_crate(src: &Path, root: &str, extern_crate: Option<&str>) -> Crate {
         }
     }
     krate
+}
+
+/// Whether `toks[i]` starts a path into this crate (`crate::`, `super::`, `self::`) or into
+/// `extern_crate`; `$crate::` in a macro is the macro's crate.
+fn starts_path(toks: &[Tok], i: usize, extern_crate: Option<&str>) -> bool {
+    let Tok::Ident(start) = &toks[i] else {
+        return false;
+    };
+    (["crate", "super", "self"].contains(&start.as_str()) || Some(start.as_str()) == extern_crate)
+        && toks.get(i + 1) == Some(&Tok::PathSep)
+        && (i == 0 || toks[i - 1] != Tok::Punct('$'))
 }
 
 /// Reads the path (or `use` tree) at `toks[i]` under `prefix` into `out`, one path per leaf;
@@ -333,7 +337,7 @@ fn use_tree(
     }
 }
 
-/// `crate` and its files' imports: file → files it imports, with the names it takes.
+/// Each file of `host/src` → the files it imports → the names it takes from each.
 type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 /// Adds to `graph` the imports of `krate`'s files, resolving the library's paths in `lib`.
@@ -488,8 +492,12 @@ fn listing(graph: &Graph) -> String {
         .rev()
         .map(|(at, (name, _))| (Some(at), *name));
     for (at, name) in layers.chain([(None, "in no layer")]) {
+        let files: Vec<_> = graph.iter().filter(|(f, _)| layer(f) == at).collect();
+        if at.is_none() && files.is_empty() {
+            continue;
+        }
         s += &format!("{name}\n");
-        for (file, imports) in graph.iter().filter(|(f, _)| layer(f) == at) {
+        for (file, imports) in files {
             let list: Vec<String> = imports
                 .iter()
                 .map(|(t, names)| {
@@ -556,14 +564,13 @@ fn the_reader_finds_imports_in_code_only() {
     "##;
     let toks = tokens(text);
     let mut found = Vec::new();
-    for i in 0..toks.len() {
-        if let Tok::Ident(s) = &toks[i]
-            && (s == "crate" || s == "super")
-            && toks.get(i + 1) == Some(&Tok::PathSep)
-            && (i == 0 || toks[i - 1] != Tok::Punct('$'))
-        {
-            use_tree(&toks, i, vec![], &mut found);
-        }
+    let mut i = 0;
+    while i < toks.len() {
+        i = if starts_path(&toks, i, None) {
+            use_tree(&toks, i, vec![], &mut found)
+        } else {
+            i + 1
+        };
     }
     let found: Vec<String> = found.iter().map(|p| p.join("::")).collect();
     assert_eq!(
