@@ -8,10 +8,10 @@
 //! (per product) and cuBLAS's strided batch.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use kernels_gpu_host::gemm::{Gemm, GemmKernel, Op};
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
-use kernels_gpu_host::report::median;
-use kernels_gpu_host::{Error, data::Rng};
+use kernels_gpu_host::plan::budget::median;
+use kernels_gpu_host::{Error, check::data::Rng};
+use kernels_gpu_host::{Gemm, GemmKernel, Op};
 use std::time::Duration;
 
 /// (m, k, n, batch).
@@ -88,7 +88,9 @@ fn main() {
     c.final_summary();
 }
 
-fn run(gpu: &Gpu, c: &mut Criterion, summary: bool) -> kernels_gpu_host::error::Result<()> {
+fn run(
+    gpu: &Gpu, c: &mut Criterion, summary: bool,
+) -> kernels_gpu_host::problem::error::Result<()> {
     let blas = Cublas::new(gpu, CublasMath::Fp32)?;
     let mut table = vec![];
     for shape in SHAPES {
@@ -104,7 +106,7 @@ fn run(gpu: &Gpu, c: &mut Criterion, summary: bool) -> kernels_gpu_host::error::
             for b in Op::ALL {
                 // Rung 12 by the same rule as GemmKernel::Auto, NN included.
                 let p = call(shape, a, b).check(m * k * batch, k * n * batch, m * n * batch)?;
-                let tile = kernels_gpu_host::gemm::auto_tile(&p, gpu.multiprocessors());
+                let tile = kernels_gpu_host::plan::gemm::auto_tile(&p, gpu.multiprocessors());
                 contenders.push(Contender::Ours(a, b, GemmKernel::Blas(tile)));
                 contenders.push(Contender::Cublas(a, b));
             }
@@ -165,7 +167,7 @@ fn run(gpu: &Gpu, c: &mut Criterion, summary: bool) -> kernels_gpu_host::error::
 
 fn print_summary(
     gpu: &Gpu, table: &[(String, Contender, f64)],
-) -> kernels_gpu_host::error::Result<()> {
+) -> kernels_gpu_host::problem::error::Result<()> {
     println!(
         "\nGEMM layouts and batches on {} (median of 20, ms per product):",
         gpu.info()?

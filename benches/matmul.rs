@@ -29,12 +29,12 @@ use cudarc::driver::CudaSlice;
 mod bench_report;
 use bench_report::{Check, Contender, Measurement, Summary};
 use kernels_gpu_host::backend::Backend;
-use kernels_gpu_host::bf16::BF16_CONFIGS;
-use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::error::Result;
+use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
-use kernels_gpu_host::packed::PACKED_CONFIGS;
-use kernels_gpu_host::report::median;
+use kernels_gpu_host::plan::bf16::BF16_CONFIGS;
+use kernels_gpu_host::plan::budget::median;
+use kernels_gpu_host::plan::packed::PACKED_CONFIGS;
+use kernels_gpu_host::problem::error::Result;
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 use std::hint::black_box;
@@ -322,12 +322,12 @@ fn gpu_benches(
                 runner.run(contender, &mut out)?;
                 let host_out = gpu.download(&out)?;
                 let bound = bench_report::bound_for(contender, shape.k);
-                let check = kernels_gpu_host::spot::spot_check(
+                let check = kernels_gpu_host::check::spot::spot_check(
                     &a,
                     &b,
                     &host_out,
                     shape,
-                    kernels_gpu_host::spot::SAMPLES,
+                    kernels_gpu_host::check::spot::SAMPLES,
                     bound,
                 );
                 let mut ms = gpu.time_ms(warmup, runs, || runner.run(contender, &mut out))?;
@@ -417,7 +417,7 @@ fn shape_suite(gpu: &Gpu, cublas: Option<&[Cublas; 3]>, kind: &RunKind) -> Resul
     println!(
         "\nshape suite: autotuned SGEMM vs cuBLAS FP32, median of {SUMMARY_RUNS} runs after \
          {SUMMARY_WARMUP} warm-ups, {} outputs spot-checked per result",
-        kernels_gpu_host::spot::SAMPLES
+        kernels_gpu_host::check::spot::SAMPLES
     );
     println!("{}", suite::header());
     let rows = suite::run(
@@ -540,7 +540,13 @@ fn cpu_benches(c: &mut Criterion) {
         BenchmarkId::new("matmul_f64", format!("{m}x{k}x{n}")),
         |bch| {
             bch.iter(|| {
-                kernels_gpu_host::reference::matmul_f64(black_box(&a), black_box(&b), m, k, n)
+                kernels_gpu_host::check::reference::matmul_f64(
+                    black_box(&a),
+                    black_box(&b),
+                    m,
+                    k,
+                    n,
+                )
             })
         },
     );

@@ -11,13 +11,13 @@
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
-use kernels_gpu_host::axis::{Axis, AxisOp, AxisShape};
-use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::error::Result;
+use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
-use kernels_gpu_host::reduce::ReduceKernel;
+use kernels_gpu_host::plan::reduce::ReduceKernel;
+use kernels_gpu_host::plan::sliding::{SlidingKernel, SlidingShape};
+use kernels_gpu_host::problem::axis::{Axis, AxisOp, AxisShape};
+use kernels_gpu_host::problem::error::Result;
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::sliding::{SlidingKernel, SlidingShape};
 use kernels_gpu_host::{Backend, Error};
 
 #[path = "common/bench_report.rs"]
@@ -135,7 +135,7 @@ fn fusion_group(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
     let (m, k, n) = FUSION_SHAPE;
     let shape = MatmulShape::new(m, k, n)?;
     let (a, b) = (gpu.upload(&input(m * k))?, gpu.upload(&input(k * n))?);
-    let mut tmp = gpu.zeros(kernels_gpu_host::fusion::intermediate_len(shape)? as usize)?;
+    let mut tmp = gpu.zeros(kernels_gpu_host::plan::fusion::intermediate_len(shape)? as usize)?;
     let mut out = gpu.zeros(m * n)?;
     let mut scratch = AxisScratch::default();
     let tall = AxisShape::new(m * n, k)?;

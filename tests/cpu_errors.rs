@@ -11,8 +11,8 @@ use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::launch::Dim3;
 use kernels_gpu_host::launch::{Launch, Limit, LimitError, Limits};
-use kernels_gpu_host::ptx::KERNELS_PTX;
-use kernels_gpu_host::ptx::param_sizes;
+use kernels_gpu_host::plan::ptx::KERNELS_PTX;
+use kernels_gpu_host::plan::ptx::param_sizes;
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
 
@@ -521,7 +521,7 @@ fn length_checks_with_overflowing_dimensions_are_typed_errors() {
 #[test]
 fn sliding_shapes_are_checked() {
     use kernels_gpu_host::kernels_gpu::sliding::{BLOCK, scan};
-    use kernels_gpu_host::sliding::SlidingShape;
+    use kernels_gpu_host::plan::sliding::SlidingShape;
     let limit = (u32::MAX - 2 * BLOCK.max(scan::TILE)) as usize;
     assert_eq!(
         SlidingShape::new(limit - 1, 1).unwrap().outputs(),
@@ -635,7 +635,7 @@ fn same_input_gives_bit_identical_output_on_the_simulator() {
 /// too).
 #[test]
 fn bad_gemm_arguments_are_typed_errors_naming_them() {
-    use kernels_gpu_host::gemm::{Gemm, GemmKernel, Op, Order};
+    use kernels_gpu_host::{Gemm, GemmKernel, Op, Order};
     let sim = Simulator::default();
     // (case, call, buffer lengths a, b, c, the check on the error)
     type Check = fn(&Error) -> bool;
@@ -847,7 +847,7 @@ fn bad_gemm_arguments_are_typed_errors_naming_them() {
 /// same call by rung 12 runs.
 #[test]
 fn a_ladder_kernel_refuses_what_only_rung_12_runs() {
-    use kernels_gpu_host::gemm::{Gemm, GemmKernel, Op};
+    use kernels_gpu_host::{Gemm, GemmKernel, Op};
     let sim = Simulator::default();
     let naive = GemmKernel::Matmul(MatmulKernel::Naive, TileWidth::Tw16);
     for call in [
@@ -884,7 +884,8 @@ fn a_ladder_kernel_refuses_what_only_rung_12_runs() {
 /// Element types that are not whole f32s are refused with their size, not reinterpreted.
 #[test]
 fn gemm_pod_refuses_element_types_that_are_not_f32s() {
-    use kernels_gpu_host::gemm::{Gemm, GemmKernel, gemm_pod};
+    use kernels_gpu_host::backend::gemm_pod;
+    use kernels_gpu_host::{Gemm, GemmKernel};
     let sim = Simulator::default();
     let call = Gemm::new(1, 1, 2);
     let (a, b, mut c) = ([1u16; 4], [1u16; 4], [0u16; 2]);

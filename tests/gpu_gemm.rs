@@ -14,9 +14,10 @@ mod gemm_cases;
 mod harness;
 
 use gemm_cases::{Case, cases, expected_bits};
-use kernels_gpu_host::gemm::{BLAS_TILES, GemmKernel};
+use kernels_gpu_host::GemmKernel;
+use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
-use kernels_gpu_host::reference;
+use kernels_gpu_host::plan::gemm::BLAS_TILES;
 use kernels_gpu_host::{MatmulKernel, SgemmKernel, TileWidth};
 use libtest_mimic::Failed;
 

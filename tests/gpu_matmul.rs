@@ -9,16 +9,16 @@ mod harness;
 mod shapes;
 
 use harness::Test;
-use kernels_gpu_host::autotune::Tuned;
 use kernels_gpu_host::backend::Backend;
-use kernels_gpu_host::budget::TimeBudget;
-use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::packed::{MMA_PACKED_CONFIGS, PACKED_CONFIGS, PackedRung};
-use kernels_gpu_host::reference;
-use kernels_gpu_host::row_split::RowSplit;
+use kernels_gpu_host::gpu::autotune::Tuned;
+use kernels_gpu_host::plan::budget::TimeBudget;
+use kernels_gpu_host::plan::packed::{MMA_PACKED_CONFIGS, PACKED_CONFIGS, PackedRung};
+use kernels_gpu_host::plan::row_split::RowSplit;
+use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
@@ -140,8 +140,14 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 g.upload(&rng.uniform(256 * 384))?,
             );
             let mut out = g.zeros(512 * 384)?;
-            let (best, choice) =
-                kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, Precision::Fp32)?;
+            let (best, choice) = kernels_gpu_host::gpu::autotune::tune(
+                g,
+                &da,
+                &db,
+                &mut out,
+                shape,
+                Precision::Fp32,
+            )?;
             let all_ran = Tuned::candidates(shape, Precision::Fp32).iter().all(|k| {
                 choice
                     .candidates_ms
@@ -157,8 +163,14 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
             g.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
             let tuned = g.download(&out)?;
-            let best =
-                kernels_gpu_host::autotune::choose(g, &da, &db, &mut out, shape, Precision::Fp32)?;
+            let best = kernels_gpu_host::gpu::autotune::choose(
+                g,
+                &da,
+                &db,
+                &mut out,
+                shape,
+                Precision::Fp32,
+            )?;
             best.run(g, &da, &db, &mut out, shape)?;
             if tuned != g.download(&out)? {
                 return Err("autotuned output differs from the tuned kernel's".into());
@@ -307,7 +319,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 let (da, db) = (g.upload(&a)?, g.upload(&b)?);
                 let mut out = g.zeros(m * n)?;
                 let (best, choice) =
-                    kernels_gpu_host::autotune::tune(g, &da, &db, &mut out, shape, precision)?;
+                    kernels_gpu_host::gpu::autotune::tune(g, &da, &db, &mut out, shape, precision)?;
                 // Rungs 14 and 15 (packed operands) are TF32 candidates too, rung 14 on a
                 // Hopper only.
                 let hopper = g.info()?.compute_capability == (9, 0);
@@ -331,7 +343,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             }),
         );
     }
-    for config in kernels_gpu_host::bf16::BF16_CONFIGS {
+    for config in kernels_gpu_host::plan::bf16::BF16_CONFIGS {
         add(
             format!("gpu::bf16_gemm::{}", config.name),
             Box::new(move |g| {
@@ -339,7 +351,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 // the cp.async path with a partial last k-tile beside edge blocks, degenerate
                 // shapes; within the f32 accumulation bound of the f64 product of the BF16
                 // inputs, and the same bits on a second run.
-                use kernels_gpu_host::bf16;
+                use kernels_gpu_host::plan::bf16;
                 let shapes = SHAPES.into_iter().chain([
                     (136, 40, 264),
                     (260, 264, 520),

@@ -7,10 +7,10 @@ mod harness;
 use harness::Test;
 use kernels_gpu::sliding::scan;
 use kernels_gpu_host::Backend;
-use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
-use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::reduce::{self, ReduceKernel};
-use kernels_gpu_host::sliding::{self, SlidingKernel};
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::plan::reduce::{self, ReduceKernel};
+use kernels_gpu_host::plan::sliding::{self, SlidingKernel};
+use kernels_gpu_host::problem::axis::{self, Axis, AxisOp, AxisShape};
 
 fn signed(seed: u64, n: usize) -> Vec<f32> {
     Rng::new(seed)
@@ -247,7 +247,7 @@ fn tests() -> Vec<(String, Test)> {
             format!("gpu::zip_reduce_matmul::{m}x{k}x{n}"),
             Box::new(move |g| {
                 use kernels_gpu_host::gpu::AxisScratch;
-                use kernels_gpu_host::{MatmulShape, fusion, reference, sim::Simulator};
+                use kernels_gpu_host::{MatmulShape, Simulator, check::reference, plan::fusion};
                 let shape = MatmulShape::new(m, k, n)?;
                 let (a, b) = (signed(1 + m as u64, m * k), signed(2 + n as u64, k * n));
                 let (da, db) = (g.upload(&a)?, g.upload(&b)?);

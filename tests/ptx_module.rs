@@ -1,7 +1,7 @@
 //! CPU checks of the embedded PTX module: what the GPU will load, checked without one.
 
 use kernels_gpu_host::MatmulKernel;
-use kernels_gpu_host::ptx::{KERNELS_PTX, entry_names};
+use kernels_gpu_host::plan::ptx::{KERNELS_PTX, entry_names};
 
 /// The body of entry `name`, from its `.entry` line to the closing brace.
 fn body(name: &str) -> &'static str {
@@ -116,7 +116,7 @@ fn assert_describes<'a>(
     assert_eq!(in_ptx, described);
     for spec in specs {
         assert_eq!(
-            kernels_gpu_host::ptx::param_sizes(ptx, spec.entry),
+            kernels_gpu_host::plan::ptx::param_sizes(ptx, spec.entry),
             Some(spec.param_bytes().collect()),
             "{}",
             spec.entry
@@ -131,9 +131,9 @@ fn assert_describes<'a>(
 #[test]
 fn the_hopper_module_holds_rungs_14_and_15_on_tma_alone() {
     use kernels_gpu_host::kernels_gpu::catalogue::{MMA_TMA, WGMMA, hopper_specs};
-    use kernels_gpu_host::ptx::HOPPER_PTX;
+    use kernels_gpu_host::plan::ptx::HOPPER_PTX;
     assert_describes(HOPPER_PTX, hopper_specs());
-    let body = |entry| kernels_gpu_host::ptx::entry_body(HOPPER_PTX, entry).unwrap();
+    let body = |entry| kernels_gpu_host::plan::ptx::entry_body(HOPPER_PTX, entry).unwrap();
     for c in WGMMA {
         assert_eq!(
             body(c.spec.entry).matches("wgmma.mma_async").count(),
@@ -170,7 +170,7 @@ fn the_hopper_module_holds_rungs_14_and_15_on_tma_alone() {
 /// see, since the compiler makes it (it gave thread 0 its own copy of a loop body once).
 #[test]
 fn no_collective_sits_under_a_divergent_branch() {
-    use kernels_gpu_host::ptx::HOPPER_PTX;
+    use kernels_gpu_host::plan::ptx::HOPPER_PTX;
     use nvptx_builder::ptx::divergence::divergent_collectives_in;
     let report: Vec<String> = [KERNELS_PTX, HOPPER_PTX]
         .into_iter()
@@ -198,7 +198,7 @@ fn every_sliding_scan_body_asks_l2_for_the_tile_ahead() {
 /// and a definition of every function it calls; cut again, the same text.
 #[test]
 fn every_entry_has_a_module_of_its_own() {
-    use kernels_gpu_host::ptx::HOPPER_PTX;
+    use kernels_gpu_host::plan::ptx::HOPPER_PTX;
     use nvptx_builder::ptx::split::ModuleIndex;
     for whole in [KERNELS_PTX, HOPPER_PTX] {
         let index = ModuleIndex::new(whole);

@@ -14,7 +14,7 @@
 //!   host checks launches against.
 
 use kernels_gpu_host::kernels_gpu::sgemm::multistage;
-use kernels_gpu_host::ptx::{KERNELS_PTX, entry_names};
+use kernels_gpu_host::plan::ptx::{KERNELS_PTX, entry_names};
 use kernels_gpu_host::{Precision, SgemmKernel};
 
 /// The body of entry `name`, from its `.entry` line to the closing brace.
@@ -246,8 +246,8 @@ fn tf32_rung_is_unrolled_mma_sync() {
 /// where both go through registers), one barrier after each prologue and one per tile.
 #[test]
 fn blas_rung_matches_its_catalogue() {
-    use kernels_gpu_host::gemm::Op;
     use kernels_gpu_host::kernels_gpu::sgemm::blas::BLAS_CONFIGS;
+    use kernels_gpu_host::problem::gemm::Op;
     for c in BLAS_CONFIGS {
         let entry = c.spec.entry;
         let b = body(entry);
@@ -292,7 +292,7 @@ fn assert_launch_bounds(spec: &kernels_gpu_host::kernels_gpu::catalogue::KernelS
 /// memory only, and launch bounds as the catalogue says.
 #[test]
 fn bf16_rung_is_unrolled_mma_sync_on_ldmatrix() {
-    use kernels_gpu_host::bf16::BF16_CONFIGS;
+    use kernels_gpu_host::plan::bf16::BF16_CONFIGS;
     for c in BF16_CONFIGS {
         let entry = c.spec.entry;
         let (g, b) = (c.geometry, body(entry));

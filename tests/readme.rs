@@ -432,7 +432,7 @@ fn readme_default_kernel_set_notice_is_the_one_the_binary_prints() {
         section(MAIN_README, "## Command line").contains(&format!("\n{notice}\n")),
         "the README's line at 16384³ is not:\n{notice}"
     );
-    let threshold = kernels_gpu_host::spot::FULL_CHECK_MAX_MACS;
+    let threshold = kernels_gpu_host::check::spot::FULL_CHECK_MAX_MACS;
     assert_eq!(threshold, 1 << 33, "the README says 2³³");
     assert!(command_line_words().contains("a product of up to 2³³ multiply-adds"));
 }
@@ -440,7 +440,7 @@ fn readme_default_kernel_set_notice_is_the_one_the_binary_prints() {
 #[test]
 fn readme_time_budget_default_is_the_librarys() {
     assert_eq!(
-        kernels_gpu_host::budget::DEFAULT,
+        kernels_gpu_host::plan::budget::DEFAULT,
         std::time::Duration::from_secs(1),
         "the README says 1 second"
     );

@@ -1,4 +1,4 @@
-//! Rung 13, the BF16 GEMM (`kernels_gpu_host::bf16`), on the CPU simulator: every
+//! Rung 13, the BF16 GEMM (`kernels_gpu_host::plan::bf16`), on the CPU simulator: every
 //! configuration against the f64 product of its BF16 inputs, within the f32 accumulation
 //! bound, on the odd shapes (scalar staging), on shapes whose interior blocks take
 //! the `cp.async` path beside edge blocks (with a partial last k-tile), and on degenerate
@@ -9,8 +9,8 @@
 #[path = "common/shapes.rs"]
 mod shapes;
 
-use kernels_gpu_host::bf16::{self, BF16_CONFIGS, Bf16Config};
-use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::check::reference::{compare, matmul_f64};
+use kernels_gpu_host::plan::bf16::{self, BF16_CONFIGS, Bf16Config};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulShape, Precision};
 

@@ -6,9 +6,10 @@
 mod gemm_cases;
 
 use gemm_cases::{Case, cases, expected_bits};
+use kernels_gpu_host::GemmKernel;
 use kernels_gpu_host::backend::Backend;
-use kernels_gpu_host::gemm::{BLAS_TILES, GemmKernel};
-use kernels_gpu_host::reference;
+use kernels_gpu_host::check::reference;
+use kernels_gpu_host::plan::gemm::BLAS_TILES;
 use kernels_gpu_host::sim::Simulator;
 
 /// m, k or n = 1, primes, one interior 64 × 64 tile with k a multiple of 16, and edges
@@ -141,7 +142,8 @@ fn pod_element_types_run_as_f32() {
     );
     let wrap = |v: &[f32]| v.iter().map(|&x| Weight(x)).collect::<Vec<_>>();
     let (a, b, mut c) = (wrap(&case.a), wrap(&case.b), wrap(&case.c));
-    kernels_gpu_host::gemm::gemm_pod(&sim, &case.call, GemmKernel::Auto, &a, &b, &mut c).unwrap();
+    kernels_gpu_host::backend::gemm_pod(&sim, &case.call, GemmKernel::Auto, &a, &b, &mut c)
+        .unwrap();
     let got: Vec<f32> = c.iter().map(|w| w.0).collect();
     assert_eq!(got, expected_bits(&case));
 }

@@ -7,8 +7,8 @@
 //! length and limit errors are in `cpu_errors.rs`.)
 
 use kernels_gpu_host::backend::Backend;
-use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::check::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
 use proptest::prelude::*;

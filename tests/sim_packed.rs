@@ -1,4 +1,4 @@
-//! Rungs 14 and 15, TF32 products on packed operands (`kernels_gpu_host::packed`), on the
+//! Rungs 14 and 15, TF32 products on packed operands (`kernels_gpu_host::plan::packed`), on the
 //! CPU simulator: every configuration, operands packed by the GPU's packing kernels as
 //! `packed::packs_a` decides (rung 15 reads an `a` of aligned rows as it is) and
 //! multiplied, rung 14's with each thread's accumulators read through the `wgmma`
@@ -14,8 +14,8 @@ mod shapes;
 
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::mma::tf32_round_bits;
-use kernels_gpu_host::packed::{self, PACKED_CONFIGS, PackedConfig, PackedRung};
-use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::check::reference::{compare, matmul_f64};
+use kernels_gpu_host::plan::packed::{self, PACKED_CONFIGS, PackedConfig, PackedRung};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulShape, Precision};
 

@@ -18,7 +18,7 @@ mod shapes;
 
 use fma_product::fma_in_k_order;
 use kernels_gpu::nvptx_device::mma::{bf16_round_bits, bf16_value, tf32_round_bits};
-use kernels_gpu_host::reference::{compare, matmul_f64};
+use kernels_gpu_host::check::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::{Arguments, Trial};

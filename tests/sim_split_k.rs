@@ -9,11 +9,11 @@
 mod fma_product;
 
 use fma_product::fma_in_k_order;
-use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::reference::{compare, matmul_f64};
-use kernels_gpu_host::row_split::RowSplit;
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::check::reference::{compare, matmul_f64};
+use kernels_gpu_host::plan::row_split::RowSplit;
+use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
-use kernels_gpu_host::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::{Error, MatmulShape, SgemmKernel};
 
 /// `(m, k, n)`: odd everything; `k` splitting into whole 16-deep tiles with an interior

@@ -1,11 +1,11 @@
 //! Reductions (flat, and along rows and columns) and sliding averages on the CPU simulator.
 
 use kernels_gpu::sliding::scan::{self, Tally};
-use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
-use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::reduce::{self, ReduceKernel};
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::plan::reduce::{self, ReduceKernel};
+use kernels_gpu_host::plan::sliding::{self, SlidingKernel, SlidingShape};
+use kernels_gpu_host::problem::axis::{self, Axis, AxisOp, AxisShape};
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::sliding::{self, SlidingKernel, SlidingShape};
 use kernels_gpu_host::{Backend, Error};
 
 fn signed(rng: &mut Rng, n: usize) -> Vec<f32> {
@@ -569,8 +569,8 @@ fn every_operation_runs_through_a_trait_object() {
 #[test]
 fn zip_then_reduce_is_the_product_within_its_bound() {
     use kernels_gpu_host::MatmulShape;
-    use kernels_gpu_host::fusion;
-    use kernels_gpu_host::reference;
+    use kernels_gpu_host::check::reference;
+    use kernels_gpu_host::plan::fusion;
     let sim = Simulator::default();
     let mut rng = Rng::new(11);
     for (m, k, n) in [
@@ -603,7 +603,7 @@ fn zip_then_reduce_is_the_product_within_its_bound() {
 #[test]
 fn zip_intermediate_past_32_bits_is_a_typed_error_naming_it() {
     use kernels_gpu_host::MatmulShape;
-    use kernels_gpu_host::fusion;
+    use kernels_gpu_host::plan::fusion;
     let shape = MatmulShape::new(2000, 1100, 2000).unwrap();
     let err = fusion::intermediate_len(shape).unwrap_err();
     assert!(

@@ -6,12 +6,12 @@
 //! tested without a GPU.
 
 use kernels_gpu_host::Precision;
-use kernels_gpu_host::bf16::BF16_CONFIGS;
 use kernels_gpu_host::gpu::CublasMath;
-use kernels_gpu_host::kernels::MatmulKernel;
-use kernels_gpu_host::packed::PACKED_CONFIGS;
-use kernels_gpu_host::shape::MatmulShape;
-use kernels_gpu_host::tile::TileWidth;
+use kernels_gpu_host::plan::bf16::BF16_CONFIGS;
+use kernels_gpu_host::plan::kernels::MatmulKernel;
+use kernels_gpu_host::plan::packed::PACKED_CONFIGS;
+use kernels_gpu_host::problem::shape::MatmulShape;
+use kernels_gpu_host::problem::tile::TileWidth;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -94,7 +94,7 @@ impl std::fmt::Display for Contender {
     }
 }
 
-pub use kernels_gpu_host::spot::{Check, f32_bound};
+pub use kernels_gpu_host::check::spot::{Check, f32_bound};
 
 /// The bound when the inputs are first rounded (or truncated) to TF32's 10-bit mantissa:
 /// `2⁻⁹` for the two inputs of each product, plus FP32 accumulation.
@@ -115,15 +115,15 @@ pub fn bound_for(contender: Contender, k: u32) -> f64 {
         Contender::Cublas(CublasMath::Bf16) => bf16_bound(k),
         // Our kernels round to nearest (TF32: `cvt.rna`), so their bound is the host's.
         Contender::Kernel { kernel, .. } => {
-            kernels_gpu_host::reference::error_bound(k as usize, kernel.precision())
+            kernels_gpu_host::check::reference::error_bound(k as usize, kernel.precision())
         }
         // Inputs rounded to nearest even on the host, exact products, f32 accumulation.
         Contender::Bf16Gemm(_) => {
-            kernels_gpu_host::reference::error_bound(k as usize, Precision::Bf16)
+            kernels_gpu_host::check::reference::error_bound(k as usize, Precision::Bf16)
         }
         // Inputs rounded by `cvt.rna` when packed, as rung 11 rounds.
         Contender::Packed(_) => {
-            kernels_gpu_host::reference::error_bound(k as usize, Precision::Tf32)
+            kernels_gpu_host::check::reference::error_bound(k as usize, Precision::Tf32)
         }
         _ => f32_bound(k),
     }

@@ -5,7 +5,7 @@
 //! `cargo run --release -p kernels-gpu-host --example bf16_gemm`
 
 use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::{Error, MatmulShape, bf16, reference};
+use kernels_gpu_host::{Error, MatmulShape, check::reference, plan::bf16};
 
 fn main() -> Result<(), Error> {
     let gpu = match Gpu::new() {
@@ -18,7 +18,7 @@ fn main() -> Result<(), Error> {
     };
     let (m, k, n) = (1000, 520, 700);
     let shape = MatmulShape::new(m, k, n)?;
-    let mut rng = kernels_gpu_host::data::Rng::new(42);
+    let mut rng = kernels_gpu_host::check::data::Rng::new(42);
     let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
 
     // BF16 bits, rounded to nearest even: `bf16::round_all` on the host, or `upload_bf16`,

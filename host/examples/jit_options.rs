@@ -10,7 +10,7 @@
 
 use cudarc::driver::sys::{self, CUfunction_attribute as Attr, CUjit_option as Opt};
 use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::ptx::KERNELS_PTX;
+use kernels_gpu_host::plan::ptx::KERNELS_PTX;
 use nvptx_builder::ptx::split::ModuleIndex;
 use std::ffi::{CString, c_void};
 use std::time::Instant;

@@ -6,8 +6,8 @@
 //! `cargo run --release -p kernels-gpu-host --example matmul`
 
 use cudarc::driver::CudaSlice;
+use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::reference;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 
 fn main() -> Result<(), Error> {
@@ -29,7 +29,7 @@ fn main() -> Result<(), Error> {
     // out = a · b, row-major: a is m × k, b is k × n.
     let (m, k, n) = (1000, 300, 700);
     let shape = MatmulShape::new(m, k, n)?;
-    let mut rng = kernels_gpu_host::data::Rng::new(42);
+    let mut rng = kernels_gpu_host::check::data::Rng::new(42);
     let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
 
     // Device buffers are cudarc's, on the `Gpu`'s one stream (`gpu.stream()`).

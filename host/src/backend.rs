@@ -1,17 +1,18 @@
 //! One interface to every operation, the same on the GPU and on the simulator.
 
-use crate::axis::{Axis, AxisOp};
-use crate::error::Result;
-use crate::gemm::{Gemm, GemmKernel};
-use crate::kernels::MatmulKernel;
-use crate::reduce::ReduceKernel;
-use crate::shape::MatmulShape;
-use crate::sliding::SlidingKernel;
-use crate::tile::{Supported, TileWidth, Tw};
+use crate::plan::gemm::GemmKernel;
+use crate::plan::kernels::MatmulKernel;
+use crate::plan::reduce::ReduceKernel;
+use crate::plan::sliding::SlidingKernel;
+use crate::problem::axis::{Axis, AxisOp};
+use crate::problem::error::{Error, Result};
+use crate::problem::gemm::Gemm;
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::{Supported, TileWidth, Tw};
 
 /// Something that runs the kernels: [`crate::gpu::Gpu`] or [`crate::sim::Simulator`].
 /// Object-safe: `Box<dyn Backend>` picks one at run time (the CLI does), and both report
-/// the same [`Error`](crate::Error) for the same bad input or launch.
+/// the same [`Error`] for the same bad input or launch.
 ///
 /// Inputs are row-major host slices; `a` is `shape.m × shape.k`, `b` is `shape.k × shape.n`.
 /// (The GPU also takes device buffers: [`crate::gpu::Gpu::matmul_device`].)
@@ -25,8 +26,8 @@ pub trait Backend {
 
     /// `op` of every row (`axis` = rows: `rows` outputs) or every column (`cols` outputs)
     /// of the row-major `rows × cols` matrix `x`. A wrong length is
-    /// [`Error::InputLength`](crate::Error::InputLength); a max over an empty dimension,
-    /// [`Error::EmptyReduction`](crate::Error::EmptyReduction).
+    /// [`Error::InputLength`]; a max over an empty dimension,
+    /// [`Error::EmptyReduction`].
     fn reduce_axis(
         &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
     ) -> Result<Vec<f32>>;
@@ -36,7 +37,7 @@ pub trait Backend {
         &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>>;
 
-    /// `c = α·op(a)·op(b) + β·c` as `call` describes it ([`crate::gemm`]), by `kernel`, on
+    /// `c = α·op(a)·op(b) + β·c` as `call` describes it ([`crate::problem::gemm`]), by `kernel`, on
     /// host slices. Elements of `c` outside the call's outputs are left as they are.
     fn gemm(
         &self, call: &Gemm, kernel: GemmKernel, a: &[f32], b: &[f32], c: &mut [f32],
@@ -87,4 +88,31 @@ pub trait Backend {
             shape,
         )
     }
+}
+
+/// [`Backend::gemm`] on slices of any `Pod` type laid out as `f32`s (a `#[repr(transparent)]`
+/// newtype, `[f32; N]` rows, …): the lengths are in `f32`s. A type whose size is not a
+/// multiple of 4 bytes (including zero-sized ones), or a slice not aligned for `f32`, is
+/// [`Error::ElementType`].
+pub fn gemm_pod<T: bytemuck::Pod>(
+    backend: &dyn Backend, call: &Gemm, kernel: GemmKernel, a: &[T], b: &[T], c: &mut [T],
+) -> Result<()> {
+    let err = Error::ElementType {
+        type_name: std::any::type_name::<T>(),
+        size: std::mem::size_of::<T>(),
+        align: std::mem::align_of::<T>(),
+    };
+    // A `u16` slice of even length would cast: only whole f32s are taken.
+    if !std::mem::size_of::<T>().is_multiple_of(4) {
+        return Err(err);
+    }
+    let cast_err = |_| Error::ElementType {
+        type_name: std::any::type_name::<T>(),
+        size: std::mem::size_of::<T>(),
+        align: std::mem::align_of::<T>(),
+    };
+    let a: &[f32] = bytemuck::try_cast_slice(a).map_err(cast_err)?;
+    let b: &[f32] = bytemuck::try_cast_slice(b).map_err(cast_err)?;
+    let c: &mut [f32] = bytemuck::try_cast_slice_mut(c).map_err(cast_err)?;
+    backend.gemm(call, kernel, a, b, c)
 }

@@ -2,35 +2,31 @@
 // the page does not rebuild the crate.
 #![cfg_attr(doc, doc = include_str!("../README.md"))]
 
-pub mod autotune;
-pub mod axis;
-pub mod backend;
-pub mod bf16;
-pub mod budget;
-pub mod data;
-pub mod error;
-pub mod fusion;
-pub mod gemm;
-pub mod gpu;
-pub mod kernels;
-pub mod packed;
-pub mod progress;
-pub mod ptx;
-pub mod reduce;
-pub mod reference;
-pub mod repack;
-pub mod report;
-pub mod row_split;
-pub mod sgemm;
-pub mod shape;
-pub mod sim;
-pub mod sliding;
-pub mod split_k;
-pub mod spot;
-pub mod suite;
-pub mod tile;
+// The layers, lowest first: each module imports only its own layer and those below it
+// (`tests/layers.rs` checks it). The binary (`main.rs`, `cli/`) sits on top.
 
-pub use backend::Backend;
+// Saying on stderr what takes a while: imports nothing of the crate.
+pub mod progress;
+
+// What is asked: shapes, tiles, axes, the GEMM call, the error type.
+pub mod problem;
+
+// f64 references, error bounds and spot checks.
+pub mod check;
+
+// Which kernel and launch; the embedded PTX.
+pub mod plan;
+
+// The trait both backends implement.
+pub mod backend;
+
+// The backends: the CPU simulator, and the GPU (with cuBLAS and the autotuner).
+pub mod gpu;
+pub mod sim;
+
+// The GEMM shape suite, over a GPU.
+pub mod suite;
+
 /// The launch shape and device limits the kernels and the simulator share, re-exported so
 /// that users of this crate need no direct dependency on `nvptx-device`.
 pub mod launch {
@@ -39,13 +35,18 @@ pub mod launch {
     };
     pub use kernels_gpu::nvptx_device::thread::Dim3;
 }
-pub use error::Error;
-pub use gemm::{Gemm, GemmKernel, Op, Order};
-pub use kernels::{KernelSet, MatmulKernel};
+
+pub use backend::Backend;
+pub use gpu::Gpu;
 /// The kernel crate whose PTX this crate launches: its plain-data catalogue and building
 /// blocks, at the version this crate was built with.
 pub use kernels_gpu;
 pub use kernels_gpu::sgemm::Precision;
-pub use sgemm::SgemmKernel;
-pub use shape::MatmulShape;
-pub use tile::TileWidth;
+pub use plan::gemm::GemmKernel;
+pub use plan::kernels::{KernelSet, MatmulKernel};
+pub use plan::sgemm::SgemmKernel;
+pub use problem::error::{Error, Result};
+pub use problem::gemm::{Gemm, Op, Order};
+pub use problem::shape::MatmulShape;
+pub use problem::tile::TileWidth;
+pub use sim::Simulator;

@@ -4,21 +4,24 @@
 
 use clap::Parser;
 use kernels_gpu_host::backend::Backend;
-use kernels_gpu_host::budget::{self, TimeBudget};
-use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::check::reference::{self, Accuracy, Reference};
+use kernels_gpu_host::check::spot::{self, CheckMode};
 use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::reference::{self, Accuracy, Reference};
-use kernels_gpu_host::report::{self, Row};
+use kernels_gpu_host::plan::budget::{self, TimeBudget};
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::spot::{self, CheckMode};
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[path = "cli/fusion.rs"]
 mod fusion;
+#[path = "cli/report.rs"]
+mod report;
 #[path = "cli/vector.rs"]
 mod vector;
+
+use report::Row;
 
 /// The simulator's default problem: small enough to finish in seconds on a laptop, with
 /// k = 40 not a multiple of any tile width, so the zero padding is exercised.
@@ -266,7 +269,7 @@ impl Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    kernels_gpu_host::autotune::set_verbose(args.verbose || args.json);
+    kernels_gpu_host::gpu::autotune::set_verbose(args.verbose || args.json);
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
@@ -530,7 +533,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
                 gpu.matmul_device(kernel, tw, &da, &db, &mut out, shape)
             })?;
             row.runs = Some(ms.len());
-            let median = report::median(&mut ms);
+            let median = budget::median(&mut ms);
             row.ms_median = Some(median);
             row.gflops = Some(shape.flops() / (median * 1e-3) / 1e9);
             steps.done(|| format!("{}: warm-ups and {} timed runs", name(), ms.len()));

@@ -1,18 +1,20 @@
 //! Launching the kernels on the CPU simulator: the same launch shape as on the GPU.
 
-use crate::axis::{self, Axis, AxisOp, AxisShape};
 use crate::backend::Backend;
-use crate::error::Result;
-use crate::gemm::{Gemm, GemmKernel, Resolved};
-use crate::kernels::MatmulKernel;
-use crate::reduce::{self, ReduceKernel};
-use crate::repack;
-use crate::row_split::RowSplit;
-use crate::sgemm::SgemmKernel;
-use crate::shape::MatmulShape;
-use crate::sliding::{self, SlidingKernel, SlidingShape};
-use crate::split_k::SplitK;
-use crate::tile::TileWidth;
+use crate::plan::fusion::{intermediate_len, zip_launch};
+use crate::plan::gemm::{GemmKernel, Resolved};
+use crate::plan::kernels::MatmulKernel;
+use crate::plan::reduce::{self, ReduceKernel};
+use crate::plan::repack;
+use crate::plan::row_split::RowSplit;
+use crate::plan::sgemm::SgemmKernel;
+use crate::plan::sliding::{self, SlidingKernel, SlidingShape};
+use crate::plan::split_k::SplitK;
+use crate::problem::axis::{self, Axis, AxisOp, AxisShape};
+use crate::problem::error::Result;
+use crate::problem::gemm::Gemm;
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::TileWidth;
 use kernels_gpu::catalogue::{SLIDING, SLIDING_SCAN};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
@@ -99,7 +101,7 @@ impl AlignedIo {
 }
 
 impl Simulator {
-    /// `a · b` by split-k ([`crate::split_k`]): the slice kernel into a workspace, then
+    /// `a · b` by split-k ([`crate::plan::split_k`]): the slice kernel into a workspace, then
     /// the reduction, as on the GPU (and with the same bits). `a` and `b` are used where
     /// they are: pass 16-byte-aligned slices for the vector paths.
     pub fn matmul_split_k(
@@ -137,7 +139,7 @@ impl Simulator {
         Ok(unaligned(&out, len))
     }
 
-    /// `a · b` split by rows ([`crate::row_split`]): `r.top` on rows `0..r.rows`, then
+    /// `a · b` split by rows ([`crate::plan::row_split`]): `r.top` on rows `0..r.rows`, then
     /// [`matmul_split_k`](Self::matmul_split_k) on the rest, as on the GPU (and with the same
     /// bits). [`Error::RowSplit`](crate::Error::RowSplit) unless `1 <= r.rows < m`.
     pub fn matmul_rows(
@@ -160,7 +162,7 @@ impl Simulator {
         Ok(out)
     }
 
-    /// `a · b` by `kernel` on repacked operands ([`crate::repack`]): the repack kernel's
+    /// `a · b` by `kernel` on repacked operands ([`crate::plan::repack`]): the repack kernel's
     /// copies and the configuration on 16-byte-aligned padded rows, as on the GPU (and with
     /// the same bits, those of `kernel` on `a` and `b`).
     pub fn matmul_repacked(
@@ -184,7 +186,7 @@ impl Simulator {
             self.launch(&repack::launch(rows, cols), move || unsafe {
                 repack_entry::sgemm_repack(ps.get(), ld, src_rows, src_cols, pd.get(), rows, cols)
             })?;
-            Ok::<_, crate::Error>(dst)
+            Ok::<_, crate::problem::error::Error>(dst)
         };
         let ap = copy(a, k, m, k, m, p.k)?;
         let bp = copy(b, n, k, n, p.k, p.n)?;
@@ -205,19 +207,19 @@ impl Simulator {
 }
 
 impl Simulator {
-    /// `out = a · b` by the BF16 GEMM `config` (rung 13) on BF16 bits ([`crate::bf16`]),
+    /// `out = a · b` by the BF16 GEMM `config` (rung 13) on BF16 bits ([`crate::plan::bf16`]),
     /// `a` `m × k` and `b` `k × n` row-major. The operands are copied into 16-byte-aligned
     /// storage first, as device allocations are, so the blocks take the same paths as on a
     /// GPU.
     pub fn gemm_bf16(
-        &self, config: &crate::bf16::Bf16Config, a: &[u16], b: &[u16], shape: MatmulShape,
+        &self, config: &crate::plan::bf16::Bf16Config, a: &[u16], b: &[u16], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
         shape.check_inputs(a.len(), b.len())?;
         let mut out = vec![0.0f32; shape.lens().2];
         if shape.is_trivial() {
             return Ok(out);
         }
-        let launch = crate::bf16::launch(config, shape, &self.limits)?;
+        let launch = crate::plan::bf16::launch(config, shape, &self.limits)?;
         let (a, b) = (aligned_copy(a), aligned_copy(b));
         let (pa, pb, o) = (
             SharedPtr(a.as_ptr().cast::<u16>() as *mut u16),
@@ -244,24 +246,26 @@ impl Simulator {
 }
 
 impl Simulator {
-    /// `out = a · b` by rung 14's or 15's `config` ([`crate::packed`]): `b` packed
+    /// `out = a · b` by rung 14's or 15's `config` ([`crate::plan::packed`]): `b` packed
     /// transposed (rounded to TF32, depth padded to a multiple of 4) and, where
-    /// [`packs_a`](crate::packed::packs_a) says so, `a` packed by the GPU's packing kernels,
+    /// [`packs_a`](crate::plan::packed::packs_a) says so, `a` packed by the GPU's packing kernels,
     /// then the product: rung 14's `wgmma` with each thread's accumulators
     /// read through the descriptors and the 128-byte swizzle as the hardware reads them,
     /// rung 15's `ldmatrix` and `mma.sync` by their PTX fragment layouts. Rung 14's
     /// configurations, and some of rung 15's, need a Hopper's shared memory: run them in a
     /// simulator with [`Limits::HOPPER`](kernels_gpu::nvptx_device::launch::Limits::HOPPER).
     pub fn matmul_packed(
-        &self, config: &crate::packed::PackedConfig, a: &[f32], b: &[f32], shape: MatmulShape,
+        &self, config: &crate::plan::packed::PackedConfig, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
-        use crate::packed::{pack_a_launch, pack_b_launch, packed_depth, packed_lens, packs_a};
+        use crate::plan::packed::{
+            pack_a_launch, pack_b_launch, packed_depth, packed_lens, packs_a,
+        };
         shape.check_inputs(a.len(), b.len())?;
         let mut out = vec![0.0f32; shape.lens().2];
         if shape.is_trivial() {
             return Ok(out);
         }
-        let launch = crate::packed::launch(config, shape, &self.limits)?;
+        let launch = crate::plan::packed::launch(config, shape, &self.limits)?;
         let MatmulShape { m, k, n } = shape;
         let kp = packed_depth(k);
         let (la, lb) = packed_lens(config, shape);
@@ -307,6 +311,49 @@ impl Simulator {
     /// 128 × 128 tiles run wherever they make two blocks and the 64 × 64 ones elsewhere (the
     /// tests' small shapes take both).
     pub const MULTIPROCESSORS: u32 = 2;
+}
+
+impl Simulator {
+    /// One pass of `kernel` over `input[..n]`, one partial per block.
+    pub(crate) fn reduce_pass(
+        &self, kernel: ReduceKernel, input: *const f32, n: u32,
+    ) -> Result<Vec<f32>> {
+        let launch = kernel.launch(n);
+        let mut partials = vec![0.0f32; launch.grid.x as usize];
+        let (i, p) = (
+            SharedPtr(input as *mut f32),
+            SharedPtr(partials.as_mut_ptr()),
+        );
+        let entry = kernel.config().sim;
+        // SAFETY: `input` holds n floats in 16-byte-aligned storage, `partials` one per block.
+        self.launch(&launch, move || unsafe { entry(i.get(), n, p.get()) })?;
+        Ok(partials)
+    }
+}
+
+impl Simulator {
+    /// `a · b` as zip then reduce, in the simulator: the intermediate, then its row sums.
+    pub fn zip_reduce_matmul(&self, a: &[f32], b: &[f32], shape: MatmulShape) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let len = intermediate_len(shape)?;
+        let outputs = shape.lens().2;
+        if len == 0 {
+            return Ok(vec![0.0; outputs]);
+        }
+        let mut tmp = vec![0.0f32; len as usize];
+        let (pa, pb, pt) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(tmp.as_mut_ptr()),
+        );
+        let MatmulShape { m, k, n } = shape;
+        // SAFETY: a and b have the shape's lengths (checked above), tmp holds m·n·k floats,
+        // which fits u32; the launch covers them.
+        self.launch(&zip_launch(len), move || unsafe {
+            kernels_gpu::fusion::entry::zip_mul(pa.get(), pb.get(), pt.get(), m, n, k)
+        })?;
+        self.reduce_axis(AxisOp::Sum, Axis::Rows, &tmp, outputs, k as usize)
+    }
 }
 
 impl Backend for Simulator {

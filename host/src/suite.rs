@@ -2,19 +2,19 @@
 //! the autotuned SGEMM and by cuBLAS FP32 in the same process, so that the ratio of the two
 //! says how the ladder does on shapes other than big aligned squares.
 //!
-//! Results are spot-checked ([`crate::spot`]) rather than compared in full: an f64 product
+//! Results are spot-checked ([`crate::check::spot`]) rather than compared in full: an f64 product
 //! of 8192³ on the CPU would take far longer than the suite.
 
-use crate::autotune::Tuned;
-use crate::data::Rng;
-use crate::error::Result;
+use crate::check::data::Rng;
+use crate::check::spot::{Check, SAMPLES, f32_bound, spot_check};
+use crate::gpu::autotune::Tuned;
 use crate::gpu::{Cublas, Gpu};
-use crate::kernels::MatmulKernel;
-use crate::report::median;
-use crate::sgemm::SgemmKernel;
-use crate::shape::MatmulShape;
-use crate::spot::{Check, SAMPLES, f32_bound, spot_check};
-use crate::tile::TileWidth;
+use crate::plan::budget::median;
+use crate::plan::kernels::MatmulKernel;
+use crate::plan::sgemm::SgemmKernel;
+use crate::problem::error::Result;
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::TileWidth;
 use kernels_gpu::sgemm::Precision;
 
 /// The suite's shapes, `(m, k, n)`: the lecture's, powers of two from 512 to 8192, odd
@@ -129,13 +129,13 @@ pub fn run(
         let mut out = gpu.zeros(lo)?;
         // The first launch tunes the shape (once per device, shape and build).
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
-        let kernel = crate::autotune::choose(gpu, &da, &db, &mut out, shape, Precision::Fp32)?;
+        let kernel = crate::gpu::autotune::choose(gpu, &da, &db, &mut out, shape, Precision::Fp32)?;
         let bound = f32_bound(shape.k);
         // Zeros before each checked run: never right for inputs in [0, 1).
         let zero = |out: &mut _| {
             gpu.stream()
                 .memset_zeros(out)
-                .map_err(|source| crate::Error::Driver {
+                .map_err(|source| crate::problem::error::Error::Driver {
                     call: "cuMemsetD8Async",
                     source,
                 })

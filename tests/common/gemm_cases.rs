@@ -2,8 +2,8 @@
 //! pair, odd shapes (`m`, `n` or `k` = 1, primes, tile edges), odd leading dimensions, α/β
 //! and strided batches (a shared `b` included); and the bits each must give.
 
-use kernels_gpu_host::data::Rng;
-use kernels_gpu_host::gemm::{Gemm, Op, Order};
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::problem::gemm::{Gemm, Op, Order};
 
 /// One call with its inputs.
 pub struct Case {

@@ -18,7 +18,7 @@
 #![allow(dead_code)]
 
 use kernels_gpu_host::backend::Backend;
-use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
 
 /// 19×21×13: partial tiles at every tile width, in every dimension.
@@ -107,7 +107,8 @@ pub fn check_special_values<B: Backend>(
                     let p = a[r * k + i] as f64 * b[i * n + c] as f64;
                     (s + p, g + p.abs())
                 });
-                let bound = kernels_gpu_host::reference::error_bound(k, kernel.precision()) * scale;
+                let bound =
+                    kernels_gpu_host::check::reference::error_bound(k, kernel.precision()) * scale;
                 if (got as f64 - exact).abs() > bound {
                     wrong.push(format!("[{r}][{c}] = {got}, expected {exact} ± {bound}"));
                 }

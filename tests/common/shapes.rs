@@ -8,8 +8,9 @@ pub const ODD: [(usize, usize, usize); 4] = [(1, 1, 1), (17, 33, 65), (5, 300, 7
 /// mixes `seed` with the shape (so each shape has its own, the same every run).
 #[allow(dead_code)] // not every test binary that includes this file uses it
 pub fn signed_operands(seed: u64, m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
-    let mut rng =
-        kernels_gpu_host::data::Rng::new(seed ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64));
+    let mut rng = kernels_gpu_host::check::data::Rng::new(
+        seed ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64),
+    );
     let mut signed = |len| -> Vec<f32> {
         rng.uniform(len)
             .into_iter()

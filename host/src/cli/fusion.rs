@@ -4,13 +4,13 @@
 //! by side, every result checked against f64 with its own error bound (as `--check` says:
 //! every output, a sample, or none).
 
+use super::report::{none_failed, ok_cell, runs_cell};
 use super::{Args, Checker, MatmulShape};
-use kernels_gpu_host::axis::{Axis, AxisOp, AxisShape};
-use kernels_gpu_host::fusion;
+use kernels_gpu_host::check::spot::CheckMode;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu};
-use kernels_gpu_host::report::{none_failed, ok_cell, runs_cell};
+use kernels_gpu_host::plan::fusion;
+use kernels_gpu_host::problem::axis::{Axis, AxisOp, AxisShape};
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::spot::CheckMode;
 use kernels_gpu_host::{Backend, Error, MatmulKernel, Precision, SgemmKernel, TileWidth};
 
 /// Default shapes: a 1 GiB intermediate on a GPU (2^28 floats, far past any cache); a
@@ -181,7 +181,7 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<FusionRow>, Error> {
     // The median and how many runs it is of.
     let median = |launch: &mut dyn FnMut() -> Result<(), Error>| -> Result<_, Error> {
         let mut ms = gpu.time_within(&budget, launch)?;
-        Ok((kernels_gpu_host::report::median(&mut ms), ms.len()))
+        Ok((kernels_gpu_host::plan::budget::median(&mut ms), ms.len()))
     };
     let timed = |mut row: FusionRow, (ms, runs): (f64, usize)| {
         if !shape.is_trivial() {

@@ -3,15 +3,15 @@
 //! (`O(n)`: in full, unless `--check none`) and, on a GPU, timed against a device-to-device
 //! copy of the same data.
 
+use super::report::{self, VectorRow};
 use super::{Args, GPU_DEFAULT_LEN, GPU_DEFAULT_SHAPE, Op, SIM_DEFAULT_LEN, SIM_DEFAULT_SHAPE};
-use kernels_gpu_host::axis::{self, Axis, AxisOp, AxisShape};
-use kernels_gpu_host::data::Rng;
+use kernels_gpu_host::check::data::Rng;
+use kernels_gpu_host::check::spot::CheckMode;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
-use kernels_gpu_host::reduce::{self, ReduceKernel};
-use kernels_gpu_host::report::{self, VectorRow};
+use kernels_gpu_host::plan::reduce::{self, ReduceKernel};
+use kernels_gpu_host::plan::sliding::{self, SlidingKernel, SlidingShape};
+use kernels_gpu_host::problem::axis::{self, Axis, AxisOp, AxisShape};
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::sliding::{self, SlidingKernel, SlidingShape};
-use kernels_gpu_host::spot::CheckMode;
 use kernels_gpu_host::{Backend, Error};
 
 /// Windows past which the kernels whose cost per output grows with the window are skipped
@@ -185,7 +185,7 @@ fn median_ms(
     gpu: &Gpu, args: &Args, launch: impl FnMut() -> Result<(), Error>,
 ) -> Result<(f64, usize), Error> {
     let mut ms = gpu.time_within(&args.budget(), launch)?;
-    Ok((report::median(&mut ms), ms.len()))
+    Ok((kernels_gpu_host::plan::budget::median(&mut ms), ms.len()))
 }
 
 fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, Error> {

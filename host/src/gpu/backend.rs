@@ -2,15 +2,16 @@
 
 use super::Gpu;
 use super::vector::{AxisScratch, SlidingScratch};
-use crate::axis::{Axis, AxisOp, AxisShape};
 use crate::backend::Backend;
-use crate::error::Result;
-use crate::gemm::{Gemm, GemmKernel};
-use crate::kernels::MatmulKernel;
-use crate::reduce::{self, ReduceKernel};
-use crate::shape::MatmulShape;
-use crate::sliding::{SlidingKernel, SlidingShape};
-use crate::tile::TileWidth;
+use crate::plan::gemm::GemmKernel;
+use crate::plan::kernels::MatmulKernel;
+use crate::plan::reduce::{self, ReduceKernel};
+use crate::plan::sliding::{SlidingKernel, SlidingShape};
+use crate::problem::axis::{Axis, AxisOp, AxisShape};
+use crate::problem::error::Result;
+use crate::problem::gemm::Gemm;
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::TileWidth;
 
 impl Backend for Gpu {
     fn matmul(

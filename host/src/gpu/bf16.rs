@@ -1,9 +1,9 @@
-//! Launching the BF16 GEMM ([`crate::bf16`]) on the GPU.
+//! Launching the BF16 GEMM ([`crate::plan::bf16`]) on the GPU.
 
 use super::Gpu;
-use crate::bf16::{self, Bf16Config};
-use crate::error::Result;
-use crate::shape::MatmulShape;
+use crate::plan::bf16::{self, Bf16Config};
+use crate::problem::error::Result;
+use crate::problem::shape::MatmulShape;
 use cudarc::driver::CudaSlice;
 
 impl Gpu {

@@ -6,8 +6,8 @@
 //! B = a (ldb = k), C = out (ldc = n))`. No copies, no transposes.
 
 use super::Gpu;
-use crate::error::{Error, Result};
-use crate::shape::MatmulShape;
+use crate::problem::error::{Error, Result};
+use crate::problem::shape::MatmulShape;
 use cudarc::cublas::result::CublasError;
 use cudarc::cublas::sys::{self, cublasMath_t, cublasOperation_t, cublasStatus_t};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
@@ -274,14 +274,14 @@ impl Cublas {
         call("cublasGemmEx", status.result())
     }
 
-    /// `gemm` ([`crate::gemm::Gemm`]) by `cublasSgemmStridedBatched`, with the handle's math
+    /// `gemm` ([`crate::problem::gemm::Gemm`]) by `cublasSgemmStridedBatched`, with the handle's math
     /// mode: the baseline of [`Gpu::gemm_device`]. The same checks and typed errors first;
     /// a dimension, leading dimension or batch beyond cuBLAS's `int` is [`Error::Cublas`].
     pub fn gemm(
-        &self, gemm: &crate::gemm::Gemm, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        &self, gemm: &crate::problem::gemm::Gemm, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
         c: &mut CudaSlice<f32>,
     ) -> Result<()> {
-        use crate::gemm::Op;
+        use crate::problem::gemm::Op;
         use cudarc::cublas::StridedBatchedConfig;
         if self.math == CublasMath::Bf16 {
             return Err(Error::Cublas {

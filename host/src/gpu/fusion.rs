@@ -1,11 +1,11 @@
-//! The fusion lesson on the GPU ([`crate::fusion`]).
+//! The fusion lesson on the GPU ([`crate::plan::fusion`]).
 
 use super::Gpu;
-use crate::axis::{Axis, AxisOp, AxisShape};
-use crate::error::{Error, Result};
-use crate::fusion::{intermediate_len, zip_launch};
 use crate::gpu::AxisScratch;
-use crate::shape::MatmulShape;
+use crate::plan::fusion::{intermediate_len, zip_launch};
+use crate::problem::axis::{Axis, AxisOp, AxisShape};
+use crate::problem::error::{Error, Result};
+use crate::problem::shape::MatmulShape;
 use cudarc::driver::CudaSlice;
 
 impl Gpu {

@@ -1,8 +1,9 @@
 //! Launching a [`Gemm`] on device buffers.
 
 use super::Gpu;
-use crate::error::Result;
-use crate::gemm::{Gemm, GemmKernel, Problem, Resolved};
+use crate::plan::gemm::{GemmKernel, Resolved};
+use crate::problem::error::Result;
+use crate::problem::gemm::{Gemm, Problem};
 use cudarc::driver::CudaSlice;
 use kernels_gpu::sgemm::blas::BlasConfig;
 

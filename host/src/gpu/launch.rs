@@ -12,7 +12,7 @@
 //! ```
 
 use super::{Gpu, fault};
-use crate::error::{DriverContext, Error, Result};
+use crate::problem::error::{DriverContext, Error, Result};
 use cudarc::driver::sys::{CUfunction_attribute as FuncAttr, cudaError_enum as Code};
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, DriverError, LaunchArgs,

@@ -1,15 +1,15 @@
 //! Launching the matmul kernels on the GPU.
 
 use super::Gpu;
-use crate::autotune::Tuned;
-use crate::error::{DriverContext, Result};
-use crate::kernels::MatmulKernel;
-use crate::repack;
-use crate::row_split::RowSplit;
-use crate::sgemm::SgemmKernel;
-use crate::shape::MatmulShape;
-use crate::split_k::SplitK;
-use crate::tile::TileWidth;
+use crate::gpu::autotune::Tuned;
+use crate::plan::kernels::MatmulKernel;
+use crate::plan::repack;
+use crate::plan::row_split::RowSplit;
+use crate::plan::sgemm::SgemmKernel;
+use crate::plan::split_k::SplitK;
+use crate::problem::error::{DriverContext, Result};
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::TileWidth;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 use std::sync::MutexGuard;
 
@@ -28,10 +28,10 @@ impl Gpu {
         }
         // The autotuned SGEMM is whichever configuration (or split-k run of one) is fastest
         // here for this shape (timed on these buffers the first time this shape is seen:
-        // see crate::autotune).
+        // see crate::gpu::autotune).
         let kernel = match kernel {
             MatmulKernel::Sgemm(auto) if auto.is_autotuned() => {
-                match crate::autotune::choose(self, a, b, out, shape, auto.precision())? {
+                match crate::gpu::autotune::choose(self, a, b, out, shape, auto.precision())? {
                     Tuned::Config(k) => MatmulKernel::Sgemm(k),
                     Tuned::SplitK(s) => return self.matmul_split_k_device(s, a, b, out, shape),
                     Tuned::Rows(r) => return self.matmul_rows_device(r, a, b, out, shape),
@@ -39,7 +39,7 @@ impl Gpu {
                         return self.matmul_repacked_device(k, a, b, out, shape);
                     }
                     Tuned::Packed(i) => {
-                        let config = crate::packed::PACKED_CONFIGS[i];
+                        let config = crate::plan::packed::PACKED_CONFIGS[i];
                         return self.matmul_packed_device(config, a, b, out, shape);
                     }
                 }
@@ -96,7 +96,7 @@ impl Gpu {
         unsafe { args.launch(&launch) }
     }
 
-    /// `out = a · b` by split-k ([`crate::split_k`]): `s`'s configuration over slices of
+    /// `out = a · b` by split-k ([`crate::plan::split_k`]): `s`'s configuration over slices of
     /// `k` into the [`Gpu`]'s workspace (grown as needed), then the reduction of the slices
     /// in order. Asynchronous, like [`matmul_device`](Self::matmul_device), with the same
     /// errors; deterministic run to run.
@@ -151,7 +151,7 @@ impl Gpu {
         unsafe { args.launch(&l.reduce) }
     }
 
-    /// `out = a · b` split by rows ([`crate::row_split`]): rows `0..r.rows` by `r.top`,
+    /// `out = a · b` split by rows ([`crate::plan::row_split`]): rows `0..r.rows` by `r.top`,
     /// the rest by the split-k run `r.bottom`, one after the other on the stream.
     /// Asynchronous, with the errors of [`matmul_device`](Self::matmul_device), and
     /// [`Error::RowSplit`](crate::Error::RowSplit) unless `1 <= r.rows < m`.
@@ -186,7 +186,7 @@ impl Gpu {
         }
     }
 
-    /// `out = a · b` by `kernel` on repacked operands ([`crate::repack`]): `a` and `b`
+    /// `out = a · b` by `kernel` on repacked operands ([`crate::plan::repack`]): `a` and `b`
     /// copied into the workspace with rows of `k` and `n` rounded up to 4 (zero-padded),
     /// the product there, and its rows copied back into `out`. Asynchronous, with the errors
     /// of [`matmul_device`](Self::matmul_device); the bits of `kernel` on `a` and `b` as

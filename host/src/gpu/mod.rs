@@ -1,5 +1,6 @@
 //! The GPU: a CUDA context with the kernels' PTX module loaded, and checked launches.
 
+pub mod autotune;
 mod backend;
 mod bf16;
 mod cublas;
@@ -17,8 +18,8 @@ pub use vector::{AxisScratch, ReduceScratch, SlidingScratch};
 pub use cublas::{Cublas, CublasMath};
 pub use launch::{EntryInfo, Launcher, launch_config};
 
-use crate::error::{DriverContext, Error, Result, is_sticky};
-use crate::shape::MatmulShape;
+use crate::problem::error::{DriverContext, Error, Result, is_sticky};
+use crate::problem::shape::MatmulShape;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult, cudaError_enum as Code};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DriverError,
@@ -175,7 +176,7 @@ impl Gpu {
     }
 
     /// The PTX text entry points are looked up in: the module given to [`Gpu::with_ptx`],
-    /// or the main embedded one ([`crate::ptx::KERNELS_PTX`]), whose entries are loaded one
+    /// or the main embedded one ([`crate::plan::ptx::KERNELS_PTX`]), whose entries are loaded one
     /// at a time.
     pub fn ptx(&self) -> &str {
         self.modules.text()

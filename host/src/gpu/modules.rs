@@ -1,7 +1,7 @@
 //! The kernels' PTX, loaded into a context one entry point at a time, on first use.
 //!
 //! The driver compiles PTX to machine code when a module is loaded: the whole module, for
-//! every entry it holds. The embedded modules ([`crate::ptx`]) hold dozens of entries, so a
+//! every entry it holds. The embedded modules ([`crate::plan::ptx`]) hold dozens of entries, so a
 //! [`Gpu`](super::Gpu) loads none of them when it is made; the first launch of an entry loads
 //! a module of that entry alone ([`nvptx_builder::ptx::split`]), compiled once and kept for
 //! the `Gpu`'s life. Two threads that ask for the same entry wait for one compile; different
@@ -13,9 +13,9 @@
 //! A module handed to [`Gpu::with_ptx`](super::Gpu::with_ptx) is the caller's: it is loaded
 //! whole when the `Gpu` is made, as it always was.
 
-use crate::error::{Error, Result};
+use crate::plan::ptx::{HOPPER_PTX, KERNELS_PTX};
+use crate::problem::error::{Error, Result};
 use crate::progress::Progress;
-use crate::ptx::{HOPPER_PTX, KERNELS_PTX};
 use cudarc::driver::sys::{self, CUjit_option};
 use cudarc::driver::{CudaContext, CudaModule};
 use nvptx_builder::ptx::split::ModuleIndex;

@@ -1,9 +1,9 @@
-//! Rungs 14 and 15 on the GPU: TF32 products on packed operands ([`crate::packed`]).
+//! Rungs 14 and 15 on the GPU: TF32 products on packed operands ([`crate::plan::packed`]).
 
 use super::Gpu;
-use crate::error::{DriverContext, Result};
-use crate::packed::{self, PackedConfig, pack_a_launch, pack_b_launch, packed_depth};
-use crate::shape::MatmulShape;
+use crate::plan::packed::{self, PackedConfig, pack_a_launch, pack_b_launch, packed_depth};
+use crate::problem::error::{DriverContext, Result};
+use crate::problem::shape::MatmulShape;
 use cudarc::driver::{CudaSlice, DevicePtr};
 use kernels_gpu::nvptx_device::tma::TensorMap;
 use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};

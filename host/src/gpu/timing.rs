@@ -1,8 +1,8 @@
 //! Timing GPU work with CUDA events.
 
 use super::Gpu;
-use crate::budget::TimeBudget;
-use crate::error::{DriverContext, Result};
+use crate::plan::budget::TimeBudget;
+use crate::problem::error::{DriverContext, Result};
 use cudarc::driver::sys::CUevent_flags;
 use std::time::Instant;
 
@@ -37,7 +37,7 @@ impl Gpu {
 }
 
 impl Gpu {
-    /// Runs `launch` as `budget` allows ([`crate::budget`]): warm-ups one at a time, each
+    /// Runs `launch` as `budget` allows ([`crate::plan::budget`]): warm-ups one at a time, each
     /// waited for, until [`TimeBudget::warmup`] have run or they have taken the limit (the
     /// first always runs); then one timed run on its own, whose time sets how many are made
     /// in all ([`TimeBudget::timed_runs`]); then the rest back to back, each bracketed by

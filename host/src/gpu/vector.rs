@@ -1,10 +1,10 @@
 //! Launching the reductions and sliding averages on the GPU.
 
 use super::{Gpu, fault};
-use crate::axis::{self, Axis, AxisOp, AxisShape};
-use crate::error::{Error, Result};
-use crate::reduce::{self, ReduceKernel};
-use crate::sliding::{self, SlidingKernel, SlidingShape};
+use crate::plan::reduce::{self, ReduceKernel};
+use crate::plan::sliding::{self, SlidingKernel, SlidingShape};
+use crate::problem::axis::{self, Axis, AxisOp, AxisShape};
+use crate::problem::error::{Error, Result};
 use cudarc::driver::CudaSlice;
 use kernels_gpu::reduce::cols::ColumnPlan;
 

@@ -9,7 +9,7 @@
 //!
 //! Shared memory is `2 · BK · (BM + BN) · 4` bytes: 16 KiB at `BK = 8`, 32 KiB at 16, within
 //! the 48 KiB every launch may use without opting in. The host autotunes among the configs
-//! below (`kernels_gpu_host::autotune`).
+//! below (`kernels_gpu_host::gpu::autotune`).
 //!
 //! Rung 8 ([`super::padded`]) keeps this loop and makes its shared stores conflict-free.
 

@@ -10,8 +10,8 @@ use cust_host::CustGpu;
 use cust_plan::Kernel;
 use cust_plan::reference::{median, uniform};
 use kernels_gpu_host::gpu::{Gpu, SlidingScratch};
-use kernels_gpu_host::reduce::ReduceKernel;
-use kernels_gpu_host::sliding::SlidingKernel;
+use kernels_gpu_host::plan::reduce::ReduceKernel;
+use kernels_gpu_host::plan::sliding::SlidingKernel;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -77,7 +77,7 @@ fn main() -> Res<()> {
             None => {
                 // At 4096³ the autotuner picks a configuration (split-k runs are for
                 // outputs with few tiles, and this host launches configurations only).
-                let chosen = match kernels_gpu_host::autotune::choose(
+                let chosen = match kernels_gpu_host::gpu::autotune::choose(
                     &gpu,
                     &ga,
                     &gb,
@@ -85,7 +85,7 @@ fn main() -> Res<()> {
                     shape,
                     kernels_gpu_host::Precision::Fp32,
                 )? {
-                    kernels_gpu_host::autotune::Tuned::Config(k) => k,
+                    kernels_gpu_host::gpu::autotune::Tuned::Config(k) => k,
                     other => {
                         return Err(
                             format!("the autotuner chose {other}, not a configuration").into()

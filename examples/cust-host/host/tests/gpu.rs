@@ -9,8 +9,8 @@ use cust_host::{CustGpu, Error, Launch};
 use cust_plan::Kernel;
 use kernels_gpu_host::gpu::{Gpu, SlidingScratch};
 use kernels_gpu_host::launch::{Dim3, Limit, LimitError};
-use kernels_gpu_host::reduce::ReduceKernel;
-use kernels_gpu_host::sliding::SlidingKernel;
+use kernels_gpu_host::plan::reduce::ReduceKernel;
+use kernels_gpu_host::plan::sliding::SlidingKernel;
 use kernels_gpu_host::{MatmulKernel, MatmulShape, TileWidth};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
@@ -241,7 +241,7 @@ fn main() {
             .with_ignored_flag(ignored)
     };
     let mut trials = vec![Trial::test("same_ptx_as_the_cudarc_host", || {
-        if cust_host::KERNELS_PTX != kernels_gpu_host::ptx::KERNELS_PTX {
+        if cust_host::KERNELS_PTX != kernels_gpu_host::plan::ptx::KERNELS_PTX {
             return Err("the two hosts built different PTX modules".into());
         }
         Ok(())

@@ -20,12 +20,12 @@
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DriverError, PushKernelArg};
 use fused_linear_kernels::{BIAS_RELU, FUSED_LINEAR, config};
-use kernels_gpu_host::error::{Error, Result};
+use kernels_gpu_host::check::reference::{self, Accuracy, Reference};
 use kernels_gpu_host::gpu::Cublas;
 use kernels_gpu_host::gpu::{Gpu, launch_config};
 use kernels_gpu_host::kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu_host::launch::Launch;
-use kernels_gpu_host::reference::{self, Accuracy, Reference};
+use kernels_gpu_host::problem::error::{Error, Result};
 use kernels_gpu_host::{MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use std::sync::Arc;
 
@@ -63,7 +63,7 @@ impl Operands {
     /// Seeded operands uniform in [-1, 1): about half the outputs are negative before the
     /// relu, so the activation matters.
     pub fn random(shape: MatmulShape, seed: u64) -> Self {
-        let mut rng = kernels_gpu_host::data::Rng::new(seed);
+        let mut rng = kernels_gpu_host::check::data::Rng::new(seed);
         let (lx, lw, _) = shape.lens();
         let mut signed = |len| -> Vec<f32> {
             rng.uniform(len)

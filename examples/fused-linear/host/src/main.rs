@@ -7,10 +7,10 @@
 use clap::Parser;
 use fused_linear::{FusedLinearGpu, Operands, UNFUSED_MATMUL};
 use kernels_gpu_host::MatmulShape;
-use kernels_gpu_host::error::{Error, Result};
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::gpu::{Cublas, CublasMath};
-use kernels_gpu_host::report::median;
+use kernels_gpu_host::plan::budget::median;
+use kernels_gpu_host::problem::error::{Error, Result};
 use kernels_gpu_host::sim::Simulator;
 use std::process::ExitCode;
 
@@ -92,7 +92,7 @@ fn shapes(args: &Args, default: &[(usize, usize, usize)]) -> Result<Vec<MatmulSh
 
 /// How `out` compares with the reference and with the other sequence's output.
 fn verdict(
-    out: &[f32], other: &[f32], reference: &kernels_gpu_host::reference::Reference, k: u32,
+    out: &[f32], other: &[f32], reference: &kernels_gpu_host::check::reference::Reference, k: u32,
 ) -> String {
     let acc = fused_linear::accuracy(out, reference);
     let same = match fused_linear::first_mismatch(out, other) {

@@ -10,8 +10,8 @@ use fused_linear::{FusedLinearGpu, Operands};
 mod shapes;
 
 use kernels_gpu_host::MatmulShape;
-use kernels_gpu_host::error::Error;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
+use kernels_gpu_host::problem::error::Error;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::sync::Arc;
 

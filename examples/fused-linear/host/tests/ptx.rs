@@ -5,7 +5,7 @@ use fused_linear::{BIAS_RELU_ENTRY, FUSED_ENTRY, FUSED_LINEAR_PTX};
 
 #[test]
 fn module_holds_exactly_its_own_entries() {
-    let mut entries = kernels_gpu_host::ptx::entry_names(FUSED_LINEAR_PTX);
+    let mut entries = kernels_gpu_host::plan::ptx::entry_names(FUSED_LINEAR_PTX);
     entries.sort_unstable();
     let mut expected = vec![BIAS_RELU_ENTRY, FUSED_ENTRY];
     expected.sort_unstable();

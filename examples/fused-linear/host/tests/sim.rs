@@ -7,7 +7,7 @@ use fused_linear::{Operands, sim};
 mod shapes;
 
 use kernels_gpu_host::MatmulShape;
-use kernels_gpu_host::error::Error;
+use kernels_gpu_host::problem::error::Error;
 use kernels_gpu_host::sim::Simulator;
 
 /// Odd shapes (m, k, n): none a multiple of the tile, k = 1, k = 0 (out = relu(b)),
@@ -113,7 +113,7 @@ fn ptx_module_has_its_two_entries_with_launch_bounds() {
         (fused_linear::BIAS_RELU_ENTRY, vec![8, 8, 8, 4, 4]),
     ] {
         assert_eq!(
-            kernels_gpu_host::ptx::param_sizes(ptx, entry),
+            kernels_gpu_host::plan::ptx::param_sizes(ptx, entry),
             Some(params),
             "parameters of {entry}"
         );
@@ -121,10 +121,11 @@ fn ptx_module_has_its_two_entries_with_launch_bounds() {
     // The fused kernel: the configuration's shared arrays and launch bounds, the epilogue's
     // max, and no local memory (nothing spilled, no closure left on the stack).
     let spec = fused_linear_kernels::FUSED_LINEAR;
-    let body = kernels_gpu_host::ptx::entry_body(ptx, spec.entry).expect("fused entry");
+    let body = kernels_gpu_host::plan::ptx::entry_body(ptx, spec.entry).expect("fused entry");
     assert!(body.contains("max.f32"), "{body}");
     assert!(!body.contains(".local"), "{body}");
-    let directives = kernels_gpu_host::ptx::entry_directives(ptx, spec.entry).expect("directives");
+    let directives =
+        kernels_gpu_host::plan::ptx::entry_directives(ptx, spec.entry).expect("directives");
     let bounds = spec.launch_bounds.expect("launch bounds");
     assert_eq!(directives.maxntid, Some([bounds.max_threads, 1, 1]));
     assert_eq!(directives.minnctapersm, Some(bounds.min_blocks));

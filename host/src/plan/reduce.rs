@@ -1,7 +1,6 @@
-//! Sum reductions: kernel catalogue, launch shape, error bound, and the simulator launcher.
+//! Sum reductions: kernel catalogue, launch shape and error bound.
 
-use crate::error::{Error, Result};
-use crate::sim::{SharedPtr, Simulator};
+use crate::problem::error::{Error, Result};
 use kernels_gpu::catalogue::{Extent, REDUCE, ReduceEntry, VectorConfig};
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::reduce::{BLOCK, UNROLL};
@@ -101,23 +100,5 @@ pub fn within_bound(sum: f32, x: &[f32]) -> bool {
         (sum as f64 - exact).abs() <= bound
     } else {
         (sum as f64).is_nan() == exact.is_nan()
-    }
-}
-
-impl Simulator {
-    /// One pass of `kernel` over `input[..n]`, one partial per block.
-    pub(crate) fn reduce_pass(
-        &self, kernel: ReduceKernel, input: *const f32, n: u32,
-    ) -> Result<Vec<f32>> {
-        let launch = kernel.launch(n);
-        let mut partials = vec![0.0f32; launch.grid.x as usize];
-        let (i, p) = (
-            SharedPtr(input as *mut f32),
-            SharedPtr(partials.as_mut_ptr()),
-        );
-        let entry = kernel.config().sim;
-        // SAFETY: `input` holds n floats in 16-byte-aligned storage, `partials` one per block.
-        self.launch(&launch, move || unsafe { entry(i.get(), n, p.get()) })?;
-        Ok(partials)
     }
 }

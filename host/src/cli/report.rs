@@ -1,8 +1,7 @@
 //! Result rows and how they are printed: an aligned table or JSON lines.
 
-use crate::kernels::MatmulKernel;
-use crate::shape::MatmulShape;
-use crate::spot::CheckMode;
+use kernels_gpu_host::check::spot::CheckMode;
+use kernels_gpu_host::{MatmulKernel, MatmulShape};
 
 /// One kernel × tile width × shape measurement.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -103,17 +102,6 @@ pub fn table(rows: &[Row]) -> String {
         );
     }
     s
-}
-
-/// The median of `samples` (which must not be empty).
-pub fn median(samples: &mut [f64]) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let mid = samples.len() / 2;
-    if samples.len().is_multiple_of(2) {
-        (samples[mid - 1] + samples[mid]) / 2.0
-    } else {
-        samples[mid]
-    }
 }
 
 /// One reduction or sliding-average measurement.

@@ -2,11 +2,11 @@
 //! per tile width) and the SGEMM ladder ([`SgemmKernel`]). Names, entry points and launch
 //! shapes all come from the kernels crate's catalogue.
 
-use crate::error::{Error, Result};
-use crate::sgemm::SgemmKernel;
-use crate::shape::MatmulShape;
-use crate::spot::FULL_CHECK_MAX_MACS;
-use crate::tile::TileWidth;
+use crate::check::spot::FULL_CHECK_MAX_MACS;
+use crate::plan::sgemm::SgemmKernel;
+use crate::problem::error::{Error, Result};
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::TileWidth;
 use kernels_gpu::catalogue::{Extent, KernelSpec, LECTURE, LectureConfig};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::sgemm::Precision;
@@ -249,6 +249,12 @@ impl KernelSet {
             FULL_CHECK_MAX_MACS.trailing_zeros(),
             run.join(", ")
         ))
+    }
+}
+
+impl From<SgemmKernel> for MatmulKernel {
+    fn from(k: SgemmKernel) -> Self {
+        Self::Sgemm(k)
     }
 }
 

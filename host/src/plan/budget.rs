@@ -13,12 +13,13 @@
 //!   back to back between CUDA events, as [`Gpu::time_ms`] queues them.
 //!
 //! So each phase stops at its count or once it has spent the limit, overrunning it by at
-//! most one run, and every median is of at least one timed run.
+//! most one run, and every median ([`median`], what a measurement reports) is of at least
+//! one timed run.
 //!
 //! [`Gpu::time_within`]: crate::gpu::Gpu::time_within
 //! [`Gpu::time_ms`]: crate::gpu::Gpu::time_ms
 
-use crate::error::{Error, Result};
+use crate::problem::error::{Error, Result};
 use std::time::Duration;
 
 /// The command line's `--time-budget` when none is given: the time each kernel's timed runs
@@ -103,6 +104,17 @@ pub fn parse_limit(s: &str) -> Result<Option<Duration>> {
 /// How `--time-budget` prints a limit: seconds, or `inf`.
 pub fn limit_name(limit: Option<Duration>) -> String {
     limit.map_or("inf".to_owned(), |d| format!("{}", d.as_secs_f64()))
+}
+
+/// The median of `samples` (which must not be empty).
+pub fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let mid = samples.len() / 2;
+    if samples.len().is_multiple_of(2) {
+        (samples[mid - 1] + samples[mid]) / 2.0
+    } else {
+        samples[mid]
+    }
 }
 
 #[cfg(test)]

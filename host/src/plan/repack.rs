@@ -8,12 +8,12 @@
 //! zero products that the configuration's zero-filled last k-tile adds anyway), and costs
 //! three copies: on an H100, 4093³ repacked took 3.137 ms, copies included, where 4096³
 //! took 2.883 ms (and 4093³ unrepacked, 3.35 ms). The autotuner
-//! ([`crate::autotune`]) times each plain FP32 configuration repacked beside the rest for
+//! ([`crate::gpu::autotune`]) times each plain FP32 configuration repacked beside the rest for
 //! such shapes; [`crate::gpu::Gpu::matmul_repacked_device`] and
 //! [`crate::sim::Simulator::matmul_repacked`] run one directly.
 
-use crate::error::Result;
-use crate::shape::MatmulShape;
+use crate::problem::error::Result;
+use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::sgemm::repack::REPACK;

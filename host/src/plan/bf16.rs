@@ -8,8 +8,8 @@
 //! run a configuration of [`BF16_CONFIGS`] ([`default_config`] where the caller has no
 //! preference).
 
-use crate::error::Result;
-use crate::shape::MatmulShape;
+use crate::problem::error::Result;
+use crate::problem::shape::MatmulShape;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::mma::{bf16_round_bits, bf16_value};
 pub use kernels_gpu::sgemm::bf16::{BF16_CONFIGS, Bf16Config};
@@ -40,12 +40,12 @@ pub fn default_config() -> &'static Bf16Config {
 /// The configuration named `name` (`gemm-bf16-…`), or
 /// [`Error::UnknownKernel`](crate::Error::UnknownKernel) listing the names there are.
 pub fn config(name: &str) -> Result<&'static Bf16Config> {
-    crate::kernels::named(BF16_CONFIGS, name, |c| c.name)
+    crate::plan::kernels::named(BF16_CONFIGS, name, |c| c.name)
 }
 
 /// `config`'s launch for `shape`, checked against `limits` (grid, block, shared memory).
 pub fn launch(config: &Bf16Config, shape: MatmulShape, limits: &Limits) -> Result<Launch> {
-    crate::kernels::output_launch(&config.spec, shape.m, shape.n, 1, limits)
+    crate::plan::kernels::output_launch(&config.spec, shape.m, shape.n, 1, limits)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Validated matmul shapes: `out[m×n] = a[m×k] · b[k×n]`.
 
-use crate::error::{Error, Result};
+use crate::problem::error::{Error, Result};
 
 /// A matmul shape whose every matrix fits the kernels' 32-bit index arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -1,16 +1,15 @@
 //! The slides' fusion lesson: a matrix product written the minitorch way, as a zip (the
 //! elementwise product broadcast to an `m × n × k` tensor, [`kernels_gpu::fusion`]) and a
-//! reduce (row sums of that tensor viewed as `(m·n) × k`, [`crate::axis`]), against the
+//! reduce (row sums of that tensor viewed as `(m·n) × k`, [`crate::problem::axis`]), against the
 //! fused product, which never writes the intermediate.
 //!
 //! The unfused pair moves at least `m·n·k` floats out and back (`k` times the output); the
 //! fused kernels read `a` and `b` through shared tiles and write `m·n`. `--op fusion` on the
 //! command line shows both, time and memory side by side.
 
-use crate::axis::{Axis, AxisShape};
-use crate::error::{Error, Result};
-use crate::shape::MatmulShape;
-use crate::sim::{SharedPtr, Simulator};
+use crate::problem::axis::{Axis, AxisShape};
+use crate::problem::error::{Error, Result};
+use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::{Extent, ZIP};
 use kernels_gpu::nvptx_device::launch::Launch;
 
@@ -33,7 +32,7 @@ pub fn zip_launch(len: u32) -> Launch {
 
 /// Roundings per output of zip-then-reduce in the worst case: one for the product, then
 /// the depth of the row sum's summation tree ([`AxisShape::error_depth`]). The f32 bound
-/// is [`crate::reference::error_bound`] of this many roundings.
+/// is [`crate::check::reference::error_bound`] of this many roundings.
 pub fn roundings(shape: MatmulShape) -> Result<usize> {
     if shape.k == 0 {
         return Ok(1);
@@ -53,31 +52,4 @@ pub fn unfused_bytes(shape: MatmulShape) -> u64 {
 pub fn fused_bytes(shape: MatmulShape) -> u64 {
     let (la, lb, lc) = shape.lens();
     4 * (la as u64 + lb as u64 + lc as u64)
-}
-
-impl Simulator {
-    /// `a · b` as zip then reduce, in the simulator: the intermediate, then its row sums.
-    pub fn zip_reduce_matmul(&self, a: &[f32], b: &[f32], shape: MatmulShape) -> Result<Vec<f32>> {
-        use crate::axis::AxisOp;
-        use crate::backend::Backend;
-        shape.check_inputs(a.len(), b.len())?;
-        let len = intermediate_len(shape)?;
-        let outputs = shape.lens().2;
-        if len == 0 {
-            return Ok(vec![0.0; outputs]);
-        }
-        let mut tmp = vec![0.0f32; len as usize];
-        let (pa, pb, pt) = (
-            SharedPtr(a.as_ptr() as *mut f32),
-            SharedPtr(b.as_ptr() as *mut f32),
-            SharedPtr(tmp.as_mut_ptr()),
-        );
-        let MatmulShape { m, k, n } = shape;
-        // SAFETY: a and b have the shape's lengths (checked above), tmp holds m·n·k floats,
-        // which fits u32; the launch covers them.
-        self.launch(&zip_launch(len), move || unsafe {
-            kernels_gpu::fusion::entry::zip_mul(pa.get(), pb.get(), pt.get(), m, n, k)
-        })?;
-        self.reduce_axis(AxisOp::Sum, Axis::Rows, &tmp, outputs, k as usize)
-    }
 }

@@ -16,8 +16,8 @@
 //! [`PACKED_CONFIGS`] ([`default_config`] where the caller has no preference); a GPU other
 //! than a Hopper refuses rung 14's with [`Error::NeedsHopper`](crate::Error::NeedsHopper).
 
-use crate::error::Result;
-use crate::shape::MatmulShape;
+use crate::problem::error::Result;
+use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 pub use kernels_gpu::sgemm::mma_packed::{MMA_PACKED_CONFIGS, MMA_TMA_CONFIGS};
@@ -54,7 +54,7 @@ pub fn packed_lens(config: &PackedConfig, shape: MatmulShape) -> (usize, usize) 
 
 /// The launch of [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack::sgemm_repack_tf32)
 /// writing the packed `a`: `m` rows of [`packed_depth`] (items, as
-/// [`crate::repack::launch`]: a 1-D grid of them stays within every device's limits).
+/// [`crate::plan::repack::launch`]: a 1-D grid of them stays within every device's limits).
 pub fn pack_a_launch(shape: MatmulShape) -> Launch {
     let kp = packed_depth(shape.k);
     REPACK_TF32.launch(Extent::Items(shape.m * kp.div_ceil(4)), 0)
@@ -62,9 +62,9 @@ pub fn pack_a_launch(shape: MatmulShape) -> Launch {
 
 /// The launch of [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack::sgemm_transpose_tf32)
 /// writing the packed `b`: `n` rows of [`packed_depth`], one block per 32 × 32 tile of them,
-/// checked against `limits` ([`crate::kernels::output_launch`]).
+/// checked against `limits` ([`crate::plan::kernels::output_launch`]).
 pub fn pack_b_launch(shape: MatmulShape, limits: &Limits) -> Result<Launch> {
-    crate::kernels::output_launch(&TRANSPOSE_TF32, packed_depth(shape.k), shape.n, 1, limits)
+    crate::plan::kernels::output_launch(&TRANSPOSE_TF32, packed_depth(shape.k), shape.n, 1, limits)
 }
 
 /// The default of `rung`'s table (14: [`WGMMA_CONFIGS`], 15: [`MMA_PACKED_CONFIGS`]), each
@@ -108,18 +108,18 @@ impl PackedRung {
 /// The configuration named `name` (`sgemm-wgmma-…` or `sgemm-mma-packed-…`), or
 /// [`Error::UnknownKernel`](crate::Error::UnknownKernel) listing the names there are.
 pub fn config(name: &str) -> Result<&'static PackedConfig> {
-    crate::kernels::named(&PACKED_CONFIGS, name, |c| c.name).copied()
+    crate::plan::kernels::named(&PACKED_CONFIGS, name, |c| c.name).copied()
 }
 
 /// `config`'s launch for `shape`, checked against `limits` (grid, block, shared memory).
 pub fn launch(config: &PackedConfig, shape: MatmulShape, limits: &Limits) -> Result<Launch> {
-    crate::kernels::output_launch(&config.spec, shape.m, shape.n, 1, limits)
+    crate::plan::kernels::output_launch(&config.spec, shape.m, shape.n, 1, limits)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Error;
+    use crate::problem::error::Error;
 
     #[test]
     fn each_table_has_one_default_and_names_resolve() {

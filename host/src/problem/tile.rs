@@ -1,6 +1,6 @@
 //! Tile widths: a const generic for the typed launchers, a value for run-time dispatch.
 
-use crate::error::Error;
+use crate::problem::error::Error;
 
 /// A tile width the kernels are compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

@@ -118,7 +118,7 @@ pub fn compare(out: &[f32], reference: &Reference) -> Accuracy {
     acc
 }
 
-/// A [`Gemm`](crate::gemm::Gemm) call in f64: what every element of `c` should hold after
+/// A [`Gemm`](crate::problem::gemm::Gemm) call in f64: what every element of `c` should hold after
 /// it (the elements outside the call's outputs keep their values), and a bound on the f32
 /// kernels' error per element.
 #[derive(Clone, Debug)]
@@ -154,8 +154,8 @@ impl GemmReference {
 /// The f64 reference of `call` on `a`, `b` and the initial `c` (checked as the kernels check
 /// it: a bad call is the same typed error).
 pub fn gemm_f64(
-    call: &crate::gemm::Gemm, a: &[f32], b: &[f32], c: &[f32],
-) -> crate::error::Result<GemmReference> {
+    call: &crate::problem::gemm::Gemm, a: &[f32], b: &[f32], c: &[f32],
+) -> crate::problem::error::Result<GemmReference> {
     let p = call.check(a.len(), b.len(), c.len())?;
     let (pa, pb) = p.operands(a, b);
     let mut out: Vec<f64> = c.iter().map(|&x| x as f64).collect();

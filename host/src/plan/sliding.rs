@@ -1,7 +1,7 @@
 //! Sliding averages: kernel catalogue, launch shape, validation, the O(n) CPU reference and
 //! each kernel's error bound.
 
-use crate::error::{Error, Result};
+use crate::problem::error::{Error, Result};
 use kernels_gpu::catalogue::{Extent, KernelSpec, SLIDING, SLIDING_SCAN};
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::sliding::{BLOCK, scan};

@@ -131,7 +131,7 @@ pub enum Error {
         min: usize,
         rows: usize,
         cols: usize,
-        order: crate::gemm::Order,
+        order: Order,
     },
     /// A GEMM buffer shorter than its matrices: `(batch − 1)·stride + (lines − 1)·ld + line`
     /// elements.
@@ -194,7 +194,7 @@ pub enum Error {
     PrecisionNotImplemented {
         precision: kernels_gpu::sgemm::Precision,
     },
-    /// A row split ([`crate::row_split::RowSplit`]) whose top part is not between one row
+    /// A row split ([`crate::plan::row_split::RowSplit`]) whose top part is not between one row
     /// and one row fewer than the product's.
     #[error("a row split needs 1 <= rows < m: rows {rows}, m {m}")]
     RowSplit { rows: usize, m: usize },
@@ -240,6 +240,20 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How the matrices of a GEMM call ([`crate::problem::gemm::Gemm`]) are laid out in memory.
+/// Defined here, below the call, so that [`Error::LeadingDimension`] names it while this
+/// module imports nothing of the crate; the call's module re-exports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Row-major (C's, NumPy's and this crate's other APIs'): `ld` is the distance between
+    /// rows.
+    #[default]
+    RowMajor,
+    /// Column-major (BLAS's and cuBLAS's): `ld` is the distance between columns. Run as the
+    /// row-major product `Cᵀ = op(B)ᵀ·op(A)ᵀ`, with no data moved.
+    ColMajor,
+}
 
 impl Error {
     /// Whether the CUDA context can still be used after this error. Only a sticky fault

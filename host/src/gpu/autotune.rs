@@ -28,19 +28,19 @@
 //! not know. Deleting the file re-tunes everything. The simulator does not tune:
 //! [`SgemmKernel::Autotuned`] runs [`SgemmKernel::DEFAULT`] there.
 
-use crate::budget::TimeBudget;
-use crate::error::{DriverContext, Error, Result};
 use crate::gpu::Gpu;
-use crate::kernels::MatmulKernel;
-use crate::packed::PACKED_CONFIGS;
+use crate::plan::budget::TimeBudget;
+use crate::plan::budget::median;
+use crate::plan::kernels::MatmulKernel;
+use crate::plan::packed::PACKED_CONFIGS;
+use crate::plan::repack;
+use crate::plan::row_split::{self, RowSplit};
+use crate::plan::sgemm::SgemmKernel;
+use crate::plan::split_k::SplitK;
+use crate::problem::error::{DriverContext, Error, Result};
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::TileWidth;
 use crate::progress::Progress;
-use crate::repack;
-use crate::report::median;
-use crate::row_split::{self, RowSplit};
-use crate::sgemm::SgemmKernel;
-use crate::shape::MatmulShape;
-use crate::split_k::SplitK;
-use crate::tile::TileWidth;
 use cudarc::driver::CudaSlice;
 use kernels_gpu::sgemm::Precision;
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// How each candidate is timed ([`crate::budget`]): up to 2 warm-ups and 5 timed runs (the
+/// How each candidate is timed ([`crate::plan::budget`]): up to 2 warm-ups and 5 timed runs (the
 /// median decides), each phase stopping once it has taken 100 ms, with at least one run of
 /// each. Up to 8192³ on an H100 (about 23 ms a run for the best candidates) that is all 7
 /// runs for them, as before there was a bound; at 16384³ (0.2 s and more a run) one warm-up
@@ -79,16 +79,16 @@ impl Choice {
 
 /// What the autotuner chooses among: a configuration of [`SgemmKernel::TUNED`], a
 /// split-k run of one ([`SplitK::candidates`]), or a product split by rows between the two
-/// ([`crate::row_split`], proposed from the timings of the others: see [`tune`]).
+/// ([`crate::plan::row_split`], proposed from the timings of the others: see [`tune`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tuned {
     Config(SgemmKernel),
     SplitK(SplitK),
     Rows(RowSplit),
-    /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::repack`]).
+    /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::plan::repack`]).
     Repacked(SgemmKernel),
     /// TF32 on packed operands: the configuration `PACKED_CONFIGS[i]` of rung 14 (`wgmma`,
-    /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::packed`]),
+    /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::plan::packed`]),
     /// packing included.
     Packed(usize),
 }
@@ -396,8 +396,8 @@ pub fn choose(
 ) -> Result<Tuned> {
     let info = gpu.info()?;
     // Both modules' code: rung 14's candidates come from the sm_90a one.
-    let fingerprint =
-        module_fingerprint(gpu.ptx()) ^ module_fingerprint(crate::ptx::HOPPER_PTX).rotate_left(1);
+    let fingerprint = module_fingerprint(gpu.ptx())
+        ^ module_fingerprint(crate::plan::ptx::HOPPER_PTX).rotate_left(1);
     let key = key(
         &info.name,
         info.compute_capability,
@@ -616,7 +616,7 @@ fn is_refusal(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packed::PackedRung;
+    use crate::plan::packed::PackedRung;
 
     fn by_entry(entry: &str) -> SgemmKernel {
         SgemmKernel::from_entry(entry).expect("a configuration of the table")
@@ -688,7 +688,7 @@ mod tests {
         // FNV-1a's published test vectors.
         assert_eq!(module_fingerprint(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(module_fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
-        let ptx = crate::ptx::KERNELS_PTX;
+        let ptx = crate::plan::ptx::KERNELS_PTX;
         assert_eq!(module_fingerprint(ptx), module_fingerprint(ptx));
         let edited = ptx.replacen("fma.rn.f32", "fma.rn.f32 ", 1);
         assert_ne!(module_fingerprint(&edited), module_fingerprint(ptx));

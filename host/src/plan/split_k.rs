@@ -3,14 +3,14 @@
 //! in a fixed order. Deterministic, run to run; the f32 error bound is the plain product's
 //! with `k + s` roundings instead of `k` ([`SplitK::roundings`]).
 //!
-//! The autotuner ([`crate::autotune`]) times each [`SplitK::candidates`] beside the plain
+//! The autotuner ([`crate::gpu::autotune`]) times each [`SplitK::candidates`] beside the plain
 //! configurations, so products whose output has few block tiles (a small `m` or `n` and a
 //! large `k`) get one; it can also be run directly ([`crate::gpu::Gpu::matmul_split_k_device`],
 //! [`crate::sim::Simulator::matmul_split_k`]).
 
-use crate::error::{Error, Result};
-use crate::sgemm::SgemmKernel;
-use crate::shape::MatmulShape;
+use crate::plan::sgemm::SgemmKernel;
+use crate::problem::error::{Error, Result};
+use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu::nvptx_device::launch::Launch;
 use kernels_gpu::sgemm::{CONFIGS, split_k};

@@ -1,7 +1,7 @@
 //! Row splits: a product whose block tiles fill the GPU some whole number of times and
 //! leave a thin last wave runs in two parts. The top rows, whole waves of one
 //! configuration's block rows, run that configuration; the rows left run a split-k product
-//! of their own ([`crate::split_k`]), whose many short blocks take a fraction of a wave
+//! of their own ([`crate::plan::split_k`]), whose many short blocks take a fraction of a wave
 //! instead of a whole one.
 //!
 //! On an H100 the 128 × 128 tiles run two blocks on each of 132 SMs, 264 at once. A
@@ -14,14 +14,14 @@
 //! split-k run on them (its bound, [`SplitK::roundings`]). Deterministic run to run, as both
 //! parts are.
 //!
-//! The autotuner ([`crate::autotune`]) proposes a row split ([`top_rows`]) for every plain
+//! The autotuner ([`crate::gpu::autotune`]) proposes a row split ([`top_rows`]) for every plain
 //! configuration whose blocks leave a thin last wave and times them beside everything else; they can also be run
 //! directly ([`crate::gpu::Gpu::matmul_rows_device`], [`crate::sim::Simulator::matmul_rows`]).
 
-use crate::error::{Error, Result};
-use crate::sgemm::SgemmKernel;
-use crate::shape::MatmulShape;
-use crate::split_k::SplitK;
+use crate::plan::sgemm::SgemmKernel;
+use crate::plan::split_k::SplitK;
+use crate::problem::error::{Error, Result};
+use crate::problem::shape::MatmulShape;
 
 /// A product split by rows: rows `0..rows` by `top`, the rest by `bottom`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,13 +2,12 @@
 //! `kernels_gpu::sgemm::CONFIGS` (name, entry point, launch, simulator twin and autotuner
 //! candidacy all come from that line), plus the autotuned choice among the candidates.
 //!
-//! They join the lecture's kernels as [`MatmulKernel::Sgemm`], so the CLI's `--kernel`, the
+//! They join the lecture's kernels as [`MatmulKernel::Sgemm`](crate::plan::kernels::MatmulKernel::Sgemm), so the CLI's `--kernel`, the
 //! simulator and GPU tests and the bench's contenders all pick them up. None has a tile
 //! width: each entry point is one compile-time configuration (block tile, warp tile, thread
 //! tile), named in its entry.
 
-use crate::error::{Error, Result};
-use crate::kernels::MatmulKernel;
+use crate::problem::error::{Error, Result};
 use kernels_gpu::catalogue::KernelSpec;
 use kernels_gpu::sgemm::{CONFIGS, MatmulEntry, Precision, SgemmConfig};
 
@@ -19,7 +18,7 @@ pub enum SgemmKernel {
     /// `CONFIGS[i]`.
     Config(usize),
     /// The fastest of [`SgemmKernel::TUNED`] (FP32) for the shape on the present GPU
-    /// ([`crate::autotune`]); [`SgemmKernel::DEFAULT`] in the simulator.
+    /// ([`crate::gpu::autotune`]); [`SgemmKernel::DEFAULT`] in the simulator.
     Autotuned,
     /// The fastest of [`SgemmKernel::TUNED_TF32`] (TF32, opt-in); [`SgemmKernel::DEFAULT_TF32`]
     /// in the simulator.
@@ -176,12 +175,6 @@ impl SgemmKernel {
     /// The entry point as the simulator calls it.
     pub(crate) fn sim_entry(self) -> MatmulEntry {
         self.config().sim
-    }
-}
-
-impl From<SgemmKernel> for MatmulKernel {
-    fn from(k: SgemmKernel) -> Self {
-        Self::Sgemm(k)
     }
 }
 

@@ -2,8 +2,8 @@
 //! whose full f64 reference (`O(m·n·k)` on the CPU) would take longer than the GPU run, and
 //! the command line's choice between the two (`--check`).
 
-use crate::reference::Accuracy;
-use crate::shape::MatmulShape;
+use crate::check::reference::Accuracy;
+use crate::problem::shape::MatmulShape;
 
 /// A spot check of a result against an f64 reference.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,7 +38,7 @@ pub const SAMPLES: usize = 64;
 /// ([`MatmulKernel::default_set`](crate::MatmulKernel::default_set)); above it, a sample of
 /// outputs is checked and only the autotuned SGEMM runs, each unless asked for.
 ///
-/// Why 2³³ for the check: the f64 reference ([`crate::reference::matmul_f64`]) runs at
+/// Why 2³³ for the check: the f64 reference ([`crate::check::reference::matmul_f64`]) runs at
 /// about 3.5·10⁸ multiply-adds per second per core (measured at 1024³ and 2048×256×2048), so
 /// 2³³ takes about 1.5 s on the 16 cores of the project's GPU machines, and the lecture's
 /// default 5120×256×5120 (2^32.6) stays checked in full; 16384³ = 2⁴² would take about
@@ -50,7 +50,7 @@ pub const SAMPLES: usize = 64;
 /// second of an H100's time at the default 23 runs each (estimated from the GFLOP/s
 /// measured on 4096³: about 2.5 ms a run for the lecture's kernels, 0.6 ms for the SGEMM
 /// ones); at 16384³ one run of a lecture kernel takes about a second, and the set, even
-/// within the default time budget ([`crate::budget::DEFAULT`]), well over a minute.
+/// within the default time budget ([`crate::plan::budget::DEFAULT`]), well over a minute.
 pub const FULL_CHECK_MAX_MACS: u64 = 1 << 33;
 
 /// How the command line checks results against f64 (`--check`).
@@ -110,7 +110,7 @@ impl Sample {
         if m == 0 || n == 0 {
             return Self { points: vec![], n };
         }
-        let mut rng = crate::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
+        let mut rng = crate::check::data::Rng::new(0x5eed ^ (m * 31 + n * 7 + k) as u64);
         // The four corners first (edge tiles are where kernels go wrong), then random elements.
         let corners = [(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
         let random = (0..samples.saturating_sub(4)).map(|_| {
@@ -162,7 +162,7 @@ impl Sample {
             }
             acc.max_scaled_err = acc
                 .max_scaled_err
-                .max(crate::reference::scaled_err(err, magnitude));
+                .max(crate::check::reference::scaled_err(err, magnitude));
         }
         acc
     }
@@ -202,9 +202,9 @@ mod tests {
     #[test]
     fn spot_check_accepts_the_product_and_rejects_its_transpose() {
         let s = MatmulShape::new(7, 5, 6).unwrap();
-        let mut rng = crate::data::Rng::new(1);
+        let mut rng = crate::check::data::Rng::new(1);
         let (a, b) = (rng.uniform(35), rng.uniform(30));
-        let r = crate::reference::matmul_f64(&a, &b, 7, 5, 6);
+        let r = crate::check::reference::matmul_f64(&a, &b, 7, 5, 6);
         let out: Vec<f32> = r.values.iter().map(|&v| v as f32).collect();
         let ok = spot_check(&a, &b, &out, s, 32, f32_bound(5));
         assert!(ok.ok(), "{ok:?}");
@@ -221,14 +221,14 @@ mod tests {
     fn sampled_accuracy_matches_the_full_comparison_on_the_elements_it_sees() {
         // 2×3 outputs, 64 samples: every element is seen, so the two must agree.
         let s = MatmulShape::new(2, 4, 3).unwrap();
-        let mut rng = crate::data::Rng::new(3);
+        let mut rng = crate::check::data::Rng::new(3);
         let (a, b) = (rng.uniform(8), rng.uniform(12));
-        let r = crate::reference::matmul_f64(&a, &b, 2, 4, 3);
+        let r = crate::check::reference::matmul_f64(&a, &b, 2, 4, 3);
         let mut out: Vec<f32> = r.values.iter().map(|&v| v as f32).collect();
         out[4] += 1e-3;
         let (n, sampled) = sampled_accuracy(&a, &b, &out, s, SAMPLES);
         assert_eq!(n, SAMPLES);
-        let full = crate::reference::compare(&out, &r);
+        let full = crate::check::reference::compare(&out, &r);
         assert_eq!(sampled.max_abs_err, full.max_abs_err);
         assert!((sampled.max_scaled_err - full.max_scaled_err).abs() <= 1e-15);
         assert!(!sampled.within_f32_bound(4));

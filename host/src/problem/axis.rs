@@ -2,7 +2,7 @@
 //! `reduce(fn, dim)`: sum, max or mean of every row or of every column. Kernel catalogue,
 //! launch shapes, validation, the CPU reference and the error bound.
 
-use crate::error::{Error, Result};
+use crate::problem::error::{Error, Result};
 use kernels_gpu::catalogue::{
     ColsEntry, Extent, REDUCE_COLS, REDUCE_ROWS, RowsEntry, VectorConfig,
 };
