@@ -87,6 +87,68 @@ fn compile(ptx: &str, entry: &str, options: &[(Opt, usize)]) -> Result<Compiled,
     Ok(compiled)
 }
 
+/// Compiles `ptx` to a cubin through the driver's linker (`cuLinkCreate`, `cuLinkAddData`,
+/// `cuLinkComplete`) with `options`, without loading it: the cubin's size, or why not.
+fn link(ptx: &str, options: &[(Opt, usize)]) -> Result<usize, String> {
+    let mut keys: Vec<Opt> = options.iter().map(|o| o.0).collect();
+    let mut values: Vec<*mut c_void> = options.iter().map(|o| o.1 as *mut c_void).collect();
+    let mut state = std::ptr::null_mut();
+    // SAFETY: one value per option; the state is destroyed below.
+    unsafe {
+        sys::cuLinkCreate_v2(
+            keys.len() as u32,
+            keys.as_mut_ptr(),
+            values.as_mut_ptr(),
+            &mut state,
+        )
+    }
+    .result()
+    .map_err(|e| e.to_string())?;
+    let text = CString::new(ptx).map_err(|e| e.to_string())?;
+    let bytes = text.as_bytes_with_nul();
+    let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
+    // SAFETY: the PTX with its NUL, its length; the cubin is the state's until destroyed.
+    let result = unsafe {
+        sys::cuLinkAddData_v2(
+            state,
+            sys::CUjitInputType::CU_JIT_INPUT_PTX,
+            bytes.as_ptr() as *mut c_void,
+            bytes.len(),
+            c"entry.ptx".as_ptr(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+        .result()
+        .and_then(|()| sys::cuLinkComplete(state, &mut cubin, &mut size).result())
+    };
+    // SAFETY: created above.
+    let _ = unsafe { sys::cuLinkDestroy(state) };
+    result.map(|()| size).map_err(|e| e.to_string())
+}
+
+/// Runs `work` on every item of `items` from `threads` threads, each first running `setup`;
+/// the wall seconds.
+fn timed_parallel<T: Sync>(
+    items: &[T], threads: usize, setup: impl Fn() + Sync, work: impl Fn(&T) + Sync,
+) -> f64 {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                setup();
+                while let Some(item) =
+                    items.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    work(item);
+                }
+            });
+        }
+    });
+    started.elapsed().as_secs_f64()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("CUDA_CACHE_DISABLE").is_none_or(|v| v != "1") {
         eprintln!("note: CUDA_CACHE_DISABLE=1 is not set: loads may come from the driver's cache");
@@ -127,31 +189,76 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    // Every entry of the main module at the default level, on 1 and 16 threads.
-    let all: Vec<(&str, String)> = index
+    // Every FP32 SGEMM entry of the main module (the autotuner's usual candidates), at the
+    // default level, compiled several ways.
+    let sgemm: Vec<(&str, String)> = index
         .entries()
+        .filter(|e| e.starts_with("sgemm_") && !e.contains("tf32") && !e.contains("bf16"))
         .map(|e| (e, index.module(e).expect("an indexed entry")))
         .collect();
-    println!("\n| what | threads | wall s |");
+    let n = sgemm.len();
+    println!("\n| {n} FP32 SGEMM entries | threads | wall s |");
     println!("|---|---:|---:|");
-    for threads in [1usize, 16] {
-        let next = std::sync::atomic::AtomicUsize::new(0);
+    for threads in [1usize, 8] {
+        let secs = timed_parallel(
+            &sgemm,
+            threads,
+            || gpu.context().bind_to_thread().expect("bind"),
+            |(e, ptx)| drop(compile(ptx, e, &[]).expect("compile")),
+        );
+        println!("| a module each, one context | {threads} | {secs:.1} |");
+    }
+    for threads in [1usize, 8] {
+        let secs = timed_parallel(
+            &sgemm,
+            threads,
+            || gpu.context().bind_to_thread().expect("bind"),
+            |(_, ptx)| {
+                link(ptx, &[]).expect("link");
+            },
+        );
+        println!("| cuLink to a cubin each, one context | {threads} | {secs:.1} |");
+    }
+    {
+        let mut device = 0;
+        // SAFETY: writes one handle.
+        unsafe { sys::cuDeviceGet(&mut device, 0) }.result()?;
+        let secs = timed_parallel(
+            &sgemm,
+            8,
+            || {
+                let mut ctx = std::ptr::null_mut();
+                // SAFETY: a context of this thread's own, current from here on; left to the
+                // process's end.
+                unsafe { sys::cuCtxCreate_v4(&mut ctx, std::ptr::null_mut(), 0, device) }
+                    .result()
+                    .expect("context");
+            },
+            |(e, ptx)| drop(compile(ptx, e, &[]).expect("compile")),
+        );
+        println!("| a module each, a context per thread | 8 | {secs:.1} |");
+    }
+    // The compiler's split compilation, on one thread.
+    for split in [0usize, 8] {
+        gpu.context().bind_to_thread()?;
         let started = Instant::now();
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    gpu.context().bind_to_thread().expect("bind");
-                    while let Some((entry, ptx)) =
-                        all.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
-                        compile(ptx, entry, &[]).expect("compile");
-                    }
-                });
-            }
-        });
+        for (e, ptx) in &sgemm {
+            compile(ptx, e, &[(Opt::CU_JIT_SPLIT_COMPILE, split)])?;
+        }
         println!(
-            "| {} entries, a module each | {threads} | {:.1} |",
-            all.len(),
+            "| a module each, CU_JIT_SPLIT_COMPILE {split} | 1 | {:.1} |",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    // Is the linker's output cached? The same cubin twice, the cache on (CUDA_CACHE_DISABLE
+    // unset for this run).
+    gpu.context().bind_to_thread()?;
+    let (e, ptx) = &sgemm[0];
+    for round in 1..=2 {
+        let started = Instant::now();
+        link(ptx, &[])?;
+        println!(
+            "| cuLink {e}, round {round} | 1 | {:.2} |",
             started.elapsed().as_secs_f64()
         );
     }

@@ -15,6 +15,7 @@ pub use crate::sgemm::bf16::{BF16_CONFIGS as BF16, Bf16Config};
 pub use crate::sgemm::blas::{BLAS_CONFIGS as BLAS, BlasConfig};
 pub use crate::sgemm::mma_packed::{MMA_PACKED_CONFIGS as MMA_PACKED, MMA_TMA_CONFIGS as MMA_TMA};
 pub use crate::sgemm::repack::PackedConfig;
+pub use crate::sgemm::warp_specialized::{WS_CONFIGS as WS, WsConfig};
 pub use crate::sgemm::wgmma::WGMMA_CONFIGS as WGMMA;
 pub use crate::sgemm::{CONFIGS as SGEMM, SgemmConfig};
 pub use nvptx_device::catalogue::*;
@@ -260,5 +261,6 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
 /// accelerator, [`MMA_TMA`]): a host loads that module on a GPU of compute capability 9.0
 /// only.
 pub fn hopper_specs() -> impl Iterator<Item = &'static KernelSpec> {
-    WGMMA.iter().chain(MMA_TMA).map(|c| &c.spec)
+    let packed = WGMMA.iter().chain(MMA_TMA).map(|c| &c.spec);
+    packed.chain(WS.iter().map(|c| &c.spec))
 }

@@ -111,6 +111,15 @@ pub enum GridRule {
         /// Output columns per block.
         cols: u32,
     },
+    /// A persistent grid over the `rows × cols` tiles of an `m × n` output: one block per
+    /// tile ([`KernelSpec::launch`]), at most as many as the multiprocessors run at once
+    /// ([`KernelSpec::launch_on`]); each block loops over its share of the tiles. 1-D.
+    Persistent {
+        /// Output rows per tile.
+        rows: u32,
+        /// Output columns per tile.
+        cols: u32,
+    },
     /// One block per `per_block` items of a 1-D problem, at least one block and at most
     /// `max_blocks` (0: no cap; the kernel then loops over the rest).
     Items {
@@ -217,6 +226,15 @@ impl KernelSpec {
                 rows: per_row,
                 cols: per_col,
             } => Dim3::xy(cols.div_ceil(per_col), rows.div_ceil(per_row)),
+            GridRule::Persistent {
+                rows: per_row,
+                cols: per_col,
+            } => {
+                let tiles = cols
+                    .div_ceil(per_col)
+                    .saturating_mul(rows.div_ceil(per_row));
+                Dim3::x(if tiles == 0 { 1 } else { tiles })
+            }
             GridRule::Items {
                 per_block,
                 max_blocks,
@@ -247,6 +265,22 @@ impl KernelSpec {
             block: self.block,
             dynamic_shared_bytes,
         }
+    }
+
+    /// [`launch`](Self::launch) on a device of `multiprocessors` multiprocessors that each
+    /// run `blocks_per_sm` blocks of this entry: a [`GridRule::Persistent`] grid capped at
+    /// `multiprocessors · blocks_per_sm` blocks (at least one); any other rule as `launch`.
+    pub const fn launch_on(
+        &self, extent: Extent, units: u32, multiprocessors: u32, blocks_per_sm: u32,
+    ) -> Launch {
+        let mut launch = self.launch(extent, units);
+        if let GridRule::Persistent { .. } = self.grid {
+            let cap = multiprocessors.saturating_mul(blocks_per_sm);
+            if launch.grid.x > cap {
+                launch.grid.x = if cap == 0 { 1 } else { cap };
+            }
+        }
+        launch
     }
 
     /// Bytes of each parameter, in order: what the entry's `.param` list must declare.
@@ -305,6 +339,23 @@ mod tests {
             ..TILES
         };
         assert_eq!(items.launch(Extent::Items(2049), 0).grid, Dim3::x(3));
+        // A persistent grid: a block per tile, at most a wave of the device.
+        let persistent = KernelSpec {
+            grid: GridRule::Persistent {
+                rows: 128,
+                cols: 256,
+            },
+            ..TILES
+        };
+        let big = Extent::Matrix {
+            rows: 8192,
+            cols: 8192,
+        };
+        assert_eq!(persistent.launch(big, 0).grid, Dim3::x(64 * 32));
+        assert_eq!(persistent.launch_on(big, 0, 132, 1).grid, Dim3::x(132));
+        let small = Extent::Matrix { rows: 129, cols: 1 };
+        assert_eq!(persistent.launch_on(small, 0, 132, 1).grid, Dim3::x(2));
+        assert_eq!(TILES.launch_on(big, 0, 132, 1), TILES.launch(big, 0));
         assert_eq!(items.launch(Extent::Items(1_000_000), 0).grid, Dim3::x(3));
         // Never an empty grid, even for no items; the window sizes the tile.
         assert_eq!(items.launch(Extent::Items(0), 7).grid, Dim3::x(1));

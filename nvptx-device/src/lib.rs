@@ -14,8 +14,10 @@ extern crate std;
 
 pub mod atomic;
 pub mod catalogue;
+pub mod cluster;
 pub mod intrinsics;
 pub mod launch;
+pub mod mbarrier;
 pub mod mma;
 pub mod pipeline;
 pub mod shared;

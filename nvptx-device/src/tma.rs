@@ -49,158 +49,25 @@ impl TensorMap {
         words[3] = box_rows as u64;
         Self(words)
     }
-}
 
-/// An `mbarrier`: two words of shared memory, 8-byte aligned, expecting one arrival per
-/// phase (the thread that issues the phase's copies).
-#[derive(Clone, Copy)]
-pub struct Mbarrier {
-    words: SharedSlice<u32>,
-    at: u32,
-}
-
-impl Mbarrier {
-    /// The barrier at words `at..at + 2` of `words` (`at` even, the byte address a
-    /// multiple of 8).
-    #[inline(always)]
-    pub fn new(words: SharedSlice<u32>, at: u32) -> Self {
-        Self { words, at }
-    }
-
-    #[cfg(target_arch = "nvptx64")]
-    #[inline(always)]
-    fn addr(&self) -> u32 {
-        self.words.byte_address() + 4 * self.at
-    }
-
-    /// Initializes the barrier for one arrival per phase (`mbarrier.init`), phase 0.
-    ///
-    /// # Safety
-    /// One thread, before any other use; then [`fence_init`] and a block barrier.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn init(&self) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: the caller's contract; the address is the barrier's.
-        unsafe {
-            core::arch::asm!("mbarrier.init.shared::cta.b64 [{a}], 1;", a = in(reg32) self.addr(),
-                             options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: checked accesses.
-        unsafe {
-            self.check_aligned();
-            self.words.set_unchecked(self.at, 0);
-            self.words.set_unchecked(self.at + 1, 0);
-        }
-    }
-
-    /// Arrives, announcing `bytes` that this phase's copies will bring
-    /// (`mbarrier.arrive.expect_tx`): the phase completes when they have all landed.
-    ///
-    /// # Safety
-    /// The issuing thread, before the phase's copies; the barrier initialized.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn expect_tx(&self, bytes: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: the caller's contract.
-        unsafe {
-            core::arch::asm!("mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {b};",
-                             a = in(reg32) self.addr(), b = in(reg32) bytes,
-                             options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: checked accesses.
-        unsafe {
-            let owed = self.words.get_unchecked(self.at + 1);
-            if owed != 0 {
-                panic!("mbarrier: expect_tx while {owed} bytes of the phase are still owed");
-            }
-            self.words.set_unchecked(self.at + 1, bytes);
-        }
-    }
-
-    /// Waits until the phase of parity `parity` has completed
-    /// (`mbarrier.try_wait.parity`, retried): the first phase has parity 0, the next 1, and
-    /// so on. Once it returns, the phase's copies are visible to this thread.
-    ///
-    /// # Safety
-    /// The barrier initialized, the phase's copies issued (or to be issued by a thread
-    /// that does not wait on this thread).
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn wait(&self, parity: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        loop {
-            let done: u32;
-            // SAFETY: the caller's contract; a test of the barrier's state.
-            unsafe {
-                core::arch::asm!(
-                    "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {ph}; selp.u32 {d}, 1, 0, p; }}",
-                    a = in(reg32) self.addr(), ph = in(reg32) parity, d = out(reg32) done,
-                    options(nostack, preserves_flags));
-            }
-            if done != 0 {
-                break;
-            }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: a checked access.
-            let completed = unsafe { self.words.get_unchecked(self.at) };
-            // The phase of parity `parity` is complete when the current phase (the number
-            // completed) has the other parity.
-            if completed % 2 == parity % 2 {
-                panic!(
-                    "mbarrier: waited for a phase of parity {parity} that has not completed \
-                     ({completed} completed; in the simulator the copies land when issued, \
-                     so the wait must come after them, past a block barrier)"
-                );
-            }
-        }
-    }
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    #[track_caller]
-    fn check_aligned(&self) {
-        if !(self.words.byte_address() + 4 * self.at).is_multiple_of(8) {
-            panic!("mbarrier: not 8-byte aligned");
-        }
-    }
-
-    /// The simulator's side of a landed copy of `bytes`.
-    #[cfg(not(target_arch = "nvptx64"))]
-    #[track_caller]
-    fn landed(&self, bytes: u32) {
-        // SAFETY: checked accesses.
-        unsafe {
-            let owed = self.words.get_unchecked(self.at + 1);
-            if owed < bytes {
-                panic!("mbarrier: a copy of {bytes} bytes landed where {owed} were expected");
-            }
-            self.words.set_unchecked(self.at + 1, owed - bytes);
-            if owed == bytes {
-                let completed = self.words.get_unchecked(self.at);
-                self.words.set_unchecked(self.at, completed + 1);
-            }
-        }
+    /// The simulator's map of the `rows × cols` row-major matrix of 2-byte elements
+    /// (`bf16` or `f16` bits) at `base`, in tiles of `box_rows` rows of 64 elements
+    /// ([`copy_2d_16bit`]).
+    pub fn simulated_16bit(base: *const u16, rows: u32, cols: u32, box_rows: u32) -> Self {
+        let mut words = [0u64; 16];
+        words[0] = base as usize as u64;
+        words[1] = rows as u64;
+        words[2] = cols as u64;
+        words[3] = box_rows as u64;
+        words[4] = 2;
+        Self(words)
     }
 }
 
-/// Makes [`Mbarrier::init`] visible to the copies (`fence.mbarrier_init.release.cluster`);
-/// a block barrier then publishes it to the block.
-#[inline(always)]
-pub fn fence_init() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a memory fence.
-    unsafe {
-        core::arch::asm!(
-            "fence.mbarrier_init.release.cluster;",
-            options(nostack, preserves_flags)
-        );
-    }
-}
+/// Elements of 2 bytes in one row of a 128-byte-swizzled tile.
+pub const ROW_HALVES: u32 = ROW_BYTES / 2;
+
+pub use crate::mbarrier::{Mbarrier, fence_init};
 
 /// Copies the tile of `map` whose first element is column `x`, row `y` (elements past the
 /// matrix are zero) to `dst[at..]`, swizzled, completing `bytes` (`box_rows · 128`) of
@@ -248,6 +115,94 @@ pub unsafe fn copy_2d(
                 };
                 // SAFETY: checked (the simulator reports an access past `dst`).
                 unsafe { dst.set_unchecked(at + sw128_index(r, c), v) };
+            }
+        }
+        bar.landed(box_rows * ROW_BYTES);
+    }
+}
+
+/// Copies the tile of `map` (a matrix of 2-byte elements) whose first element is column
+/// `x`, row `y` — `box_rows` rows of 64 elements, 128 bytes each, zero past the matrix — to
+/// byte `offset` of `dst`, swizzled (16-byte chunk `c` of row `r` at `c ^ (r % 8)`), completing
+/// `box_rows · 128` bytes of `bar`'s phase. With `mask` nonzero the copy is multicast: the tile
+/// lands at the same offset in every block of the cluster whose rank's bit is set in `mask`,
+/// each block's barrier at `bar`'s offset completing the bytes
+/// (`.multicast::cluster`).
+///
+/// # Safety
+/// One thread; `map` points to a [`TensorMap`] of the launch (in global memory on the GPU)
+/// for 2-byte elements and this tile shape; the tile fits `dst` from `offset`, whose byte
+/// address is a multiple of [`TILE_ALIGN`], in every block it lands in; nothing reads or
+/// writes it there until the barrier's phase completes; each such phase expects these bytes.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy_2d_16bit(
+    dst: SharedSlice<u32>, offset: u32, map: *const TensorMap, x: u32, y: u32, bar: &Mbarrier,
+    mask: u16,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        if mask == 0 {
+            core::arch::asm!(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+                d = in(reg32) dst.byte_address() + offset, m = in(reg64) map, x = in(reg32) x,
+                y = in(reg32) y, b = in(reg32) bar.addr(), options(nostack, preserves_flags));
+        } else {
+            core::arch::asm!(
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {k};",
+                d = in(reg32) dst.byte_address() + offset, m = in(reg64) map, x = in(reg32) x,
+                y = in(reg32) y, b = in(reg32) bar.addr(), k = in(reg16) mask,
+                options(nostack, preserves_flags));
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if mask > 1 {
+            panic!(
+                "TMA: a multicast to cluster ranks {mask:#b}; the simulator runs clusters of one block"
+            );
+        }
+        let start = dst.byte_address() + offset;
+        if !start.is_multiple_of(TILE_ALIGN) {
+            panic!("TMA: a 128-byte-swizzled tile must start on a 1024-byte boundary");
+        }
+        // SAFETY: the caller passes a map of the launch.
+        let words = unsafe { (*map).0 };
+        if words[4] != 2 {
+            panic!(
+                "TMA: copy_2d_16bit with a map of {}-byte elements",
+                words[4].max(4)
+            );
+        }
+        let (base, rows, cols, box_rows) = (
+            words[0] as usize as *const u16,
+            words[1] as u32,
+            words[2] as u32,
+            words[3] as u32,
+        );
+        for r in 0..box_rows {
+            for c in 0..ROW_HALVES {
+                let (row, col) = (y + r, x + c);
+                let v = if row < rows && col < cols {
+                    // SAFETY: inside the matrix the map describes.
+                    unsafe { *base.add(row as usize * cols as usize + col as usize) }
+                } else {
+                    0
+                };
+                let byte =
+                    crate::wgmma::swizzle(start + r * ROW_BYTES + 2 * c) - dst.byte_address();
+                let (word, high) = (byte / 4, (byte / 2) % 2 == 1);
+                // SAFETY: checked (the simulator reports an access past `dst`).
+                unsafe {
+                    let old = dst.get_unchecked(word);
+                    let new = if high {
+                        (old & 0xffff) | (u32::from(v) << 16)
+                    } else {
+                        (old & 0xffff_0000) | u32::from(v)
+                    };
+                    dst.set_unchecked(word, new);
+                }
             }
         }
         bar.landed(box_rows * ROW_BYTES);

@@ -120,6 +120,169 @@ impl Operand {
     }
 }
 
+/// Depth of one 16-bit (`bf16`, `f16`) instruction.
+pub const K_16BIT: u32 = 16;
+/// Two-byte elements in a row of a 128-byte-swizzled tile.
+pub const ROW_HALVES: u32 = 64;
+
+/// A shared-memory matrix descriptor in the 128-byte swizzle mode: the operand's start
+/// address, the *leading* and *stride* byte offsets, as the PTX ISA's matrix-descriptor
+/// format packs them (addresses and offsets ÷ 16 in 14-bit fields; bits 62–63 = 1).
+///
+/// Two layouts are built here, both in rows of 128 bytes, 8 rows to a 1024-byte swizzle
+/// atom (16-byte chunk `c` of row `r` at chunk `c ^ (r % 8)`), the tile 1024-byte aligned:
+/// * [`k_major`](Self::k_major): each row runs along `k` (64 two-byte or 32 four-byte
+///   elements): the rows of `A` (`m`) or of `Bᵀ` (`n`); groups of 8 rows 1024 bytes apart.
+/// * [`mn_major`](Self::mn_major) (16-bit types only): each row runs along `m` or `n`, 64
+///   columns, one row per `k`; groups of 8 `k` 1024 bytes apart, and blocks of 64 columns
+///   `block_bytes` apart: a row-major `B` (`k × n`) as the tensor-memory accelerator copies
+///   it in boxes of 64 columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor(pub u64);
+
+impl Descriptor {
+    /// A K-major operand whose row 0, at the instruction's first `k`, is at shared byte
+    /// address `start` (the tile's start plus the byte offset of that `k` within a row).
+    #[inline(always)]
+    pub const fn k_major(start: u32) -> Self {
+        // The leading offset is unused by a swizzled K-major operand; 16 bytes by convention.
+        Self::encode(start, 16, ATOM_BYTES)
+    }
+
+    /// An MN-major operand whose first column, at the instruction's first `k`, is at
+    /// shared byte address `start` (the tile's start plus 128 bytes per `k`), its blocks of
+    /// 64 columns `block_bytes` apart.
+    #[inline(always)]
+    pub const fn mn_major(start: u32, block_bytes: u32) -> Self {
+        Self::encode(start, block_bytes, ATOM_BYTES)
+    }
+
+    #[inline(always)]
+    const fn encode(start: u32, leading: u32, stride: u32) -> Self {
+        Self(
+            ((start >> 4) & 0x3fff) as u64
+                | ((((leading >> 4) & 0x3fff) as u64) << 16)
+                | ((((stride >> 4) & 0x3fff) as u64) << 32)
+                | (1u64 << 62),
+        )
+    }
+
+    /// (start, leading, stride) in bytes, as encoded.
+    pub const fn fields(self) -> (u32, u32, u32) {
+        const fn field(d: u64, shift: u32) -> u32 {
+            (((d >> shift) & 0x3fff) as u32) << 4
+        }
+        (field(self.0, 0), field(self.0, 16), field(self.0, 32))
+    }
+
+    /// The shared byte address of element `(r, kk)` of a K-major operand of 2-byte
+    /// elements (`r` its row in `m` or `n`, `kk < 16`), as the hardware finds it: the
+    /// descriptor's address arithmetic, then the 128-byte swizzle on the address bits.
+    pub const fn k_major_address(self, r: u32, kk: u32) -> u32 {
+        let (start, _, stride) = self.fields();
+        swizzle(start + (r / ATOM_ROWS) * stride + (r % ATOM_ROWS) * 128 + 2 * kk)
+    }
+
+    /// The shared byte address of element `(kk, c)` of an MN-major operand of 2-byte
+    /// elements (`kk < 16` its `k`, `c` its column in `m` or `n`).
+    pub const fn mn_major_address(self, kk: u32, c: u32) -> u32 {
+        let (start, leading, stride) = self.fields();
+        swizzle(
+            start
+                + (c / ROW_HALVES) * leading
+                + (kk / ATOM_ROWS) * stride
+                + (kk % ATOM_ROWS) * 128
+                + 2 * (c % ROW_HALVES),
+        )
+    }
+}
+
+/// A 16-bit `wgmma` operand: the shared array its tile lies in (2-byte elements packed two
+/// to a word, the lower-indexed in the low half) and its [`Descriptor`]. On the GPU only the
+/// descriptor is used; the simulator reads the elements through it from the array.
+#[derive(Clone, Copy)]
+pub struct Operand16 {
+    array: SharedSlice<u32>,
+    desc: Descriptor,
+}
+
+impl Operand16 {
+    /// A K-major operand at byte `offset` of `array` ([`Descriptor::k_major`]).
+    #[inline(always)]
+    pub fn k_major(array: SharedSlice<u32>, offset: u32) -> Self {
+        Self {
+            array,
+            desc: Descriptor::k_major(array.byte_address() + offset),
+        }
+    }
+
+    /// An MN-major operand at byte `offset` of `array`, its blocks of 64 columns
+    /// `block_bytes` apart ([`Descriptor::mn_major`]).
+    #[inline(always)]
+    pub fn mn_major(array: SharedSlice<u32>, offset: u32, block_bytes: u32) -> Self {
+        Self {
+            array,
+            desc: Descriptor::mn_major(array.byte_address() + offset, block_bytes),
+        }
+    }
+
+    /// Its descriptor.
+    #[inline(always)]
+    pub fn descriptor(&self) -> Descriptor {
+        self.desc
+    }
+
+    /// The element at shared byte address `address` (from the descriptor), read from the
+    /// array in the simulator.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn element(&self, address: u32) -> u16 {
+        let Some(rel) = address.checked_sub(self.array.byte_address()) else {
+            panic!("wgmma: an operand element at byte {address} lies before its array");
+        };
+        let word = self.array.get(rel / 4);
+        (word >> (16 * ((rel / 2) % 2))) as u16
+    }
+}
+
+/// The 128-byte swizzle on a shared byte address: bits 4–6 XOR bits 7–9.
+pub const fn swizzle(byte: u32) -> u32 {
+    byte ^ (((byte >> 7) & 7) << 4)
+}
+
+/// The 16-bit element types `wgmma` multiplies with f32 accumulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    Bf16,
+    F16,
+}
+
+impl Half {
+    /// The exact f32 value of the element's bits.
+    pub fn value(self, bits: u16) -> f32 {
+        match self {
+            Self::Bf16 => crate::mma::bf16_value(bits),
+            Self::F16 => f16_value(bits),
+        }
+    }
+}
+
+/// The f32 value of IEEE binary16 bits (exact: every f16 is an f32).
+pub fn f16_value(bits: u16) -> f32 {
+    let sign = if bits & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let exp = ((bits >> 10) & 0x1f) as i32;
+    let frac = (bits & 0x3ff) as f32;
+    match exp {
+        0 => sign * frac * f32::from_bits(0x3380_0000), // 2^-24
+        31 if frac == 0.0 => sign * f32::INFINITY,
+        31 => f32::NAN,
+        e => {
+            let scale = f32::from_bits(((e - 15 + 127) as u32) << 23);
+            sign * (1.0 + frac / 1024.0) * scale
+        }
+    }
+}
+
 /// The accumulators of one `wgmma` of shape `m64nNk8`: `N / 8` [`FragC`]s
 /// (`[FragC; 8]`, `[FragC; 16]`, `[FragC; 32]` for `N` = 64, 128, 256), and the operations
 /// that read or write them.
@@ -143,6 +306,18 @@ pub trait Accumulators: Sized {
     /// visible to the asynchronous proxy ([`fence_proxy_async`] and a barrier), and nothing
     /// writes them until a [`wait_group`] says the instruction is done.
     unsafe fn mma_tf32(&mut self, a: Operand, b: Operand);
+
+    /// `D = A · B + D` for the warpgroup on 16-bit operands
+    /// (`wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}`, f32 accumulation): `a` a
+    /// K-major operand of 64 rows of depth 16, `b` `N` columns of the same depth, K-major
+    /// (`TRANS_B = 0`) or MN-major (`TRANS_B = 1`, a row-major `B`); with `accumulate`
+    /// false, `D = A · B` (the accumulators' old values are not read).
+    ///
+    /// # Safety
+    /// As [`mma_tf32`](Self::mma_tf32), with operands whose descriptors describe the tiles.
+    unsafe fn mma_16bit<const TRANS_B: u32>(
+        &mut self, half: Half, a: Operand16, b: Operand16, accumulate: bool,
+    );
 
     #[doc(hidden)]
     unsafe fn fence_regs(&mut self);
@@ -192,6 +367,41 @@ pub unsafe fn wait_group<const N: u32, A: Accumulators>(acc: &mut A) {
     unsafe { acc.wait_regs::<N>() }
 }
 
+/// Raises each thread's register limit for the rest of the warpgroup's run to `N`
+/// (`setmaxnreg.inc.sync.aligned.u32`, 24 to 256, a multiple of 8): the consumer
+/// warpgroups of a warp-specialized kernel take the registers its producer gives up.
+///
+/// # Safety
+/// All 128 threads of the warpgroup together; the kernel is launched with a register cap
+/// (launch bounds) that leaves the block room for every warpgroup's limit.
+#[inline(always)]
+pub unsafe fn setmaxnreg_inc<const N: u32>() {
+    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N,
+                         options(nostack, preserves_flags));
+    }
+}
+
+/// Lowers each thread's register limit for the rest of the warpgroup's run to `N`
+/// (`setmaxnreg.dec.sync.aligned.u32`), for warpgroups that need few (a producer that only
+/// issues copies).
+///
+/// # Safety
+/// As [`setmaxnreg_inc`].
+#[inline(always)]
+pub unsafe fn setmaxnreg_dec<const N: u32>() {
+    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N,
+                         options(nostack, preserves_flags));
+    }
+}
+
 /// Makes this thread's completed writes to shared memory (stores, landed `cp.async`)
 /// visible to the asynchronous proxy that `wgmma` reads through
 /// (`fence.proxy.async.shared::cta`); a barrier then publishes them to the warpgroup.
@@ -226,10 +436,45 @@ fn sim_mma(acc: &mut [FragC], a: Operand, b: Operand) {
     }
 }
 
+/// The simulator's 16-bit `wgmma`: this thread's accumulators from the shared tiles, each
+/// element read at the address the descriptor and the swizzle give; the sixteen exact
+/// products and `D` summed and rounded once.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn sim_mma_16bit(
+    acc: &mut [FragC], half: Half, a: Operand16, b: Operand16, b_mn_major: bool, accumulate: bool,
+) {
+    for (name, d) in [("a", a.desc), ("b", b.desc)] {
+        let (start, _, _) = d.fields();
+        if start % 16 != 0 {
+            panic!("wgmma: operand {name} starts at byte {start}, not a multiple of 16");
+        }
+    }
+    let t = crate::thread::thread_idx_x() % WARPGROUP;
+    let (warp, lane) = (t / 32, t % 32);
+    for (j, frag) in acc.iter_mut().enumerate() {
+        for (e, d) in frag.iter_mut().enumerate() {
+            let (r, c) = crate::mma::c_position(lane, e);
+            let (row, col) = (16 * warp + r, 8 * j as u32 + c);
+            let mut sum = if accumulate { *d as f64 } else { 0.0 };
+            for kk in 0..K_16BIT {
+                let x = half.value(a.element(a.desc.k_major_address(row, kk)));
+                let y = half.value(if b_mn_major {
+                    b.element(b.desc.mn_major_address(kk, col))
+                } else {
+                    b.element(b.desc.k_major_address(col, kk))
+                });
+                sum += x as f64 * y as f64;
+            }
+            *d = sum as f32;
+        }
+    }
+}
+
 /// Implements [`Accumulators`] for `[FragC; $ni]` with the instruction `$shape`, whose
 /// `$ni · 4` registers are listed (`0 1 2 …`) for the operand lists.
 macro_rules! accumulators {
-    ($ni:literal, $shape:literal, [$first:literal $($rest:literal)*]) => {
+    ($ni:literal, $shape:literal, $shape16:literal, [$first:literal $($rest:literal)*]) => {
         impl Accumulators for [FragC; $ni] {
             const N: u32 = 8 * $ni;
             const ZERO: Self = [[0.0; 4]; $ni];
@@ -262,6 +507,41 @@ macro_rules! accumulators {
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_mma(self, a, b);
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma_16bit<const TRANS_B: u32>(
+                &mut self, half: Half, a: Operand16, b: Operand16, accumulate: bool,
+            ) {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let d = self.as_flattened_mut();
+                    macro_rules! issue {
+                        ($ty:literal) => {
+                            // SAFETY: the caller's contract (warpgroup converged, tiles ready).
+                            unsafe {
+                                core::arch::asm!(
+                                    "{{",
+                                    ".reg .pred p;",
+                                    "setp.ne.b32 p, {sc}, 0;",
+                                    concat!("wgmma.mma_async.sync.aligned.", $shape16, ".f32.", $ty, ".", $ty, " {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1, 0, {tb};"),
+                                    "}}",
+                                    inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                                    da = in(reg64) a.desc.0, db = in(reg64) b.desc.0,
+                                    sc = in(reg32) accumulate as u32, tb = const TRANS_B,
+                                    options(nostack, preserves_flags),
+                                );
+                            }
+                        };
+                    }
+                    match half {
+                        Half::Bf16 => issue!("bf16"),
+                        Half::F16 => issue!("f16"),
+                    }
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_mma_16bit(self, half, a, b, TRANS_B != 0, accumulate);
             }
 
             #[inline(always)]
@@ -304,6 +584,7 @@ macro_rules! accumulators {
     };
 }
 
-accumulators!(8, "m64n64k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
-accumulators!(16, "m64n128k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
-accumulators!(32, "m64n256k8", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
+accumulators!(8, "m64n64k8", "m64n64k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
+accumulators!(16, "m64n128k8", "m64n128k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+accumulators!(32, "m64n256k8", "m64n256k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
+accumulators!(24, "m64n192k8", "m64n192k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95]);

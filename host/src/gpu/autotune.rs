@@ -341,14 +341,7 @@ impl TuneCache {
 
 /// [`TuneCache::default_path`] for these values of `XDG_CACHE_HOME` and `HOME`.
 fn cache_path(xdg_cache_home: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
-    let xdg = xdg_cache_home
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let base = xdg.or_else(|| {
-        home.filter(|h| !h.is_empty())
-            .map(|h| PathBuf::from(h).join(".cache"))
-    })?;
-    Some(base.join("pure-rust-cuda-kernels").join("autotune.json"))
+    Some(crate::gpu::cache::dir_from(xdg_cache_home, home)?.join("autotune.json"))
 }
 
 /// Whether a new choice prints every candidate's time ([`set_verbose`]).

@@ -3,14 +3,17 @@
 pub mod autotune;
 mod backend;
 mod bf16;
+pub mod cache;
 mod cublas;
 mod fusion;
 mod gemm;
+mod half;
 mod launch;
 mod matmul;
 mod modules;
 mod packed;
 mod timing;
+mod tma;
 mod vector;
 
 pub use vector::{AxisScratch, ReduceScratch, SlidingScratch};
@@ -54,6 +57,14 @@ pub struct Gpu {
     /// Entry points looked up so far, with their attributes: one driver query per entry
     /// instead of four per launch.
     entries: Mutex<HashMap<String, Arc<launch::EntryInfo>>>,
+    /// The tensor maps of the last launch that took some, in device memory
+    /// ([`Gpu::tensor_maps`]).
+    tensor_maps: Mutex<
+        Option<(
+            Vec<kernels_gpu::nvptx_device::tma::TensorMap>,
+            CudaSlice<u8>,
+        )>,
+    >,
     /// The workspace of split-k and repacked products, grown to the largest one used so far
     /// (`Gpu::workspace`).
     workspace: Mutex<Option<CudaSlice<f32>>>,
@@ -143,7 +154,10 @@ impl Gpu {
             .max(1) as u32;
         let compute_capability = ctx.compute_capability().call("cuDeviceGetAttribute")?;
         let modules = match ptx {
-            None => Modules::embedded(Arc::clone(&ctx), compute_capability),
+            None => {
+                let cubins = cache::CubinCache::new(compute_capability, driver_version()?);
+                Modules::embedded(Arc::clone(&ctx), compute_capability, cubins)
+            }
             Some(ptx) => Modules::custom(Arc::clone(&ctx), compute_capability, ptx)?,
         };
         Ok(Self {
@@ -153,6 +167,7 @@ impl Gpu {
             limits,
             multiprocessors,
             entries: Mutex::new(HashMap::new()),
+            tensor_maps: Mutex::new(None),
             workspace: Mutex::new(None),
         })
     }
@@ -198,10 +213,7 @@ impl Gpu {
 
     /// Name, compute capability, driver version and memory of the device.
     pub fn info(&self) -> Result<DeviceInfo> {
-        let mut version = 0;
-        // SAFETY: writes one int.
-        let rc: CUresult = unsafe { sys::cuDriverGetVersion(&mut version) };
-        rc.result().call("cuDriverGetVersion")?;
+        let version = driver_version()?;
         Ok(DeviceInfo {
             name: self.ctx.name().call("cuDeviceGetName")?,
             compute_capability: self.ctx.compute_capability().call("cuDeviceGetAttribute")?,
@@ -374,6 +386,15 @@ pub fn buffer_bytes<T>(len: usize) -> Result<u64> {
             cols: len,
             elements: len as u128,
         })
+}
+
+/// The CUDA driver API version, e.g. 13000 for 13.0.
+fn driver_version() -> Result<i32> {
+    let mut version = 0;
+    // SAFETY: writes one int.
+    let rc: CUresult = unsafe { sys::cuDriverGetVersion(&mut version) };
+    rc.result().call("cuDriverGetVersion")?;
+    Ok(version)
 }
 
 /// The device's launch limits.

@@ -1,11 +1,11 @@
 //! Rungs 14 and 15 on the GPU: TF32 products on packed operands ([`crate::plan::packed`]).
 
 use super::Gpu;
+use super::tma::{TmaElement, tensor_map};
 use crate::plan::packed::{self, PackedConfig, pack_a_launch, pack_b_launch, packed_depth};
 use crate::problem::error::{DriverContext, Result};
 use crate::problem::shape::MatmulShape;
 use cudarc::driver::{CudaSlice, DevicePtr};
-use kernels_gpu::nvptx_device::tma::TensorMap;
 use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
 
 impl Gpu {
@@ -69,8 +69,8 @@ impl Gpu {
             };
             let b_at = wb.device_ptr(&self.stream).0;
             let maps = [
-                tensor_map(a_at, m, kp, boxes.a_rows)?,
-                tensor_map(b_at, n, kp, boxes.b_rows)?,
+                tensor_map(a_at, m, kp, TmaElement::F32, boxes.a_rows)?,
+                tensor_map(b_at, n, kp, TmaElement::F32, boxes.b_rows)?,
             ];
             let words: Vec<f32> = maps
                 .iter()
@@ -117,39 +117,4 @@ impl Gpu {
         // the configuration rounds it itself; `out` m × n (checked above).
         unsafe { args.launch(&launch) }
     }
-}
-
-/// The driver's tensor map (`cuTensorMapEncodeTiled`) of the `rows × cols` row-major `f32`
-/// matrix at device address `at` (`cols` a multiple of 4, `at` 16-byte aligned), in tiles
-/// of `box_rows` rows of 32 words with the 128-byte swizzle, zero past the matrix: what
-/// [`kernels_gpu::nvptx_device::tma::copy_2d`] reads.
-fn tensor_map(at: u64, rows: u32, cols: u32, box_rows: u32) -> Result<TensorMap> {
-    use cudarc::driver::sys;
-    let dims = [cols as u64, rows as u64];
-    let strides = [cols as u64 * 4];
-    let tile = [32u32, box_rows];
-    let steps = [1u32, 1];
-    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-    // SAFETY: every array has the rank's length (2, and 1 stride); the map is written by
-    // the call, which reads nothing else.
-    let result = unsafe {
-        sys::cuTensorMapEncodeTiled(
-            map.as_mut_ptr(),
-            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-            2,
-            at as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            tile.as_ptr(),
-            steps.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-    };
-    result.result().call("cuTensorMapEncodeTiled")?;
-    // SAFETY: written by the successful call.
-    let map = unsafe { map.assume_init() };
-    Ok(TensorMap(map.opaque))
 }

@@ -8,6 +8,7 @@ pub mod bf16;
 pub mod budget;
 pub mod fusion;
 pub mod gemm;
+pub mod half;
 pub mod kernels;
 pub mod packed;
 pub mod ptx;

@@ -58,6 +58,22 @@ pub enum Error {
         device.1
     )]
     NeedsHopper { entry: String, device: (i32, i32) },
+    /// A 16-bit configuration given matrices of the other 16-bit type.
+    #[error("configuration `{kernel}` multiplies another element type than the {given} given")]
+    ElementMismatch {
+        kernel: &'static str,
+        given: &'static str,
+    },
+    /// Rows the tensor-memory accelerator cannot read as they are: `k` (the rows of `a`)
+    /// and `n` (of `b`) must be multiples of 8 two-byte elements.
+    #[error(
+        "configuration `{kernel}` reads its operands with the tensor-memory accelerator, whose rows must be multiples of 16 bytes: k = {k} and n = {n} must be multiples of 8"
+    )]
+    TmaAlignment {
+        kernel: &'static str,
+        k: u32,
+        n: u32,
+    },
     /// Arguments of a raw launch that do not match the entry's `.param` list; launching
     /// would make the driver read past the argument array.
     #[error(

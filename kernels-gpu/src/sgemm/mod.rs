@@ -73,6 +73,8 @@ use tensor_core::{BF16, TF32};
 pub mod mma_packed;
 #[path = "05_vectorized.rs"]
 pub mod vectorized;
+#[path = "17_warp_specialized.rs"]
+pub mod warp_specialized;
 #[path = "06_warptiling.rs"]
 pub mod warptiling;
 #[path = "14_wgmma.rs"]
@@ -146,6 +148,20 @@ impl Geometry {
         self.spec_with_params(entry, SGEMM_PARAMS, min_blocks)
     }
 
+    /// The plain-data description of a persistent entry `entry` with this geometry (at most
+    /// one block per tile and per multiprocessor, each looping over tiles), on tensor maps
+    /// `(amap, bmap, out, m, n, k)`.
+    pub const fn spec_persistent(self, entry: &'static str, min_blocks: Option<u32>) -> KernelSpec {
+        let spec = self.spec_with_params(entry, TMA_PARAMS, min_blocks);
+        KernelSpec {
+            grid: GridRule::Persistent {
+                rows: self.bm,
+                cols: self.bn,
+            },
+            ..spec
+        }
+    }
+
     /// The plain-data description of entry `entry` with this geometry and parameters
     /// `params`: an entry of another crate that runs this configuration with an
     /// [epilogue] of its own, which takes more parameters.
@@ -181,6 +197,17 @@ impl Geometry {
 /// The parameters of every SGEMM entry point of the table: `(a, b, out, m, n, k)`.
 pub const SGEMM_PARAMS: &[nvptx_device::catalogue::Param] =
     nvptx_device::params!(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32);
+
+/// The parameters of the entry points fed by the tensor-memory accelerator (rungs 15 on a
+/// Hopper and 17): `(amap, bmap, out, m, n, k)`, the maps device pointers.
+pub const TMA_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
+    amap: *const nvptx_device::tma::TensorMap,
+    bmap: *const nvptx_device::tma::TensorMap,
+    out: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32
+);
 
 /// How a product may round its inputs: cuBLAS's math mode, as a property of each entry.
 /// FP32 is the default everywhere; the others are opt-in.

@@ -1,0 +1,420 @@
+//! Rung 17: 16-bit matrices (`bf16` or `f16`, f32 accumulation and output) on Hopper's
+//! warpgroup tensor cores, fed by the tensor-memory accelerator, with the warpgroups of a
+//! block specialized: one *producer* warpgroup whose single thread issues every copy, and
+//! `CONSUMERS` warpgroups that only multiply (PTX `sm_90a`).
+//!
+//! * **Copies.** `a` (`m × k`, row-major) and `b` (`k × n`, row-major) are read in
+//!   k-tiles of [`BK`] = 64 elements (128 bytes) by the tensor-memory accelerator
+//!   ([`copy_2d_16bit`]) into a ring of `STAGES` slots, each an `a` tile of `BM` rows and a
+//!   `b` tile of `BN / 64` boxes of 64 columns × 64 rows, all 128-byte swizzled. Elements
+//!   past the matrices arrive as zeros, so edges need no code of their own.
+//! * **The ring.** Slot `s` has two [`Mbarrier`]s: `full[s]` (the producer's arrival with
+//!   the slot's bytes) and `empty[s]` (one arrival per consumer warpgroup), walked with a
+//!   [`PipelineState`]: the producer waits for `empty`, arms `full` and copies; a consumer
+//!   waits for `full`, multiplies, and releases the slot to the producer once the
+//!   multiplications that read it are done.
+//! * **Multiplies.** Consumer `c` owns rows `64c..64c + 64` of the block's `BM × BN` tile as
+//!   the accumulators of `wgmma.m64nNk16` (`N = BN`): per k-tile, four instructions (one per
+//!   16 of depth), `a` read K-major and `b` MN-major straight from the slot
+//!   ([`Operand16`]). One group of them stays in flight (`wait_group 1`): the slot of the
+//!   group before is released while this one runs.
+//! * **Registers.** With two consumers or more, the producer gives up registers
+//!   (`setmaxnreg.dec` to [`PRODUCER_REGS`]) and the consumers take them (`setmaxnreg.inc` to
+//!   [`CONSUMER_REGS`]): 128 accumulators a thread fit, with room for addresses.
+//! * **Persistent.** The grid is at most one block per multiprocessor; each block walks its
+//!   share of the output tiles ([`Schedule`]: tile `blockIdx.x`, then every `gridDim.x`-th,
+//!   in groups of `GROUP` block rows for L2 reuse). Producer and consumers walk the same
+//!   schedule on their own, so they agree without talking; the producer fills the next
+//!   tile's slots while the consumers store this one's outputs.
+//! * **Outputs.** Through the rungs' [`Epilogue`] and [`store_pair`], bounds-checked at the
+//!   edges; two columns (8 bytes) a store inside.
+//!
+//! Launch with `128 · (CONSUMERS + 1)` threads per block, a grid of at most one block per
+//! multiprocessor (and at most one per output tile), [`geometry`]'s dynamic shared memory,
+//! and device-global tensor maps of `a` (boxes of 64 × `BM`) and `b` (boxes of 64 × 64),
+//! on a device that runs `sm_90a` code.
+
+use super::epilogue::Epilogue;
+use super::parts::unroll::unroll;
+use super::tensor_core::store_pair;
+use super::{BlockTile, Geometry, cdiv};
+use nvptx_device::catalogue::KernelSpec;
+use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
+use nvptx_device::mma::FragC;
+use nvptx_device::shared::dynamic_shared;
+use nvptx_device::thread;
+use nvptx_device::tma::{ROW_BYTES, ROW_HALVES, TensorMap, copy_2d_16bit};
+use nvptx_device::warp::WARP_SIZE;
+use nvptx_device::wgmma::{
+    self, ATOM_BYTES, Accumulators, Half, K_16BIT, Operand16, WARPGROUP, setmaxnreg_dec,
+    setmaxnreg_inc,
+};
+
+#[cfg(all(
+    feature = "hopper",
+    target_arch = "nvptx64",
+    not(target_feature = "sm_90a")
+))]
+compile_error!("the `hopper` feature's entry points use wgmma: build them for sm_90a");
+
+/// The depth of a k-tile: one 128-byte row of 2-byte elements.
+pub const BK: u32 = ROW_HALVES;
+/// Registers a thread of the producer warpgroup keeps.
+pub const PRODUCER_REGS: u32 = 40;
+/// Registers a thread of a consumer warpgroup may use: with two consumers and the producer
+/// at [`PRODUCER_REGS`], `128 · (40 + 2 · 232)` = 64,512 of the multiprocessor's 65,536.
+pub const CONSUMER_REGS: u32 = 232;
+
+/// The 16-bit element types, as the kernels' generic parameter.
+pub trait Element {
+    const HALF: Half;
+}
+
+/// `bf16` elements.
+pub struct Bf16;
+impl Element for Bf16 {
+    const HALF: Half = Half::Bf16;
+}
+
+/// `f16` elements.
+pub struct F16;
+impl Element for F16 {
+    const HALF: Half = Half::F16;
+}
+
+/// The output tiles of one block of a persistent grid, in order: tile `blockIdx.x`, then
+/// every `gridDim.x`-th of the `tiles_m × tiles_n` tiles, numbered in groups of `group`
+/// block rows (down a group's rows first, then across its columns; 0 or 1: row by row).
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    tiles_m: u32,
+    tiles_n: u32,
+    group: u32,
+    next: u32,
+    step: u32,
+}
+
+impl Schedule {
+    /// This block's schedule over `m × n` outputs in `bm × bn` tiles.
+    #[inline(always)]
+    pub fn new(m: u32, n: u32, bm: u32, bn: u32, group: u32) -> Self {
+        Self::of_block(
+            m,
+            n,
+            bm,
+            bn,
+            group,
+            thread::block_idx_x(),
+            thread::grid_dim_x(),
+        )
+    }
+
+    /// The schedule of block `block` of `blocks`.
+    #[inline(always)]
+    pub fn of_block(m: u32, n: u32, bm: u32, bn: u32, group: u32, block: u32, blocks: u32) -> Self {
+        Self {
+            tiles_m: cdiv(m, bm),
+            tiles_n: cdiv(n, bn),
+            group: group.max(1),
+            next: block,
+            step: blocks,
+        }
+    }
+
+    /// The next tile: (block row, block column).
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<(u32, u32)> {
+        let tiles = self.tiles_m * self.tiles_n;
+        if self.next >= tiles {
+            return None;
+        }
+        let t = self.next;
+        self.next += self.step;
+        let per_group = self.group * self.tiles_n;
+        let first_row = t / per_group * self.group;
+        let rows = (self.tiles_m - first_row).min(self.group);
+        let within = t % per_group;
+        Some((first_row + within % rows, within / rows))
+    }
+}
+
+/// `out[m×n] = a[m×k] · b[k×n]` (16-bit `a` and `b` of element type `T`, row-major, read
+/// through the tensor maps `amap` and `bmap`; f32 `out`, row-major) through `epilogue`, by
+/// `CONSUMERS` warpgroups of 64 rows each and a producer: block tiles of
+/// `BM = 64 · CONSUMERS` × `BN = A::N`, a ring of `STAGES` slots, blocks taken in groups of
+/// `GROUP` block rows.
+///
+/// # Safety
+/// `amap` and `bmap` point to tensor maps (device memory, written before the launch) of the
+/// `m × k` and `k × n` matrices in boxes of 64 × `BM` and 64 × 64 elements with the 128-byte
+/// swizzle; `out` points to `m·n` valid f32 that overlap neither matrix, and `m·n` fits
+/// `u32`; the launch is as the [module](self) says.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_warp_specialized<
+    const CONSUMERS: usize,
+    const STAGES: u32,
+    const GROUP: u32,
+    T: Element,
+    A: Accumulators,
+    E: Epilogue,
+>(
+    amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32,
+    epilogue: E,
+) {
+    const { assert!(CONSUMERS >= 1 && STAGES >= 2) };
+    let (bm, bn) = (wgmma::M * CONSUMERS as u32, A::N);
+    let (a_bytes, b_bytes) = (bm * ROW_BYTES, bn * ROW_BYTES);
+    let stage_bytes = a_bytes + b_bytes;
+    let smem = dynamic_shared::<u32>().aligned_to(ATOM_BYTES);
+    let barriers = STAGES * stage_bytes / 4;
+    let full = |s: u32| Mbarrier::new(smem, barriers + 2 * s);
+    let empty = |s: u32| Mbarrier::new(smem, barriers + 2 * (STAGES + s));
+    let t = thread::thread_idx_x();
+    if t == 0 {
+        for s in 0..STAGES {
+            // SAFETY: one thread, before any other use; the fence and barrier follow.
+            unsafe {
+                full(s).init_count(1);
+                empty(s).init_count(CONSUMERS as u32);
+            }
+        }
+        fence_init();
+    }
+    thread::sync_threads();
+    let k_tiles = cdiv(k, BK);
+    let mut schedule = Schedule::new(m, n, bm, bn, GROUP);
+    let group = t / WARPGROUP;
+    // One consumer has registers enough without the producer's (and a raise to fewer than
+    // the kernel was given would be a decrease).
+    let rebalance = CONSUMERS >= 2;
+    if group == 0 {
+        if rebalance {
+            // SAFETY: the whole warpgroup; the launch bounds leave room for every warpgroup.
+            unsafe { setmaxnreg_dec::<PRODUCER_REGS>() };
+        }
+        if t != 0 {
+            return;
+        }
+        let mut state = PipelineState::<STAGES>::producer_start();
+        while let Some((tile_row, tile_col)) = schedule.next() {
+            for kt in 0..k_tiles {
+                let (slot, bar) = (state.index * stage_bytes, full(state.index));
+                // SAFETY: the slot is free once the consumers' release of it completes; the
+                // phase then expects the tiles' bytes, which the copies bring (boxes past
+                // the matrices count whole, zero-filled); maps and offsets as the contract
+                // says, every tile 1024-byte aligned (slots and boxes are multiples of it).
+                unsafe {
+                    empty(state.index).wait(state.empty_parity());
+                    bar.expect_tx(stage_bytes);
+                    copy_2d_16bit(smem, slot, amap, kt * BK, tile_row * bm, &bar, 0);
+                    for j in 0..bn / ROW_HALVES {
+                        let x = tile_col * bn + j * ROW_HALVES;
+                        let at = slot + a_bytes + j * BK * ROW_BYTES;
+                        copy_2d_16bit(smem, at, bmap, x, kt * BK, &bar, 0);
+                    }
+                }
+                state.advance();
+            }
+        }
+        return;
+    }
+    if rebalance {
+        // SAFETY: the whole warpgroup, as for the producer.
+        unsafe { setmaxnreg_inc::<CONSUMER_REGS>() };
+    }
+    let consumer = group - 1;
+    let leader = t % WARPGROUP == 0;
+    let mut state = PipelineState::<STAGES>::consumer_start();
+    let mut acc = A::ZERO;
+    while let Some((tile_row, tile_col)) = schedule.next() {
+        let mut held = None;
+        for kt in 0..k_tiles {
+            let slot = state.index * stage_bytes;
+            // SAFETY: the warpgroup together; the slot's tiles have landed once its `full`
+            // phase completes, visible to the asynchronous proxy (the copies write through
+            // it); the producer refills it only after this warpgroup's release below, which
+            // follows the wait for the multiplications that read it.
+            unsafe {
+                full(state.index).wait(state.phase);
+                wgmma::fence(&mut acc);
+                unroll!(s in (BK / K_16BIT) as usize => {
+                    let depth = s as u32 * K_16BIT;
+                    let a = Operand16::k_major(smem, slot + consumer * wgmma::M * ROW_BYTES + 2 * depth);
+                    let b = Operand16::mn_major(smem, slot + a_bytes + depth * ROW_BYTES, BK * ROW_BYTES);
+                    acc.mma_16bit::<1>(T::HALF, a, b, kt > 0 || s > 0);
+                });
+                wgmma::commit_group();
+                wgmma::wait_group::<1, A>(&mut acc);
+                if let Some(previous) = held
+                    && leader
+                {
+                    empty(previous).arrive();
+                }
+            }
+            held = Some(state.index);
+            state.advance();
+        }
+        // SAFETY: the warpgroup together; after the last group, the accumulators are
+        // readable and the last slot free.
+        unsafe {
+            wgmma::wait_group::<0, A>(&mut acc);
+            if let Some(last) = held
+                && leader
+            {
+                empty(last).arrive();
+            }
+        }
+        if k_tiles == 0 {
+            acc = A::ZERO;
+        }
+        let tile = BlockTile::at(tile_row * bm, tile_col * bn, m, n);
+        let lane = t % WARP_SIZE;
+        let row = consumer * wgmma::M + 16 * ((t % WARPGROUP) / WARP_SIZE) + lane / 4;
+        let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
+        let frags = acc.frags();
+        unroll!(j in (A::N / 8) as usize => {
+            unroll!(h in 2 => {
+                let frag: &FragC = &frags[j];
+                let (r, c) = (row + 8 * h as u32, 8 * j as u32 + 2 * (lane % 4));
+                // SAFETY: this thread alone holds outputs (r, c), (r, c + 1) of the block
+                // tile (the FragC layout per 8 columns, warp w on rows 16w..); `fast` as
+                // required.
+                unsafe {
+                    store_pair(out, n, &tile, r, c, [frag[2 * h], frag[2 * h + 1]], fast, &epilogue)
+                };
+            });
+        });
+    }
+}
+
+/// The launch geometry of [`gemm_warp_specialized`] with `consumers` consumer warpgroups,
+/// `bn` columns and `stages` slots: the slots and their two barriers each in dynamic shared
+/// memory, plus 1024 bytes to align them.
+pub const fn geometry(consumers: usize, bn: usize, stages: usize) -> Geometry {
+    let bm = 64 * consumers;
+    let stage_bytes = (bm + bn) * ROW_BYTES as usize;
+    let bytes = stages * stage_bytes + 16 * stages + ATOM_BYTES as usize;
+    Geometry::new(
+        bm,
+        bn,
+        BK as usize,
+        WARPGROUP as usize * (consumers + 1),
+        bytes / 4,
+    )
+    .in_dynamic_shared()
+}
+
+/// One configuration of rung 17: how to launch it and what runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct WsConfig {
+    /// The name on command lines and in reports (the entry point with `-` for `_`).
+    pub name: &'static str,
+    /// The element type of `a` and `b`.
+    pub half: Half,
+    /// Its tile sizes and shared memory.
+    pub geometry: Geometry,
+    /// How to launch it (a persistent grid: [`KernelSpec::launch_on`]), on tensor maps
+    /// `(amap, bmap, out, m, n, k)`.
+    ///
+    /// [`KernelSpec::launch_on`]: nvptx_device::catalogue::KernelSpec::launch_on
+    pub spec: KernelSpec,
+    /// Whether it is the default for its element type.
+    pub default: bool,
+    /// The entry point as the simulator calls it, on the matrices themselves (it maps them
+    /// with [`TensorMap::simulated_16bit`] as a GPU host maps them with the driver).
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim: unsafe fn(*const u16, *const u16, *mut f32, u32, u32, u32),
+}
+
+/// An entry of the table as the simulator runs it: `a` and `b` mapped in the boxes the
+/// kernel copies (64 × `bm` and 64 × 64 elements), then the entry.
+///
+/// # Safety
+/// As the entry's, on `a` (`m × k`) and `b` (`k × n`) instead of their maps.
+#[cfg(not(target_arch = "nvptx64"))]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sim_maps(
+    entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32), bm: u32,
+    a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32,
+) {
+    let amap = TensorMap::simulated_16bit(a, m, k, bm);
+    let bmap = TensorMap::simulated_16bit(b, k, n, BK);
+    // SAFETY: the maps describe the operands in the kernel's boxes, as the entry requires.
+    unsafe { entry(&amap, &bmap, out, m, n, k) }
+}
+
+/// [`gemm_warp_specialized`] with [`Store`](super::epilogue::Store): the table's entry points.
+///
+/// # Safety
+/// As [`gemm_warp_specialized`].
+#[inline(always)]
+unsafe fn store<
+    const C: usize,
+    const STAGES: u32,
+    const GROUP: u32,
+    T: Element,
+    A: Accumulators,
+>(
+    amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        gemm_warp_specialized::<C, STAGES, GROUP, T, A, _>(
+            amap,
+            bmap,
+            out,
+            m,
+            n,
+            k,
+            super::epilogue::Store,
+        )
+    }
+}
+
+/// Declares rung 17's table: one entry point per line (exported by the `hopper` feature,
+/// whose module is built for `sm_90a`) and [`WS_CONFIGS`].
+macro_rules! ws_configs {
+    ($( $(#[$meta:meta])* $entry:ident = <$t:ident, $c:literal, $bn:literal, $stages:literal, $group:literal>
+        $([$($flag:ident),*])?; )*) => {
+        #[cfg(any(feature = "hopper", not(target_arch = "nvptx64")))]
+        nvptx_device::entry_points! {$(
+            $(#[$meta])*
+            $entry(amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32)
+                => store::<$c, $stages, $group, $t, [FragC; $bn / 8]>
+                , launch_bounds(128 * ($c + 1), 1);
+        )*}
+
+        /// Every configuration of rung 17, in table order.
+        pub const WS_CONFIGS: &[WsConfig] = &[$({
+            const GEOMETRY: Geometry = geometry($c, $bn, $stages);
+            WsConfig {
+                name: dashed!(stringify!($entry)),
+                half: <$t as Element>::HALF,
+                geometry: GEOMETRY,
+                spec: GEOMETRY.spec_persistent(stringify!($entry), Some(1)),
+                default: has_flag!(default in $($($flag),*)?),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim: |a, b, out, m, n, k| {
+                    // SAFETY: forwarded (`sim_maps`'s contract is the entry's).
+                    unsafe { sim_maps(entry::$entry, 64 * $c, a, b, out, m, n, k) }
+                },
+            }
+        },)*];
+    };
+}
+
+ws_configs! {
+    // entry point                 = <element, consumer warpgroups, N, stages, group>
+    /// Two consumers of 64 × 256, four slots of 48 KiB: the default.
+    gemm_bf16_ws_128x256           = <Bf16, 2, 256, 4, 8> [default];
+    /// Two consumers of 64 × 128, six slots of 32 KiB: twice the tiles, for outputs with few.
+    gemm_bf16_ws_128x128           = <Bf16, 2, 128, 6, 8>;
+    /// Two consumers of 64 × 192, four slots of 40 KiB.
+    gemm_bf16_ws_128x192           = <Bf16, 2, 192, 4, 8>;
+    /// One consumer of 64 × 256, six slots of 40 KiB: for outputs of few rows.
+    gemm_bf16_ws_64x256            = <Bf16, 1, 256, 5, 8>;
+    /// The default's tiles on `f16`.
+    gemm_f16_ws_128x256            = <F16, 2, 256, 4, 8> [default];
+}
