@@ -162,7 +162,7 @@ warp_tiled! {
             let stage = (p % STAGES as u32) * b_stage;
             if vec_b {
                 // 16 bytes each, a warp on whole rows.
-                unroll!(j in BTile::<BK, BN, THREADS>::VECS => {
+                unroll!(BTile::<BK, BN, THREADS>::VECS, |j| {
                     let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
                     let (row, col) = (p * BK as u32 + r, tile.col0 + c);
                     // SAFETY: r < BK and c + 4 <= BN, so the stage's vector is inside and
@@ -183,7 +183,7 @@ warp_tiled! {
                 });
             } else {
                 // 4 bytes each, a warp on 32 consecutive words of a row.
-                unroll!(j in BK * BN / THREADS => {
+                unroll!(BK * BN / THREADS, |j| {
                     let e = t + (j * THREADS) as u32;
                     let (r, c) = (e / BN as u32, e % BN as u32);
                     let (row, col) = (p * BK as u32 + r, tile.col0 + c);

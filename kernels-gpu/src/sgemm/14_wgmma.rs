@@ -101,7 +101,7 @@ pub unsafe fn sgemm_wgmma<
         }};
     }
 
-    unroll!(s in STAGES - 2 => {
+    unroll!(STAGES - 2, |s| {
         if (s as u32) < tiles {
             issue!(s as u32);
         }
@@ -126,9 +126,12 @@ pub unsafe fn sgemm_wgmma<
         // every warpgroup has waited for these wgmma (two trips later).
         unsafe {
             wgmma::fence(&mut acc);
-            unroll!(s in (BK / K_TF32) as usize => {
+            unroll!((BK / K_TF32) as usize, |s| {
                 let k0 = K_TF32 * s as u32;
-                acc.mma_tf32(Operand::new(a_ring, a_tile, k0), Operand::new(b_ring, b_tile, k0));
+                acc.mma_tf32(
+                    Operand::new(a_ring, a_tile, k0),
+                    Operand::new(b_ring, b_tile, k0),
+                );
             });
             wgmma::commit_group();
             wgmma::wait_group::<1, A>(&mut acc);
@@ -143,14 +146,23 @@ pub unsafe fn sgemm_wgmma<
     let row = group * wgmma::M + 16 * ((t % WARPGROUP) / WARP_SIZE) + lane / 4;
     let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
     let frags = acc.frags();
-    unroll!(j in (bn / 8) as usize => {
-        unroll!(h in 2 => {
+    unroll!((bn / 8) as usize, |j| {
+        unroll!(2, |h| {
             let frag: &FragC = &frags[j];
             let (r, c) = (row + 8 * h as u32, 8 * j as u32 + 2 * (lane % 4));
             // SAFETY: this thread alone holds outputs (r, c), (r, c + 1) of the block tile
             // (the FragC layout per 8 columns, warp w on rows 16w..); `fast` as required.
             unsafe {
-                store_pair(out, n, &tile, r, c, [frag[2 * h], frag[2 * h + 1]], fast, &epilogue)
+                store_pair(
+                    out,
+                    n,
+                    &tile,
+                    r,
+                    c,
+                    [frag[2 * h], frag[2 * h + 1]],
+                    fast,
+                    &epilogue,
+                )
             };
         });
     });

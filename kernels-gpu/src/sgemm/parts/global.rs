@@ -70,13 +70,13 @@ pub unsafe fn store_out4<E: Epilogue>(
             [0.0; 4]
         };
         let mut w = [0.0f32; 4];
-        crate::sgemm::parts::unroll::unroll!(e in 4 => {
+        crate::sgemm::parts::unroll::unroll!(4, |e| {
             w[e] = epilogue.apply(row, col + e as u32, v[e], old[e]);
         });
         // SAFETY: as above.
         unsafe { store_f32x4(p, w) };
     } else {
-        crate::sgemm::parts::unroll::unroll!(e in 4 => {
+        crate::sgemm::parts::unroll::unroll!(4, |e| {
             let ce = c + e as u32;
             if r < tile.rows_left && ce < tile.cols_left {
                 // SAFETY: [row, col + e] is inside out; this thread's element.

@@ -162,31 +162,31 @@ warp_tiled! {
             self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
             b_frags: SharedSlice<f32>,
         ) {
-            unroll!(dot in BK => {
+            unroll!(BK, |dot| {
                 let dot = dot as u32;
                 let mut frag_a = [[0.0f32; TM]; WMITER];
                 let mut frag_b = [[0.0f32; TN]; WNITER];
-                unroll!(wm in WMITER => {
-                    unroll!(i in TM / 4 => {
+                unroll!(WMITER, |wm| {
+                    unroll!(TM / 4, |i| {
                         let at = dot * LDA as u32 + (wm * Self::WSUBM + 4 * i) as u32;
                         // SAFETY: inside the stage's a tile and 16-byte aligned (contract).
                         let v = unsafe { a_frags.get4_unchecked(at) };
-                        unroll!(e in 4 => frag_a[wm][4 * i + e] = v[e]);
+                        unroll!(4, |e| frag_a[wm][4 * i + e] = v[e]);
                     });
                 });
-                unroll!(wn in WNITER => {
-                    unroll!(j in TN / 4 => {
+                unroll!(WNITER, |wn| {
+                    unroll!(TN / 4, |j| {
                         let at = dot * LDB as u32 + (wn * Self::WSUBN + 4 * j) as u32;
                         // SAFETY: inside the stage's b tile and 16-byte aligned (contract).
                         let v = unsafe { b_frags.get4_unchecked(at) };
-                        unroll!(e in 4 => frag_b[wn][4 * j + e] = v[e]);
+                        unroll!(4, |e| frag_b[wn][4 * j + e] = v[e]);
                     });
                 });
-                unroll!(wm in WMITER => {
-                    unroll!(i in TM => {
-                        unroll!(wn in WNITER => {
+                unroll!(WMITER, |wm| {
+                    unroll!(TM, |i| {
+                        unroll!(WNITER, |wn| {
                             let (x, acc) = (frag_a[wm][i], &mut acc[wm][i][wn]);
-                            unroll!(j in TN => acc[j] = fma(x, frag_b[wn][j], acc[j]));
+                            unroll!(TN, |j| acc[j] = fma(x, frag_b[wn][j], acc[j]));
                         });
                     });
                 });
@@ -206,11 +206,11 @@ warp_tiled! {
             self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
             origin: (u32, u32), fast: bool, epilogue: &E,
         ) {
-            unroll!(wm in WMITER => {
-                unroll!(i in TM => {
+            unroll!(WMITER, |wm| {
+                unroll!(TM, |i| {
                     let r = origin.0 + (wm * Self::WSUBM + i) as u32;
-                    unroll!(wn in WNITER => {
-                        unroll!(j in TN / 4 => {
+                    unroll!(WNITER, |wn| {
+                        unroll!(TN / 4, |j| {
                             let c = origin.1 + (wn * Self::WSUBN + 4 * j) as u32;
                             let row = &acc[wm][i][wn];
                             let v = [row[4 * j], row[4 * j + 1], row[4 * j + 2], row[4 * j + 3]];
