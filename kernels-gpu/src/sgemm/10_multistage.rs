@@ -149,8 +149,9 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
     );
     // >= 1: the host launches no product with k = 0.
     let tiles = k.div_ceil(BK as u32);
-    // Thread t's copies of b tile `p` into its stage. (Macros, not closures: LLVM may
-    // outline a closure this size into a `.func`.)
+    // Thread t's copies of b tile `p` into its stage. (Macros, pasted where they run: a
+    // closure this size may be outlined into a `.func`, and as `#[inline(always)]` closures
+    // these two compile to different PTX.)
     macro_rules! issue_b {
         ($p:expr) => {{
             let p: u32 = $p;

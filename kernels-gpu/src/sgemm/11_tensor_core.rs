@@ -136,62 +136,82 @@ pub unsafe fn sgemm_tensor_core<
         && is_aligned16(a)
         && is_aligned16(b);
 
-    run_stages!(STAGES, tiles, asynchronous,
-    // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
-    issue(p) {
-        let stage = p % STAGES as u32;
-        let k0 = p * BK as u32;
-        unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
-            let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
-            let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
-            // SAFETY: only on the asynchronous path: the tile is interior, so
-            // row0 + r < m; where `full`, columns k0 + c..+4 are inside `a` (k % 4 == 0) and
-            // 16-byte aligned (k, c, k0 multiples of 4, `a` aligned); otherwise `a` itself is
-            // only an aligned placeholder. The stage's chunk is inside and aligned.
+    run_stages!(
+        STAGES,
+        tiles,
+        asynchronous,
+        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+        issue = |p| {
+            let stage = p % STAGES as u32;
+            let k0 = p * BK as u32;
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+                let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
+                // SAFETY: only on the asynchronous path: the tile is interior, so
+                // row0 + r < m; where `full`, columns k0 + c..+4 are inside `a` (k % 4 == 0) and
+                // 16-byte aligned (k, c, k0 multiples of 4, `a` aligned); otherwise `a` itself is
+                // only an aligned placeholder. The stage's chunk is inside and aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        a_tile,
+                        stage * a_stage + a_index::<BK>(r, c),
+                        if full {
+                            a.add(at(tile.row0 + r, k, k0 + c))
+                        } else {
+                            a
+                        },
+                        full,
+                    )
+                };
+            });
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+                let full = k0 + r < k;
+                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+                // are zero-filled without a read, n % 4 == 0 and `b` aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        b_tile,
+                        stage * b_stage + b_index::<BN>(r, c),
+                        if full {
+                            b.add(at(k0 + r, n, tile.col0 + c))
+                        } else {
+                            b
+                        },
+                        full,
+                    )
+                };
+            });
+        },
+        checked = |p| {
+            // SAFETY: every element is checked against m, k and n before it is read.
             unsafe {
-                cp_async_16_zfill(
+                MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
                     a_tile,
-                    stage * a_stage + a_index::<BK>(r, c),
-                    if full { a.add(at(tile.row0 + r, k, k0 + c)) } else { a },
-                    full,
-                )
-            };
-        });
-        unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
-            let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
-            let full = k0 + r < k;
-            // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
-            // are zero-filled without a read, n % 4 == 0 and `b` aligned.
-            unsafe {
-                cp_async_16_zfill(
                     b_tile,
-                    stage * b_stage + b_index::<BN>(r, c),
-                    if full { b.add(at(k0 + r, n, tile.col0 + c)) } else { b },
-                    full,
+                    a,
+                    b,
+                    &tile,
+                    p * BK as u32,
+                    n,
+                    k,
+                    t,
                 )
             };
-        });
-    },
-    checked(p) {
-        // SAFETY: every element is checked against m, k and n before it is read.
-        unsafe {
-            MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                a_tile, b_tile, a, b, &tile, p * BK as u32, n, k, t,
-            )
-        };
-    },
-    accumulate(stage) {
-        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-        // and barrier); every lane of every warp is here.
-        unsafe {
-            MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
-                &mut acc,
-                a_tile.split_at(stage * a_stage).1,
-                b_tile.split_at(stage * b_stage).1,
-                warp,
-            )
-        };
-    });
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
+        }
+    );
     // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
@@ -199,18 +219,19 @@ pub unsafe fn sgemm_tensor_core<
 /// The k loop of the tensor-core rungs (11 and 13), on a block's ring of `$stages` stages,
 /// for `$tiles` k-tiles:
 ///
-/// * where `$asynchronous`: [`run_ring`]'s loop, with `issue(p)` and `accumulate(stage)`.
-/// * otherwise: `checked(p)` fills stage 0 with k-tile `p`, a barrier, `accumulate(0)`, a
-///   barrier.
+/// * where `$asynchronous`: [`run_ring`]'s loop, with `issue` and `accumulate`.
+/// * otherwise: `checked` fills stage 0 with k-tile `p`, a barrier, `accumulate` with stage
+///   0, a barrier.
 ///
-/// Every thread of the block runs it with the same `$tiles` and `$asynchronous`.
+/// `run_stages!(stages, tiles, asynchronous, issue = |p| { .. }, checked = |p| { .. },
+/// accumulate = |stage| { .. })`: the bodies are pasted as [`run_ring`]'s. Every thread of
+/// the block runs it with the same `$tiles` and `$asynchronous`.
 macro_rules! run_stages {
-    ($stages:expr, $tiles:expr, $asynchronous:expr,
-     issue($p:ident) $issue:block, checked($q:ident) $checked:block,
-     accumulate($stage:ident) $accumulate:block) => {{
+    ($stages:expr, $tiles:expr, $asynchronous:expr, issue = |$p:ident| $issue:block,
+     checked = |$q:ident| $checked:block, accumulate = |$stage:ident| $accumulate:block) => {{
         if $asynchronous {
             $crate::sgemm::tensor_core::run_ring!(
-                $stages, $tiles, issue($p) $issue, accumulate($stage) $accumulate
+                $stages, $tiles, issue = |$p| $issue, accumulate = |$stage| $accumulate
             );
         } else {
             for $q in 0..$tiles {
@@ -227,19 +248,22 @@ macro_rules! run_stages {
 pub(super) use run_stages;
 
 /// The `cp.async` ring of the tensor-core rungs (11, 13 and 15), `$stages` stages for
-/// `$tiles` k-tiles: `issue(p)` starts the copies of k-tile `p` into stage `p % $stages`;
+/// `$tiles` k-tiles: `issue` starts the copies of k-tile `p` into stage `p % $stages`;
 /// tiles `0..$stages - 1` are in flight before the loop, one group each, and each trip
 /// waits for its tile, passes a barrier (after which every warp is done with the stage the
-/// next copies overwrite), issues tile `p + $stages - 1` and runs `accumulate(p % $stages)`.
-/// Nothing is in flight at the end.
+/// next copies overwrite), issues tile `p + $stages - 1` and runs `accumulate` on stage
+/// `p % $stages`. Nothing is in flight at the end.
 ///
-/// A macro rather than a function of closures: the bodies are pasted where they run, as the
-/// rungs' own code was, so `ptxas` sees one entry with every `mma` in it (a closure called
-/// from both paths was compiled as a separate `.func`). Every thread of the block runs it
-/// with the same `$tiles`.
+/// `run_ring!(stages, tiles, issue = |p| { .. }, accumulate = |stage| { .. })`: the bodies
+/// are written as closures, so that rustfmt formats them, but pasted where they run (with
+/// `p` and `stage` bound), not called. A macro rather than a function of closures: as
+/// functions and `#[inline(always)]` closures the same loop compiles to different PTX for
+/// rungs 11, 13 and 15 (and a closure called from both paths of [`run_stages`] without the
+/// attribute was a separate `.func`). Every thread of the block runs it with the same
+/// `$tiles`.
 macro_rules! run_ring {
-    ($stages:expr, $tiles:expr,
-     issue($p:ident) $issue:block, accumulate($stage:ident) $accumulate:block) => {{
+    ($stages:expr, $tiles:expr, issue = |$p:ident| $issue:block,
+     accumulate = |$stage:ident| $accumulate:block) => {{
         let (stages, tiles) = ($stages as u32, $tiles);
         // Prologue: tiles 0..stages-1 in flight, one group each (empty past the last).
         unroll!($stages - 1, |s| {

@@ -88,63 +88,83 @@ pub unsafe fn gemm_bf16<
         && is_aligned16(a as *const f32)
         && is_aligned16(b as *const f32);
 
-    run_stages!(STAGES, tiles, asynchronous,
-    // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
-    issue(p) {
-        let stage = p % STAGES as u32;
-        let k0 = p * BK as u32;
-        unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
-            let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
-            let c = k0 + 2 * w; // first element of the chunk
-            let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
-            // SAFETY: only on the asynchronous path: the tile is interior, so
-            // row0 + r < m; where `full`, elements c..c + 8 are inside `a` and 16-byte
-            // aligned (k, c multiples of 8, `a` aligned); otherwise `a` is only an aligned
-            // placeholder. The stage's chunk is inside and aligned.
+    run_stages!(
+        STAGES,
+        tiles,
+        asynchronous,
+        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+        issue = |p| {
+            let stage = p % STAGES as u32;
+            let k0 = p * BK as u32;
+            unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
+                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+                let c = k0 + 2 * w; // first element of the chunk
+                let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
+                // SAFETY: only on the asynchronous path: the tile is interior, so
+                // row0 + r < m; where `full`, elements c..c + 8 are inside `a` and 16-byte
+                // aligned (k, c multiples of 8, `a` aligned); otherwise `a` is only an aligned
+                // placeholder. The stage's chunk is inside and aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        a_tile,
+                        stage * a_stage + a_index_in((BK / 2) as u32, r, w),
+                        (if full {
+                            a.add(at(tile.row0 + r, k, c))
+                        } else {
+                            a
+                        }) as *const u32,
+                        full,
+                    )
+                };
+            });
+            unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
+                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+                let full = k0 + r < k;
+                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+                // are zero-filled without a read, n % 8 == 0 and `b` aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        b_tile,
+                        stage * b_stage + b_index((BN / 2) as u32, r, w),
+                        (if full {
+                            b.add(at(k0 + r, n, tile.col0 + 2 * w))
+                        } else {
+                            b
+                        }) as *const u32,
+                        full,
+                    )
+                };
+            });
+        },
+        checked = |p| {
+            // SAFETY: every element is checked against m, k and n before it is read.
             unsafe {
-                cp_async_16_zfill(
+                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
                     a_tile,
-                    stage * a_stage + a_index_in((BK / 2) as u32, r, w),
-                    (if full { a.add(at(tile.row0 + r, k, c)) } else { a }) as *const u32,
-                    full,
-                )
-            };
-        });
-        unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
-            let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
-            let full = k0 + r < k;
-            // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
-            // are zero-filled without a read, n % 8 == 0 and `b` aligned.
-            unsafe {
-                cp_async_16_zfill(
                     b_tile,
-                    stage * b_stage + b_index((BN / 2) as u32, r, w),
-                    (if full { b.add(at(k0 + r, n, tile.col0 + 2 * w)) } else { b }) as *const u32,
-                    full,
+                    a,
+                    b,
+                    &tile,
+                    p * BK as u32,
+                    n,
+                    k,
+                    t,
                 )
             };
-        });
-    },
-    checked(p) {
-        // SAFETY: every element is checked against m, k and n before it is read.
-        unsafe {
-            Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                a_tile, b_tile, a, b, &tile, p * BK as u32, n, k, t,
-            )
-        };
-    },
-    accumulate(stage) {
-        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-        // and barrier); every lane of every warp is here.
-        unsafe {
-            Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
-                &mut acc,
-                a_tile.split_at(stage * a_stage).1,
-                b_tile.split_at(stage * b_stage).1,
-                warp,
-            )
-        };
-    });
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
+        }
+    );
     // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }

@@ -32,7 +32,7 @@
 //! [`store_pair`], bounds-checked at the edges, with the rungs' [`Epilogue`].
 
 use super::epilogue::Epilogue;
-use super::parts::unroll::unroll;
+use super::parts::unroll::{inlined, unroll};
 use super::repack::{PackedConfig, PackedCopy, packed_config};
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry};
@@ -84,26 +84,23 @@ pub unsafe fn sgemm_wgmma<
     let tiles = k.div_ceil(BK);
 
     // Thread t's 16-byte copies of k-tile `p` into its stages, zero past the matrices and
-    // past `k` (`repack::PackedCopy`). A macro, pasted where it runs: a closure called
-    // from the prologue and the loop became a `.func`.
+    // past `k` (`repack::PackedCopy`), pasted where it runs (a closure called from the
+    // prologue and the loop without `inlined!` became a `.func`).
     let copy_a = PackedCopy::new(bm, tile.row0, m, a, k, t, threads);
     let copy_b = PackedCopy::new(bn, tile.col0, n, bt, k, t, threads);
-    macro_rules! issue {
-        ($p:expr) => {{
-            let p: u32 = $p;
-            let (stage, k0) = (p % STAGES as u32, p * BK);
-            // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte
-            // aligned; both tiles lie inside their rings, read after the wait and barrier.
-            unsafe {
-                copy_a.issue(a_ring, stage * a_stage, k0);
-                copy_b.issue(b_ring, stage * b_stage, k0);
-            }
-        }};
-    }
+    let issue = inlined!(|p: u32| {
+        let (stage, k0) = (p % STAGES as u32, p * BK);
+        // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte
+        // aligned; both tiles lie inside their rings, read after the wait and barrier.
+        unsafe {
+            copy_a.issue(a_ring, stage * a_stage, k0);
+            copy_b.issue(b_ring, stage * b_stage, k0);
+        }
+    });
 
     unroll!(STAGES - 2, |s| {
         if (s as u32) < tiles {
-            issue!(s as u32);
+            issue(s as u32);
         }
         commit_group();
     });
@@ -115,7 +112,7 @@ pub unsafe fn sgemm_wgmma<
         wgmma::fence_proxy_async();
         thread::sync_threads();
         if p + (STAGES as u32 - 2) < tiles {
-            issue!(p + STAGES as u32 - 2);
+            issue(p + STAGES as u32 - 2);
         }
         commit_group();
         let stage = p % STAGES as u32;

@@ -106,21 +106,28 @@ pub unsafe fn sgemm_mma_packed<
     let copy_a = PackedCopy::new(BM as u32, tile.row0, m, a, k, t, threads);
     let copy_b = PackedCopy::new(BN as u32, tile.col0, n, bt, k, t, threads);
 
-    run_ring!(STAGES, tiles,
-    issue(p) {
-        let (stage, k0) = (p % STAGES as u32, p * BK as u32);
-        // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte aligned;
-        // both tiles lie inside their rings, read after the wait and barrier.
-        unsafe {
-            copy_a.issue(a_tile, stage * a_stage, k0);
-            copy_b.issue(b_tile, stage * b_stage, k0);
+    run_ring!(
+        STAGES,
+        tiles,
+        issue = |p| {
+            let (stage, k0) = (p % STAGES as u32, p * BK as u32);
+            // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte aligned;
+            // both tiles lie inside their rings, read after the wait and barrier.
+            unsafe {
+                copy_a.issue(a_tile, stage * a_stage, k0);
+                copy_b.issue(b_tile, stage * b_stage, k0);
+            }
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                PackedTile::<BM, BN, MI, NI, THREADS>::accumulate_stage(
+                    &mut acc, a_tile, b_tile, stage, warp,
+                )
+            };
         }
-    },
-    accumulate(stage) {
-        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-        // and barrier); every lane of every warp is here.
-        unsafe { PackedTile::<BM, BN, MI, NI, THREADS>::accumulate_stage(&mut acc, a_tile, b_tile, stage, warp) };
-    });
+    );
     // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
@@ -380,6 +387,8 @@ pub unsafe fn sgemm_mma_tma<
         tma::fence_init();
     }
     // Tile p into stage p % STAGES, by thread 0.
+    // (A macro, pasted where it runs: as an `#[inline(always)]` closure it compiles to
+    // different PTX.)
     macro_rules! issue {
         ($p:expr) => {{
             let p: u32 = $p;

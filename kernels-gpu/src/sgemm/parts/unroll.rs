@@ -1,4 +1,5 @@
-//! Compile-time loop unrolling, for loops that index register arrays.
+//! Compile-time loop unrolling, for loops that index register arrays, and closures inlined
+//! wherever they are called.
 //!
 //! A register array (accumulators, fragments, staged loads) stays in registers only if every
 //! index into it is a constant after optimisation. Plain `for` loops with constant bounds get
@@ -42,3 +43,18 @@ macro_rules! unroll {
     };
 }
 pub(crate) use unroll;
+
+/// `inlined!(|args| body)`: the closure, marked `#[inline(always)]`, for code a kernel runs
+/// at several places (a prologue and its loop, two paths of one loop): LLVM then pastes it
+/// at every call, where it may otherwise outline a large closure into a `.func`. (A macro
+/// because an attribute on a closure is accepted in a call's arguments, not as a `let`'s
+/// value.)
+macro_rules! inlined {
+    (|$($arg:ident: $ty:ty),*| $body:expr) => {
+        ::core::convert::identity(
+            #[inline(always)]
+            |$($arg: $ty),*| $body,
+        )
+    };
+}
+pub(crate) use inlined;
