@@ -231,14 +231,17 @@ macro_rules! run_stages {
      checked = |$q:ident| $checked:block, accumulate = |$stage:ident| $accumulate:block) => {{
         if $asynchronous {
             $crate::sgemm::tensor_core::run_ring!(
-                $stages, $tiles, issue = |$p| $issue, accumulate = |$stage| $accumulate
+                $stages,
+                $tiles,
+                issue = |$p| $issue,
+                accumulate = |$stage| $accumulate
             );
         } else {
             for $q in 0..$tiles {
-                $checked
+                $checked;
                 nvptx_device::thread::sync_threads();
                 let $stage = 0u32;
-                $accumulate
+                $accumulate;
                 // Everyone is done with stage 0 before the next tile overwrites it.
                 nvptx_device::thread::sync_threads();
             }

@@ -50,10 +50,10 @@ pub(crate) use unroll;
 /// because an attribute on a closure is accepted in a call's arguments, not as a `let`'s
 /// value.)
 macro_rules! inlined {
-    (|$($arg:ident: $ty:ty),*| $body:expr) => {
+    (|$arg:ident: $ty:ty| $body:expr) => {
         ::core::convert::identity(
             #[inline(always)]
-            |$($arg: $ty),*| $body,
+            |$arg: $ty| $body,
         )
     };
 }
