@@ -42,20 +42,20 @@ const TENSOR_TILES: [(usize, usize, usize); 2] = [(136, 40, 264), (260, 264, 520
 /// Degenerate shapes: a row, a column, `k = 1`.
 const DEGENERATE: [(usize, usize, usize); 3] = [(1, 37, 29), (29, 37, 1), (33, 1, 17)];
 
-/// The inputs of a product on `gpu`: its shape, operands uniform in [0, 1) from `seed` on
-/// the host and uploaded, and an output of NaNs.
-#[allow(clippy::type_complexity)]
-fn inputs(
-    gpu: &Gpu, (m, k, n): (usize, usize, usize), seed: u64,
-) -> Result<
-    (
-        MatmulShape,
-        (Vec<f32>, Vec<f32>),
-        (CudaSlice<f32>, CudaSlice<f32>),
-        CudaSlice<f32>,
-    ),
-    Failed,
-> {
+/// A product's operands `a` and `b`, on the host or on the GPU.
+type Pair<T> = (T, T);
+
+/// A product on the GPU: its shape, operands on the host and uploaded, and its output.
+type Inputs = (
+    MatmulShape,
+    Pair<Vec<f32>>,
+    Pair<CudaSlice<f32>>,
+    CudaSlice<f32>,
+);
+
+/// The inputs of a product on `gpu`: operands uniform in [0, 1) from `seed`, and an output of
+/// NaNs.
+fn inputs(gpu: &Gpu, (m, k, n): (usize, usize, usize), seed: u64) -> Result<Inputs, Failed> {
     let (shape, (a, b)) = host_operands((m, k, n), seed)?;
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     let out = gpu.upload(&vec![f32::NAN; m * n])?;
@@ -65,12 +65,10 @@ fn inputs(
 /// A product's shape and its operands, uniform in [0, 1) from `seed`.
 fn host_operands(
     (m, k, n): (usize, usize, usize), seed: u64,
-) -> Result<(MatmulShape, (Vec<f32>, Vec<f32>)), Failed> {
+) -> Result<(MatmulShape, Pair<Vec<f32>>), Failed> {
     let mut rng = Rng::new(seed);
-    Ok((
-        MatmulShape::new(m, k, n)?,
-        (rng.uniform(m * k), rng.uniform(k * n)),
-    ))
+    let operands = (rng.uniform(m * k), rng.uniform(k * n));
+    Ok((MatmulShape::new(m, k, n)?, operands))
 }
 
 /// Runs `launch` twice into `out`, and fails naming `what` unless each run gives `exact`'s
