@@ -8,7 +8,7 @@
 //!   loads, `TM/4 + TN/4` of them per step instead of `TM + TN` scalar ones.
 
 use super::epilogue::Epilogue;
-use super::global::{is_aligned16, store_out4};
+use super::global::{is_aligned16, rows_aligned16, store_out4};
 use super::tile_io::{TileVectors, VecTile};
 use super::unroll::unroll;
 use super::{BlockTile, Geometry, cdiv};
@@ -48,10 +48,7 @@ pub unsafe fn sgemm_vectorized<
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
     let tile = BlockTile::of_block(bm, bn, m, n);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (
-        k.is_multiple_of(4) && is_aligned16(a),
-        n.is_multiple_of(4) && is_aligned16(b),
-    );
+    let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
     // This thread's outputs: rows tr * TM .. + TM, columns tc * TN .. + TN of the tile.
     let (tr, tc) = (t / (bn / TN as u32), t % (bn / TN as u32));
     let (row_base, col_base) = (tr * TM as u32, tc * TN as u32);

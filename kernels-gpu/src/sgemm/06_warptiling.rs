@@ -7,7 +7,7 @@
 //! steps of FMAs, barrier. Rung 7 overlaps the loads with the FMAs.
 
 use super::epilogue::Epilogue;
-use super::global::is_aligned16;
+use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
@@ -29,10 +29,7 @@ pub unsafe fn sgemm_warptiling<E: Epilogue>(
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
     let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (
-        k.is_multiple_of(4) && is_aligned16(a),
-        n.is_multiple_of(4) && is_aligned16(b),
-    );
+    let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
     let warp = warp_tiled!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];

@@ -14,7 +14,7 @@
 //! Rung 8 ([`super::padded`]) keeps this loop and makes its shared stores conflict-free.
 
 use super::epilogue::Epilogue;
-use super::global::is_aligned16;
+use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
@@ -38,10 +38,7 @@ pub unsafe fn sgemm_double_buffered<E: Epilogue>(
     let (a_stage, b_stage) = ((BK * BM) as u32, (BK * BN) as u32);
     let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (
-        k.is_multiple_of(4) && is_aligned16(a),
-        n.is_multiple_of(4) && is_aligned16(b),
-    );
+    let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
     let warp = warp_tiled!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];

@@ -11,7 +11,7 @@
 //! Its 128 × 256 and 256 × 128 tiles run one 256-thread block per SM.
 
 use super::epilogue::Epilogue;
-use super::global::is_aligned16;
+use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
@@ -64,10 +64,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (
-        lda.is_multiple_of(4) && is_aligned16(a),
-        n.is_multiple_of(4) && is_aligned16(b),
-    );
+    let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(n, b));
     let warp = warp_tiled!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];

@@ -33,7 +33,7 @@
 //! exact zero products, so every shape gives the same bits as the rest of the ladder.
 
 use super::epilogue::Epilogue;
-use super::global::is_aligned16;
+use super::global::{is_aligned16, rows_aligned16};
 use super::padded::sgemm_double_buffered_padded_in;
 use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
@@ -144,8 +144,8 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
     let (vec_a, vec_b) = (
-        EXACT || (lda.is_multiple_of(4) && is_aligned16(a)),
-        EXACT || (n.is_multiple_of(4) && is_aligned16(b)),
+        EXACT || rows_aligned16(lda, a),
+        EXACT || rows_aligned16(n, b),
     );
     // >= 1: the host launches no product with k = 0.
     let tiles = k.div_ceil(BK as u32);

@@ -31,7 +31,7 @@
 //! input gives NaN), unlike reference BLAS, which skips the product then.
 
 use super::epilogue::{AlphaBeta, Epilogue, Identity, Linear};
-use super::global::is_aligned16;
+use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{MAX_VECS, PaddedTransposedTile, Staged, TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
@@ -138,10 +138,7 @@ pub unsafe fn sgemm_blas_in<
     let (stages_a, stages_b) = (stages(copy_a) as u32, stages(copy_b) as u32);
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * LDB) as u32);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (
-        lda.is_multiple_of(4) && is_aligned16(a),
-        ldb.is_multiple_of(4) && is_aligned16(b),
-    );
+    let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(ldb, b));
     let warp = warp_tiled!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
@@ -290,8 +287,7 @@ pub unsafe fn sgemm_blas_in<
         sync_threads();
     }
     let fast = tile.is_interior(BM as u32, BN as u32) && ldc.is_multiple_of(4) && is_aligned16(out);
-    // SAFETY: `fast` is exactly the fast-path condition (rows of `ldc` floats); `origin` is
-    // this thread's.
+    // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
     unsafe { warp.store(&acc, out, ldc, tile, origin, fast, &epilogue) };
 }
 
