@@ -155,26 +155,12 @@ pub unsafe fn sgemm_blas_in<
         // (caller), and its stage was last read before the previous barrier.
         unsafe {
             if copy_a {
-                AK::<BK, BM, THREADS>::copy_async::<LDA>(
-                    a_tile,
-                    (p % stages_a) * a_stage,
-                    a,
-                    lda,
-                    k0,
-                    tile.row0,
-                    t,
-                );
+                let at = (p % stages_a) * a_stage;
+                AK::<BK, BM, THREADS>::copy_async::<LDA>(a_tile, at, a, lda, k0, tile.row0, t);
             }
             if copy_b {
-                AK::<BK, BN, THREADS>::copy_async::<LDB>(
-                    b_tile,
-                    (p % stages_b) * b_stage,
-                    b,
-                    ldb,
-                    k0,
-                    tile.col0,
-                    t,
-                );
+                let at = (p % stages_b) * b_stage;
+                AK::<BK, BN, THREADS>::copy_async::<LDB>(b_tile, at, b, ldb, k0, tile.col0, t);
             }
         }
         commit_group();
