@@ -16,7 +16,7 @@
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{TileVectors, VecTile};
-use super::warp_tile::{Acc, WarpTile, warp_tiled};
+use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::shared_array;
 use nvptx_device::thread::{self, sync_threads};
@@ -39,7 +39,7 @@ pub unsafe fn sgemm_double_buffered<E: Epilogue>(
     let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
     let t = thread::thread_idx_x();
     let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
-    let warp = warp_tiled!(WarpTile);
+    let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
 

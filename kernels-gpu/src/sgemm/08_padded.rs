@@ -13,7 +13,7 @@
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
-use super::warp_tile::{Acc, WarpTile, warp_tiled};
+use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
@@ -36,7 +36,7 @@ pub unsafe fn sgemm_double_buffered_padded<const LDA: usize, const GROUP: u32, E
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     // SAFETY: the caller's contract; the arrays are the two stages of each tile.
     unsafe {
-        warp_tiled!(sgemm_double_buffered_padded_in::<LDA, E>)(
+        same_tile!(sgemm_double_buffered_padded_in::<LDA, E>)(
             a_tile, b_tile, &tile, a, b, out, n, k, k, epilogue,
         )
     }
@@ -65,7 +65,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let t = thread::thread_idx_x();
     let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(n, b));
-    let warp = warp_tiled!(WarpTile);
+    let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
 

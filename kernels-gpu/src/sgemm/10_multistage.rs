@@ -37,7 +37,7 @@ use super::global::{is_aligned16, rows_aligned16};
 use super::padded::sgemm_double_buffered_padded_in;
 use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
-use super::warp_tile::{Acc, WarpTile, warp_tiled};
+use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::pipeline::{
     commit_group, cp_async_4_zfill, cp_async_16, cp_async_16_zfill, wait_group,
@@ -71,7 +71,7 @@ pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
-    unsafe { warp_tiled!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, epilogue) }
+    unsafe { same_tile!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, epilogue) }
 }
 
 /// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart: the product of
@@ -97,15 +97,15 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
     // SAFETY: the caller's contract; the arrays hold the stages the loop uses.
     unsafe {
         if exact {
-            warp_tiled!(multistage_in::<LDA, true, E>)(
+            same_tile!(multistage_in::<LDA, true, E>)(
                 a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
             )
         } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
-            warp_tiled!(multistage_in::<LDA, false, E>)(
+            same_tile!(multistage_in::<LDA, false, E>)(
                 a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
             )
         } else {
-            warp_tiled!(sgemm_double_buffered_padded_in::<LDA, E>)(
+            same_tile!(sgemm_double_buffered_padded_in::<LDA, E>)(
                 a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
             )
         }
@@ -140,7 +140,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
     type BTile<const BK: usize, const BN: usize, const THREADS: usize> = VecTile<BK, BN, THREADS>;
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let t = thread::thread_idx_x();
-    let warp = warp_tiled!(WarpTile);
+    let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
     let (vec_a, vec_b) = (

@@ -33,7 +33,7 @@
 use super::epilogue::{AlphaBeta, Epilogue, Identity, Linear};
 use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{MAX_VECS, PaddedTransposedTile, Staged, TileVectors, VecTile};
-use super::warp_tile::{Acc, WarpTile, warp_tiled};
+use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::pipeline::{commit_group, wait_group};
 use nvptx_device::shared::SharedSlice;
@@ -95,11 +95,11 @@ pub unsafe fn sgemm_blas<
     // exactly the copy path's condition.
     unsafe {
         if copies {
-            warp_tiled!(sgemm_blas_in::<LDA, LDB, TA, TB, true, E>)(
+            same_tile!(sgemm_blas_in::<LDA, LDB, TA, TB, true, E>)(
                 a_tile, b_tile, &tile, a, b, out, k, lda, ldb, ldc, epilogue,
             )
         } else {
-            warp_tiled!(sgemm_blas_in::<LDA, LDB, TA, TB, false, E>)(
+            same_tile!(sgemm_blas_in::<LDA, LDB, TA, TB, false, E>)(
                 a_tile, b_tile, &tile, a, b, out, k, lda, ldb, ldc, epilogue,
             )
         }
@@ -139,7 +139,7 @@ pub unsafe fn sgemm_blas_in<
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * LDB) as u32);
     let t = thread::thread_idx_x();
     let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(ldb, b));
-    let warp = warp_tiled!(WarpTile);
+    let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
     let tiles = cdiv(k, BK as u32);
@@ -309,7 +309,7 @@ pub unsafe fn sgemm_blas_batched<
             b.add(z * stride_b as usize),
             c.add(z * stride_c as usize),
         );
-        warp_tiled!(sgemm_blas::<LDA, LDB, TA, TB, GROUP, E>)(
+        same_tile!(sgemm_blas::<LDA, LDB, TA, TB, GROUP, E>)(
             a, b, c, m, n, k, lda, ldb, ldc, epilogue,
         )
     }

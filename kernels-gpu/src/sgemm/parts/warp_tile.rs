@@ -29,15 +29,12 @@ pub type Acc<const WMITER: usize, const TM: usize, const WNITER: usize, const TN
 
 /// `#[warp_tiled]` on a kernel, the [`WarpTile`] type or its `impl` block makes it generic
 /// over the warp-tile parameters `BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS` (as
-/// [`WarpTile`] describes them, in that order, before the item's own generics);
-/// `warp_tiled!(name)` names such an item with the parameters of the one it is used in: the
-/// one place they are listed.
+/// [`WarpTile`] describes them, in that order, before the item's own generics): the one
+/// place they are listed. [`same_tile!`] names such an item inside another.
 ///
 /// * `#[warp_tiled] pub unsafe fn name<const X: T, .., E: Epilogue>(args) { body }` (the
 ///   const generics after the warp-tile ones are optional; `E` is required);
-/// * `#[warp_tiled] pub struct WarpTile;` and `#[warp_tiled] impl WarpTile { items }`;
-/// * `warp_tiled!(name)` or `warp_tiled!(name::<X, .., E>)` in a body: `name::<BM, .., THREADS,
-///   X, .., E>`, such as [`WarpTile`] itself or another warp-tiled kernel.
+/// * `#[warp_tiled] pub struct WarpTile;` and `#[warp_tiled] impl WarpTile { items }`.
 ///
 /// The generic parameters of a `macro_rules!` expansion are not hygienic, so the body names
 /// `BM` and the others as its own. An attribute, so that rustfmt formats the items as any
@@ -46,31 +43,45 @@ pub type Acc<const WMITER: usize, const TM: usize, const WNITER: usize, const TN
 /// without `generic_const_exprs`, and kernels generic over a type compile to different PTX,
 /// rustc's MIR inliner then inlining the small helpers they call.)
 macro_rules! warp_tiled {
-    (@generics [$($head:tt)*] [$($own:tt)*] $($tail:tt)*) => {
+    attr() ($(#[$attr:meta])* $vis:vis unsafe fn $name:ident
+        <$(const $c:ident: $ct:ty,)* E: $bound:path $(,)?>($($arg:tt)*) $body:block) => {
+        $crate::sgemm::parts::warp_tile::with_warp_tile_generics!(
+            [$(#[$attr])* $vis unsafe fn $name] [$(const $c: $ct,)* E: $bound] ($($arg)*) $body);
+    };
+    attr() ($(#[$attr:meta])* $vis:vis struct WarpTile;) => {
+        $crate::sgemm::parts::warp_tile::with_warp_tile_generics!(
+            [$(#[$attr])* $vis struct WarpTile] [] ;);
+    };
+    attr() (impl WarpTile $items:tt) => {
+        $crate::sgemm::parts::warp_tile::with_warp_tile_generics!([impl] []
+            WarpTile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS> $items);
+    };
+}
+pub(crate) use warp_tiled;
+
+/// What [`warp_tiled`] expands to: `$head < BM, .., THREADS, $own > $tail` with the
+/// warp-tile parameters declared (a macro of its own: one macro cannot be an attribute and
+/// `name!(..)` both, for rustdoc).
+macro_rules! with_warp_tile_generics {
+    ([$($head:tt)*] [$($own:tt)*] $($tail:tt)*) => {
         $($head)* <
             const BM: usize, const BN: usize, const BK: usize, const WM: usize, const WN: usize,
             const WMITER: usize, const WNITER: usize, const TM: usize, const TN: usize,
             const THREADS: usize, $($own)*
         > $($tail)*
     };
-    attr() ($(#[$attr:meta])* $vis:vis unsafe fn $name:ident
-        <$(const $c:ident: $ct:ty,)* E: $bound:path $(,)?>($($arg:tt)*) $body:block) => {
-        $crate::sgemm::parts::warp_tile::warp_tiled!(@generics
-            [$(#[$attr])* $vis unsafe fn $name] [$(const $c: $ct,)* E: $bound] ($($arg)*) $body);
-    };
-    attr() ($(#[$attr:meta])* $vis:vis struct WarpTile;) => {
-        $crate::sgemm::parts::warp_tile::warp_tiled!(@generics
-            [$(#[$attr])* $vis struct WarpTile] [] ;);
-    };
-    attr() (impl WarpTile $items:tt) => {
-        $crate::sgemm::parts::warp_tile::warp_tiled!(@generics [impl] []
-            WarpTile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS> $items);
-    };
+}
+pub(crate) use with_warp_tile_generics;
+
+/// `same_tile!(name)` or `same_tile!(name::<X, .., E>)` in a [`warp_tiled`] item:
+/// `name::<BM, .., THREADS, X, .., E>`, the item `name` (such as [`WarpTile`] itself or
+/// another warp-tiled kernel) with the warp-tile parameters of the one it is used in.
+macro_rules! same_tile {
     ($name:ident $(::<$($own:tt),*>)?) => {
         $name::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, $($($own),*)?>
     };
 }
-pub(crate) use warp_tiled;
+pub(crate) use same_tile;
 
 /// The parameters of a warp-tiled kernel (a value only for its constants and methods):
 /// block tile `BM × BN`, shared tiles `BK` deep, warp tile `WM × WN` in `WMITER × WNITER`
