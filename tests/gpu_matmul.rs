@@ -3,11 +3,15 @@
 //! Uses a libtest-compatible harness so that, without a GPU, every test is reported as
 //! *ignored* with the reason printed — never as passed.
 
+#[path = "common/fma_product.rs"]
+mod fma_product;
 #[path = "common/gpu_harness.rs"]
 mod harness;
 #[path = "common/shapes.rs"]
 mod shapes;
 
+use cudarc::driver::CudaSlice;
+use fma_product::{first_difference, same_bits};
 use harness::Test;
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::check::data::Rng;
@@ -30,6 +34,57 @@ const SHAPES: [(usize, usize, usize); 5] = {
     let [a, b, c, d] = shapes::ODD;
     [a, b, c, d, (257, 129, 511)]
 };
+
+/// The tensor-core rungs' interior blocks on the `cp.async` path beside edge blocks, with a
+/// partial last k-tile.
+const TENSOR_TILES: [(usize, usize, usize); 2] = [(136, 40, 264), (260, 264, 520)];
+
+/// Degenerate shapes: a row, a column, `k = 1`.
+const DEGENERATE: [(usize, usize, usize); 3] = [(1, 37, 29), (29, 37, 1), (33, 1, 17)];
+
+/// A product's operands `a` and `b`, on the host or on the GPU.
+type Pair<T> = (T, T);
+
+/// A product on the GPU: its shape, operands on the host and uploaded, and its output.
+type Inputs = (
+    MatmulShape,
+    Pair<Vec<f32>>,
+    Pair<CudaSlice<f32>>,
+    CudaSlice<f32>,
+);
+
+/// The inputs of a product on `gpu`: operands uniform in [0, 1) from `seed`, and an output of
+/// NaNs.
+fn inputs(gpu: &Gpu, (m, k, n): (usize, usize, usize), seed: u64) -> Result<Inputs, Failed> {
+    let (shape, (a, b)) = host_operands((m, k, n), seed)?;
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let out = gpu.upload(&vec![f32::NAN; m * n])?;
+    Ok((shape, (a, b), (da, db), out))
+}
+
+/// A product's shape and its operands, uniform in [0, 1) from `seed`.
+fn host_operands(
+    (m, k, n): (usize, usize, usize), seed: u64,
+) -> Result<(MatmulShape, Pair<Vec<f32>>), Failed> {
+    let mut rng = Rng::new(seed);
+    let operands = (rng.uniform(m * k), rng.uniform(k * n));
+    Ok((MatmulShape::new(m, k, n)?, operands))
+}
+
+/// Runs `launch` twice into `out`, and fails naming `what` unless each run gives `exact`'s
+/// bits (its simulator twin's).
+fn runs_as_simulated(
+    gpu: &Gpu, out: &mut CudaSlice<f32>, exact: &[f32], what: &str,
+    launch: impl Fn(&Gpu, &mut CudaSlice<f32>) -> Result<(), Error>,
+) -> Result<(), Failed> {
+    for run in 0..2 {
+        launch(gpu, out)?;
+        if !same_bits(&gpu.download(out)?, exact) {
+            return Err(format!("{what}: run {run} differs from the simulator").into());
+        }
+    }
+    Ok(())
+}
 
 fn check(
     gpu: &Gpu, kernel: MatmulKernel, tw: TileWidth, (m, k, n): (usize, usize, usize), seed: u64,
@@ -103,9 +158,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             // SGEMM configuration accumulates fma in k order from zero, as the naive kernel
             // does. (The autotuned choice may be a split-k run, whose bits differ: see
             // `autotune_times_every_candidate` and the split-k tests.)
-            let shape = MatmulShape::new(260, 132, 264)?;
-            let mut rng = Rng::new(11);
-            let (a, b) = (rng.uniform(260 * 132), rng.uniform(132 * 264));
+            let (shape, (a, b)) = host_operands((260, 132, 264), 11)?;
             let naive = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &b, shape)?;
             // (The TF32 rung rounds its inputs: it is checked against its bound instead. The
             // autotuned choice may be a split-k run, whose bits differ: see
@@ -115,11 +168,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 .filter(|&k| k.precision() == Precision::Fp32 && k != SgemmKernel::Autotuned)
             {
                 let out = g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
-                if let Some(i) = out
-                    .iter()
-                    .zip(&naive)
-                    .position(|(x, y)| x.to_bits() != y.to_bits())
-                {
+                if let Some(i) = first_difference(&out, &naive) {
                     return Err(format!(
                         "{kernel}: element {i} = {} vs naive {}",
                         out[i], naive[i]
@@ -188,19 +237,14 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         add(
             format!("gpu::split_k_is_its_cpu_twin::{m}x{k}x{n}"),
             Box::new(move |g| {
-                let shape = MatmulShape::new(m, k, n)?;
-                let mut rng = Rng::new(31);
-                let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
-                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
-                let mut out = g.upload(&vec![f32::NAN; m * n])?;
+                let (shape, (a, b), (da, db), mut out) = inputs(g, (m, k, n), 31)?;
                 for s in SplitK::candidates() {
                     g.matmul_split_k_device(s, &da, &db, &mut out, shape)?;
                     let first = g.download(&out)?;
                     g.matmul_split_k_device(s, &da, &db, &mut out, shape)?;
                     let second = g.download(&out)?;
                     let exact = cpu_split_k(s, &a, &b, shape);
-                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                    if bits(&first) != bits(&exact) || bits(&second) != bits(&first) {
+                    if !same_bits(&first, &exact) || !same_bits(&second, &first) {
                         return Err(format!(
                             "{s} {shape}: differs from its CPU twin or from run to run"
                         )
@@ -218,11 +262,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         add(
             format!("gpu::row_split_is_its_simulator_twin::{m}x{k}x{n}"),
             Box::new(move |g| {
-                let shape = MatmulShape::new(m, k, n)?;
-                let mut rng = Rng::new(37);
-                let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
-                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
-                let mut out = g.upload(&vec![f32::NAN; m * n])?;
+                let (shape, (a, b), (da, db), mut out) = inputs(g, (m, k, n), 37)?;
                 let bottom = SplitK::candidates().find(|s| s.splits == 8).unwrap();
                 let split = RowSplit {
                     top: SgemmKernel::DEFAULT,
@@ -230,17 +270,10 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     bottom,
                 };
                 let exact = Simulator::default().matmul_rows(split, &a, &b, shape)?;
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                for run in 0..2 {
-                    g.matmul_rows_device(split, &da, &db, &mut out, shape)?;
-                    if bits(&g.download(&out)?) != bits(&exact) {
-                        return Err(format!(
-                            "{split} {shape}: run {run} differs from the simulator"
-                        )
-                        .into());
-                    }
-                }
-                Ok(())
+                let what = format!("{split} {shape}");
+                runs_as_simulated(g, &mut out, &exact, &what, |g, out| {
+                    g.matmul_rows_device(split, &da, &db, out, shape)
+                })
             }),
         );
     }
@@ -250,26 +283,16 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         add(
             format!("gpu::repacked_product_is_its_simulator_twin::{m}x{k}x{n}"),
             Box::new(move |g| {
-                let shape = MatmulShape::new(m, k, n)?;
-                let mut rng = Rng::new(41);
-                let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
-                let (da, db) = (g.upload(&a)?, g.upload(&b)?);
-                let mut out = g.upload(&vec![f32::NAN; m * n])?;
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let (shape, (a, b), (da, db), mut out) = inputs(g, (m, k, n), 41)?;
                 for kernel in [
                     SgemmKernel::DEFAULT,
                     SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap(),
                 ] {
                     let exact = Simulator::default().matmul_repacked(kernel, &a, &b, shape)?;
-                    for run in 0..2 {
-                        g.matmul_repacked_device(kernel, &da, &db, &mut out, shape)?;
-                        if bits(&g.download(&out)?) != bits(&exact) {
-                            return Err(format!(
-                                "{kernel} repacked {shape}: run {run} differs from the simulator"
-                            )
-                            .into());
-                        }
-                    }
+                    let what = format!("{kernel} repacked {shape}");
+                    runs_as_simulated(g, &mut out, &exact, &what, |g, out| {
+                        g.matmul_repacked_device(kernel, &da, &db, out, shape)
+                    })?;
                 }
                 Ok(())
             }),
@@ -352,13 +375,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 // shapes; within the f32 accumulation bound of the f64 product of the BF16
                 // inputs, and the same bits on a second run.
                 use kernels_gpu_host::plan::bf16;
-                let shapes = SHAPES.into_iter().chain([
-                    (136, 40, 264),
-                    (260, 264, 520),
-                    (1, 37, 29),
-                    (29, 37, 1),
-                    (33, 1, 17),
-                ]);
+                let shapes = SHAPES.into_iter().chain(TENSOR_TILES).chain(DEGENERATE);
                 for (i, (m, k, n)) in shapes.enumerate() {
                     let shape = MatmulShape::new(m, k, n)?;
                     let mut rng = Rng::new(40 + i as u64);
@@ -380,8 +397,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     if first.len() != m * n || !acc.within_f32_bound(k) {
                         return Err(format!("{} {shape}: {acc:?}", config.name).into());
                     }
-                    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                    if bits(&first) != bits(&second) {
+                    if !same_bits(&first, &second) {
                         return Err(format!("{} {shape}: two runs differ", config.name).into());
                     }
                 }
@@ -402,14 +418,8 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 use kernels_gpu::nvptx_device::mma::tf32_round_bits;
                 let runs_here = g.info()?.compute_capability == (9, 0)
                     || PackedRung::of(config) == PackedRung::MmaSync;
-                let shapes = SHAPES.into_iter().chain([
-                    (136, 40, 264),
-                    (260, 264, 520),
-                    (256, 512, 768),
-                    (1, 37, 29),
-                    (29, 37, 1),
-                    (33, 1, 17),
-                ]);
+                let shapes = SHAPES.into_iter().chain(TENSOR_TILES);
+                let shapes = shapes.chain([(256, 512, 768)]).chain(DEGENERATE);
                 for (i, (m, k, n)) in shapes.enumerate() {
                     let shape = MatmulShape::new(m, k, n)?;
                     let mut rng = Rng::new(140 + i as u64);
@@ -451,8 +461,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                         )
                         .into());
                     }
-                    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                    if bits(&first) != bits(&second) {
+                    if !same_bits(&first, &second) {
                         return Err(format!("{} {shape}: two runs differ", config.name).into());
                     }
                 }
@@ -463,12 +472,10 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
     add(
         "gpu::typed_launchers_match_dispatch".into(),
         Box::new(|g| {
-            let shape = MatmulShape::new(33, 47, 29)?;
-            let mut rng = Rng::new(7);
-            let (a, b) = (rng.uniform(33 * 47), rng.uniform(47 * 29));
-            let by_value = g.matmul(MatmulKernel::TiledStatic, TileWidth::Tw32, &a, &b, shape)?;
+            let (shape, (a, b)) = host_operands((33, 47, 29), 7)?;
             let typed = g.matmul_tiled_static::<32>(&a, &b, shape)?;
             let typed_dyn = g.matmul_tiled_dynamic_const::<32>(&a, &b, shape)?;
+            let by_value = g.matmul(MatmulKernel::TiledStatic, TileWidth::Tw32, &a, &b, shape)?;
             if by_value != typed || typed != typed_dyn {
                 return Err("typed and run-time dispatch differ".into());
             }

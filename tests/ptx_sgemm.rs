@@ -13,7 +13,7 @@
 //! * The `.shared` declarations add up to the catalogue's static shared bytes, which the
 //!   host checks launches against.
 
-use kernels_gpu_host::kernels_gpu::sgemm::multistage;
+use kernels_gpu_host::kernels_gpu::sgemm::{Geometry, multistage};
 use kernels_gpu_host::plan::ptx::{KERNELS_PTX, entry_names};
 use kernels_gpu_host::{Precision, SgemmKernel};
 
@@ -211,6 +211,18 @@ fn multistage_rung_copies_asynchronously() {
     }
 }
 
+/// Asserts that `body`, a tensor-core entry with geometry `g` and two loops over the shared
+/// tiles (`cp.async` and checked), issues `mma.sync.aligned.{shape}` (`depth` deep)
+/// `BK/depth` times per 16 × 8 accumulator tile (4 outputs of a lane) in each loop, fully
+/// unrolled.
+#[track_caller]
+fn assert_mma_per_tile(body: &str, g: Geometry, shape: &str, depth: u32, entry: &str) {
+    let per_thread = g.bm * g.bn / g.threads;
+    let mma = count(body, &format!("mma.sync.aligned.{shape}"));
+    let want = (2 * g.bk / depth * per_thread / 4) as usize;
+    assert_eq!(mma, want, "{entry}: {mma} mma.sync");
+}
+
 /// The TF32 rung: per shared tile, `BK/8` steps of fully unrolled `mma.sync` (one per 16 × 8
 /// accumulator tile, i.e. per 4 outputs of a lane), in each of its two loops (`cp.async`
 /// and checked); `a` fragments by `ldmatrix`, every operand rounded by `cvt.rna.tf32.f32`,
@@ -221,13 +233,7 @@ fn tf32_rung_is_unrolled_mma_sync() {
     for k in entries().filter(|&k| k.precision() == Precision::Tf32) {
         let g = k.config().geometry;
         let b = body(k.entry());
-        let per_thread = g.bm * g.bn / g.threads;
-        let mma = count(b, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
-        assert_eq!(
-            mma,
-            (2 * g.bk / 8 * per_thread / 4) as usize,
-            "{k}: {mma} mma.sync"
-        );
+        assert_mma_per_tile(b, g, "m16n8k8.row.col.f32.tf32.tf32.f32", 8, &k.to_string());
         for op in [
             "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
             "cvt.rna.tf32.f32",
@@ -298,13 +304,7 @@ fn bf16_rung_is_unrolled_mma_sync_on_ldmatrix() {
         let (g, b) = (c.geometry, body(entry));
         assert_eq!(local_memory(b), None, "{entry}");
         assert_eq!(shared_bytes(b), 0, "{entry}");
-        let per_thread = g.bm * g.bn / g.threads;
-        let mma = count(b, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
-        assert_eq!(
-            mma,
-            (2 * g.bk / 16 * per_thread / 4) as usize,
-            "{entry}: {mma} mma.sync"
-        );
+        assert_mma_per_tile(b, g, "m16n8k16.row.col.f32.bf16.bf16.f32", 16, entry);
         let stages = g.dynamic_shared_bytes / (g.bk * (g.bm + g.bn) * 2);
         for op in [
             "ldmatrix.sync.aligned.m8n8.x4.shared.b16",

@@ -21,38 +21,40 @@ struct Crate {
     lib: &'static str,
 }
 
-const NVPTX_DEVICE: Crate = Crate {
-    dir: "nvptx-device",
-    page: include_str!("../nvptx-device/README.md"),
-    manifest: include_str!("../nvptx-device/Cargo.toml"),
-    lib: include_str!("../nvptx-device/src/lib.rs"),
-};
-const KERNELS_GPU: Crate = Crate {
-    dir: "kernels-gpu",
-    page: include_str!("../kernels-gpu/README.md"),
-    manifest: include_str!("../kernels-gpu/Cargo.toml"),
-    lib: include_str!("../kernels-gpu/src/lib.rs"),
-};
-const NVPTX_BUILDER: Crate = Crate {
-    dir: "nvptx-builder",
-    page: include_str!("../nvptx-builder/README.md"),
-    manifest: include_str!("../nvptx-builder/Cargo.toml"),
-    lib: include_str!("../nvptx-builder/src/lib.rs"),
-};
-const HOST: Crate = Crate {
-    dir: "host",
-    page: include_str!("../host/README.md"),
-    manifest: include_str!("../host/Cargo.toml"),
-    lib: include_str!("../host/src/lib.rs"),
-};
+/// The [`Crate`] in folder `$dir` of the repository.
+macro_rules! crate_files {
+    ($dir:literal) => {
+        Crate {
+            dir: $dir,
+            page: include_str!(concat!("../", $dir, "/README.md")),
+            manifest: include_str!(concat!("../", $dir, "/Cargo.toml")),
+            lib: include_str!(concat!("../", $dir, "/src/lib.rs")),
+        }
+    };
+}
+
+const NVPTX_DEVICE: Crate = crate_files!("nvptx-device");
+const KERNELS_GPU: Crate = crate_files!("kernels-gpu");
+const NVPTX_BUILDER: Crate = crate_files!("nvptx-builder");
+const HOST: Crate = crate_files!("host");
 const CRATES: [&Crate; 4] = [&NVPTX_DEVICE, &KERNELS_GPU, &NVPTX_BUILDER, &HOST];
 
 /// `examples/fused-linear`: the downstream kernel crate and host the pages follow.
-const FUSED_KERNELS_MANIFEST: &str = include_str!("../examples/fused-linear/kernels/Cargo.toml");
-const FUSED_KERNELS_LIB: &str = include_str!("../examples/fused-linear/kernels/src/lib.rs");
-const FUSED_HOST_MANIFEST: &str = include_str!("../examples/fused-linear/host/Cargo.toml");
-const FUSED_HOST_LIB: &str = include_str!("../examples/fused-linear/host/src/lib.rs");
-const FUSED_HOST_BUILD: &str = include_str!("../examples/fused-linear/host/build.rs");
+struct FusedLinear {
+    kernels_manifest: &'static str,
+    kernels_lib: &'static str,
+    host_manifest: &'static str,
+    host_lib: &'static str,
+    host_build: &'static str,
+}
+
+const FUSED: FusedLinear = FusedLinear {
+    kernels_manifest: include_str!("../examples/fused-linear/kernels/Cargo.toml"),
+    kernels_lib: include_str!("../examples/fused-linear/kernels/src/lib.rs"),
+    host_manifest: include_str!("../examples/fused-linear/host/Cargo.toml"),
+    host_lib: include_str!("../examples/fused-linear/host/src/lib.rs"),
+    host_build: include_str!("../examples/fused-linear/host/build.rs"),
+};
 const HOST_BUILD: &str = include_str!("../host/build.rs");
 const SMOOTH3_EXAMPLE: &str = include_str!("../nvptx-device/examples/smooth3.rs");
 const MATMUL_EXAMPLE: &str = include_str!("../host/examples/matmul.rs");
@@ -280,13 +282,13 @@ fn device_page_kernel_crate_is_fused_linear_s() {
         line.split('#').next().unwrap_or(line).trim().to_owned()
     };
     assert_eq!(lib(&manifest), "crate-type = [\"rlib\"]");
-    assert_eq!(lib(&manifest), lib(FUSED_KERNELS_MANIFEST));
+    assert_eq!(lib(&manifest), lib(FUSED.kernels_manifest));
     let root = block(page, "rust,ignore", "#![no_std]");
     let attributes: Vec<&str> = root.lines().filter(|l| l.starts_with("#!")).collect();
     assert_eq!(attributes.len(), 2, "{root}");
     for a in attributes {
         assert!(
-            FUSED_KERNELS_LIB.lines().any(|l| l == a),
+            FUSED.kernels_lib.lines().any(|l| l == a),
             "not in examples/fused-linear/kernels/src/lib.rs: `{a}`"
         );
     }
@@ -298,12 +300,12 @@ fn builder_page_quotes_fused_linear() {
     let page = NVPTX_BUILDER.page;
     assert_eq!(
         block(page, "rust,no_run", "PtxBuilder::new("),
-        from_line(FUSED_HOST_BUILD, "fn main")
+        from_line(FUSED.host_build, "fn main")
     );
     let embed = block(page, "rust,ignore", "include_str!");
-    assert!(FUSED_HOST_LIB.contains(&embed), "{embed}");
+    assert!(FUSED.host_lib.contains(&embed), "{embed}");
     // The file name the page gives is the one the build writes.
-    let lib = package_name(FUSED_KERNELS_MANIFEST).replace('-', "_");
+    let lib = package_name(FUSED.kernels_manifest).replace('-', "_");
     assert!(embed.contains(&format!("\"/{lib}.ptx\"")), "{embed}");
 }
 
@@ -318,14 +320,14 @@ fn kernels_gpu_page_quotes_the_host_and_fused_linear() {
     );
     let (ours, theirs) = (
         dependency(page, "kernels-gpu"),
-        dependency(FUSED_KERNELS_MANIFEST, "kernels-gpu"),
+        dependency(FUSED.kernels_manifest, "kernels-gpu"),
     );
     for d in [&ours, &theirs] {
         assert!(d.contains("default-features = false"), "{d}");
     }
     let fused = block(page, "rust", "pub unsafe fn fused_linear(");
     let kernel = &fused[..fused.find("\nfn main").expect("a main")];
-    let lines: Vec<&str> = FUSED_KERNELS_LIB.lines().map(str::trim).collect();
+    let lines: Vec<&str> = FUSED.kernels_lib.lines().map(str::trim).collect();
     let mut checked = 0;
     for line in kernel.lines().map(str::trim) {
         if line.is_empty() || line.starts_with("//") || line.starts_with("use ") {
@@ -344,7 +346,7 @@ fn kernels_gpu_page_quotes_the_host_and_fused_linear() {
 fn host_page_cudarc_line_is_the_manifests() {
     let page = dependency(section(HOST.page, "## Use it from your project"), "cudarc");
     // Exactly what the example that launches its own kernels beside a `Gpu` depends on.
-    let example = dependency(FUSED_HOST_MANIFEST, "cudarc");
+    let example = dependency(FUSED.host_manifest, "cudarc");
     assert_eq!(
         page, example,
         "host/README.md vs examples/fused-linear/host"

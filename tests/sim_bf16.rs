@@ -6,11 +6,14 @@
 //! misaligned 16-byte accesses, and `ldmatrix`'s lanes for whole warps on one array. Bad
 //! input is a typed error.
 
+#[path = "common/rounded.rs"]
+mod rounded;
 #[path = "common/shapes.rs"]
 mod shapes;
 
-use kernels_gpu_host::check::reference::{compare, matmul_f64};
 use kernels_gpu_host::plan::bf16::{self, BF16_CONFIGS, Bf16Config};
+use rounded::check_rounded_product;
+
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulShape, Precision};
 
@@ -21,44 +24,27 @@ const ASYNC: [(usize, usize, usize); 2] = [(136, 40, 264), (128, 72, 128)];
 /// Degenerate shapes: a row, a column, `k = 1`, and one element.
 const DEGENERATE: [(usize, usize, usize); 4] = [(1, 37, 29), (29, 37, 1), (33, 1, 17), (1, 1, 1)];
 
-/// Signed random operands for `shape`, from a seed derived from it.
-fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
-    shapes::signed_operands(0xbf16, m, k, n)
-}
-
-/// Runs `config` on `(m, k, n)` and checks it: within the f32 accumulation bound of the f64
+/// Runs `config` on `shape` and checks it: within the f32 accumulation bound of the f64
 /// product of the BF16 inputs (the products are exact), and within the BF16 bound of the f64
 /// product of the f32 values they were rounded from.
-fn check(config: &Bf16Config, (m, k, n): (usize, usize, usize)) {
-    let shape = MatmulShape::new(m, k, n).unwrap();
-    let (a, b) = operands(m, k, n);
-    let (a16, b16) = (bf16::round_all(&a), bf16::round_all(&b));
-    let out = Simulator::default()
-        .gemm_bf16(config, &a16, &b16, shape)
-        .unwrap_or_else(|e| panic!("{} {shape}: {e}", config.name));
-    assert_eq!(out.len(), m * n);
-    let value = |x: &[u16]| x.iter().map(|&v| bf16::value(v)).collect::<Vec<_>>();
-    let exact = compare(&out, &matmul_f64(&value(&a16), &value(&b16), m, k, n));
-    assert!(
-        exact.within_f32_bound(k),
-        "{} {shape}: {exact:?} is not the product of the BF16 inputs",
-        config.name
-    );
-    let accuracy = compare(&out, &matmul_f64(&a, &b, m, k, n));
-    assert!(
-        accuracy.within_bound(k, Precision::Bf16),
-        "{} {shape}: {accuracy:?} is outside the BF16 bound",
-        config.name
+fn check(config: &Bf16Config, shape: (usize, usize, usize)) {
+    let round = |x| bf16::value(bf16::round(x));
+    check_rounded_product(
+        shape,
+        0xbf16,
+        Precision::Bf16,
+        round,
+        config.name,
+        |a, b, shape| {
+            let (a16, b16) = (bf16::round_all(a), bf16::round_all(b));
+            Simulator::default().gemm_bf16(config, &a16, &b16, shape)
+        },
     );
 }
 
 #[test]
 fn every_configuration_on_odd_async_and_degenerate_shapes() {
-    for config in BF16_CONFIGS {
-        for shape in shapes::ODD.into_iter().chain(ASYNC).chain(DEGENERATE) {
-            check(config, shape);
-        }
-    }
+    shapes::each_config_and_shape(BF16_CONFIGS, &[&ASYNC, &DEGENERATE], check);
 }
 
 /// The products with nothing to compute: zeros of the right length, no launch.

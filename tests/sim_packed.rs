@@ -9,15 +9,18 @@
 //! degenerate ones; the simulator checks every launch for shared-memory races and reads of
 //! memory no thread wrote. Bad input is a typed error.
 
+#[path = "common/rounded.rs"]
+mod rounded;
 #[path = "common/shapes.rs"]
 mod shapes;
 
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::mma::tf32_round_bits;
-use kernels_gpu_host::check::reference::{compare, matmul_f64};
+use kernels_gpu_host::check::reference::matmul_f64;
 use kernels_gpu_host::plan::packed::{self, PACKED_CONFIGS, PackedConfig, PackedRung};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulShape, Precision};
+use rounded::check_rounded_product;
 
 /// Several k-tiles with a partial last one (k = 70: two of 32 and one of 6, padded to 8),
 /// rows and columns past one block tile in both directions.
@@ -33,39 +36,21 @@ fn hopper() -> Simulator {
     }
 }
 
-fn check(config: &PackedConfig, (m, k, n): (usize, usize, usize)) {
-    let shape = MatmulShape::new(m, k, n).unwrap();
-    let (a, b) = shapes::signed_operands(0x3914, m, k, n);
-    let out = hopper()
-        .matmul_packed(config, &a, &b, shape)
-        .unwrap_or_else(|e| panic!("{} {shape}: {e}", config.name));
-    assert_eq!(out.len(), m * n);
-    let round = |x: &[f32]| -> Vec<f32> {
-        x.iter()
-            .map(|v| f32::from_bits(tf32_round_bits(v.to_bits())))
-            .collect()
-    };
-    let exact = compare(&out, &matmul_f64(&round(&a), &round(&b), m, k, n));
-    assert!(
-        exact.within_f32_bound(k),
-        "{} {shape}: {exact:?} is not the product of the TF32 inputs",
-        config.name
-    );
-    let accuracy = compare(&out, &matmul_f64(&a, &b, m, k, n));
-    assert!(
-        accuracy.within_bound(k, Precision::Tf32),
-        "{} {shape}: {accuracy:?} is outside the TF32 bound",
-        config.name
+fn check(config: &PackedConfig, shape: (usize, usize, usize)) {
+    let round = |x: f32| f32::from_bits(tf32_round_bits(x.to_bits()));
+    check_rounded_product(
+        shape,
+        0x3914,
+        Precision::Tf32,
+        round,
+        config.name,
+        |a, b, shape| hopper().matmul_packed(config, a, b, shape),
     );
 }
 
 #[test]
 fn every_configuration_on_odd_multi_tile_and_degenerate_shapes() {
-    for config in PACKED_CONFIGS {
-        for shape in shapes::ODD.into_iter().chain(MULTI).chain(DEGENERATE) {
-            check(config, shape);
-        }
-    }
+    shapes::each_config_and_shape(PACKED_CONFIGS, &[&MULTI, &DEGENERATE], check);
 }
 
 /// A layout mistake cannot hide behind symmetric data: a product whose every output is a
@@ -108,24 +93,11 @@ fn empty_and_k_zero_products_are_zeros() {
 fn a_launch_past_the_shared_memory_is_a_typed_error() {
     let shape = MatmulShape::new(4, 4, 4).unwrap();
     let any_gpu = Simulator::default();
-    let err = any_gpu
-        .matmul_packed(
-            packed::default_config(PackedRung::Wgmma),
-            &[1.0; 16],
-            &[1.0; 16],
-            shape,
-        )
-        .unwrap_err();
+    let ones = [1.0; 16];
+    let run = |rung| any_gpu.matmul_packed(packed::default_config(rung), &ones, &ones, shape);
+    let err = run(PackedRung::Wgmma).unwrap_err();
     assert!(matches!(err, Error::Launch(_)), "{err}");
-    let out = any_gpu
-        .matmul_packed(
-            packed::default_config(PackedRung::MmaSync),
-            &[1.0; 16],
-            &[1.0; 16],
-            shape,
-        )
-        .unwrap();
-    assert_eq!(out, vec![4.0; 16]);
+    assert_eq!(run(PackedRung::MmaSync).unwrap(), vec![4.0; 16]);
 }
 
 /// Operands of the wrong length are a typed error naming the sizes.

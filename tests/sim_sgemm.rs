@@ -16,7 +16,7 @@ mod fma_product;
 #[path = "common/shapes.rs"]
 mod shapes;
 
-use fma_product::fma_in_k_order;
+use fma_product::{assert_same_bits, fma_in_k_order};
 use kernels_gpu::nvptx_device::mma::{bf16_round_bits, bf16_value, tf32_round_bits};
 use kernels_gpu_host::check::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy};
@@ -96,19 +96,12 @@ fn check_operands(kernel: SgemmKernel, a: &[f32], b: &[f32], (m, k, n): (usize, 
         "{kernel} {shape}: {accuracy:?} is outside the f32 bound for k={k}"
     );
     let exact = fma_in_k_order(a, b, m, k, n);
-    if let Some(i) = out
-        .iter()
-        .zip(&exact)
-        .position(|(x, y)| x.to_bits() != y.to_bits())
-    {
-        panic!(
-            "{kernel} {shape}: element [{}][{}] = {} is not the k-order FMA sum {}",
-            i / n,
-            i % n,
-            out[i],
-            exact[i]
-        );
-    }
+    assert_same_bits(
+        &out,
+        &exact,
+        n,
+        &format!("{kernel} {shape}, against the k-order FMA sum"),
+    );
 }
 
 /// `x` copied `skip` floats into 16-byte-aligned storage: with `skip = 0` its start is

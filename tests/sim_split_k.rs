@@ -8,11 +8,10 @@
 #[path = "common/fma_product.rs"]
 mod fma_product;
 
-use fma_product::fma_in_k_order;
+use fma_product::{assert_same_bits, fma_in_k_order};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::reference::{compare, matmul_f64};
 use kernels_gpu_host::plan::row_split::RowSplit;
-use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
 use kernels_gpu_host::{Error, MatmulShape, SgemmKernel};
 
@@ -37,15 +36,7 @@ fn split_k_matches_its_cpu_twin_bit_for_bit() {
                 .unwrap_or_else(|e| panic!("{s} {shape}: {e}"));
             let again = sim.matmul_split_k(s, a, b, shape).unwrap();
             let exact = cpu_split_k(s, a, b, shape);
-            for (i, (x, y)) in out.iter().zip(&exact).enumerate() {
-                assert_eq!(
-                    x.to_bits(),
-                    y.to_bits(),
-                    "{s} {shape} [{}][{}]: {x} vs {y}",
-                    i / n,
-                    i % n
-                );
-            }
+            assert_same_bits(&out, &exact, n, &format!("{s} {shape}"));
             assert!(
                 out.iter()
                     .zip(&again)
@@ -102,15 +93,7 @@ fn row_split_is_its_top_configuration_then_split_k() {
         let left = MatmulShape::new(m - rows, k, n).unwrap();
         exact.extend(cpu_split_k(bottom, &a[rows * k..], &b, left));
         assert_eq!(out.len(), m * n);
-        for (i, (x, y)) in out.iter().zip(&exact).enumerate() {
-            assert_eq!(
-                x.to_bits(),
-                y.to_bits(),
-                "{split} {shape} [{}][{}]",
-                i / n,
-                i % n
-            );
-        }
+        assert_same_bits(&out, &exact, n, &format!("{split} {shape}"));
         let acc = compare(&out, &matmul_f64(&a, &b, m, k, n));
         assert!(
             acc.within_f32_bound(bottom.roundings(shape.k)),
@@ -158,15 +141,7 @@ fn repacked_products_have_their_configurations_bits() {
                 .matmul_repacked(kernel, &a, &b, shape)
                 .unwrap_or_else(|e| panic!("{kernel} {shape}: {e}"));
             assert_eq!(out.len(), m * n);
-            for (i, (x, y)) in out.iter().zip(&exact).enumerate() {
-                assert_eq!(
-                    x.to_bits(),
-                    y.to_bits(),
-                    "{kernel} repacked {shape} [{}][{}]",
-                    i / n,
-                    i % n
-                );
-            }
+            assert_same_bits(&out, &exact, n, &format!("{kernel} repacked {shape}"));
         }
     }
 }

@@ -1,5 +1,9 @@
 //! Reductions (flat, and along rows and columns) and sliding averages on the CPU simulator.
 
+#[path = "common/fma_product.rs"]
+mod fma_product;
+
+use fma_product::assert_same_bits;
 use kernels_gpu::sliding::scan::{self, Tally};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::plan::reduce::{self, ReduceKernel};
@@ -7,6 +11,18 @@ use kernels_gpu_host::plan::sliding::{self, SlidingKernel, SlidingShape};
 use kernels_gpu_host::problem::axis::{self, Axis, AxisOp, AxisShape};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Backend, Error};
+
+/// `kernel`'s sliding average of `a` over `window` in `sim`.
+fn average(sim: &Simulator, kernel: SlidingKernel, a: &[f32], window: usize) -> Vec<f32> {
+    sim.sliding_average(kernel, a, window).unwrap()
+}
+
+/// `op` over `axis` of the `rows × cols` matrix `x` in `sim`.
+fn reduced(
+    sim: &Simulator, op: AxisOp, axis: Axis, x: &[f32], (rows, cols): (usize, usize),
+) -> Vec<f32> {
+    sim.reduce_axis(op, axis, x, rows, cols).unwrap()
+}
 
 fn signed(rng: &mut Rng, n: usize) -> Vec<f32> {
     rng.uniform(n).into_iter().map(|x| 2.0 * x - 1.0).collect()
@@ -99,12 +115,8 @@ fn sliding_kernels_agree_with_the_reference_on_odd_lengths() {
         (5003, 9),
     ] {
         let a = signed(&mut rng, n);
-        let naive = sim
-            .sliding_average(SlidingKernel::Naive, &a, window)
-            .unwrap();
-        let shared = sim
-            .sliding_average(SlidingKernel::Shared, &a, window)
-            .unwrap();
+        let naive = average(&sim, SlidingKernel::Naive, &a, window);
+        let shared = average(&sim, SlidingKernel::Shared, &a, window);
         assert!(
             sliding::within_bound(SlidingKernel::Naive, &naive, &a, window),
             "naive n={n} w={window}"
@@ -141,9 +153,7 @@ fn sliding_scan_is_within_its_bound_at_any_window() {
         (far + tile + 5, far + 1),
     ] {
         let a = signed(&mut rng, n);
-        let out = sim
-            .sliding_average(SlidingKernel::Scan, &a, window)
-            .unwrap();
+        let out = average(&sim, SlidingKernel::Scan, &a, window);
         assert_eq!(out.len(), n - window + 1);
         assert!(
             sliding::within_bound(SlidingKernel::Scan, &out, &a, window),
@@ -180,12 +190,8 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
     // (plus a published aggregate), against the naive kernel too.
     let tile = scan::TILE as usize;
     for window in [1, 3, 4, 17, tile + 5, 2 * tile + 1] {
-        let out = sim
-            .sliding_average(SlidingKernel::Scan, &a, window)
-            .unwrap();
-        let naive = sim
-            .sliding_average(SlidingKernel::Naive, &a, window)
-            .unwrap();
+        let out = average(&sim, SlidingKernel::Scan, &a, window);
+        let naive = average(&sim, SlidingKernel::Naive, &a, window);
         assert!(
             sliding::within_bound(SlidingKernel::Scan, &out, &a, window),
             "w={window}"
@@ -208,15 +214,11 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
     let (first, last) = (3 * tile - (window - 1), a.len() - window);
     a[5000] = f32::INFINITY;
     a[9000] = f32::INFINITY;
-    let out = sim
-        .sliding_average(SlidingKernel::Scan, &a, window)
-        .unwrap();
+    let out = average(&sim, SlidingKernel::Scan, &a, window);
     assert!(sliding::within_bound(SlidingKernel::Scan, &out, &a, window));
     assert!(out[first..=last].iter().all(|&o| o == f32::INFINITY));
     a[9000] = f32::NEG_INFINITY;
-    let out = sim
-        .sliding_average(SlidingKernel::Scan, &a, window)
-        .unwrap();
+    let out = average(&sim, SlidingKernel::Scan, &a, window);
     assert!(sliding::within_bound(SlidingKernel::Scan, &out, &a, window));
     assert!(out[first..=last].iter().all(|o| o.is_nan()));
     // A window past FAR_TILES whole tiles (the look-back), against the reference, which
@@ -228,9 +230,7 @@ fn sliding_scan_confines_non_finite_values_to_their_windows() {
     a[inf] = f32::INFINITY;
     a[inf + 3] = f32::INFINITY;
     a[neg] = f32::NEG_INFINITY;
-    let out = sim
-        .sliding_average(SlidingKernel::Scan, &a, window)
-        .unwrap();
+    let out = average(&sim, SlidingKernel::Scan, &a, window);
     assert!(sliding::within_bound(SlidingKernel::Scan, &out, &a, window));
     // Output i averages a[i .. i + window].
     assert!(out[100].is_nan() && out[101].is_finite() && out[2 * tile].is_finite());
@@ -250,57 +250,18 @@ fn descriptors(state: &mut [u64]) -> scan::Descriptors {
     scan::Descriptors::new(state.as_mut_ptr(), tiles as u32)
 }
 
-/// The look-back on its own, with predecessors in every state a running GPU can show: it
-/// adds aggregates back to the nearest inclusive prefix, `LOOK_BACK` tiles at a time, and
-/// every lane of the warp gets the same sum.
-#[test]
-fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
+/// Every lane's [`scan::look_back`] from tile `b` of a scan over `tiles` tiles on `state`,
+/// in one full warp of the simulator.
+///
+/// # Safety
+/// As [`scan::look_back`]'s: `state`'s tiles before `b` are published back to one with an
+/// inclusive prefix.
+unsafe fn look_back_in_a_warp(state: &mut [u64], tiles: u32, b: u32) -> Vec<Tally> {
     use kernels_gpu::nvptx_device::launch::{Launch, Limits};
     use kernels_gpu::nvptx_device::sim::{self as device_sim, SharedPtr};
     use kernels_gpu::nvptx_device::thread::Dim3;
     use std::sync::Mutex;
 
-    let tiles = 100u32;
-    let mut state = scan_state(tiles);
-    let set = |state: &mut Vec<u64>, b: usize, status: u32, t: Tally| {
-        // SAFETY: tile b's records, no launch running.
-        unsafe { scan::publish(descriptors(state), b as u32, status, t) };
-    };
-    // Tile 20 has its inclusive prefix; 21..99 only their aggregates (one of them a NaN);
-    // 0..20 nothing, and are never read.
-    set(
-        &mut state,
-        20,
-        scan::INCLUSIVE,
-        Tally {
-            sum: 1000.0,
-            inf: 0,
-            nan: 0,
-        },
-    );
-    for b in 21..99 {
-        let t = if b == 50 {
-            Tally::of(f32::NAN)
-        } else {
-            Tally {
-                sum: b as f64,
-                inf: 0,
-                nan: 0,
-            }
-        };
-        set(&mut state, b, scan::AGGREGATE, t);
-    }
-    // A tile with both: the inclusive prefix wins.
-    set(
-        &mut state,
-        98,
-        scan::INCLUSIVE,
-        Tally {
-            sum: 5.0e6,
-            inf: 0,
-            nan: 0,
-        },
-    );
     let got = Mutex::new(vec![]);
     let ps = SharedPtr(state.as_mut_ptr());
     let launch = Launch {
@@ -309,65 +270,61 @@ fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
         dynamic_shared_bytes: 0,
     };
     device_sim::launch(&launch, &Limits::default(), || {
-        // SAFETY: one full warp; tiles 20..99 are published.
-        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), tiles), 99) };
+        // SAFETY: one full warp; the caller's contract.
+        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), tiles), b) };
         got.lock().unwrap().push(t);
     })
     .unwrap();
-    let got = got.into_inner().unwrap();
+    got.into_inner().unwrap()
+}
+
+/// The look-back on its own, with predecessors in every state a running GPU can show: it
+/// adds aggregates back to the nearest inclusive prefix, `LOOK_BACK` tiles at a time, and
+/// every lane of the warp gets the same sum.
+#[test]
+fn look_back_adds_aggregates_up_to_the_nearest_inclusive_prefix() {
+    let tiles = 100u32;
+    let mut state = scan_state(tiles);
+    let set = |state: &mut Vec<u64>, b: usize, status: u32, t: Tally| {
+        // SAFETY: tile b's records, no launch running.
+        unsafe { scan::publish(descriptors(state), b as u32, status, t) };
+    };
+    let tally = |sum: f64, inf: u64, nan: u32| Tally { sum, inf, nan };
+    // Tile 20 has its inclusive prefix; 21..99 only their aggregates (one of them a NaN);
+    // 0..20 nothing, and are never read.
+    set(&mut state, 20, scan::INCLUSIVE, tally(1000.0, 0, 0));
+    for b in 21..99 {
+        let t = if b == 50 {
+            Tally::of(f32::NAN)
+        } else {
+            tally(b as f64, 0, 0)
+        };
+        set(&mut state, b, scan::AGGREGATE, t);
+    }
+    // A tile with both: the inclusive prefix wins.
+    set(&mut state, 98, scan::INCLUSIVE, tally(5.0e6, 0, 0));
+    // SAFETY: tiles 20..99 are published, 20 with its inclusive prefix.
+    let got = unsafe { look_back_in_a_warp(&mut state, tiles, 99) };
     assert_eq!(got.len(), 32);
     for t in got {
         assert_eq!((t.sum, t.inf, t.nan), (5.0e6, 0, 0));
     }
     // Without tile 98's inclusive prefix: back to tile 20, over 77 aggregates.
     state[scan::HEADER_WORDS + scan::HEAD_WORDS * 98 + 1] = 0;
-    let got = Mutex::new(vec![]);
-    let ps = SharedPtr(state.as_mut_ptr());
-    device_sim::launch(&launch, &Limits::default(), || {
-        // SAFETY: as above.
-        let t = unsafe { scan::look_back(scan::Descriptors::new(ps.get(), tiles), 99) };
-        got.lock().unwrap().push(t);
-    })
-    .unwrap();
     let expected: f64 = 1000.0 + (21..99).filter(|&b| b != 50).map(|b| b as f64).sum::<f64>();
-    for t in got.into_inner().unwrap() {
+    // SAFETY: as above.
+    for t in unsafe { look_back_in_a_warp(&mut state, tiles, 99) } {
         assert_eq!((t.sum, t.inf, t.nan), (expected, 0, 1));
     }
     // And more than two steps of LOOK_BACK tiles back.
     let b = 2 * scan::LOOK_BACK as usize + 49;
     let mut state = scan_state(b as u32 + 1);
-    set(
-        &mut state,
-        10,
-        scan::INCLUSIVE,
-        Tally {
-            sum: 1.0,
-            inf: 0,
-            nan: 0,
-        },
-    );
+    set(&mut state, 10, scan::INCLUSIVE, tally(1.0, 0, 0));
     for b in 11..b {
-        set(
-            &mut state,
-            b,
-            scan::AGGREGATE,
-            Tally {
-                sum: 2.0,
-                inf: 1,
-                nan: 0,
-            },
-        );
+        set(&mut state, b, scan::AGGREGATE, tally(2.0, 1, 0));
     }
-    let got = Mutex::new(vec![]);
-    let ps = SharedPtr(state.as_mut_ptr());
-    device_sim::launch(&launch, &Limits::default(), || {
-        // SAFETY: as above.
-        let t =
-            unsafe { scan::look_back(scan::Descriptors::new(ps.get(), b as u32 + 1), b as u32) };
-        got.lock().unwrap().push(t);
-    })
-    .unwrap();
-    let got = got.into_inner().unwrap();
+    // SAFETY: tiles 10..b are published, 10 with its inclusive prefix.
+    let got = unsafe { look_back_in_a_warp(&mut state, b as u32 + 1, b as u32) };
     assert_eq!(got.len(), 32);
     let aggregates = (b - 11) as u64;
     for t in got {
@@ -441,16 +398,9 @@ fn column_sums_of_several_segments_are_bit_identical_run_to_run() {
     assert!(plan.segments > 1, "{plan:?}");
     let x = signed(&mut Rng::new(8), rows * cols);
     let sim = Simulator::default();
-    let first = sim
-        .reduce_axis(AxisOp::Sum, Axis::Cols, &x, rows, cols)
-        .unwrap();
-    let second = sim
-        .reduce_axis(AxisOp::Sum, Axis::Cols, &x, rows, cols)
-        .unwrap();
-    assert_eq!(
-        first.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-        second.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-    );
+    let first = reduced(&sim, AxisOp::Sum, Axis::Cols, &x, (rows, cols));
+    let second = reduced(&sim, AxisOp::Sum, Axis::Cols, &x, (rows, cols));
+    assert_same_bits(&second, &first, 1, "a second run");
 }
 
 #[test]
@@ -459,12 +409,8 @@ fn max_propagates_nan_and_sums_of_integers_are_exact() {
     let (rows, cols) = (9, 12);
     let mut x: Vec<f32> = (0..rows * cols).map(|i| (i % 13) as f32 - 6.0).collect();
     x[4 * cols + 7] = f32::NAN;
-    let by_row = sim
-        .reduce_axis(AxisOp::Max, Axis::Rows, &x, rows, cols)
-        .unwrap();
-    let by_col = sim
-        .reduce_axis(AxisOp::Max, Axis::Cols, &x, rows, cols)
-        .unwrap();
+    let by_row = reduced(&sim, AxisOp::Max, Axis::Rows, &x, (rows, cols));
+    let by_col = reduced(&sim, AxisOp::Max, Axis::Cols, &x, (rows, cols));
     for (r, &m) in by_row.iter().enumerate() {
         assert_eq!(m.is_nan(), r == 4, "row {r}: {m}");
     }
@@ -472,9 +418,7 @@ fn max_propagates_nan_and_sums_of_integers_are_exact() {
         assert_eq!(m.is_nan(), c == 7, "col {c}: {m}");
     }
     x[4 * cols + 7] = 0.0;
-    let sums = sim
-        .reduce_axis(AxisOp::Sum, Axis::Cols, &x, rows, cols)
-        .unwrap();
+    let sums = reduced(&sim, AxisOp::Sum, Axis::Cols, &x, (rows, cols));
     for (c, &s) in sums.iter().enumerate() {
         let exact: f32 = (0..rows).map(|r| x[r * cols + c]).sum();
         assert_eq!(s, exact, "col {c}");

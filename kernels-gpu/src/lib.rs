@@ -2,6 +2,9 @@
 // the page rebuilds neither the crate nor the PTX modules built on it.
 #![cfg_attr(doc, doc = include_str!("../README.md"))]
 #![no_std]
+// `#[warp_tiled]` (the SGEMM warp tile's parameters on its kernels) is a `macro_rules!`
+// attribute.
+#![feature(macro_attr)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(abi_gpu_kernel, asm_experimental_arch, stdarch_nvptx)

@@ -83,17 +83,21 @@ pub fn case(
     }
 }
 
-/// The checked cases: every order and layout pair on `shapes`, each plain (packed, α = 1,
-/// β = 0, one matrix), with odd leading dimensions, α/β and a batch of 3 (every other one
-/// sharing `b`), and with leading dimensions and strides that keep 16-byte alignment (the
-/// `cp.async` path, where the shape has interior tiles).
-pub fn cases(shapes: &[(usize, usize, usize)]) -> Vec<Case> {
+/// The small shapes every backend's cases start with: `m`, `k` or `n` = 1, and primes.
+pub const SMALL: [(usize, usize, usize); 4] = [(1, 1, 1), (5, 1, 7), (1, 37, 1), (37, 29, 41)];
+
+/// The checked cases: every order and layout pair on [`SMALL`] and then the backend's `tiled`
+/// shapes (interior tiles with edges), each plain (packed, α = 1, β = 0, one matrix), with
+/// odd leading dimensions, α/β and a batch of 3 (every other one sharing `b`), and with
+/// leading dimensions and strides that keep 16-byte alignment (the `cp.async` path, where
+/// the shape has interior tiles).
+pub fn cases(tiled: &[(usize, usize, usize)]) -> Vec<Case> {
     let mut out = vec![];
     let mut seed = 1;
     for order in [Order::RowMajor, Order::ColMajor] {
         for op_a in Op::ALL {
             for op_b in Op::ALL {
-                for &shape in shapes {
+                for &shape in SMALL.iter().chain(tiled) {
                     for (pad, batch, extra, shared_b, scale) in [
                         (0, 1, 0, false, (1.0, 0.0)),
                         (3, 3, 5, seed % 2 == 0, (-1.5, 0.75)),

@@ -19,3 +19,17 @@ pub fn signed_operands(seed: u64, m: usize, k: usize, n: usize) -> (Vec<f32>, Ve
     };
     (signed(m * k), signed(k * n))
 }
+
+/// Calls `check` on every configuration of `configs` with every shape of [`ODD`], then of
+/// `more`, in that order.
+#[allow(dead_code)] // not every test binary that includes this file uses it
+pub fn each_config_and_shape<C: Copy>(
+    configs: impl IntoIterator<Item = C>, more: &[&[(usize, usize, usize)]],
+    check: impl Fn(C, (usize, usize, usize)),
+) {
+    for config in configs {
+        for &shape in ODD.iter().chain(more.iter().copied().flatten()) {
+            check(config, shape);
+        }
+    }
+}

@@ -50,11 +50,11 @@ pub unsafe fn sgemm_blocktiling_1d<
             load_tiles_scalar::<BM, BN, BK>(a, b, k, n, tile, k0, a_tile, b_tile, t, threads)
         };
         sync_threads();
-        unroll!(dot in BK => {
+        unroll!(BK, |dot| {
             let dot = dot as u32;
             // SAFETY: dot < BK and tc < BN.
             let y = unsafe { b_tile.get_unchecked(dot * bn + tc) };
-            unroll!(i in TM => {
+            unroll!(TM, |i| {
                 // SAFETY: tr * TM + i < BM and dot < BK.
                 let x = unsafe { a_tile.get_unchecked((tr * TM as u32 + i as u32) * bk + dot) };
                 acc[i] = fma(x, y, acc[i]);
@@ -62,7 +62,7 @@ pub unsafe fn sgemm_blocktiling_1d<
         });
         sync_threads();
     }
-    unroll!(i in TM => {
+    unroll!(TM, |i| {
         let r = tr * TM as u32 + i as u32;
         if r < tile.rows_left && tc < tile.cols_left {
             // SAFETY: inside out; this thread is the only writer of this element.

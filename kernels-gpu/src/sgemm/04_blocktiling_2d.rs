@@ -54,27 +54,27 @@ pub unsafe fn sgemm_blocktiling_2d<
             load_tiles_scalar::<BM, BN, BK>(a, b, k, n, tile, k0, a_tile, b_tile, t, threads)
         };
         sync_threads();
-        unroll!(dot in BK => {
+        unroll!(BK, |dot| {
             let dot = dot as u32;
             let mut frag_a = [0.0f32; TM];
             let mut frag_b = [0.0f32; TN];
-            unroll!(i in TM => {
+            unroll!(TM, |i| {
                 // SAFETY: row_base + i < BM and dot < BK.
                 frag_a[i] = unsafe { a_tile.get_unchecked((row_base + i as u32) * bk + dot) };
             });
-            unroll!(j in TN => {
+            unroll!(TN, |j| {
                 // SAFETY: dot < BK and col_base + j < BN.
                 frag_b[j] = unsafe { b_tile.get_unchecked(dot * bn + col_base + j as u32) };
             });
-            unroll!(i in TM => {
-                unroll!(j in TN => acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j]));
+            unroll!(TM, |i| {
+                unroll!(TN, |j| acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j]));
             });
         });
         sync_threads();
     }
-    unroll!(i in TM => {
+    unroll!(TM, |i| {
         let r = row_base + i as u32;
-        unroll!(j in TN => {
+        unroll!(TN, |j| {
             let c = col_base + j as u32;
             if r < tile.rows_left && c < tile.cols_left {
                 // SAFETY: inside out; this thread is the only writer of this element.

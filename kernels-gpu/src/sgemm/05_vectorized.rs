@@ -8,7 +8,7 @@
 //!   loads, `TM/4 + TN/4` of them per step instead of `TM + TN` scalar ones.
 
 use super::epilogue::Epilogue;
-use super::global::{is_aligned16, store_out4};
+use super::global::{is_aligned16, rows_aligned16, store_out4};
 use super::tile_io::{TileVectors, VecTile};
 use super::unroll::unroll;
 use super::{BlockTile, Geometry, cdiv};
@@ -48,10 +48,7 @@ pub unsafe fn sgemm_vectorized<
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
     let tile = BlockTile::of_block(bm, bn, m, n);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (
-        k.is_multiple_of(4) && is_aligned16(a),
-        n.is_multiple_of(4) && is_aligned16(b),
-    );
+    let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
     // This thread's outputs: rows tr * TM .. + TM, columns tc * TN .. + TN of the tile.
     let (tr, tc) = (t / (bn / TN as u32), t % (bn / TN as u32));
     let (row_base, col_base) = (tr * TM as u32, tc * TN as u32);
@@ -88,30 +85,35 @@ pub unsafe fn sgemm_vectorized<
             VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
         }
         sync_threads();
-        unroll!(dot in BK => {
+        unroll!(BK, |dot| {
             let dot = dot as u32;
             let mut frag_a = [0.0f32; TM];
             let mut frag_b = [0.0f32; TN];
-            unroll!(i in TM / 4 => {
+            unroll!(TM / 4, |i| {
                 // SAFETY: row_base + dot * BM + 4i + 4 <= BK * BM, 16-byte aligned.
                 let v = unsafe { a_frags.get4_unchecked(dot * bm + 4 * i as u32) };
-                unroll!(e in 4 => frag_a[4 * i + e] = v[e]);
+                unroll!(4, |e| frag_a[4 * i + e] = v[e]);
             });
-            unroll!(j in TN / 4 => {
+            unroll!(TN / 4, |j| {
                 // SAFETY: col_base + dot * BN + 4j + 4 <= BK * BN, 16-byte aligned.
                 let v = unsafe { b_frags.get4_unchecked(dot * bn + 4 * j as u32) };
-                unroll!(e in 4 => frag_b[4 * j + e] = v[e]);
+                unroll!(4, |e| frag_b[4 * j + e] = v[e]);
             });
-            unroll!(i in TM => {
-                unroll!(j in TN => acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j]));
+            unroll!(TM, |i| {
+                unroll!(TN, |j| acc[i][j] = fma(frag_a[i], frag_b[j], acc[i][j]));
             });
         });
         sync_threads();
     }
     let fast = tile.is_interior(bm, bn) && n.is_multiple_of(4) && is_aligned16(out);
-    unroll!(i in TM => {
-        unroll!(j in TN / 4 => {
-            let v = [acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]];
+    unroll!(TM, |i| {
+        unroll!(TN / 4, |j| {
+            let v = [
+                acc[i][4 * j],
+                acc[i][4 * j + 1],
+                acc[i][4 * j + 2],
+                acc[i][4 * j + 3],
+            ];
             let (r, c) = (row_base + i as u32, col_base + 4 * j as u32);
             // SAFETY: this thread alone writes these outputs; `fast` is the fast-path check.
             unsafe { store_out4(out, n, &tile, r, c, v, fast, &epilogue) };

@@ -33,11 +33,11 @@
 //! exact zero products, so every shape gives the same bits as the rest of the ladder.
 
 use super::epilogue::Epilogue;
-use super::global::is_aligned16;
+use super::global::{is_aligned16, rows_aligned16};
 use super::padded::sgemm_double_buffered_padded_in;
 use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
-use super::warp_tile::{Acc, WarpTile, warp_tiled};
+use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::pipeline::{
     commit_group, cp_async_4_zfill, cp_async_16, cp_async_16_zfill, wait_group,
@@ -57,112 +57,108 @@ pub const STAGES: usize = 3;
 /// (autotuned 4096³: 3.01 ms, against 2.88 without it).
 pub const CHECKED_LOOP_MAX_OUTPUTS: usize = 128 * 128;
 
-warp_tiled! {
-    /// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
-    /// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
-    /// rung 9 ([`BlockTile::ordered`]; 0: none).
-    ///
-    /// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
-    ///
-    /// # Safety
-    /// See the [module contract](super); `out` does not overlap `a` or `b`.
-    #[inline(always)]
-    pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
-        a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
-    ) {
-        // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
-        unsafe {
-            warp_tiled!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, epilogue)
+/// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
+/// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
+/// rung 9 ([`BlockTile::ordered`]; 0: none).
+///
+/// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
+///
+/// # Safety
+/// See the [module contract](super); `out` does not overlap `a` or `b`.
+#[warp_tiled]
+#[inline(always)]
+pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
+) {
+    // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
+    unsafe { same_tile!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, epilogue) }
+}
+
+/// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart: the product of
+/// the first `k` columns of `a` with `b`'s `k` rows (split-k runs it on column slices).
+///
+/// # Safety
+/// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`).
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogue>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, epilogue: E,
+) {
+    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let exact = tile.is_interior(BM as u32, BN as u32)
+        && k.is_multiple_of(BK as u32)
+        && lda.is_multiple_of(4)
+        && n.is_multiple_of(4)
+        && is_aligned16(a)
+        && is_aligned16(b);
+    // SAFETY: the caller's contract; the arrays hold the stages the loop uses.
+    unsafe {
+        if exact {
+            same_tile!(multistage_in::<LDA, true, E>)(
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+            )
+        } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
+            same_tile!(multistage_in::<LDA, false, E>)(
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+            )
+        } else {
+            same_tile!(sgemm_double_buffered_padded_in::<LDA, E>)(
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+            )
         }
     }
 }
 
-warp_tiled! {
-    /// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart: the product of
-    /// the first `k` columns of `a` with `b`'s `k` rows (split-k runs it on column slices).
-    ///
-    /// # Safety
-    /// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`).
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogue>(
-        a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, epilogue: E,
-    ) {
-        let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
-        let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
-        let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
-        let exact = tile.is_interior(BM as u32, BN as u32)
-            && k.is_multiple_of(BK as u32)
-            && lda.is_multiple_of(4)
-            && n.is_multiple_of(4)
-            && is_aligned16(a)
-            && is_aligned16(b);
-        // SAFETY: the caller's contract; the arrays hold the stages the loop uses.
-        unsafe {
-            if exact {
-                warp_tiled!(multistage_in::<LDA, true, E>)(
-                    a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
-                )
-            } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
-                warp_tiled!(multistage_in::<LDA, false, E>)(
-                    a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
-                )
-            } else {
-                warp_tiled!(sgemm_double_buffered_padded_in::<LDA, E>)(
-                    a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
-                )
-            }
-        }
-    }
-}
-
-warp_tiled! {
-    /// The loop of [`sgemm_multistage_ld`] on its shared arrays (`a_tile`: `2 · BK · LDA`
-    /// floats, `b_tile`: `STAGES · BK · BN`) for block tile `tile`.
-    ///
-    /// `EXACT` (the common case, compiled on its own so that it carries no checks): the block
-    /// tile is interior, `BK` divides `k`, and both operands' rows are 16-byte aligned, so
-    /// every copy of `b` is a 16-byte `cp.async` and every load of `a` a 16-byte load.
-    /// Otherwise each `b` copy is a 16-byte `cp.async` where `b`'s rows are aligned and a
-    /// 4-byte one per element where they are not, zero-filled past the matrix (rows from `k`
-    /// on, columns from `n` on); `a` tiles are loaded by [`TileVectors::load_nc`], zero past
-    /// the matrix too. The zeros add exact zero products past `k`, so every shape runs the
-    /// same FMAs in the same order as the other rungs (the same bits), and edge tiles and odd
-    /// shapes stay on the multistage loop.
-    ///
-    /// # Safety
-    /// As [`sgemm_multistage_ld`]; `tile` is this block's, the same in every thread; `EXACT`
-    /// only where the conditions above hold; every thread of the block calls it.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
-        a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-        b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E,
-    ) {
-        type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
-            PaddedTransposedTile<BM, BK, THREADS, LDA>;
-        type BTile<const BK: usize, const BN: usize, const THREADS: usize> =
-            VecTile<BK, BN, THREADS>;
-        let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
-        let t = thread::thread_idx_x();
-        let warp = warp_tiled!(WarpTile);
-        let origin = warp.thread_origin(t);
-        let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
-        let (vec_a, vec_b) = (
-            EXACT || (lda.is_multiple_of(4) && is_aligned16(a)),
-            EXACT || (n.is_multiple_of(4) && is_aligned16(b)),
-        );
-        // >= 1: the host launches no product with k = 0.
-        let tiles = k.div_ceil(BK as u32);
-        // Thread t's copies of b tile `p` into its stage. (Macros, not closures: LLVM may
-        // outline a closure this size into a `.func`.)
-        macro_rules! issue_b {
-            ($p:expr) => {{
+/// The loop of [`sgemm_multistage_ld`] on its shared arrays (`a_tile`: `2 · BK · LDA`
+/// floats, `b_tile`: `STAGES · BK · BN`) for block tile `tile`.
+///
+/// `EXACT` (the common case, compiled on its own so that it carries no checks): the block
+/// tile is interior, `BK` divides `k`, and both operands' rows are 16-byte aligned, so
+/// every copy of `b` is a 16-byte `cp.async` and every load of `a` a 16-byte load.
+/// Otherwise each `b` copy is a 16-byte `cp.async` where `b`'s rows are aligned and a
+/// 4-byte one per element where they are not, zero-filled past the matrix (rows from `k`
+/// on, columns from `n` on); `a` tiles are loaded by [`TileVectors::load_nc`], zero past
+/// the matrix too. The zeros add exact zero products past `k`, so every shape runs the
+/// same FMAs in the same order as the other rungs (the same bits), and edge tiles and odd
+/// shapes stay on the multistage loop.
+///
+/// # Safety
+/// As [`sgemm_multistage_ld`]; `tile` is this block's, the same in every thread; `EXACT`
+/// only where the conditions above hold; every thread of the block calls it.
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
+    a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
+    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E,
+) {
+    type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
+        PaddedTransposedTile<BM, BK, THREADS, LDA>;
+    type BTile<const BK: usize, const BN: usize, const THREADS: usize> = VecTile<BK, BN, THREADS>;
+    let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
+    let t = thread::thread_idx_x();
+    let warp = same_tile!(WarpTile);
+    let origin = warp.thread_origin(t);
+    let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
+    let (vec_a, vec_b) = (
+        EXACT || rows_aligned16(lda, a),
+        EXACT || rows_aligned16(n, b),
+    );
+    // >= 1: the host launches no product with k = 0.
+    let tiles = k.div_ceil(BK as u32);
+    // Thread t's copies of b tile `p` into its stage. (Macros, pasted where they run: a
+    // closure this size may be outlined into a `.func`, and as `#[inline(always)]` closures
+    // these two compile to different PTX.)
+    macro_rules! issue_b {
+        ($p:expr) => {{
             let p: u32 = $p;
             let stage = (p % STAGES as u32) * b_stage;
             if vec_b {
                 // 16 bytes each, a warp on whole rows.
-                unroll!(j in BTile::<BK, BN, THREADS>::VECS => {
+                unroll!(BTile::<BK, BN, THREADS>::VECS, |j| {
                     let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
                     let (row, col) = (p * BK as u32 + r, tile.col0 + c);
                     // SAFETY: r < BK and c + 4 <= BN, so the stage's vector is inside and
@@ -183,7 +179,7 @@ warp_tiled! {
                 });
             } else {
                 // 4 bytes each, a warp on 32 consecutive words of a row.
-                unroll!(j in BK * BN / THREADS => {
+                unroll!(BK * BN / THREADS, |j| {
                     let e = t + (j * THREADS) as u32;
                     let (r, c) = (e / BN as u32, e % BN as u32);
                     let (row, col) = (p * BK as u32 + r, tile.col0 + c);
@@ -197,11 +193,11 @@ warp_tiled! {
                 });
             }
             commit_group();
-            }};
-        }
-        // Thread t's vectors of a tile `p < tiles`.
-        macro_rules! load_a {
-            ($p:expr) => {{
+        }};
+    }
+    // Thread t's vectors of a tile `p < tiles`.
+    macro_rules! load_a {
+        ($p:expr) => {{
             let p: u32 = $p;
             let col0 = p * BK as u32;
             let (rows, cols) = if EXACT {
@@ -213,58 +209,59 @@ warp_tiled! {
             // rows from row0, k - col0 columns from col0); where EXACT the whole tile is inside
             // and lda is a multiple of 4, `a` 16-byte aligned.
             unsafe {
-                ATile::<BM, BK, THREADS, LDA>::load_nc(a, lda, tile.row0, col0, rows, cols, vec_a, t)
+                ATile::<BM, BK, THREADS, LDA>::load_nc(
+                    a, lda, tile.row0, col0, rows, cols, vec_a, t,
+                )
             }
-            }};
-        }
+        }};
+    }
 
-        // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tile 0
-        // into its stage; wait for b tile 0.
-        issue_b!(0);
-        if tiles > 1 {
-            issue_b!(1);
+    // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tile 0
+    // into its stage; wait for b tile 0.
+    issue_b!(0);
+    if tiles > 1 {
+        issue_b!(1);
+    } else {
+        commit_group();
+    }
+    let sa = load_a!(0);
+    // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
+    unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
+    wait_group::<{ STAGES as u32 - 2 }>();
+    sync_threads();
+
+    for phase in 0..tiles {
+        // b tile phase + 2 into the stage read in the previous trip (before its barrier).
+        if phase + 2 < tiles {
+            issue_b!(phase + 2);
         } else {
-            commit_group();
+            commit_group(); // keeps one group per trip, so the wait below counts right
         }
-        let sa = load_a!(0);
-        // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
-        unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
+        // a tile phase + 1 (or phase again on the last trip) in flight during the FMAs.
+        let sa = load_a!((phase + 1).min(tiles - 1));
+        let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
+        let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
+        // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
+        // or the prologue); the slices start at the thread's origin; the a tile is BK × LDA.
+        unsafe {
+            warp.accumulate_ld::<LDA>(&mut acc, a_frags, b_frags);
+        }
+        // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before its
+        // barrier. On the last trip it is filled again and never read.
+        unsafe {
+            ATile::<BM, BK, THREADS, LDA>::store_transposed(
+                a_tile,
+                ((phase + 1) % 2) * a_stage,
+                &sa,
+                t,
+            )
+        };
         wait_group::<{ STAGES as u32 - 2 }>();
         sync_threads();
-
-        for phase in 0..tiles {
-            // b tile phase + 2 into the stage read in the previous trip (before its barrier).
-            if phase + 2 < tiles {
-                issue_b!(phase + 2);
-            } else {
-                commit_group(); // keeps one group per trip, so the wait below counts right
-            }
-            // a tile phase + 1 (or phase again on the last trip) in flight during the FMAs.
-            let sa = load_a!((phase + 1).min(tiles - 1));
-            let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
-            let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
-            // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
-            // or the prologue); the slices start at the thread's origin; the a tile is BK × LDA.
-            unsafe {
-                warp.accumulate_ld::<LDA>(&mut acc, a_frags, b_frags);
-            }
-            // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before its
-            // barrier. On the last trip it is filled again and never read.
-            unsafe {
-                ATile::<BM, BK, THREADS, LDA>::store_transposed(
-                    a_tile,
-                    ((phase + 1) % 2) * a_stage,
-                    &sa,
-                    t,
-                )
-            };
-            wait_group::<{ STAGES as u32 - 2 }>();
-            sync_threads();
-        }
-        let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
-        // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
-        unsafe { warp.store(&acc, out, n, tile, origin, fast, &epilogue) };
     }
+    let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
+    // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
+    unsafe { warp.store(&acc, out, n, tile, origin, fast, &epilogue) };
 }
 
 /// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's

@@ -136,62 +136,82 @@ pub unsafe fn sgemm_tensor_core<
         && is_aligned16(a)
         && is_aligned16(b);
 
-    run_stages!(STAGES, tiles, asynchronous,
-    // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
-    issue(p) {
-        let stage = p % STAGES as u32;
-        let k0 = p * BK as u32;
-        unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
-            let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
-            let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
-            // SAFETY: only on the asynchronous path: the tile is interior, so
-            // row0 + r < m; where `full`, columns k0 + c..+4 are inside `a` (k % 4 == 0) and
-            // 16-byte aligned (k, c, k0 multiples of 4, `a` aligned); otherwise `a` itself is
-            // only an aligned placeholder. The stage's chunk is inside and aligned.
+    run_stages!(
+        STAGES,
+        tiles,
+        asynchronous,
+        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+        issue = |p| {
+            let stage = p % STAGES as u32;
+            let k0 = p * BK as u32;
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+                let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
+                // SAFETY: only on the asynchronous path: the tile is interior, so
+                // row0 + r < m; where `full`, columns k0 + c..+4 are inside `a` (k % 4 == 0) and
+                // 16-byte aligned (k, c, k0 multiples of 4, `a` aligned); otherwise `a` itself is
+                // only an aligned placeholder. The stage's chunk is inside and aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        a_tile,
+                        stage * a_stage + a_index::<BK>(r, c),
+                        if full {
+                            a.add(at(tile.row0 + r, k, k0 + c))
+                        } else {
+                            a
+                        },
+                        full,
+                    )
+                };
+            });
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+                let full = k0 + r < k;
+                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+                // are zero-filled without a read, n % 4 == 0 and `b` aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        b_tile,
+                        stage * b_stage + b_index::<BN>(r, c),
+                        if full {
+                            b.add(at(k0 + r, n, tile.col0 + c))
+                        } else {
+                            b
+                        },
+                        full,
+                    )
+                };
+            });
+        },
+        checked = |p| {
+            // SAFETY: every element is checked against m, k and n before it is read.
             unsafe {
-                cp_async_16_zfill(
+                MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
                     a_tile,
-                    stage * a_stage + a_index::<BK>(r, c),
-                    if full { a.add(at(tile.row0 + r, k, k0 + c)) } else { a },
-                    full,
-                )
-            };
-        });
-        unroll!(j in MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
-            let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
-            let full = k0 + r < k;
-            // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
-            // are zero-filled without a read, n % 4 == 0 and `b` aligned.
-            unsafe {
-                cp_async_16_zfill(
                     b_tile,
-                    stage * b_stage + b_index::<BN>(r, c),
-                    if full { b.add(at(k0 + r, n, tile.col0 + c)) } else { b },
-                    full,
+                    a,
+                    b,
+                    &tile,
+                    p * BK as u32,
+                    n,
+                    k,
+                    t,
                 )
             };
-        });
-    },
-    checked(p) {
-        // SAFETY: every element is checked against m, k and n before it is read.
-        unsafe {
-            MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                a_tile, b_tile, a, b, &tile, p * BK as u32, n, k, t,
-            )
-        };
-    },
-    accumulate(stage) {
-        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-        // and barrier); every lane of every warp is here.
-        unsafe {
-            MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
-                &mut acc,
-                a_tile.split_at(stage * a_stage).1,
-                b_tile.split_at(stage * b_stage).1,
-                warp,
-            )
-        };
-    });
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
+        }
+    );
     // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
@@ -199,25 +219,29 @@ pub unsafe fn sgemm_tensor_core<
 /// The k loop of the tensor-core rungs (11 and 13), on a block's ring of `$stages` stages,
 /// for `$tiles` k-tiles:
 ///
-/// * where `$asynchronous`: [`run_ring`]'s loop, with `issue(p)` and `accumulate(stage)`.
-/// * otherwise: `checked(p)` fills stage 0 with k-tile `p`, a barrier, `accumulate(0)`, a
-///   barrier.
+/// * where `$asynchronous`: [`run_ring`]'s loop, with `issue` and `accumulate`.
+/// * otherwise: `checked` fills stage 0 with k-tile `p`, a barrier, `accumulate` with stage
+///   0, a barrier.
 ///
-/// Every thread of the block runs it with the same `$tiles` and `$asynchronous`.
+/// `run_stages!(stages, tiles, asynchronous, issue = |p| { .. }, checked = |p| { .. },
+/// accumulate = |stage| { .. })`: the bodies are pasted as [`run_ring`]'s. Every thread of
+/// the block runs it with the same `$tiles` and `$asynchronous`.
 macro_rules! run_stages {
-    ($stages:expr, $tiles:expr, $asynchronous:expr,
-     issue($p:ident) $issue:block, checked($q:ident) $checked:block,
-     accumulate($stage:ident) $accumulate:block) => {{
+    ($stages:expr, $tiles:expr, $asynchronous:expr, issue = |$p:ident| $issue:block,
+     checked = |$q:ident| $checked:block, accumulate = |$stage:ident| $accumulate:block) => {{
         if $asynchronous {
             $crate::sgemm::tensor_core::run_ring!(
-                $stages, $tiles, issue($p) $issue, accumulate($stage) $accumulate
+                $stages,
+                $tiles,
+                issue = |$p| $issue,
+                accumulate = |$stage| $accumulate
             );
         } else {
             for $q in 0..$tiles {
-                $checked
+                $checked;
                 nvptx_device::thread::sync_threads();
                 let $stage = 0u32;
-                $accumulate
+                $accumulate;
                 // Everyone is done with stage 0 before the next tile overwrites it.
                 nvptx_device::thread::sync_threads();
             }
@@ -227,22 +251,25 @@ macro_rules! run_stages {
 pub(super) use run_stages;
 
 /// The `cp.async` ring of the tensor-core rungs (11, 13 and 15), `$stages` stages for
-/// `$tiles` k-tiles: `issue(p)` starts the copies of k-tile `p` into stage `p % $stages`;
+/// `$tiles` k-tiles: `issue` starts the copies of k-tile `p` into stage `p % $stages`;
 /// tiles `0..$stages - 1` are in flight before the loop, one group each, and each trip
 /// waits for its tile, passes a barrier (after which every warp is done with the stage the
-/// next copies overwrite), issues tile `p + $stages - 1` and runs `accumulate(p % $stages)`.
-/// Nothing is in flight at the end.
+/// next copies overwrite), issues tile `p + $stages - 1` and runs `accumulate` on stage
+/// `p % $stages`. Nothing is in flight at the end.
 ///
-/// A macro rather than a function of closures: the bodies are pasted where they run, as the
-/// rungs' own code was, so `ptxas` sees one entry with every `mma` in it (a closure called
-/// from both paths was compiled as a separate `.func`). Every thread of the block runs it
-/// with the same `$tiles`.
+/// `run_ring!(stages, tiles, issue = |p| { .. }, accumulate = |stage| { .. })`: the bodies
+/// are written as closures, so that rustfmt formats them, but pasted where they run (with
+/// `p` and `stage` bound), not called. A macro rather than a function of closures: as
+/// functions and `#[inline(always)]` closures the same loop compiles to different PTX for
+/// rungs 11, 13 and 15 (and a closure called from both paths of [`run_stages`] without the
+/// attribute was a separate `.func`). Every thread of the block runs it with the same
+/// `$tiles`.
 macro_rules! run_ring {
-    ($stages:expr, $tiles:expr,
-     issue($p:ident) $issue:block, accumulate($stage:ident) $accumulate:block) => {{
+    ($stages:expr, $tiles:expr, issue = |$p:ident| $issue:block,
+     accumulate = |$stage:ident| $accumulate:block) => {{
         let (stages, tiles) = ($stages as u32, $tiles);
         // Prologue: tiles 0..stages-1 in flight, one group each (empty past the last).
-        unroll!(s in $stages - 1 => {
+        unroll!($stages - 1, |s| {
             if (s as u32) < tiles {
                 let $p = s as u32;
                 $issue
@@ -285,9 +312,9 @@ pub(super) unsafe fn store_acc<const MI: usize, const NI: usize, E: Epilogue>(
 ) {
     let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
     let lane = thread::thread_idx_x() % WARP_SIZE;
-    unroll!(i in MI => {
-        unroll!(j in NI => {
-            unroll!(h in 2 => {
+    unroll!(MI, |i| {
+        unroll!(NI, |j| {
+            unroll!(2, |h| {
                 let r = warp.0 + (16 * i) as u32 + lane / 4 + 8 * h as u32;
                 let c = warp.1 + (8 * j) as u32 + 2 * (lane % 4);
                 let v = [acc[i][j][2 * h], acc[i][j][2 * h + 1]];
@@ -325,11 +352,13 @@ pub unsafe fn store_pair<E: Epilogue>(
             [0.0; 2]
         };
         let mut w = [0.0f32; 2];
-        unroll!(e in 2 => w[e] = epilogue.apply(row, col + e as u32, v[e], old[e]));
+        unroll!(2, |e| {
+            w[e] = epilogue.apply(row, col + e as u32, v[e], old[e]);
+        });
         // SAFETY: as above.
         unsafe { *p = F32x2(w) };
     } else {
-        unroll!(e in 2 => {
+        unroll!(2, |e| {
             let ce = c + e as u32;
             if r < tile.rows_left && ce < tile.cols_left {
                 // SAFETY: inside `out`; one reader and writer per element.
@@ -413,7 +442,7 @@ impl<
         a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, a: *const f32, b: *const f32,
         tile: &BlockTile, k0: u32, n: u32, k: u32, t: u32,
     ) {
-        unroll!(j in Self::A_COPIES => {
+        unroll!(Self::A_COPIES, |j| {
             let (r, c) = Self::a_chunk(t, j);
             let v: [f32; 4] = core::array::from_fn(|e| {
                 let col = k0 + c + e as u32;
@@ -427,7 +456,7 @@ impl<
             // SAFETY: the chunk is inside stage 0 and 16-byte aligned.
             unsafe { a_tile.set4_unchecked(a_index::<BK>(r, c), v) };
         });
-        unroll!(j in Self::B_COPIES => {
+        unroll!(Self::B_COPIES, |j| {
             let (r, c) = Self::b_chunk(t, j);
             let v: [f32; 4] = core::array::from_fn(|e| {
                 let col = c + e as u32;
@@ -457,13 +486,14 @@ impl<
         warp: (u32, u32),
     ) {
         if OP == TF32 {
-            unroll!(step in BK / 8 => {
+            unroll!(BK / 8, |step| {
                 // SAFETY: the caller's contract; 8 · step + 8 <= BK.
-                let (a, b) = unsafe { Self::slice_words(a_stage, b_stage, warp, (8 * step) as u32) };
+                let (a, b) =
+                    unsafe { Self::slice_words(a_stage, b_stage, warp, (8 * step) as u32) };
                 let frag_a: [FragA; MI] = a.map(|f| f.map(|w| to_tf32(f32::from_bits(w))));
                 let frag_b: [FragB; NI] = b.map(|f| f.map(|w| to_tf32(f32::from_bits(w))));
-                unroll!(i in MI => {
-                    unroll!(j in NI => {
+                unroll!(MI, |i| {
+                    unroll!(NI, |j| {
                         // SAFETY: every lane of the warp is here (block-uniform control flow).
                         acc[i][j] = unsafe { mma_m16n8k8_tf32(&frag_a[i], &frag_b[j], acc[i][j]) };
                     });
@@ -475,7 +505,7 @@ impl<
             // the TF32 loads put it), so the product is unchanged and the loads stay the
             // conflict-free ones above.
             let pack = |lo: u32, hi: u32| pack_bf16x2(f32::from_bits(lo), f32::from_bits(hi));
-            unroll!(step in BK / 16 => {
+            unroll!(BK / 16, |step| {
                 let k0 = (16 * step) as u32;
                 // SAFETY: the caller's contract; k0 + 16 <= BK.
                 let (a0, b0) = unsafe { Self::slice_words(a_stage, b_stage, warp, k0) };
@@ -483,7 +513,7 @@ impl<
                 let (a1, b1) = unsafe { Self::slice_words(a_stage, b_stage, warp, k0 + 8) };
                 let mut frag_a: [FragABf16; MI] = [[0; 4]; MI];
                 let mut frag_b: [FragBBf16; NI] = [[0; 2]; NI];
-                unroll!(i in MI => {
+                unroll!(MI, |i| {
                     frag_a[i] = [
                         pack(a0[i][0], a0[i][2]),
                         pack(a0[i][1], a0[i][3]),
@@ -491,9 +521,11 @@ impl<
                         pack(a1[i][1], a1[i][3]),
                     ];
                 });
-                unroll!(j in NI => frag_b[j] = [pack(b0[j][0], b0[j][1]), pack(b1[j][0], b1[j][1])]);
-                unroll!(i in MI => {
-                    unroll!(j in NI => {
+                unroll!(NI, |j| {
+                    frag_b[j] = [pack(b0[j][0], b0[j][1]), pack(b1[j][0], b1[j][1])];
+                });
+                unroll!(MI, |i| {
+                    unroll!(NI, |j| {
                         // SAFETY: every lane of the warp is here (block-uniform control flow).
                         acc[i][j] = unsafe { mma_m16n8k16_bf16(&frag_a[i], &frag_b[j], acc[i][j]) };
                     });
@@ -518,17 +550,18 @@ impl<
         let a_row = warp.0 + lane % 8 + 8 * ((lane / 8) % 2);
         let mut a: [FragA; MI] = [[0; 4]; MI];
         let mut b: [FragB; NI] = [[0; 2]; NI];
-        unroll!(i in MI => {
+        unroll!(MI, |i| {
             // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
             let at = a_index::<BK>(a_row + (16 * i) as u32, k0 + 4 * (lane / 16));
             // SAFETY: the whole warp, one stage slice, chunk-aligned rows inside it.
             a[i] = unsafe { ldmatrix_x4(a_stage, at) };
         });
-        unroll!(j in NI => {
+        unroll!(NI, |j| {
             let col = warp.1 + (8 * j) as u32 + group;
-            unroll!(e in 2 => {
+            unroll!(2, |e| {
                 // SAFETY: row k0 + quad + 4e < BK and col < BN: inside the stage.
-                let x = unsafe { b_stage.get_unchecked(b_index::<BN>(k0 + quad + 4 * e as u32, col)) };
+                let x =
+                    unsafe { b_stage.get_unchecked(b_index::<BN>(k0 + quad + 4 * e as u32, col)) };
                 b[j][e] = x.to_bits();
             });
         });

@@ -31,9 +31,9 @@
 //! input gives NaN), unlike reference BLAS, which skips the product then.
 
 use super::epilogue::{AlphaBeta, Epilogue, Identity, Linear};
-use super::global::is_aligned16;
+use super::global::{is_aligned16, rows_aligned16};
 use super::tile_io::{MAX_VECS, PaddedTransposedTile, Staged, TileVectors, VecTile};
-use super::warp_tile::{Acc, WarpTile, warp_tiled};
+use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::pipeline::{commit_group, wait_group};
 use nvptx_device::shared::SharedSlice;
@@ -57,280 +57,261 @@ const fn copied(a_transposed: bool, operand_is_a: bool) -> bool {
     a_transposed == operand_is_a
 }
 
-warp_tiled! {
-    /// One product of the batch: `out = epilogue(op(a) · op(b))` with `op(a)` transposed if
-    /// `TA`, `op(b)` if `TB`; `LDA` and `LDB` the shared tiles' row lengths
-    /// ([`shared_ld`]), `GROUP` rung 9's block order (0: launch order).
-    ///
-    /// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
-    ///
-    /// # Safety
-    /// `a`, `b` and `out` hold the operands as the [module](self) describes them, each
-    /// offset `(rows − 1)·ld + cols` of them fitting `u32`; `lda`, `ldb`, `ldc` are at least
-    /// the stored row lengths; `out` overlaps neither operand; the epilogue's contract.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn sgemm_blas<
-        const LDA: usize,
-        const LDB: usize,
-        const TA: bool,
-        const TB: bool,
-        const GROUP: u32,
-        E: Epilogue,
-    >(
-        a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
-        ldc: u32, epilogue: E,
-    ) {
-        let a_tile = shared_array!(f32; stages(copied(TA, true)) * BK * LDA);
-        let b_tile = shared_array!(f32; stages(copied(TB, false)) * BK * LDB);
-        let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
-        let copies = tile.is_interior(BM as u32, BN as u32)
-            && k >= BK as u32
-            && k.is_multiple_of(BK as u32)
-            && lda.is_multiple_of(4)
-            && ldb.is_multiple_of(4)
-            && is_aligned16(a)
-            && is_aligned16(b);
-        // SAFETY: the caller's contract; the arrays hold each operand's stages; `copies` is
-        // exactly the copy path's condition.
-        unsafe {
-            if copies {
-                warp_tiled!(sgemm_blas_in::<LDA, LDB, TA, TB, true, E>)(
-                    a_tile, b_tile, &tile, a, b, out, k, lda, ldb, ldc, epilogue,
-                )
-            } else {
-                warp_tiled!(sgemm_blas_in::<LDA, LDB, TA, TB, false, E>)(
-                    a_tile, b_tile, &tile, a, b, out, k, lda, ldb, ldc, epilogue,
-                )
-            }
+/// One product of the batch: `out = epilogue(op(a) · op(b))` with `op(a)` transposed if
+/// `TA`, `op(b)` if `TB`; `LDA` and `LDB` the shared tiles' row lengths
+/// ([`shared_ld`]), `GROUP` rung 9's block order (0: launch order).
+///
+/// Launch with `THREADS` threads per block (1D) on a `cdiv(n, BN) × cdiv(m, BM)` grid.
+///
+/// # Safety
+/// `a`, `b` and `out` hold the operands as the [module](self) describes them, each
+/// offset `(rows − 1)·ld + cols` of them fitting `u32`; `lda`, `ldb`, `ldc` are at least
+/// the stored row lengths; `out` overlaps neither operand; the epilogue's contract.
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_blas<
+    const LDA: usize,
+    const LDB: usize,
+    const TA: bool,
+    const TB: bool,
+    const GROUP: u32,
+    E: Epilogue,
+>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
+    ldc: u32, epilogue: E,
+) {
+    let a_tile = shared_array!(f32; stages(copied(TA, true)) * BK * LDA);
+    let b_tile = shared_array!(f32; stages(copied(TB, false)) * BK * LDB);
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let copies = tile.is_interior(BM as u32, BN as u32)
+        && k >= BK as u32
+        && k.is_multiple_of(BK as u32)
+        && lda.is_multiple_of(4)
+        && ldb.is_multiple_of(4)
+        && is_aligned16(a)
+        && is_aligned16(b);
+    // SAFETY: the caller's contract; the arrays hold each operand's stages; `copies` is
+    // exactly the copy path's condition.
+    unsafe {
+        if copies {
+            same_tile!(sgemm_blas_in::<LDA, LDB, TA, TB, true, E>)(
+                a_tile, b_tile, &tile, a, b, out, k, lda, ldb, ldc, epilogue,
+            )
+        } else {
+            same_tile!(sgemm_blas_in::<LDA, LDB, TA, TB, false, E>)(
+                a_tile, b_tile, &tile, a, b, out, k, lda, ldb, ldc, epilogue,
+            )
         }
     }
 }
 
-warp_tiled! {
-    /// The tile loop of [`sgemm_blas`] for block tile `tile`: with `ASYNC`, the `k`-major
-    /// operands by `cp.async` (the copy path), else every operand through registers with
-    /// bounds-checked loads.
-    ///
-    /// # Safety
-    /// As [`sgemm_blas`]; `a_tile` and `b_tile` hold each operand's stages, nothing else uses
-    /// them, every thread of the block calls this with the same values, and if `ASYNC` the
-    /// tile is interior, `k` a nonzero multiple of `BK`, `lda` and `ldb` multiples of 4 and
-    /// `a` and `b` 16-byte aligned.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn sgemm_blas_in<
-        const LDA: usize,
-        const LDB: usize,
-        const TA: bool,
-        const TB: bool,
-        const ASYNC: bool,
-        E: Epilogue,
-    >(
-        a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-        b: *const f32, out: *mut f32, k: u32, lda: u32, ldb: u32, ldc: u32, epilogue: E,
-    ) {
-        // Operand tiles: `a` stored k-major (T) is a BK × BM tile of rows, stored k-minor (N) a
-        // BM × BK tile to transpose; `b` the other way round.
-        type AK<const BK: usize, const BM: usize, const THREADS: usize> = VecTile<BK, BM, THREADS>;
-        type AT<const BM: usize, const BK: usize, const THREADS: usize, const LD: usize> =
-            PaddedTransposedTile<BM, BK, THREADS, LD>;
-        let (copy_a, copy_b) = (copied(TA, true), copied(TB, false));
-        let (stages_a, stages_b) = (stages(copy_a) as u32, stages(copy_b) as u32);
-        let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * LDB) as u32);
-        let t = thread::thread_idx_x();
-        let (vec_a, vec_b) = (
-            lda.is_multiple_of(4) && is_aligned16(a),
-            ldb.is_multiple_of(4) && is_aligned16(b),
-        );
-        let warp = warp_tiled!(WarpTile);
-        let origin = warp.thread_origin(t);
-        let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
-        let tiles = cdiv(k, BK as u32);
-        // Depth, and what is left of `k` from there, of tile `p` (none past the last).
-        let depth = |p: u32| {
-            let k0 = (p * BK as u32).min(k); // no overflow: k <= u32::MAX - 64 (host check)
-            (k0, k - k0)
-        };
-        // Thread t's copies of tile p of the k-major operands into their stages.
-        let issue = |p: u32| {
-            let k0 = p * BK as u32;
-            // SAFETY: ASYNC: tile p < tiles is inside both operands, every offset fits
-            // (caller), and its stage was last read before the previous barrier.
-            unsafe {
-                if copy_a {
-                    AK::<BK, BM, THREADS>::copy_async::<LDA>(
-                        a_tile,
-                        (p % stages_a) * a_stage,
-                        a,
-                        lda,
-                        k0,
-                        tile.row0,
-                        t,
-                    );
-                }
-                if copy_b {
-                    AK::<BK, BN, THREADS>::copy_async::<LDB>(
-                        b_tile,
-                        (p % stages_b) * b_stage,
-                        b,
-                        ldb,
-                        k0,
-                        tile.col0,
-                        t,
-                    );
-                }
+/// The tile loop of [`sgemm_blas`] for block tile `tile`: with `ASYNC`, the `k`-major
+/// operands by `cp.async` (the copy path), else every operand through registers with
+/// bounds-checked loads.
+///
+/// # Safety
+/// As [`sgemm_blas`]; `a_tile` and `b_tile` hold each operand's stages, nothing else uses
+/// them, every thread of the block calls this with the same values, and if `ASYNC` the
+/// tile is interior, `k` a nonzero multiple of `BK`, `lda` and `ldb` multiples of 4 and
+/// `a` and `b` 16-byte aligned.
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_blas_in<
+    const LDA: usize,
+    const LDB: usize,
+    const TA: bool,
+    const TB: bool,
+    const ASYNC: bool,
+    E: Epilogue,
+>(
+    a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
+    b: *const f32, out: *mut f32, k: u32, lda: u32, ldb: u32, ldc: u32, epilogue: E,
+) {
+    // Operand tiles: `a` stored k-major (T) is a BK × BM tile of rows, stored k-minor (N) a
+    // BM × BK tile to transpose; `b` the other way round.
+    type AK<const BK: usize, const BM: usize, const THREADS: usize> = VecTile<BK, BM, THREADS>;
+    type AT<const BM: usize, const BK: usize, const THREADS: usize, const LD: usize> =
+        PaddedTransposedTile<BM, BK, THREADS, LD>;
+    let (copy_a, copy_b) = (copied(TA, true), copied(TB, false));
+    let (stages_a, stages_b) = (stages(copy_a) as u32, stages(copy_b) as u32);
+    let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * LDB) as u32);
+    let t = thread::thread_idx_x();
+    let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(ldb, b));
+    let warp = same_tile!(WarpTile);
+    let origin = warp.thread_origin(t);
+    let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
+    let tiles = cdiv(k, BK as u32);
+    // Depth, and what is left of `k` from there, of tile `p` (none past the last).
+    let depth = |p: u32| {
+        let k0 = (p * BK as u32).min(k); // no overflow: k <= u32::MAX - 64 (host check)
+        (k0, k - k0)
+    };
+    // Thread t's copies of tile p of the k-major operands into their stages.
+    let issue = |p: u32| {
+        let k0 = p * BK as u32;
+        // SAFETY: ASYNC: tile p < tiles is inside both operands, every offset fits
+        // (caller), and its stage was last read before the previous barrier.
+        unsafe {
+            if copy_a {
+                let at = (p % stages_a) * a_stage;
+                AK::<BK, BM, THREADS>::copy_async::<LDA>(a_tile, at, a, lda, k0, tile.row0, t);
             }
-            commit_group();
-        };
-        // Thread t's share of tile p of each operand that goes through registers (all of them
-        // unless ASYNC); on the copy path the whole tile is inside, which folds the checks.
-        let load = |p: u32| -> (Staged, Staged) {
-            let (k0, k_left) = depth(p);
-            let (rows, cols, depth_left) = if ASYNC {
-                (BM as u32, BN as u32, BK as u32)
-            } else {
-                (tile.rows_left, tile.cols_left, k_left)
-            };
-            let mut staged = ([[0.0; 4]; MAX_VECS], [[0.0; 4]; MAX_VECS]);
-            // SAFETY: the loads read only inside the operands (checked unless ASYNC, where the
-            // tile is inside), which nothing writes during the kernel.
-            unsafe {
-                if !(ASYNC && copy_a) {
-                    staged.0 = if copy_a {
-                        AK::<BK, BM, THREADS>::load_nc(
-                            a, lda, k0, tile.row0, depth_left, rows, vec_a, t,
-                        )
-                    } else {
-                        AT::<BM, BK, THREADS, LDA>::load_nc(
-                            a, lda, tile.row0, k0, rows, depth_left, vec_a, t,
-                        )
-                    };
-                }
-                if !(ASYNC && copy_b) {
-                    staged.1 = if copy_b {
-                        AK::<BK, BN, THREADS>::load_nc(
-                            b, ldb, k0, tile.col0, depth_left, cols, vec_b, t,
-                        )
-                    } else {
-                        AT::<BN, BK, THREADS, LDB>::load_nc(
-                            b, ldb, tile.col0, k0, cols, depth_left, vec_b, t,
-                        )
-                    };
-                }
-            }
-            staged
-        };
-        // Stores of `load(p)` into tile p's stages.
-        let store = |p: u32, staged: &(Staged, Staged)| {
-            let (sa, sb) = ((p % stages_a) * a_stage, (p % stages_b) * b_stage);
-            // SAFETY: each stage holds one tile; the stage of tile p was last read before the
-            // previous barrier (two or three trips ago).
-            unsafe {
-                if !(ASYNC && copy_a) {
-                    if copy_a {
-                        AK::<BK, BM, THREADS>::store_rows::<LDA>(a_tile, sa, &staged.0, t);
-                    } else {
-                        AT::<BM, BK, THREADS, LDA>::store_transposed(a_tile, sa, &staged.0, t);
-                    }
-                }
-                if !(ASYNC && copy_b) {
-                    if copy_b {
-                        AK::<BK, BN, THREADS>::store_rows::<LDB>(b_tile, sb, &staged.1, t);
-                    } else {
-                        AT::<BN, BK, THREADS, LDB>::store_transposed(b_tile, sb, &staged.1, t);
-                    }
-                }
-            }
-        };
-
-        // Prologue: copies of tiles 0 and 1 in flight (an empty group if there is no tile
-        // 1), the register operands' tile 0 into its stages; wait for tile 0.
-        if ASYNC {
-            issue(0);
-            if tiles > 1 {
-                issue(1);
-            } else {
-                commit_group();
+            if copy_b {
+                let at = (p % stages_b) * b_stage;
+                AK::<BK, BN, THREADS>::copy_async::<LDB>(b_tile, at, b, ldb, k0, tile.col0, t);
             }
         }
-        store(0, &load(0));
+        commit_group();
+    };
+    // Thread t's share of tile p of each operand that goes through registers (all of them
+    // unless ASYNC); on the copy path the whole tile is inside, which folds the checks.
+    let load = |p: u32| -> (Staged, Staged) {
+        let (k0, k_left) = depth(p);
+        let (rows, cols, depth_left) = if ASYNC {
+            (BM as u32, BN as u32, BK as u32)
+        } else {
+            (tile.rows_left, tile.cols_left, k_left)
+        };
+        let mut staged = ([[0.0; 4]; MAX_VECS], [[0.0; 4]; MAX_VECS]);
+        // SAFETY: the loads read only inside the operands (checked unless ASYNC, where the
+        // tile is inside), which nothing writes during the kernel.
+        unsafe {
+            if !(ASYNC && copy_a) {
+                staged.0 = if copy_a {
+                    AK::<BK, BM, THREADS>::load_nc(
+                        a, lda, k0, tile.row0, depth_left, rows, vec_a, t,
+                    )
+                } else {
+                    AT::<BM, BK, THREADS, LDA>::load_nc(
+                        a, lda, tile.row0, k0, rows, depth_left, vec_a, t,
+                    )
+                };
+            }
+            if !(ASYNC && copy_b) {
+                staged.1 = if copy_b {
+                    AK::<BK, BN, THREADS>::load_nc(
+                        b, ldb, k0, tile.col0, depth_left, cols, vec_b, t,
+                    )
+                } else {
+                    AT::<BN, BK, THREADS, LDB>::load_nc(
+                        b, ldb, tile.col0, k0, cols, depth_left, vec_b, t,
+                    )
+                };
+            }
+        }
+        staged
+    };
+    // Stores of `load(p)` into tile p's stages.
+    let store = |p: u32, staged: &(Staged, Staged)| {
+        let (sa, sb) = ((p % stages_a) * a_stage, (p % stages_b) * b_stage);
+        // SAFETY: each stage holds one tile; the stage of tile p was last read before the
+        // previous barrier (two or three trips ago).
+        unsafe {
+            if !(ASYNC && copy_a) {
+                if copy_a {
+                    AK::<BK, BM, THREADS>::store_rows::<LDA>(a_tile, sa, &staged.0, t);
+                } else {
+                    AT::<BM, BK, THREADS, LDA>::store_transposed(a_tile, sa, &staged.0, t);
+                }
+            }
+            if !(ASYNC && copy_b) {
+                if copy_b {
+                    AK::<BK, BN, THREADS>::store_rows::<LDB>(b_tile, sb, &staged.1, t);
+                } else {
+                    AT::<BN, BK, THREADS, LDB>::store_transposed(b_tile, sb, &staged.1, t);
+                }
+            }
+        }
+    };
+
+    // Prologue: copies of tiles 0 and 1 in flight (an empty group if there is no tile
+    // 1), the register operands' tile 0 into its stages; wait for tile 0.
+    if ASYNC {
+        issue(0);
+        if tiles > 1 {
+            issue(1);
+        } else {
+            commit_group();
+        }
+    }
+    store(0, &load(0));
+    if ASYNC {
+        wait_group::<1>();
+    }
+    sync_threads();
+
+    for phase in 0..tiles {
+        if ASYNC {
+            // Tile phase + 2 into the stages read in the previous trip (before its barrier).
+            if phase + 2 < tiles {
+                issue(phase + 2);
+            } else {
+                commit_group(); // one group per trip, so the wait below counts right
+            }
+        }
+        // The next tile in registers during the FMAs (on the copy path the last tile again
+        // on the last trip: no branch, so LLVM does not duplicate the FMA block; past the
+        // end, with checked loads, nothing is read).
+        let next = if ASYNC {
+            (phase + 1).min(tiles - 1)
+        } else {
+            phase + 1
+        };
+        let staged = load(next);
+        let (_, a_frags) = a_tile.split_at((phase % stages_a) * a_stage + origin.0);
+        let (_, b_frags) = b_tile.split_at((phase % stages_b) * b_stage + origin.1);
+        // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
+        // or the prologue); the slices start at the thread's origin; the tiles are BK × LDA
+        // and BK × LDB.
+        unsafe { warp.accumulate_strided::<LDA, LDB>(&mut acc, a_frags, b_frags) };
+        store(phase + 1, &staged);
         if ASYNC {
             wait_group::<1>();
         }
         sync_threads();
-
-        for phase in 0..tiles {
-            if ASYNC {
-                // Tile phase + 2 into the stages read in the previous trip (before its barrier).
-                if phase + 2 < tiles {
-                    issue(phase + 2);
-                } else {
-                    commit_group(); // one group per trip, so the wait below counts right
-                }
-            }
-            // The next tile in registers during the FMAs (on the copy path the last tile again
-            // on the last trip: no branch, so LLVM does not duplicate the FMA block; past the
-            // end, with checked loads, nothing is read).
-            let next = if ASYNC { (phase + 1).min(tiles - 1) } else { phase + 1 };
-            let staged = load(next);
-            let (_, a_frags) = a_tile.split_at((phase % stages_a) * a_stage + origin.0);
-            let (_, b_frags) = b_tile.split_at((phase % stages_b) * b_stage + origin.1);
-            // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
-            // or the prologue); the slices start at the thread's origin; the tiles are BK × LDA
-            // and BK × LDB.
-            unsafe { warp.accumulate_strided::<LDA, LDB>(&mut acc, a_frags, b_frags) };
-            store(phase + 1, &staged);
-            if ASYNC {
-                wait_group::<1>();
-            }
-            sync_threads();
-        }
-        let fast = tile.is_interior(BM as u32, BN as u32)
-            && ldc.is_multiple_of(4)
-            && is_aligned16(out);
-        // SAFETY: `fast` is exactly the fast-path condition (rows of `ldc` floats); `origin` is
-        // this thread's.
-        unsafe { warp.store(&acc, out, ldc, tile, origin, fast, &epilogue) };
     }
+    let fast = tile.is_interior(BM as u32, BN as u32) && ldc.is_multiple_of(4) && is_aligned16(out);
+    // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
+    unsafe { warp.store(&acc, out, ldc, tile, origin, fast, &epilogue) };
 }
 
-warp_tiled! {
-    /// Product `blockIdx.z` of a strided batch through [`sgemm_blas`] with the epilogue
-    /// `E::alpha_beta(alpha, beta)` ([`Blas`] in the entry points): their body.
-    ///
-    /// Launch [`sgemm_blas`]'s grid with the batch's count in z.
-    ///
-    /// # Safety
-    /// [`sgemm_blas`]'s contract for every product `z < gridDim.z` of the batch, whose
-    /// operands start `z·stride_a`, `z·stride_b` and `z·stride_c` floats in; no two products
-    /// write the same output.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn sgemm_blas_batched<
-        const LDA: usize,
-        const LDB: usize,
-        const TA: bool,
-        const TB: bool,
-        const GROUP: u32,
-        E: AlphaBeta,
-    >(
-        a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
-        ldc: u32, stride_a: u64, stride_b: u64, stride_c: u64, alpha: f32, beta: f32,
-    ) {
-        let z = thread::block_idx_z() as usize;
-        let epilogue = E::alpha_beta(alpha, beta);
-        // SAFETY: the caller's contract: product z's operands are inside the buffers.
-        unsafe {
-            let (a, b, c) = (
-                a.add(z * stride_a as usize),
-                b.add(z * stride_b as usize),
-                c.add(z * stride_c as usize),
-            );
-            warp_tiled!(sgemm_blas::<LDA, LDB, TA, TB, GROUP, E>)(
-                a, b, c, m, n, k, lda, ldb, ldc, epilogue,
-            )
-        }
+/// Product `blockIdx.z` of a strided batch through [`sgemm_blas`] with the epilogue
+/// `E::alpha_beta(alpha, beta)` ([`Blas`] in the entry points): their body.
+///
+/// Launch [`sgemm_blas`]'s grid with the batch's count in z.
+///
+/// # Safety
+/// [`sgemm_blas`]'s contract for every product `z < gridDim.z` of the batch, whose
+/// operands start `z·stride_a`, `z·stride_b` and `z·stride_c` floats in; no two products
+/// write the same output.
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_blas_batched<
+    const LDA: usize,
+    const LDB: usize,
+    const TA: bool,
+    const TB: bool,
+    const GROUP: u32,
+    E: AlphaBeta,
+>(
+    a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
+    ldc: u32, stride_a: u64, stride_b: u64, stride_c: u64, alpha: f32, beta: f32,
+) {
+    let z = thread::block_idx_z() as usize;
+    let epilogue = E::alpha_beta(alpha, beta);
+    // SAFETY: the caller's contract: product z's operands are inside the buffers.
+    unsafe {
+        let (a, b, c) = (
+            a.add(z * stride_a as usize),
+            b.add(z * stride_b as usize),
+            c.add(z * stride_c as usize),
+        );
+        same_tile!(sgemm_blas::<LDA, LDB, TA, TB, GROUP, E>)(
+            a, b, c, m, n, k, lda, ldb, ldc, epilogue,
+        )
     }
 }
 

@@ -88,63 +88,83 @@ pub unsafe fn gemm_bf16<
         && is_aligned16(a as *const f32)
         && is_aligned16(b as *const f32);
 
-    run_stages!(STAGES, tiles, asynchronous,
-    // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
-    issue(p) {
-        let stage = p % STAGES as u32;
-        let k0 = p * BK as u32;
-        unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES => {
-            let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
-            let c = k0 + 2 * w; // first element of the chunk
-            let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
-            // SAFETY: only on the asynchronous path: the tile is interior, so
-            // row0 + r < m; where `full`, elements c..c + 8 are inside `a` and 16-byte
-            // aligned (k, c multiples of 8, `a` aligned); otherwise `a` is only an aligned
-            // placeholder. The stage's chunk is inside and aligned.
+    run_stages!(
+        STAGES,
+        tiles,
+        asynchronous,
+        // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
+        issue = |p| {
+            let stage = p % STAGES as u32;
+            let k0 = p * BK as u32;
+            unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
+                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+                let c = k0 + 2 * w; // first element of the chunk
+                let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
+                // SAFETY: only on the asynchronous path: the tile is interior, so
+                // row0 + r < m; where `full`, elements c..c + 8 are inside `a` and 16-byte
+                // aligned (k, c multiples of 8, `a` aligned); otherwise `a` is only an aligned
+                // placeholder. The stage's chunk is inside and aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        a_tile,
+                        stage * a_stage + a_index_in((BK / 2) as u32, r, w),
+                        (if full {
+                            a.add(at(tile.row0 + r, k, c))
+                        } else {
+                            a
+                        }) as *const u32,
+                        full,
+                    )
+                };
+            });
+            unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
+                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+                let full = k0 + r < k;
+                // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
+                // are zero-filled without a read, n % 8 == 0 and `b` aligned.
+                unsafe {
+                    cp_async_16_zfill(
+                        b_tile,
+                        stage * b_stage + b_index((BN / 2) as u32, r, w),
+                        (if full {
+                            b.add(at(k0 + r, n, tile.col0 + 2 * w))
+                        } else {
+                            b
+                        }) as *const u32,
+                        full,
+                    )
+                };
+            });
+        },
+        checked = |p| {
+            // SAFETY: every element is checked against m, k and n before it is read.
             unsafe {
-                cp_async_16_zfill(
+                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
                     a_tile,
-                    stage * a_stage + a_index_in((BK / 2) as u32, r, w),
-                    (if full { a.add(at(tile.row0 + r, k, c)) } else { a }) as *const u32,
-                    full,
-                )
-            };
-        });
-        unroll!(j in Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES => {
-            let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
-            let full = k0 + r < k;
-            // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
-            // are zero-filled without a read, n % 8 == 0 and `b` aligned.
-            unsafe {
-                cp_async_16_zfill(
                     b_tile,
-                    stage * b_stage + b_index((BN / 2) as u32, r, w),
-                    (if full { b.add(at(k0 + r, n, tile.col0 + 2 * w)) } else { b }) as *const u32,
-                    full,
+                    a,
+                    b,
+                    &tile,
+                    p * BK as u32,
+                    n,
+                    k,
+                    t,
                 )
             };
-        });
-    },
-    checked(p) {
-        // SAFETY: every element is checked against m, k and n before it is read.
-        unsafe {
-            Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                a_tile, b_tile, a, b, &tile, p * BK as u32, n, k, t,
-            )
-        };
-    },
-    accumulate(stage) {
-        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-        // and barrier); every lane of every warp is here.
-        unsafe {
-            Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
-                &mut acc,
-                a_tile.split_at(stage * a_stage).1,
-                b_tile.split_at(stage * b_stage).1,
-                warp,
-            )
-        };
-    });
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
+        }
+    );
     // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
@@ -226,7 +246,7 @@ impl<
         let pack = |e: [u16; 8]| -> [u32; 4] {
             core::array::from_fn(|w| e[2 * w] as u32 | ((e[2 * w + 1] as u32) << 16))
         };
-        unroll!(j in Self::A_COPIES => {
+        unroll!(Self::A_COPIES, |j| {
             let (r, w) = Self::a_chunk(t, j);
             let e: [u16; 8] = core::array::from_fn(|e| {
                 let col = k0 + 2 * w + e as u32;
@@ -240,7 +260,7 @@ impl<
             // SAFETY: the chunk is inside stage 0 and 16-byte aligned.
             unsafe { a_tile.set4_unchecked(a_index_in((BK / 2) as u32, r, w), pack(e)) };
         });
-        unroll!(j in Self::B_COPIES => {
+        unroll!(Self::B_COPIES, |j| {
             let (r, w) = Self::b_chunk(t, j);
             let e: [u16; 8] = core::array::from_fn(|e| {
                 let col = 2 * w + e as u32;
@@ -274,25 +294,33 @@ impl<
         // l / 16, for both operands.
         let row = lane % 8 + 8 * ((lane / 8) % 2);
         let chunk = 4 * (lane / 16);
-        unroll!(step in BK / 16 => {
+        unroll!(BK / 16, |step| {
             let k0 = (16 * step) as u32;
             let mut frag_a: [FragABf16; MI] = [[0; 4]; MI];
             let mut frag_b: [FragBBf16; NI] = [[0; 2]; NI];
-            unroll!(i in MI => {
+            unroll!(MI, |i| {
                 // The swizzle depends on the row modulo 8 only, so i moves by whole rows.
-                let at = a_index_in((BK / 2) as u32, warp.0 + row + (16 * i) as u32, k0 / 2 + chunk);
+                let at = a_index_in(
+                    (BK / 2) as u32,
+                    warp.0 + row + (16 * i) as u32,
+                    k0 / 2 + chunk,
+                );
                 // SAFETY: the whole warp, one stage, chunk-aligned rows inside it.
                 frag_a[i] = unsafe { ldmatrix_x4(a_stage, at) };
             });
-            unroll!(jp in NI / 2 => {
-                let at = b_index((BN / 2) as u32, k0 + row, (warp.1 + (16 * jp) as u32) / 2 + chunk);
+            unroll!(NI / 2, |jp| {
+                let at = b_index(
+                    (BN / 2) as u32,
+                    k0 + row,
+                    (warp.1 + (16 * jp) as u32) / 2 + chunk,
+                );
                 // SAFETY: as above.
                 let [b0, b1, b2, b3] = unsafe { ldmatrix_x4_trans(b_stage, at) };
                 frag_b[2 * jp] = [b0, b1];
                 frag_b[2 * jp + 1] = [b2, b3];
             });
-            unroll!(i in MI => {
-                unroll!(j in NI => {
+            unroll!(MI, |i| {
+                unroll!(NI, |j| {
                     // SAFETY: every lane of the warp is here (block-uniform control flow).
                     acc[i][j] = unsafe { mma_m16n8k16_bf16(&frag_a[i], &frag_b[j], acc[i][j]) };
                 });

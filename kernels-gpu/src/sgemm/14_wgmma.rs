@@ -32,7 +32,7 @@
 //! [`store_pair`], bounds-checked at the edges, with the rungs' [`Epilogue`].
 
 use super::epilogue::Epilogue;
-use super::parts::unroll::unroll;
+use super::parts::unroll::{inlined, unroll};
 use super::repack::{PackedConfig, PackedCopy, packed_config};
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry};
@@ -84,26 +84,23 @@ pub unsafe fn sgemm_wgmma<
     let tiles = k.div_ceil(BK);
 
     // Thread t's 16-byte copies of k-tile `p` into its stages, zero past the matrices and
-    // past `k` (`repack::PackedCopy`). A macro, pasted where it runs: a closure called
-    // from the prologue and the loop became a `.func`.
+    // past `k` (`repack::PackedCopy`), pasted where it runs (a closure called from the
+    // prologue and the loop without `inlined!` became a `.func`).
     let copy_a = PackedCopy::new(bm, tile.row0, m, a, k, t, threads);
     let copy_b = PackedCopy::new(bn, tile.col0, n, bt, k, t, threads);
-    macro_rules! issue {
-        ($p:expr) => {{
-            let p: u32 = $p;
-            let (stage, k0) = (p % STAGES as u32, p * BK);
-            // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte
-            // aligned; both tiles lie inside their rings, read after the wait and barrier.
-            unsafe {
-                copy_a.issue(a_ring, stage * a_stage, k0);
-                copy_b.issue(b_ring, stage * b_stage, k0);
-            }
-        }};
-    }
+    let issue = inlined!(|p: u32| {
+        let (stage, k0) = (p % STAGES as u32, p * BK);
+        // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte
+        // aligned; both tiles lie inside their rings, read after the wait and barrier.
+        unsafe {
+            copy_a.issue(a_ring, stage * a_stage, k0);
+            copy_b.issue(b_ring, stage * b_stage, k0);
+        }
+    });
 
-    unroll!(s in STAGES - 2 => {
+    unroll!(STAGES - 2, |s| {
         if (s as u32) < tiles {
-            issue!(s as u32);
+            issue(s as u32);
         }
         commit_group();
     });
@@ -115,7 +112,7 @@ pub unsafe fn sgemm_wgmma<
         wgmma::fence_proxy_async();
         thread::sync_threads();
         if p + (STAGES as u32 - 2) < tiles {
-            issue!(p + STAGES as u32 - 2);
+            issue(p + STAGES as u32 - 2);
         }
         commit_group();
         let stage = p % STAGES as u32;
@@ -126,9 +123,12 @@ pub unsafe fn sgemm_wgmma<
         // every warpgroup has waited for these wgmma (two trips later).
         unsafe {
             wgmma::fence(&mut acc);
-            unroll!(s in (BK / K_TF32) as usize => {
+            unroll!((BK / K_TF32) as usize, |s| {
                 let k0 = K_TF32 * s as u32;
-                acc.mma_tf32(Operand::new(a_ring, a_tile, k0), Operand::new(b_ring, b_tile, k0));
+                acc.mma_tf32(
+                    Operand::new(a_ring, a_tile, k0),
+                    Operand::new(b_ring, b_tile, k0),
+                );
             });
             wgmma::commit_group();
             wgmma::wait_group::<1, A>(&mut acc);
@@ -143,14 +143,23 @@ pub unsafe fn sgemm_wgmma<
     let row = group * wgmma::M + 16 * ((t % WARPGROUP) / WARP_SIZE) + lane / 4;
     let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
     let frags = acc.frags();
-    unroll!(j in (bn / 8) as usize => {
-        unroll!(h in 2 => {
+    unroll!((bn / 8) as usize, |j| {
+        unroll!(2, |h| {
             let frag: &FragC = &frags[j];
             let (r, c) = (row + 8 * h as u32, 8 * j as u32 + 2 * (lane % 4));
             // SAFETY: this thread alone holds outputs (r, c), (r, c + 1) of the block tile
             // (the FragC layout per 8 columns, warp w on rows 16w..); `fast` as required.
             unsafe {
-                store_pair(out, n, &tile, r, c, [frag[2 * h], frag[2 * h + 1]], fast, &epilogue)
+                store_pair(
+                    out,
+                    n,
+                    &tile,
+                    r,
+                    c,
+                    [frag[2 * h], frag[2 * h + 1]],
+                    fast,
+                    &epilogue,
+                )
             };
         });
     });

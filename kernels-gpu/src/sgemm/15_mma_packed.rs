@@ -106,21 +106,28 @@ pub unsafe fn sgemm_mma_packed<
     let copy_a = PackedCopy::new(BM as u32, tile.row0, m, a, k, t, threads);
     let copy_b = PackedCopy::new(BN as u32, tile.col0, n, bt, k, t, threads);
 
-    run_ring!(STAGES, tiles,
-    issue(p) {
-        let (stage, k0) = (p % STAGES as u32, p * BK as u32);
-        // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte aligned;
-        // both tiles lie inside their rings, read after the wait and barrier.
-        unsafe {
-            copy_a.issue(a_tile, stage * a_stage, k0);
-            copy_b.issue(b_tile, stage * b_stage, k0);
+    run_ring!(
+        STAGES,
+        tiles,
+        issue = |p| {
+            let (stage, k0) = (p % STAGES as u32, p * BK as u32);
+            // SAFETY: `a` and `bt` hold m and n rows of k (a multiple of 4), 16-byte aligned;
+            // both tiles lie inside their rings, read after the wait and barrier.
+            unsafe {
+                copy_a.issue(a_tile, stage * a_stage, k0);
+                copy_b.issue(b_tile, stage * b_stage, k0);
+            }
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                PackedTile::<BM, BN, MI, NI, THREADS>::accumulate_stage(
+                    &mut acc, a_tile, b_tile, stage, warp,
+                )
+            };
         }
-    },
-    accumulate(stage) {
-        // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-        // and barrier); every lane of every warp is here.
-        unsafe { PackedTile::<BM, BN, MI, NI, THREADS>::accumulate_stage(&mut acc, a_tile, b_tile, stage, warp) };
-    });
+    );
     // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
     unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
@@ -191,28 +198,31 @@ impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const T
         // cost ptxas four register moves per load).
         let a_word = lane_word(warp.0 + lane % 8 + 8 * ((lane / 8) % 2), lane / 16);
         let b_word = lane_word(warp.1 + lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
-        unroll!(step in BK / 8 => {
+        unroll!(BK / 8, |step| {
             // This step's rows of the warp's first fragments; the others are 16 rows on,
             // offsets the loads take as constants.
-            let (a_at, b_at) = (opaque_u32(step_word(a_word, step)), opaque_u32(step_word(b_word, step)));
+            let (a_at, b_at) = (
+                opaque_u32(step_word(a_word, step)),
+                opaque_u32(step_word(b_word, step)),
+            );
             let mut frag_a: [FragA; MI] = [[0; 4]; MI];
             let mut frag_b: [FragB; NI] = [[0; 2]; NI];
-            unroll!(i in MI => {
+            unroll!(MI, |i| {
                 // SAFETY: the whole warp, one stage, chunk-aligned rows inside it.
                 let words = unsafe { ldmatrix_x4(a_stage, a_at + (16 * i) as u32 * ROW_WORDS) };
                 // `a` as the caller gave it, unless packed (then this changes nothing): see
                 // `PackedConfig::rounds_a`.
                 frag_a[i] = words.map(|w| to_tf32(f32::from_bits(w)));
             });
-            unroll!(jp in NI / 2 => {
+            unroll!(NI / 2, |jp| {
                 let at = b_at + (16 * jp) as u32 * ROW_WORDS;
                 // SAFETY: as above.
                 let [b0, b1, b2, b3] = unsafe { ldmatrix_x4(b_stage, at) };
                 frag_b[2 * jp] = [b0, b1];
                 frag_b[2 * jp + 1] = [b2, b3];
             });
-            unroll!(i in MI => {
-                unroll!(j in NI => {
+            unroll!(MI, |i| {
+                unroll!(NI, |j| {
                     // SAFETY: every lane of the warp is here (block-uniform control flow).
                     acc[i][j] = unsafe { mma_m16n8k8_tf32(&frag_a[i], &frag_b[j], acc[i][j]) };
                 });
@@ -377,6 +387,8 @@ pub unsafe fn sgemm_mma_tma<
         tma::fence_init();
     }
     // Tile p into stage p % STAGES, by thread 0.
+    // (A macro, pasted where it runs: as an `#[inline(always)]` closure it compiles to
+    // different PTX.)
     macro_rules! issue {
         ($p:expr) => {{
             let p: u32 = $p;

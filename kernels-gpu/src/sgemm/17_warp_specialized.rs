@@ -239,10 +239,12 @@ pub unsafe fn gemm_warp_specialized<
             unsafe {
                 full(state.index).wait(state.phase);
                 wgmma::fence(&mut acc);
-                unroll!(s in (BK / K_16BIT) as usize => {
+                unroll!((BK / K_16BIT) as usize, |s| {
                     let depth = s as u32 * K_16BIT;
-                    let a = Operand16::k_major(smem, slot + consumer * wgmma::M * ROW_BYTES + 2 * depth);
-                    let b = Operand16::mn_major(smem, slot + a_bytes + depth * ROW_BYTES, BK * ROW_BYTES);
+                    let a_at = slot + consumer * wgmma::M * ROW_BYTES + 2 * depth;
+                    let a = Operand16::k_major(smem, a_at);
+                    let b_at = slot + a_bytes + depth * ROW_BYTES;
+                    let b = Operand16::mn_major(smem, b_at, BK * ROW_BYTES);
                     acc.mma_16bit::<1>(T::HALF, a, b, kt > 0 || s > 0);
                 });
                 wgmma::commit_group();
@@ -274,16 +276,15 @@ pub unsafe fn gemm_warp_specialized<
         let row = consumer * wgmma::M + 16 * ((t % WARPGROUP) / WARP_SIZE) + lane / 4;
         let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
         let frags = acc.frags();
-        unroll!(j in (A::N / 8) as usize => {
-            unroll!(h in 2 => {
+        unroll!((A::N / 8) as usize, |j| {
+            unroll!(2, |h| {
                 let frag: &FragC = &frags[j];
                 let (r, c) = (row + 8 * h as u32, 8 * j as u32 + 2 * (lane % 4));
+                let pair = [frag[2 * h], frag[2 * h + 1]];
                 // SAFETY: this thread alone holds outputs (r, c), (r, c + 1) of the block
                 // tile (the FragC layout per 8 columns, warp w on rows 16w..); `fast` as
                 // required.
-                unsafe {
-                    store_pair(out, n, &tile, r, c, [frag[2 * h], frag[2 * h + 1]], fast, &epilogue)
-                };
+                unsafe { store_pair(out, n, &tile, r, c, pair, fast, &epilogue) };
             });
         });
     }

@@ -80,7 +80,7 @@ unsafe fn repack<const TF32: bool>(
     }
     let (r, c0) = (t / quads, 4 * (t % quads));
     let mut v = [0.0f32; 4];
-    unroll!(e in 4 => {
+    unroll!(4, |e| {
         let c = c0 + e as u32;
         if r < src_rows && c < src_cols {
             // SAFETY: r < src_rows and c < src_cols <= ld: inside `src`.
@@ -94,7 +94,7 @@ unsafe fn repack<const TF32: bool>(
         // address is 16-byte aligned (cols and c0 multiples of 4, dst aligned).
         unsafe { *(dst.add(at) as *mut F32x4) = F32x4(v) };
     } else {
-        unroll!(e in 4 => {
+        unroll!(4, |e| {
             if c0 + (e as u32) < cols {
                 // SAFETY: c0 + e < cols: inside row r of `dst`.
                 unsafe { *dst.add(at + e) = v[e] };
@@ -147,18 +147,18 @@ pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *
         } else {
             [0.0; 4]
         };
-        unroll!(e in 4 => tile.set(r * PITCH + 4 * q + e as u32, v[e]));
+        unroll!(4, |e| tile.set(r * PITCH + 4 * q + e as u32, v[e]));
         thread::sync_threads();
         let (jj, ii) = (j0 + r, i0 + 4 * q);
         if jj < cols && ii < ld {
             let mut w = [0.0f32; 4];
-            unroll!(e in 4 => w[e] = tile.get((4 * q + e as u32) * PITCH + r));
+            unroll!(4, |e| w[e] = tile.get((4 * q + e as u32) * PITCH + r));
             // SAFETY: jj < cols and ii + 4 <= ld (ld % 4 == 0): inside `dst`, aligned.
             unsafe { *(dst.add((jj * ld + ii) as usize) as *mut F32x4) = F32x4(w) };
         }
     } else {
         let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
-        unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
+        unroll!((EDGE / TRANSPOSE_ROWS) as usize, |s| {
             let (i, j) = (i0 + ty + TRANSPOSE_ROWS * s as u32, j0 + tx);
             let v = if i < rows && j < cols {
                 // SAFETY: i < rows and j < cols: inside `src`.
@@ -169,7 +169,7 @@ pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *
             tile.set((ty + TRANSPOSE_ROWS * s as u32) * PITCH + tx, v);
         });
         thread::sync_threads();
-        unroll!(s in (EDGE / TRANSPOSE_ROWS) as usize => {
+        unroll!((EDGE / TRANSPOSE_ROWS) as usize, |s| {
             let (j, i) = (j0 + ty + TRANSPOSE_ROWS * s as u32, i0 + tx);
             if j < cols && i < ld {
                 let v = tile.get(tx * PITCH + ty + TRANSPOSE_ROWS * s as u32);
@@ -317,7 +317,7 @@ impl PackedCopy {
         let exists = |j: usize| chunks.is_multiple_of(threads) || row(j) < rows;
         if self.rows_left >= rows && k0 + ROW_WORDS <= self.k {
             let mut from = src;
-            unroll!(j in chunks.div_ceil(threads) as usize => {
+            unroll!(chunks.div_ceil(threads) as usize, |j| {
                 if exists(j) {
                     // SAFETY: the chunk's row and depths lie inside `src` (the tile's rows
                     // and depths all do), 16-byte aligned; it lies inside the tile.
@@ -328,14 +328,19 @@ impl PackedCopy {
         } else {
             let from = |j: usize| src.wrapping_add(j * stride);
             let depth_inside = k0 + self.c < self.k;
-            unroll!(j in chunks.div_ceil(threads) as usize => {
+            unroll!(chunks.div_ceil(threads) as usize, |j| {
                 if exists(j) {
                     let full = row(j) < self.rows_left && depth_inside;
                     // SAFETY: where `full`, the chunk lies inside `src` (k % 4 == 0), 16-byte
                     // aligned; otherwise the operand itself is an aligned placeholder that is
                     // not read. The chunk lies inside the tile, 16-byte aligned.
                     unsafe {
-                        cp_async_16_zfill(ring, at(j), if full { from(j) } else { self.origin }, full)
+                        cp_async_16_zfill(
+                            ring,
+                            at(j),
+                            if full { from(j) } else { self.origin },
+                            full,
+                        )
                     };
                 }
             });

@@ -89,7 +89,7 @@ pub unsafe fn split_k_reduce_with<E: Epilogue>(
             [0.0; 4]
         };
         let mut w = [0.0f32; 4];
-        unroll!(e in 4 => {
+        unroll!(4, |e| {
             let j = i + e as u32;
             w[e] = epilogue.apply(j / n, j % n, sum[e], old[e]);
         });

@@ -929,7 +929,7 @@ pub unsafe fn look_back(d: Descriptors, b: u32) -> Tally {
         let mut status = [EMPTY; PER_LANE as usize];
         let mut word = [0u64; PER_LANE as usize];
         let tile = |j: usize| end.wrapping_sub(1 + PER_LANE * lane + j as u32);
-        unroll!(j in PER_LANE as usize => {
+        unroll!(PER_LANE as usize, |j| {
             // Tiles before the first count as an inclusive prefix of zero.
             (status[j], word[j]) = if PER_LANE * lane + (j as u32) < end {
                 // SAFETY: that tile is before b.
@@ -942,7 +942,7 @@ pub unsafe fn look_back(d: Descriptors, b: u32) -> Tally {
         // needs has published nothing.
         let mut first = PER_LANE;
         let mut pending_before = [false; PER_LANE as usize + 1];
-        unroll!(j in PER_LANE as usize => {
+        unroll!(PER_LANE as usize, |j| {
             if first == PER_LANE && status[j] == INCLUSIVE {
                 first = j as u32;
             }
@@ -953,7 +953,7 @@ pub unsafe fn look_back(d: Descriptors, b: u32) -> Tally {
         let nearest = with_inclusive.trailing_zeros();
         let upto = if lane == nearest { first + 1 } else { PER_LANE };
         let mut pending = false;
-        unroll!(j in PER_LANE as usize + 1 => {
+        unroll!(PER_LANE as usize + 1, |j| {
             if j as u32 == upto {
                 pending = pending_before[j];
             }
@@ -964,7 +964,7 @@ pub unsafe fn look_back(d: Descriptors, b: u32) -> Tally {
         }
         let mut mine = Tally::ZERO;
         if lane <= nearest {
-            unroll!(j in PER_LANE as usize => {
+            unroll!(PER_LANE as usize, |j| {
                 if (j as u32) < upto {
                     // SAFETY: a head this lane read, non-zero.
                     mine = unsafe { head_value(d, tile(j), status[j], word[j]) } + mine;
@@ -1240,14 +1240,16 @@ unsafe fn for_each_word<const S: usize>(
         unsafe { s.get4_unchecked(4 * slot_quad(WORDS * t + q)) }
     };
     let mut low = word(old, 0);
-    unroll!(q in I / 4 => {
+    unroll!(I / 4, |q| {
         let q = q as u32;
         let xn = word(new, q);
         let xo = if S == 0 {
             low
         } else {
             let high = word(old, q + 1);
-            let w = [low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3]];
+            let w = [
+                low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3],
+            ];
             low = high;
             [w[S], w[S + 1], w[S + 2], w[S + 3]]
         };
@@ -1381,7 +1383,7 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     if old0 >= 0 && s + TILE <= n {
         // Both wholly inside `a` (the second ends at s + TILE + 4 - window - S <= s + TILE).
         let (new_src, old_src) = (a.wrapping_add(s as usize), a.wrapping_add(old0 as usize));
-        unroll!(j in (TILE / 4 / BLOCK) as usize => {
+        unroll!((TILE / 4 / BLOCK) as usize, |j| {
             let q = t + BLOCK * j as u32;
             // SAFETY: words q < TILE / 4 of both streams lie in `a`, 16-byte aligned; read
             // after the barrier.
@@ -1432,7 +1434,7 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     // SAFETY: staged and waited for.
     unsafe {
         for_each_word::<S>(new, old, t, |q, xn, xo| {
-            unroll!(i in 4 => {
+            unroll!(4, |i| {
                 sum += e(xn[i], xo[i]);
                 if aggregates {
                     own_sum += xn[i] as f64;
@@ -1460,7 +1462,7 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
         // SAFETY: as above.
         unsafe {
             for_each_word::<S>(new, old, t, |q, xn, xo| {
-                unroll!(i in 4 => {
+                unroll!(4, |i| {
                     let (old, new) = (Tally::of(xo[i]), Tally::of(xn[i]));
                     mine = mine + (new - old);
                     if aggregates {
@@ -1585,7 +1587,7 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
         unsafe {
             for_each_word::<S>(new, old, t, |q, xn, xo| {
                 let mut m = [0.0f32; 4];
-                unroll!(i in 4 => {
+                unroll!(4, |i| {
                     run += e(xn[i], xo[i]);
                     m[i] = (run * inv_window) as f32;
                 });
@@ -1595,14 +1597,14 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     } else if clean {
         // The counts, non-zero, stay as they are through these positions, and decide.
         let m = start.mean(inv_window);
-        unroll!(q in I / 4 => put(q as u32, [m; 4]));
+        unroll!(I / 4, |q| put(q as u32, [m; 4]));
     } else {
         let mut run = start;
         // SAFETY: as above.
         unsafe {
             for_each_word::<S>(new, old, t, |q, xn, xo| {
                 let mut m = [0.0f32; 4];
-                unroll!(i in 4 => {
+                unroll!(4, |i| {
                     run = run + (Tally::of(xn[i]) - Tally::of(xo[i]));
                     m[i] = run.mean(inv_window);
                 });

@@ -22,6 +22,13 @@ pub fn is_aligned16<T>(ptr: *const T) -> bool {
     ptr.addr().is_multiple_of(16)
 }
 
+/// Whether every row of a matrix of rows `ld` floats apart from `ptr` starts 16-byte aligned
+/// (`ld % 4 == 0`, `ptr` aligned): what an operand or output needs for 16-byte accesses.
+#[inline(always)]
+pub fn rows_aligned16(ld: u32, ptr: *const f32) -> bool {
+    ld.is_multiple_of(4) && is_aligned16(ptr)
+}
+
 /// Writes the output `out[row, col]` for the product `acc` through `epilogue` (reading the
 /// old value first if the epilogue needs it): the scalar store of every rung.
 ///
@@ -70,13 +77,13 @@ pub unsafe fn store_out4<E: Epilogue>(
             [0.0; 4]
         };
         let mut w = [0.0f32; 4];
-        crate::sgemm::parts::unroll::unroll!(e in 4 => {
+        crate::sgemm::parts::unroll::unroll!(4, |e| {
             w[e] = epilogue.apply(row, col + e as u32, v[e], old[e]);
         });
         // SAFETY: as above.
         unsafe { store_f32x4(p, w) };
     } else {
-        crate::sgemm::parts::unroll::unroll!(e in 4 => {
+        crate::sgemm::parts::unroll::unroll!(4, |e| {
             let ce = c + e as u32;
             if r < tile.rows_left && ce < tile.cols_left {
                 // SAFETY: [row, col + e] is inside out; this thread's element.

@@ -182,7 +182,7 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     pub unsafe fn store_rows<const LD: usize>(
         dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32,
     ) {
-        unroll!(j in Self::VECS => {
+        unroll!(Self::VECS, |j| {
             let (r, c) = Self::position(t, j);
             // SAFETY: r < ROWS and c + 4 <= COLS <= LD, so the vector is inside and aligned.
             unsafe { dst.set4_unchecked(offset + r * LD as u32 + c, staged[j]) };
@@ -203,7 +203,7 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     pub unsafe fn copy_async<const LD: usize>(
         dst: SharedSlice<f32>, offset: u32, src: *const f32, ld: u32, row0: u32, col0: u32, t: u32,
     ) {
-        unroll!(j in Self::VECS => {
+        unroll!(Self::VECS, |j| {
             let (r, c) = Self::position(t, j);
             // SAFETY: the caller's contract: inside both, 16-byte aligned at both ends.
             unsafe {
@@ -224,9 +224,9 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
     /// `dst` holds `offset + ROWS * COLS` words.
     #[inline(always)]
     pub unsafe fn store_transposed(dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32) {
-        unroll!(j in Self::VECS => {
+        unroll!(Self::VECS, |j| {
             let (r, c) = Self::position(t, j);
-            unroll!(e in 4 => {
+            unroll!(4, |e| {
                 let at = offset + (c + e as u32) * ROWS as u32 + r;
                 // SAFETY: c + e < COLS and r < ROWS.
                 unsafe { dst.set_unchecked(at, staged[j][e]) };
@@ -251,7 +251,7 @@ unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
     let mut staged = [[0.0f32; 4]; MAX_VECS];
     let inside = rows_left >= L::ROWS as u32 && cols_left >= L::COLS as u32;
     if vectors_ok && inside {
-        unroll!(j in L::VECS => {
+        unroll!(L::VECS, |j| {
             let (r, c) = L::position(t, j);
             // SAFETY: the whole tile is inside the matrix; ld, col0 and c are multiples
             // of 4 and src is 16-byte aligned, so the address is too.
@@ -263,17 +263,17 @@ unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
     } else if inside {
         // A whole tile on rows that are not 16-byte aligned (an odd `ld`): four scalar loads
         // per vector, without the per-element bounds checks of an edge tile.
-        unroll!(j in L::VECS => {
+        unroll!(L::VECS, |j| {
             let (r, c) = L::position(t, j);
-            unroll!(e in 4 => {
+            unroll!(4, |e| {
                 // SAFETY: the whole tile is inside the matrix.
                 staged[j][e] = unsafe { *src.add(at(row0 + r, ld, col0 + c + e as u32)) };
             });
         });
     } else {
-        unroll!(j in L::VECS => {
+        unroll!(L::VECS, |j| {
             let (r, c) = L::position(t, j);
-            unroll!(e in 4 => {
+            unroll!(4, |e| {
                 let ce = c + e as u32;
                 if r < rows_left && ce < cols_left {
                     // SAFETY: [row0 + r, col0 + ce] is inside the matrix.
@@ -348,9 +348,9 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize
     /// `dst` holds `offset + COLS * LD` words.
     #[inline(always)]
     pub unsafe fn store_transposed(dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32) {
-        unroll!(j in Self::VECS => {
+        unroll!(Self::VECS, |j| {
             let (r, c) = Self::position(t, j);
-            unroll!(e in 4 => {
+            unroll!(4, |e| {
                 let at = offset + (c + e as u32) * LD as u32 + r;
                 // SAFETY: c + e < COLS and r < ROWS <= LD.
                 unsafe { dst.set_unchecked(at, staged[j][e]) };

@@ -1,11 +1,12 @@
-//! Compile-time loop unrolling, for loops that index register arrays.
+//! Compile-time loop unrolling, for loops that index register arrays, and closures inlined
+//! wherever they are called.
 //!
 //! A register array (accumulators, fragments, staged loads) stays in registers only if every
 //! index into it is a constant after optimisation. Plain `for` loops with constant bounds get
 //! there only if LLVM's unroller decides to unroll them fully, which it does not for a loop
 //! body beyond a few hundred instructions: the 64-output epilogue of an 8 × 8 thread tile
 //! stayed a loop, and the whole accumulator array went to local memory (`__local_depot`).
-//! The crate-internal `unroll!(i in n => body)` makes the decision at compile time instead:
+//! The crate-internal `unroll!(n, |i| body)` makes the decision at compile time instead:
 //! `n` calls of an `#[inline(always)]` closure with literal indices, straight-line code with
 //! no loop for LLVM to keep. (`tests/ptx_sgemm.rs` checks the result: no local memory, and
 //! exactly `BK ×` outputs-per-thread FMAs per kernel.)
@@ -27,12 +28,13 @@ pub fn unroll_with(n: usize, mut f: impl FnMut(usize)) {
     calls!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }
 
-/// `unroll!(i in n => body)`: [`unroll_with`] with an `#[inline(always)]` closure, so that the
+/// `unroll!(n, |i| body)`: [`unroll_with`] with an `#[inline(always)]` closure, so that the
 /// body is inlined at every index even where it is large or shared by several entry points
 /// (LLVM's inliner gave up on a 64-store epilogue used by two kernels, and the accumulators
-/// it borrows went to local memory).
+/// it borrows went to local memory). Written as a call with a closure, so that rustfmt
+/// formats the body.
 macro_rules! unroll {
-    ($i:ident in $n:expr => $body:expr) => {
+    ($n:expr, |$i:ident| $body:expr) => {
         $crate::sgemm::parts::unroll::unroll_with(
             $n,
             #[inline(always)]
@@ -41,3 +43,18 @@ macro_rules! unroll {
     };
 }
 pub(crate) use unroll;
+
+/// `inlined!(|args| body)`: the closure, marked `#[inline(always)]`, for code a kernel runs
+/// at several places (a prologue and its loop, two paths of one loop): LLVM then pastes it
+/// at every call, where it may otherwise outline a large closure into a `.func`. (A macro
+/// because an attribute on a closure is accepted in a call's arguments, not as a `let`'s
+/// value.)
+macro_rules! inlined {
+    (|$arg:ident: $ty:ty| $body:expr) => {
+        ::core::convert::identity(
+            #[inline(always)]
+            |$arg: $ty| $body,
+        )
+    };
+}
+pub(crate) use inlined;

@@ -27,199 +27,209 @@ use nvptx_device::warp::WARP_SIZE;
 pub type Acc<const WMITER: usize, const TM: usize, const WNITER: usize, const TN: usize> =
     [[[[f32; TN]; WNITER]; TM]; WMITER];
 
-/// Declares a kernel, the [`WarpTile`] type or its `impl` block generic over the warp-tile
-/// parameters `BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS` (as [`WarpTile`] describes
-/// them, in that order, before the item's own generics), and names such an item with the
-/// parameters of the one it is used in: the one place they are listed.
+/// `#[warp_tiled]` on a kernel, the [`WarpTile`] type or its `impl` block makes it generic
+/// over the warp-tile parameters `BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS` (as
+/// [`WarpTile`] describes them, in that order, before the item's own generics): the one
+/// place they are listed. [`same_tile!`] names such an item inside another.
 ///
-/// * `warp_tiled! { #[attrs] pub unsafe fn name<const X: T, .., E: Epilogue>(args) { body } }`
-///   (the const generics after the warp-tile ones are optional; `E` is required);
-/// * `warp_tiled! { #[attrs] pub struct WarpTile; }`;
-/// * `warp_tiled! { impl WarpTile { items } }`;
-/// * `warp_tiled!(name)` or `warp_tiled!(name::<X, .., E>)` in a body: `name::<BM, .., THREADS,
-///   X, .., E>`, such as [`WarpTile`] itself or another warp-tiled kernel.
+/// * `#[warp_tiled] pub unsafe fn name<const X: T, .., E: Epilogue>(args) { body }` (the
+///   const generics after the warp-tile ones are optional; `E` is required);
+/// * `#[warp_tiled] pub struct WarpTile;` and `#[warp_tiled] impl WarpTile { items }`.
 ///
 /// The generic parameters of a `macro_rules!` expansion are not hygienic, so the body names
-/// `BM` and the others as its own. (The parameters cannot be the fields of one struct
-/// parameter: the register arrays are sized by `TM`, `TN`, `WMITER` and `WNITER`, which would
-/// need `generic_const_exprs`.) rustfmt does not reach into the macro, so the items are laid
-/// out as it would lay them out in a `mod` block.
+/// `BM` and the others as its own. An attribute, so that rustfmt formats the items as any
+/// other. (Not a trait of the parameters that the kernels are generic over: the register
+/// arrays are sized by `TM`, `TN`, `WMITER` and `WNITER`, which a trait's constants cannot do
+/// without `generic_const_exprs`, and kernels generic over a type compile to different PTX,
+/// rustc's MIR inliner then inlining the small helpers they call.)
 macro_rules! warp_tiled {
-    (@generics [$($head:tt)*] [$($own:tt)*] $($tail:tt)*) => {
+    attr() ($(#[$attr:meta])* $vis:vis unsafe fn $name:ident
+        <$(const $c:ident: $ct:ty,)* E: $bound:path $(,)?>($($arg:tt)*) $body:block) => {
+        $crate::sgemm::parts::warp_tile::with_warp_tile_generics!(
+            [$(#[$attr])* $vis unsafe fn $name] [$(const $c: $ct,)* E: $bound] ($($arg)*) $body);
+    };
+    attr() ($(#[$attr:meta])* $vis:vis struct WarpTile;) => {
+        $crate::sgemm::parts::warp_tile::with_warp_tile_generics!(
+            [$(#[$attr])* $vis struct WarpTile] [] ;);
+    };
+    attr() (impl WarpTile $items:tt) => {
+        $crate::sgemm::parts::warp_tile::with_warp_tile_generics!([impl] []
+            WarpTile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS> $items);
+    };
+}
+pub(crate) use warp_tiled;
+
+/// What [`warp_tiled`] expands to: `$head < BM, .., THREADS, $own > $tail` with the
+/// warp-tile parameters declared (a macro of its own: one macro cannot be an attribute and
+/// `name!(..)` both, for rustdoc).
+macro_rules! with_warp_tile_generics {
+    ([$($head:tt)*] [$($own:tt)*] $($tail:tt)*) => {
         $($head)* <
             const BM: usize, const BN: usize, const BK: usize, const WM: usize, const WN: usize,
             const WMITER: usize, const WNITER: usize, const TM: usize, const TN: usize,
             const THREADS: usize, $($own)*
         > $($tail)*
     };
-    ($(#[$attr:meta])* $vis:vis unsafe fn $name:ident
-        <$(const $c:ident: $ct:ty,)* E: $bound:path $(,)?>($($arg:tt)*) $body:block) => {
-        $crate::sgemm::parts::warp_tile::warp_tiled!(@generics
-            [$(#[$attr])* $vis unsafe fn $name] [$(const $c: $ct,)* E: $bound] ($($arg)*) $body);
-    };
-    ($(#[$attr:meta])* $vis:vis struct WarpTile;) => {
-        $crate::sgemm::parts::warp_tile::warp_tiled!(@generics
-            [$(#[$attr])* $vis struct WarpTile] [] ;);
-    };
-    (impl WarpTile $items:tt) => {
-        $crate::sgemm::parts::warp_tile::warp_tiled!(@generics [impl] []
-            WarpTile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS> $items);
-    };
+}
+pub(crate) use with_warp_tile_generics;
+
+/// `same_tile!(name)` or `same_tile!(name::<X, .., E>)` in a [`warp_tiled`] item:
+/// `name::<BM, .., THREADS, X, .., E>`, the item `name` (such as [`WarpTile`] itself or
+/// another warp-tiled kernel) with the warp-tile parameters of the one it is used in.
+macro_rules! same_tile {
     ($name:ident $(::<$($own:tt),*>)?) => {
         $name::<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, THREADS, $($($own),*)?>
     };
 }
-pub(crate) use warp_tiled;
+pub(crate) use same_tile;
 
-warp_tiled! {
-    /// The parameters of a warp-tiled kernel (a value only for its constants and methods):
-    /// block tile `BM × BN`, shared tiles `BK` deep, warp tile `WM × WN` in `WMITER × WNITER`
-    /// steps, thread tile `TM × TN`, and `THREADS = (BM/WM)·(BN/WN)·32`.
-    #[derive(Clone, Copy)]
-    pub struct WarpTile;
-}
+/// The parameters of a warp-tiled kernel (a value only for its constants and methods):
+/// block tile `BM × BN`, shared tiles `BK` deep, warp tile `WM × WN` in `WMITER × WNITER`
+/// steps, thread tile `TM × TN`, and `THREADS = (BM/WM)·(BN/WN)·32`.
+#[warp_tiled]
+#[derive(Clone, Copy)]
+pub struct WarpTile;
 
-warp_tiled! {
-    impl WarpTile {
-        /// Rows of one warp sub-tile.
-        pub const WSUBM: usize = WM / WMITER;
-        /// Columns of one warp sub-tile.
-        pub const WSUBN: usize = WN / WNITER;
-        /// The parameters fit together: warps tile the block, 32 thread tiles fill a warp
-        /// sub-tile, and every fragment and output run is whole 16-byte vectors.
-        const VALID: () = assert!(
-            BM.is_multiple_of(WM)
-                && BN.is_multiple_of(WN)
-                && THREADS == (BM / WM) * (BN / WN) * WARP_SIZE as usize
-                && WM.is_multiple_of(WMITER)
-                && WN.is_multiple_of(WNITER)
-                && (WM / WMITER).is_multiple_of(TM)
-                && (WN / WNITER).is_multiple_of(TN)
-                && (WM / WMITER / TM) * (WN / WNITER / TN) == WARP_SIZE as usize
-                && TM.is_multiple_of(4)
-                && TN.is_multiple_of(4)
-                && BK.is_multiple_of(4)
-        );
+#[warp_tiled]
+impl WarpTile {
+    /// Rows of one warp sub-tile.
+    pub const WSUBM: usize = WM / WMITER;
+    /// Columns of one warp sub-tile.
+    pub const WSUBN: usize = WN / WNITER;
+    /// The parameters fit together: warps tile the block, 32 thread tiles fill a warp
+    /// sub-tile, and every fragment and output run is whole 16-byte vectors.
+    const VALID: () = assert!(
+        BM.is_multiple_of(WM)
+            && BN.is_multiple_of(WN)
+            && THREADS == (BM / WM) * (BN / WN) * WARP_SIZE as usize
+            && WM.is_multiple_of(WMITER)
+            && WN.is_multiple_of(WNITER)
+            && (WM / WMITER).is_multiple_of(TM)
+            && (WN / WNITER).is_multiple_of(TN)
+            && (WM / WMITER / TM) * (WN / WNITER / TN) == WARP_SIZE as usize
+            && TM.is_multiple_of(4)
+            && TN.is_multiple_of(4)
+            && BK.is_multiple_of(4)
+    );
 
-        /// Thread `t`'s origin in the block tile: its first row (an offset into a column of the
-        /// transposed `a` tile) and its first column (an offset into a row of the `b` tile).
-        #[inline(always)]
-        pub fn thread_origin(self, t: u32) -> (u32, u32) {
-            let () = Self::VALID;
-            let (warp, lane) = (t / WARP_SIZE, t % WARP_SIZE);
-            let warps_across = (BN / WN) as u32;
-            let (warp_row, warp_col) = (warp / warps_across, warp % warps_across);
-            let lanes_across = (Self::WSUBN / TN) as u32;
-            let (lane_row, lane_col) = (lane / lanes_across, lane % lanes_across);
-            (
-                warp_row * WM as u32 + lane_row * TM as u32,
-                warp_col * WN as u32 + lane_col * TN as u32,
-            )
-        }
+    /// Thread `t`'s origin in the block tile: its first row (an offset into a column of the
+    /// transposed `a` tile) and its first column (an offset into a row of the `b` tile).
+    #[inline(always)]
+    pub fn thread_origin(self, t: u32) -> (u32, u32) {
+        let () = Self::VALID;
+        let (warp, lane) = (t / WARP_SIZE, t % WARP_SIZE);
+        let warps_across = (BN / WN) as u32;
+        let (warp_row, warp_col) = (warp / warps_across, warp % warps_across);
+        let lanes_across = (Self::WSUBN / TN) as u32;
+        let (lane_row, lane_col) = (lane / lanes_across, lane % lanes_across);
+        (
+            warp_row * WM as u32 + lane_row * TM as u32,
+            warp_col * WN as u32 + lane_col * TN as u32,
+        )
+    }
 
-        /// `acc += a_tileᵀ · b_tile` over the `BK` steps of one shared tile, where `a_frags`
-        /// starts at the thread's first row in the transposed `a` tile (`BK × BM`) of a stage,
-        /// and `b_frags` at its first column in the `b` tile (`BK × BN`).
-        ///
-        /// Every fragment load is then the slice's base plus a compile-time constant, one
-        /// register and an immediate offset (`add` of an immediate that ptxas folds into the
-        /// `LDS` address); base offsets inside the unrolled steps made LLVM hoist one address
-        /// register per load out of the tile loop instead.
-        ///
-        /// # Safety
-        /// The slices are [`split_at`](SharedSlice::split_at) a stage's start plus the thread's
-        /// [`thread_origin`](Self::thread_origin), in arrays holding that whole stage.
-        #[inline(always)]
-        pub unsafe fn accumulate(
-            self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
-            b_frags: SharedSlice<f32>,
-        ) {
-            // SAFETY: the caller's contract; the transposed `a` tile's rows are `BM` apart.
-            unsafe { self.accumulate_ld::<BM>(acc, a_frags, b_frags) }
-        }
+    /// `acc += a_tileᵀ · b_tile` over the `BK` steps of one shared tile, where `a_frags`
+    /// starts at the thread's first row in the transposed `a` tile (`BK × BM`) of a stage,
+    /// and `b_frags` at its first column in the `b` tile (`BK × BN`).
+    ///
+    /// Every fragment load is then the slice's base plus a compile-time constant, one
+    /// register and an immediate offset (`add` of an immediate that ptxas folds into the
+    /// `LDS` address); base offsets inside the unrolled steps made LLVM hoist one address
+    /// register per load out of the tile loop instead.
+    ///
+    /// # Safety
+    /// The slices are [`split_at`](SharedSlice::split_at) a stage's start plus the thread's
+    /// [`thread_origin`](Self::thread_origin), in arrays holding that whole stage.
+    #[inline(always)]
+    pub unsafe fn accumulate(
+        self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
+        b_frags: SharedSlice<f32>,
+    ) {
+        // SAFETY: the caller's contract; the transposed `a` tile's rows are `BM` apart.
+        unsafe { self.accumulate_ld::<BM>(acc, a_frags, b_frags) }
+    }
 
-        /// [`accumulate`](Self::accumulate) on a transposed `a` tile whose rows are `LDA >= BM`
-        /// floats apart (padded against bank conflicts on its stores; `LDA % 4 == 0`).
-        ///
-        /// # Safety
-        /// As [`accumulate`](Self::accumulate), the stage's `a` tile being `BK × LDA`.
-        #[inline(always)]
-        pub unsafe fn accumulate_ld<const LDA: usize>(
-            self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
-            b_frags: SharedSlice<f32>,
-        ) {
-            // SAFETY: the caller's contract; the `b` tile's rows are `BN` apart.
-            unsafe { self.accumulate_strided::<LDA, BN>(acc, a_frags, b_frags) }
-        }
+    /// [`accumulate`](Self::accumulate) on a transposed `a` tile whose rows are `LDA >= BM`
+    /// floats apart (padded against bank conflicts on its stores; `LDA % 4 == 0`).
+    ///
+    /// # Safety
+    /// As [`accumulate`](Self::accumulate), the stage's `a` tile being `BK × LDA`.
+    #[inline(always)]
+    pub unsafe fn accumulate_ld<const LDA: usize>(
+        self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
+        b_frags: SharedSlice<f32>,
+    ) {
+        // SAFETY: the caller's contract; the `b` tile's rows are `BN` apart.
+        unsafe { self.accumulate_strided::<LDA, BN>(acc, a_frags, b_frags) }
+    }
 
-        /// [`accumulate_ld`](Self::accumulate_ld) on a `b` tile whose rows are `LDB >= BN`
-        /// floats apart as well (`LDB % 4 == 0`): padded where it is stored transposed.
-        ///
-        /// # Safety
-        /// As [`accumulate_ld`](Self::accumulate_ld), the stage's `b` tile being `BK × LDB`.
-        #[inline(always)]
-        pub unsafe fn accumulate_strided<const LDA: usize, const LDB: usize>(
-            self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
-            b_frags: SharedSlice<f32>,
-        ) {
-            unroll!(dot in BK => {
-                let dot = dot as u32;
-                let mut frag_a = [[0.0f32; TM]; WMITER];
-                let mut frag_b = [[0.0f32; TN]; WNITER];
-                unroll!(wm in WMITER => {
-                    unroll!(i in TM / 4 => {
-                        let at = dot * LDA as u32 + (wm * Self::WSUBM + 4 * i) as u32;
-                        // SAFETY: inside the stage's a tile and 16-byte aligned (contract).
-                        let v = unsafe { a_frags.get4_unchecked(at) };
-                        unroll!(e in 4 => frag_a[wm][4 * i + e] = v[e]);
-                    });
+    /// [`accumulate_ld`](Self::accumulate_ld) on a `b` tile whose rows are `LDB >= BN`
+    /// floats apart as well (`LDB % 4 == 0`): padded where it is stored transposed.
+    ///
+    /// # Safety
+    /// As [`accumulate_ld`](Self::accumulate_ld), the stage's `b` tile being `BK × LDB`.
+    #[inline(always)]
+    pub unsafe fn accumulate_strided<const LDA: usize, const LDB: usize>(
+        self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
+        b_frags: SharedSlice<f32>,
+    ) {
+        unroll!(BK, |dot| {
+            let dot = dot as u32;
+            let mut frag_a = [[0.0f32; TM]; WMITER];
+            let mut frag_b = [[0.0f32; TN]; WNITER];
+            unroll!(WMITER, |wm| {
+                unroll!(TM / 4, |i| {
+                    let at = dot * LDA as u32 + (wm * Self::WSUBM + 4 * i) as u32;
+                    // SAFETY: inside the stage's a tile and 16-byte aligned (contract).
+                    let v = unsafe { a_frags.get4_unchecked(at) };
+                    unroll!(4, |e| frag_a[wm][4 * i + e] = v[e]);
                 });
-                unroll!(wn in WNITER => {
-                    unroll!(j in TN / 4 => {
-                        let at = dot * LDB as u32 + (wn * Self::WSUBN + 4 * j) as u32;
-                        // SAFETY: inside the stage's b tile and 16-byte aligned (contract).
-                        let v = unsafe { b_frags.get4_unchecked(at) };
-                        unroll!(e in 4 => frag_b[wn][4 * j + e] = v[e]);
-                    });
+            });
+            unroll!(WNITER, |wn| {
+                unroll!(TN / 4, |j| {
+                    let at = dot * LDB as u32 + (wn * Self::WSUBN + 4 * j) as u32;
+                    // SAFETY: inside the stage's b tile and 16-byte aligned (contract).
+                    let v = unsafe { b_frags.get4_unchecked(at) };
+                    unroll!(4, |e| frag_b[wn][4 * j + e] = v[e]);
                 });
-                unroll!(wm in WMITER => {
-                    unroll!(i in TM => {
-                        unroll!(wn in WNITER => {
-                            let (x, acc) = (frag_a[wm][i], &mut acc[wm][i][wn]);
-                            unroll!(j in TN => acc[j] = fma(x, frag_b[wn][j], acc[j]));
-                        });
+            });
+            unroll!(WMITER, |wm| {
+                unroll!(TM, |i| {
+                    unroll!(WNITER, |wn| {
+                        let (x, acc) = (frag_a[wm][i], &mut acc[wm][i][wn]);
+                        unroll!(TN, |j| acc[j] = fma(x, frag_b[wn][j], acc[j]));
                     });
                 });
             });
-        }
+        });
+    }
 
-        /// Writes the thread's outputs through `epilogue`: 16-byte stores if `fast`, else
-        /// bounds-checked scalar ones.
-        ///
-        /// # Safety
-        /// `out` is the `m × n` output `tile` was made with, `origin` is this thread's
-        /// [`thread_origin`](Self::thread_origin), and `fast` is only true if the block tile is
-        /// interior, `n % 4 == 0` and `out` is 16-byte aligned.
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe fn store<E: Epilogue>(
-            self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
-            origin: (u32, u32), fast: bool, epilogue: &E,
-        ) {
-            unroll!(wm in WMITER => {
-                unroll!(i in TM => {
-                    let r = origin.0 + (wm * Self::WSUBM + i) as u32;
-                    unroll!(wn in WNITER => {
-                        unroll!(j in TN / 4 => {
-                            let c = origin.1 + (wn * Self::WSUBN + 4 * j) as u32;
-                            let row = &acc[wm][i][wn];
-                            let v = [row[4 * j], row[4 * j + 1], row[4 * j + 2], row[4 * j + 3]];
-                            // SAFETY: each output belongs to one thread; `fast` per the contract.
-                            unsafe { store_out4(out, n, tile, r, c, v, fast, epilogue) };
-                        });
+    /// Writes the thread's outputs through `epilogue`: 16-byte stores if `fast`, else
+    /// bounds-checked scalar ones.
+    ///
+    /// # Safety
+    /// `out` is the `m × n` output `tile` was made with, `origin` is this thread's
+    /// [`thread_origin`](Self::thread_origin), and `fast` is only true if the block tile is
+    /// interior, `n % 4 == 0` and `out` is 16-byte aligned.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn store<E: Epilogue>(
+        self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
+        origin: (u32, u32), fast: bool, epilogue: &E,
+    ) {
+        unroll!(WMITER, |wm| {
+            unroll!(TM, |i| {
+                let r = origin.0 + (wm * Self::WSUBM + i) as u32;
+                unroll!(WNITER, |wn| {
+                    unroll!(TN / 4, |j| {
+                        let c = origin.1 + (wn * Self::WSUBN + 4 * j) as u32;
+                        let row = &acc[wm][i][wn];
+                        let v = [row[4 * j], row[4 * j + 1], row[4 * j + 2], row[4 * j + 3]];
+                        // SAFETY: each output belongs to one thread; `fast` per the contract.
+                        unsafe { store_out4(out, n, tile, r, c, v, fast, epilogue) };
                     });
                 });
             });
-        }
+        });
     }
 }
