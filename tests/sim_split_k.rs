@@ -12,6 +12,7 @@ use fma_product::{assert_same_bits, fma_in_k_order};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::reference::{compare, matmul_f64};
 use kernels_gpu_host::plan::row_split::RowSplit;
+use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
 use kernels_gpu_host::{Error, MatmulShape, SgemmKernel};
 

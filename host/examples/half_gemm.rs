@@ -1,42 +1,33 @@
-//! 16-bit matrices on Hopper (rung 17) beside cuBLAS: every `bf16` configuration (and the
-//! `f16` default) on a few shapes, each result spot-checked against the f64 product of the
-//! rounded inputs, each timed (median of 20 CUDA-event-timed runs after 5 warm-ups, kernel
-//! only: the inputs are 16-bit on the device before timing) beside `cublasGemmEx` with
-//! `bf16` operands, f32 output and `CUBLAS_COMPUTE_32F` on the same buffers. Without a CUDA
-//! driver, a GPU, or a Hopper it says so and exits 0.
+//! 16-bit matrices on Hopper (rung 17) beside cuBLAS, shape by shape: the autotuned `bf16`
+//! run (candidates narrowed by shape class, timed the first time a shape is seen) against
+//! `cublasGemmEx` with `bf16` operands, f32 output and `CUBLAS_COMPUTE_32F` on the same
+//! device buffers, each the median of 20 CUDA-event-timed runs after 5 warm-ups, kernel
+//! only; beside it, what converting the f32 inputs to `bf16` on the device costs (median
+//! of 20, both operands). Each result is spot-checked against the f64 product of the
+//! rounded inputs, and `f16` is checked on the first shape. Without a CUDA driver, a GPU,
+//! or a Hopper it says so and exits 0.
 //!
-//! `cargo run --release -p kernels-gpu-host --example half_gemm [M K N ...]`
+//! `cargo run --release -p kernels-gpu-host --example half_gemm [M K N ...]` (default: the
+//! shape suite's 14 shapes).
 
 use half::{bf16, f16};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::spot;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use kernels_gpu_host::plan::budget::median;
-use kernels_gpu_host::plan::half::{self as half_plan, HalfFloat, WsConfig};
-use kernels_gpu_host::{Error, MatmulShape};
+use kernels_gpu_host::plan::half::HalfFloat;
+use kernels_gpu_host::{Error, MatmulShape, suite};
 
-/// One timed configuration: its median milliseconds and the largest sampled error as a
-/// fraction of Σ|a||b|.
-fn run<T: HalfFloat + cudarc::driver::DeviceRepr>(
-    gpu: &Gpu, config: &WsConfig, a: &[f32], b: &[f32], shape: MatmulShape,
-) -> Result<(f64, f64), Error> {
-    let (a16, b16) = (gpu.upload_half::<T>(a)?, gpu.upload_half::<T>(b)?);
-    let mut out = gpu.nans(shape.lens().2)?;
-    gpu.gemm_half_device(config, &a16, &b16, &mut out, shape)?;
-    let host = gpu.download(&out)?;
-    // The reference multiplies the rounded values, exactly as the tensor cores do.
+/// The largest sampled error of `out` against the f64 product of `a` and `b` rounded to
+/// `T`, as a fraction of Σ|a||b| (infinite for a non-finite output).
+fn error<T: HalfFloat>(a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape) -> f64 {
     let round = |x: &[f32]| -> Vec<f32> { x.iter().map(|&v| T::from_f32(v).to_f32()).collect() };
-    let (ar, br) = (round(a), round(b));
-    let (_, acc) = spot::sampled_accuracy(&ar, &br, &host, shape, 256);
-    let scaled = if acc.non_finite > 0 {
+    let (_, acc) = spot::sampled_accuracy(&round(a), &round(b), out, shape, 256);
+    if acc.non_finite > 0 {
         f64::INFINITY
     } else {
         acc.max_scaled_err
-    };
-    let mut ms = gpu.time_ms(5, 20, || {
-        gpu.gemm_half_device(config, &a16, &b16, &mut out, shape)
-    })?;
-    Ok((median(&mut ms), scaled))
+    }
 }
 
 fn main() -> Result<(), Error> {
@@ -58,19 +49,20 @@ fn main() -> Result<(), Error> {
         .map(|a| a.parse().expect("dimensions are numbers"))
         .collect();
     let shapes: Vec<(usize, usize, usize)> = if args.is_empty() {
-        vec![(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048)]
+        suite::SHAPES.to_vec()
     } else {
         args.chunks_exact(3).map(|d| (d[0], d[1], d[2])).collect()
     };
     println!("{info}");
     println!(
-        "| m×k×n | kernel | ms | TFLOP/s | cuBLAS BF16 ms | cuBLAS ÷ ours | max error / Σ|a||b| |"
+        "| m×k×n | chosen | ms | TFLOP/s | cuBLAS BF16 ms | cuBLAS ÷ ours | convert ms | max error / Σ|a||b| |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
     let cublas = Cublas::new(&gpu, CublasMath::Bf16)?;
-    for (m, k, n) in shapes {
+    let mut ratios = vec![];
+    for (i, (m, k, n)) in shapes.into_iter().enumerate() {
         let shape = MatmulShape::new(m, k, n)?;
-        let mut rng = Rng::new(7);
+        let mut rng = Rng::new(7 + i as u64);
         let a: Vec<f32> = rng
             .uniform(m * k)
             .into_iter()
@@ -81,29 +73,49 @@ fn main() -> Result<(), Error> {
             .into_iter()
             .map(|x| 2.0 * x - 1.0)
             .collect();
-        let (a_bits, b_bits) = (gpu.upload_bf16(&a)?, gpu.upload_bf16(&b)?);
-        let mut out = gpu.zeros(m * n)?;
+        let (a32, b32) = (gpu.upload(&a)?, gpu.upload(&b)?);
+        let (ku, nu) = (k as u32, n as u32);
+        let (a16, b16) = (
+            gpu.convert_half::<bf16>(&a32, m as u32, ku, ku)?,
+            gpu.convert_half::<bf16>(&b32, ku, nu, nu)?,
+        );
+        let mut convert = gpu.time_ms(2, 20, || {
+            gpu.convert_half::<bf16>(&a32, m as u32, ku, ku)?;
+            gpu.convert_half::<bf16>(&b32, ku, nu, nu).map(drop)
+        })?;
+        let mut out = gpu.nans(m * n)?;
+        let run = gpu.gemm_half_auto_device(&a16, &b16, &mut out, shape)?;
+        gpu.fill_nan(&mut out)?;
+        gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)?;
+        let err = error::<bf16>(&a, &b, &gpu.download(&out)?, shape);
         let mut ms = gpu.time_ms(5, 20, || {
+            gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)
+        })?;
+        let ms = median(&mut ms);
+        // cuBLAS on the same bits (its BF16 buffers are `u16`).
+        let (a_bits, b_bits) = (gpu.upload_bf16(&a)?, gpu.upload_bf16(&b)?);
+        let mut c_ms = gpu.time_ms(5, 20, || {
             cublas.gemm_bf16(&a_bits, &b_bits, &mut out, shape)
         })?;
-        let cublas_ms = median(&mut ms);
+        let cublas_ms = median(&mut c_ms);
         let flops = 2.0 * m as f64 * k as f64 * n as f64;
-        let configs = half_plan::configs::<bf16>()
-            .map(|c| (c, true))
-            .chain(std::iter::once((half_plan::default_config::<f16>(), false)));
-        for (config, is_bf16) in configs {
-            let (ms, err) = if is_bf16 {
-                run::<bf16>(&gpu, config, &a, &b, shape)?
-            } else {
-                run::<f16>(&gpu, config, &a, &b, shape)?
-            };
-            println!(
-                "| {shape} | {} | {ms:.4} | {:.1} | {cublas_ms:.4} | {:.3} | {err:.2e} |",
-                config.name,
-                flops / ms * 1e-9,
-                cublas_ms / ms
-            );
+        ratios.push(cublas_ms / ms);
+        println!(
+            "| {shape} | {} | {ms:.4} | {:.1} | {cublas_ms:.4} | {:.3} | {:.4} | {err:.2e} |",
+            run.name(),
+            flops / ms * 1e-9,
+            cublas_ms / ms,
+            median(&mut convert)
+        );
+        if i == 0 {
+            let (a16, b16) = (gpu.upload_half::<f16>(&a)?, gpu.upload_half::<f16>(&b)?);
+            let run = gpu.gemm_half_auto_device(&a16, &b16, &mut out, shape)?;
+            let err = error::<f16>(&a, &b, &gpu.download(&out)?, shape);
+            println!("| {shape} f16 | {} | | | | | | {err:.2e} |", run.name());
         }
     }
+    let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len().max(1) as f64).exp();
+    let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    println!("\ngeometric mean cuBLAS ÷ ours {geomean:.3}, smallest {worst:.3}");
     Ok(())
 }

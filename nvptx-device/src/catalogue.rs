@@ -16,6 +16,8 @@ pub enum ParamType {
     ConstU16Ptr,
     /// A device pointer to `f32`s the kernel writes.
     MutF32Ptr,
+    /// A device pointer to 16-bit elements the kernel writes (BF16 or F16 bits).
+    MutU16Ptr,
     /// A device pointer to `u64`s the kernel reads and writes (scratch state, e.g. a
     /// chained scan's published prefixes).
     MutU64Ptr,
@@ -38,6 +40,7 @@ impl ParamType {
             Self::ConstF32Ptr
             | Self::ConstU16Ptr
             | Self::MutF32Ptr
+            | Self::MutU16Ptr
             | Self::MutU64Ptr
             | Self::U64
             | Self::ConstTensorMapPtr => 8,
@@ -60,6 +63,9 @@ impl KernelParam for *const u16 {
 }
 impl KernelParam for *mut f32 {
     const TYPE: ParamType = ParamType::MutF32Ptr;
+}
+impl KernelParam for *mut u16 {
+    const TYPE: ParamType = ParamType::MutU16Ptr;
 }
 impl KernelParam for *mut u64 {
     const TYPE: ParamType = ParamType::MutU64Ptr;

@@ -252,6 +252,81 @@ pub const fn bf16_round_bits(bits: u32) -> u16 {
     ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
 }
 
+/// `x` rounded to BF16 to the nearest, ties to even (`cvt.rn.bf16.f32`), as bits; NaN
+/// stays NaN, values past the largest finite BF16 become infinite.
+#[inline(always)]
+pub fn to_bf16(x: f32) -> u16 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let out: u16;
+        // SAFETY: a register-to-register conversion.
+        unsafe {
+            core::arch::asm!("cvt.rn.bf16.f32 {o}, {x};", o = out(reg16) out, x = in(reg32) x.to_bits(),
+                             options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    bf16_round_bits(x.to_bits())
+}
+
+/// `x` rounded to IEEE binary16 to the nearest, ties to even (`cvt.rn.f16.f32`), as bits;
+/// NaN stays NaN, values past 65504 become infinite, tiny ones subnormal or zero.
+#[inline(always)]
+pub fn to_f16(x: f32) -> u16 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let out: u16;
+        // SAFETY: a register-to-register conversion.
+        unsafe {
+            core::arch::asm!("cvt.rn.f16.f32 {o}, {x};", o = out(reg16) out, x = in(reg32) x.to_bits(),
+                             options(pure, nomem, nostack, preserves_flags));
+        }
+        out
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    f16_round_bits(x.to_bits())
+}
+
+/// The binary16 bits of an f32 given by its bits, rounded as [`to_f16`] rounds, in plain
+/// integer arithmetic (the simulator's conversion, and a reference for tests).
+pub const fn f16_round_bits(bits: u32) -> u16 {
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let mant = bits & 0x007f_ffff;
+    if exp == 0xff {
+        // Infinity stays; a NaN stays a (quiet) NaN with its sign.
+        let nan = if mant != 0 {
+            0x0200 | (mant >> 13) as u16
+        } else {
+            0
+        };
+        return sign | 0x7c00 | nan;
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    // The bits kept, and the remainder that decides the rounding (ties to even).
+    let (kept, rem, half) = if e <= 0 {
+        if e < -11 {
+            return sign;
+        }
+        let full = mant | 0x0080_0000;
+        let shift = (14 - e) as u32;
+        (
+            full >> shift,
+            full & ((1 << shift) - 1),
+            1u32 << (shift - 1),
+        )
+    } else {
+        (((e as u32) << 10) | (mant >> 13), mant & 0x1fff, 0x1000)
+    };
+    let up = rem > half || (rem == half && kept & 1 == 1);
+    // A carry out of the significand moves to the next binade, or to infinity.
+    sign | (kept + up as u32) as u16
+}
+
 /// The f32 value of BF16 bits (exact: a BF16 is an f32 with its low 16 bits zero).
 #[inline(always)]
 pub const fn bf16_value(bits: u16) -> f32 {
@@ -530,5 +605,34 @@ mod sim {
                 row(q, lane / 4)[lane % 4]
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::f16_round_bits;
+
+    #[test]
+    fn f16_rounding_is_to_nearest_even_at_every_range() {
+        let f = |x: f32| f16_round_bits(x.to_bits());
+        assert_eq!(f(1.0), 0x3c00);
+        assert_eq!(f(-2.0), 0xc000);
+        assert_eq!(f(65504.0), 0x7bff);
+        // Halfway between 65504 and the next (65536, out of range): to even, infinity.
+        assert_eq!(f(65520.0), 0x7c00);
+        assert_eq!(f(1e9), 0x7c00);
+        assert_eq!(f(f32::NEG_INFINITY), 0xfc00);
+        assert_eq!(f(f32::NAN) & 0x7e00, 0x7e00);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: to the even one, 1.
+        assert_eq!(f(1.0 + 1.0 / 2048.0), 0x3c00);
+        assert_eq!(f(1.0 + 3.0 / 2048.0), 0x3c02);
+        // Subnormals: 2^-24 is the smallest; half of it ties to even (zero).
+        assert_eq!(f(2f32.powi(-24)), 0x0001);
+        assert_eq!(f(2f32.powi(-25)), 0x0000);
+        assert_eq!(f(1.5 * 2f32.powi(-24)), 0x0002);
+        assert_eq!(f(2f32.powi(-14)), 0x0400);
+        assert_eq!(f(-1e-30), 0x8000);
+        // Against the half crate's conversion would be a dependency; the same cases by hand.
+        assert_eq!(f(0.1), 0x2e66);
     }
 }

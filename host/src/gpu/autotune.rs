@@ -31,6 +31,7 @@
 use crate::gpu::Gpu;
 use crate::plan::budget::TimeBudget;
 use crate::plan::budget::median;
+use crate::plan::half::{self, HalfFloat, HalfRun};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::packed::PACKED_CONFIGS;
 use crate::plan::repack;
@@ -41,7 +42,8 @@ use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
 use crate::progress::Progress;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::sgemm::Precision;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -91,6 +93,10 @@ pub enum Tuned {
     /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::plan::packed`]),
     /// packing included.
     Packed(usize),
+    /// BF16 on Hopper (rung 17): the f32 operands converted to `bf16` on the device, then
+    /// the run ([`crate::plan::half`]), conversion included. Proposed on a Hopper only (by
+    /// [`tune`], which knows the device).
+    Half(HalfRun),
 }
 
 impl Tuned {
@@ -130,6 +136,7 @@ impl Tuned {
             Self::Rows(r) => r.name(),
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
             Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
+            Self::Half(r) => format!("{}{FROM_F32}", r.name()),
         }
     }
 
@@ -154,12 +161,16 @@ impl Tuned {
                     .position(|c| c.name == name)
                     .map(Self::Packed)
             })
+            .or_else(|| {
+                let run = HalfRun::from_name(name.strip_suffix(FROM_F32)?)?;
+                (run.config.half == Half::Bf16).then_some(Self::Half(run))
+            })
     }
 
     /// The entry points it launches: [`tune`] compiles every candidate's at once, in
     /// parallel, before it times any.
     pub fn entries(self) -> Vec<&'static str> {
-        use kernels_gpu::sgemm::repack::{REPACK, REPACK_TF32, TRANSPOSE_TF32};
+        use kernels_gpu::sgemm::repack::{REPACK, REPACK_16BIT, REPACK_TF32, TRANSPOSE_TF32};
         use kernels_gpu::sgemm::split_k::REDUCE;
         match self {
             Self::Config(k) => vec![k.entry()],
@@ -171,6 +182,7 @@ impl Tuned {
                 TRANSPOSE_TF32.entry,
                 REPACK_TF32.entry,
             ],
+            Self::Half(r) => vec![r.config.spec.entry, REDUCE.entry, REPACK_16BIT[1].entry],
         }
     }
 
@@ -188,6 +200,7 @@ impl Tuned {
             Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
             Tuned::Packed(i) => gpu.matmul_packed_device(PACKED_CONFIGS[i], a, b, out, shape),
+            Tuned::Half(r) => gpu.matmul_half_from_f32::<::half::bf16>(r, a, b, out, shape),
         }
     }
 }
@@ -197,6 +210,9 @@ impl std::fmt::Display for Tuned {
         f.write_str(&self.name())
     }
 }
+
+/// The suffix of a [`Tuned::Half`] candidate's name, after its run's.
+pub const FROM_F32: &str = "-from-f32";
 
 /// The suffix of a [`Tuned::Repacked`] candidate's name, after its configuration's.
 pub const REPACKED: &str = "-repacked";
@@ -375,6 +391,13 @@ fn report(shape: MatmulShape, choice: &Choice, path: Option<&std::path::Path>) {
 
 /// Choices made in this process, by [`key`].
 static MEMO: Mutex<BTreeMap<String, Tuned>> = Mutex::new(BTreeMap::new());
+/// Rung 17's choices made in this process, by [`half_key`].
+static HALF_MEMO: Mutex<BTreeMap<String, HalfRun>> = Mutex::new(BTreeMap::new());
+
+/// The fingerprint of both embedded modules' code (rungs 14 and 17 come from the sm_90a one).
+fn fingerprint(gpu: &Gpu) -> u64 {
+    module_fingerprint(gpu.ptx()) ^ module_fingerprint(crate::plan::ptx::HOPPER_PTX).rotate_left(1)
+}
 
 /// The configuration of `precision` to run for `shape` on `gpu`: memoised, else cached in
 /// the file, else timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
@@ -388,43 +411,122 @@ pub fn choose(
     shape: MatmulShape, precision: Precision,
 ) -> Result<Tuned> {
     let info = gpu.info()?;
-    // Both modules' code: rung 14's candidates come from the sm_90a one.
-    let fingerprint = module_fingerprint(gpu.ptx())
-        ^ module_fingerprint(crate::plan::ptx::HOPPER_PTX).rotate_left(1);
     let key = key(
         &info.name,
         info.compute_capability,
         shape,
         precision,
-        fingerprint,
+        fingerprint(gpu),
     );
-    // The first choice recorded for a key is the process's: threads that tuned the same
-    // shape at the same time all run the one that was recorded first, so no launch of this
-    // process changes kernel (and bits) after the first.
-    let memo = |kernel| {
-        *MEMO
+    remembered(&MEMO, key, shape, Choice::kernel, || {
+        tune(gpu, a, b, out, shape, precision)
+    })
+}
+
+/// The cache key of a rung-17 product with `element` inputs: [`key`]'s form with the
+/// element type's name and `-inputs` in place of a precision.
+pub fn half_key(
+    device: &str, compute_capability: (i32, i32), shape: MatmulShape, element: &str,
+    module_fingerprint: u64,
+) -> String {
+    let (major, minor) = compute_capability;
+    format!(
+        "{device} sm_{major}{minor} {}x{}x{} {element}-inputs ptx:{module_fingerprint:016x}",
+        shape.m, shape.k, shape.n
+    )
+}
+
+/// The rung-17 run for `shape` on `gpu` with `T` inputs ([`crate::plan::half`]): memoised,
+/// cached or timed now on `a`, `b` and `out` as [`choose`] does, among
+/// [`half::candidates`] (narrowed by shape class, compiled at once before any is timed).
+pub fn choose_half<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+    gpu: &Gpu, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+) -> Result<HalfRun> {
+    let info = gpu.info()?;
+    let key = half_key(
+        &info.name,
+        info.compute_capability,
+        shape,
+        T::NAME,
+        fingerprint(gpu),
+    );
+    let parse = |c: &Choice| HalfRun::from_name(&c.kernel);
+    remembered(&HALF_MEMO, key, shape, parse, || {
+        let candidates = half::candidates(T::HALF, shape, gpu.multiprocessors());
+        let entries: Vec<&str> = candidates
+            .iter()
+            .map(|r| r.config.spec.entry)
+            .chain([kernels_gpu::sgemm::split_k::REDUCE.entry])
+            .collect();
+        match gpu.load_entries(&entries) {
+            Err(e) if !is_refusal(&e) => return Err(e),
+            _ => {}
+        }
+        eprintln!(
+            "autotune: {shape}: timing {} {} candidates of rung 17, up to {} warm-ups and {} \
+             timed runs each (once per shape, device and build)",
+            candidates.len(),
+            T::NAME,
+            TIMING.warmup,
+            TIMING.iters
+        );
+        let mut progress = Progress::new("autotune: timing candidates", candidates.len());
+        let (mut timings, mut refused) = (vec![], None);
+        for &run in &candidates {
+            match gpu.time_within(&TIMING, || gpu.gemm_half_run_device(run, a, b, out, shape)) {
+                Ok(mut ms) => timings.push((run, median(&mut ms))),
+                Err(e) if is_refusal(&e) => refused = Some(e),
+                Err(e) => return Err(e),
+            }
+            progress.advance(1);
+        }
+        progress.finish();
+        let Some(&(best, ms)) = timings.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
+            return Err(refused.unwrap_or(Error::PrecisionNotImplemented {
+                precision: Precision::Bf16,
+            }));
+        };
+        let choice = Choice {
+            kernel: best.name(),
+            ms,
+            candidates_ms: timings.iter().map(|(r, ms)| (r.name(), *ms)).collect(),
+        };
+        Ok((best, choice))
+    })
+}
+
+/// The choice recorded for `key`: in `memo`, else in the cache file (read by `parse`),
+/// else made now by `tune` and recorded in both, said on stderr. The first choice memoised
+/// for a key is the process's: threads that tuned the same shape at the same time all run
+/// the one recorded first, so no launch of this process changes kernel (and bits) after it.
+fn remembered<K: Copy + PartialEq>(
+    memo: &Mutex<BTreeMap<String, K>>, key: String, shape: MatmulShape,
+    parse: impl Fn(&Choice) -> Option<K>, tune: impl FnOnce() -> Result<(K, Choice)>,
+) -> Result<K> {
+    let remember = |kernel| {
+        *memo
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(key.clone())
             .or_insert(kernel)
     };
-    if let Some(&kernel) = MEMO.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    if let Some(&kernel) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(kernel);
     }
     let Some(path) = TuneCache::default_path() else {
-        let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
-        let chosen = memo(kernel);
+        let (kernel, choice) = tune()?;
+        let chosen = remember(kernel);
         if chosen == kernel {
             report(shape, &choice, None);
         }
         return Ok(chosen);
     };
     let cache = TuneCache::load(path);
-    if let Some(kernel) = cache.kernel(&key) {
-        return Ok(memo(kernel));
+    if let Some(kernel) = cache.get(&key).and_then(&parse) {
+        return Ok(remember(kernel));
     }
-    let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
-    let chosen = memo(kernel);
+    let (kernel, choice) = tune()?;
+    let chosen = remember(kernel);
     if chosen != kernel {
         // Another thread recorded its choice first: that one is this process's, and its own
         // report and cache entry stand.
@@ -440,7 +542,7 @@ pub fn choose(
             _ => cache,
         },
     };
-    fresh.insert(key.clone(), choice);
+    fresh.insert(key, choice);
     if let Err(e) = fresh.save() {
         eprintln!(
             "warning: could not write the autotune cache {}: {e}",
@@ -460,7 +562,11 @@ pub fn tune(
     shape: MatmulShape, precision: Precision,
 ) -> Result<(Tuned, Choice)> {
     let mut refused = None;
-    let candidates = Tuned::candidates(shape, precision);
+    let mut candidates = Tuned::candidates(shape, precision);
+    if precision == Precision::Bf16 && gpu.info()?.compute_capability == (9, 0) {
+        let runs = half::candidates(Half::Bf16, shape, gpu.multiprocessors());
+        candidates.extend(runs.into_iter().map(Tuned::Half));
+    }
     if candidates.is_empty() {
         return Err(Error::PrecisionNotImplemented { precision });
     }

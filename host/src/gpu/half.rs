@@ -1,12 +1,21 @@
-//! Launching rung 17 ([`crate::plan::half`]) on the GPU: 16-bit matrices through tensor maps.
+//! Launching rung 17 ([`crate::plan::half`]) on the GPU: 16-bit matrices through tensor
+//! maps, split along the depth where the run says so, rows padded where the
+//! tensor-memory accelerator needs it, and f32 matrices converted on the device.
 
 use super::Gpu;
 use super::tma::{TmaElement, map_view, tensor_map};
-use crate::plan::half::{self, HalfFloat, WsConfig};
+use crate::plan::half::{self, HalfFloat, HalfRun, WsConfig};
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use kernels_gpu::nvptx_device::catalogue::{Extent, KernelSpec};
 use kernels_gpu::nvptx_device::wgmma::Half;
+use kernels_gpu::sgemm::repack::REPACK_16BIT;
+
+/// The entries of [`REPACK_16BIT`], by what they do.
+const REPACK: &KernelSpec = &REPACK_16BIT[0];
+const TO_BF16: &KernelSpec = &REPACK_16BIT[1];
+const TO_F16: &KernelSpec = &REPACK_16BIT[2];
 
 impl Gpu {
     /// `host` rounded to `T` (to nearest even) and copied to a new device buffer.
@@ -14,68 +23,231 @@ impl Gpu {
         self.upload_of(&half::round_all::<T>(host))
     }
 
-    /// `out = a · b` by `config` (rung 17, Hopper only): `a` (`m × k`) and `b` (`k × n`)
-    /// row-major `bf16` or `f16`, `out` f32 row-major. Asynchronous, like
-    /// [`matmul_device`](Self::matmul_device), with its errors; and
+    /// The `rows × cols` f32 matrix `src` converted to `T` on the device (to nearest even),
+    /// in a new buffer whose rows are `padded_cols >= cols` long, zero past `cols`.
+    /// Asynchronous.
+    pub fn convert_half<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+        &self, src: &CudaSlice<f32>, rows: u32, cols: u32, padded_cols: u32,
+    ) -> Result<CudaSlice<T>> {
+        super::output_len(src.len(), rows as usize * cols as usize)?;
+        let mut dst = self.zeros_of::<T>(rows as usize * padded_cols as usize)?;
+        let spec = match T::HALF {
+            Half::Bf16 => TO_BF16,
+            Half::F16 => TO_F16,
+        };
+        // SAFETY: `src` holds rows · cols floats (checked), `dst` rows · padded_cols
+        // elements of 2 bytes (as u16 bits), and the entry takes them as such.
+        unsafe {
+            self.repack_2byte(
+                spec,
+                &src.as_view(),
+                cols,
+                rows,
+                cols,
+                &mut dst_view(&mut dst),
+                rows,
+                padded_cols,
+            )
+        }?;
+        Ok(dst)
+    }
+
+    /// `out = a · b` by the run of rung 17 the autotuner chooses for `shape` and `T`
+    /// ([`autotune::choose_half`](super::autotune::choose_half): timed on these buffers the
+    /// first time a shape is seen, cached after), as
+    /// [`gemm_half_run_device`](Self::gemm_half_run_device) does it. Returns the run.
+    pub fn gemm_half_auto_device<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+        &self, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<HalfRun> {
+        let run = super::autotune::choose_half(self, a, b, out, shape)?;
+        self.gemm_half_run_device(run, a, b, out, shape)?;
+        Ok(run)
+    }
+
+    /// `out = a · b` by `config` (rung 17, Hopper only), unsplit:
+    /// [`gemm_half_run_device`](Self::gemm_half_run_device).
+    pub fn gemm_half_device<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+        &self, config: &'static WsConfig, a: &CudaSlice<T>, b: &CudaSlice<T>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        self.gemm_half_run_device(HalfRun { config, splits: 1 }, a, b, out, shape)
+    }
+
+    /// `out = a · b` by `run` (rung 17, Hopper only): `a` (`m × k`) and `b` (`k × n`)
+    /// row-major `bf16` or `f16`, `out` f32 row-major. Where `k` or `n` is not a multiple
+    /// of 8 the operand whose rows are not whole 16-byte units is copied into padded rows
+    /// first; a split run computes its slices into the workspace and adds them in order.
+    /// Asynchronous, like [`matmul_device`](Self::matmul_device), with its errors; and
     /// [`Error::NeedsHopper`] on another GPU, [`Error::ElementMismatch`] for a
-    /// configuration of the other element type, [`Error::TmaAlignment`] where `k` or `n` is
-    /// not a multiple of 8 ([`half::aligned`]).
-    pub fn gemm_half_device<T: HalfFloat + DeviceRepr>(
-        &self, config: &WsConfig, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
+    /// configuration of the other element type.
+    pub fn gemm_half_run_device<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+        &self, run: HalfRun, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        if config.half != T::HALF {
-            return Err(Error::ElementMismatch {
-                kernel: config.name,
-                given: T::NAME,
-            });
-        }
-        if super::zero_if_trivial(&self.stream, config.spec.entry, a, b, out, shape)? {
+        check_element::<T>(run)?;
+        if super::zero_if_trivial(&self.stream, run.config.spec.entry, a, b, out, shape)? {
             return Ok(());
         }
-        if !half::aligned(shape) {
-            return Err(Error::TmaAlignment {
-                kernel: config.name,
-                k: shape.k,
-                n: shape.n,
-            });
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        // Rows of whole 16-byte units for the accelerator: `a`'s of k, `b`'s of n.
+        let (k8, n8) = (k.next_multiple_of(8), n.next_multiple_of(8));
+        let padded_a = (k8 != k).then(|| self.pad_half(a, m, k, k8)).transpose()?;
+        let padded_b = (n8 != n).then(|| self.pad_half(b, k, n, n8)).transpose()?;
+        let a = padded_a.as_ref().unwrap_or(a);
+        let b = padded_b.as_ref().unwrap_or(b);
+        // SAFETY: `a` holds m rows of k8 and `b` k rows of n8 (padded above, or as given
+        // where already aligned), at the starts of their allocations; `out` m · n (checked).
+        unsafe { self.launch_half::<T>(run, a, b, out, shape) }
+    }
+
+    /// `out = a · b` by `run` on f32 matrices (`a` `m × k`, `b` `k × n`, row-major), each
+    /// converted to `T` on the device first (to nearest even, into rows padded for the
+    /// accelerator): what [`Precision::Bf16`](kernels_gpu::sgemm::Precision::Bf16) runs on
+    /// a Hopper. The conversion's cost is part of the call; [`convert_half`](Self::convert_half)
+    /// times it alone. Asynchronous, with the errors of
+    /// [`gemm_half_run_device`](Self::gemm_half_run_device).
+    pub fn matmul_half_from_f32<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+        &self, run: HalfRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        check_element::<T>(run)?;
+        if super::zero_if_trivial(&self.stream, run.config.spec.entry, a, b, out, shape)? {
+            return Ok(());
         }
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let a16 = self.convert_half::<T>(a, m, k, k.next_multiple_of(8))?;
+        let b16 = self.convert_half::<T>(b, k, n, n.next_multiple_of(8))?;
+        // SAFETY: converted into rows of k8 and n8 above; `out` m · n (checked).
+        unsafe { self.launch_half::<T>(run, &a16, &b16, out, shape) }
+    }
+
+    /// The launches of a rung-17 product past its checks: the tensor maps, the product (into
+    /// the workspace's planes when split), and the reduction of the planes.
+    ///
+    /// # Safety
+    /// `a` holds `m` rows of `k` rounded up to 8 elements, `b` `k` rows of `n` rounded up to
+    /// 8, each at the start of its allocation (16-byte aligned); `out` holds `m · n` floats;
+    /// `run`'s configuration is of element type `T`; the product is not trivial.
+    unsafe fn launch_half<T: HalfFloat + DeviceRepr>(
+        &self, run: HalfRun, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        let config = run.config;
         let info = self.entry_info(config.spec.entry)?;
-        let launch = half::launch(config, shape, self.multiprocessors, &self.limits)?;
+        let launch = half::launch(run, shape, self.multiprocessors, &self.limits)?;
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let (k8, n8) = (k.next_multiple_of(8), n.next_multiple_of(8));
         let element = match T::HALF {
             Half::Bf16 => TmaElement::Bf16,
             Half::F16 => TmaElement::F16,
         };
-        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let (bm, bk) = (config.geometry.bm, config.geometry.bk);
         let maps = self.tensor_maps([
-            tensor_map(
-                a.device_ptr(&self.stream).0,
-                m,
-                k,
-                element,
-                config.geometry.bm,
-            )?,
-            tensor_map(
-                b.device_ptr(&self.stream).0,
-                k,
-                n,
-                element,
-                config.geometry.bk,
-            )?,
+            tensor_map(a.device_ptr(&self.stream).0, m, k8, element, bm)?,
+            tensor_map(b.device_ptr(&self.stream).0, k, n8, element, bk)?,
         ])?;
         let (_, buffer) = maps.as_ref().expect("tensor_maps fills the buffer");
         let (amap, bmap) = (map_view(buffer, 0), map_view(buffer, 1));
+        let splits = run.splits.max(1);
+        let floats = run.workspace_floats(shape);
+        let mut workspace = if floats > 0 {
+            Some(self.workspace(floats)?)
+        } else {
+            None
+        };
         let mut args = self.launcher(&info);
-        args.view(&amap)
-            .view(&bmap)
-            .buffer_mut(out)
-            .scalar(&m)
-            .scalar(&n)
-            .scalar(&k);
-        // SAFETY: (amap, bmap, out, m, n, k) as every rung-17 entry declares them: the maps
-        // (on the stream before the launch) describe `a` (m rows of k) and `b` (k rows of
-        // n), 16-byte rows (aligned above) at the starts of their allocations, in the
-        // configuration's boxes; `out` holds m·n f32 (checked above) and overlaps neither.
+        args.view(&amap).view(&bmap);
+        let mut planes = workspace
+            .as_mut()
+            .and_then(|guard| guard.as_mut())
+            .map(|ws| ws.slice_mut(..floats));
+        match planes.as_mut() {
+            Some(planes) => args.view_mut(planes),
+            None => args.buffer_mut(out),
+        };
+        args.scalar(&m).scalar(&n).scalar(&k).scalar(&splits);
+        // SAFETY: (amap, bmap, out, m, n, k, splits) as every rung-17 entry declares them:
+        // the maps (on the stream before the launch) describe `a` (m rows of k8) and `b` (k
+        // rows of n8), 16-byte rows at the starts of their allocations (the caller's
+        // contract), in the configuration's boxes; the output holds `splits` planes of m·n
+        // f32 (the workspace, or `out`) and overlaps neither.
+        unsafe { args.launch(&launch) }?;
+        drop(args);
+        if let Some(planes) = planes {
+            // SAFETY: the planes were written by the launch above, on the stream; `out`
+            // holds m · n floats (the caller's contract).
+            unsafe {
+                self.split_k_reduce(&planes.as_view(), &mut out.as_view_mut(), m * n, n, splits)
+            }?;
+        }
+        Ok(())
+    }
+
+    /// The `rows × cols` 16-bit matrix `src` copied into rows of `padded` elements, zero
+    /// past `cols`.
+    fn pad_half<T: DeviceRepr + ValidAsZeroBits>(
+        &self, src: &CudaSlice<T>, rows: u32, cols: u32, padded: u32,
+    ) -> Result<CudaSlice<T>> {
+        let mut dst = self.zeros_of::<T>(rows as usize * padded as usize)?;
+        // SAFETY: `src` holds rows · cols elements of 2 bytes (the product's checked
+        // operand), `dst` rows · padded; the entry copies 2-byte elements.
+        unsafe {
+            self.repack_2byte(
+                REPACK,
+                &src.as_view(),
+                cols,
+                rows,
+                cols,
+                &mut dst_view(&mut dst),
+                rows,
+                padded,
+            )
+        }?;
+        Ok(dst)
+    }
+
+    /// One launch of a 2-byte repack entry (`spec`): the top-left `src_rows × src_cols` of
+    /// `src` (rows `ld` apart) into the dense `rows × cols` `dst`, zero past it.
+    ///
+    /// # Safety
+    /// `src` holds `src_rows · ld` elements of the entry's source type, `dst` `rows · cols`
+    /// 2-byte elements.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn repack_2byte<S>(
+        &self, spec: &KernelSpec, src: &CudaView<S>, ld: u32, src_rows: u32, src_cols: u32,
+        dst: &mut CudaViewMut<u16>, rows: u32, cols: u32,
+    ) -> Result<()> {
+        let info = self.entry_info(spec.entry)?;
+        let quads = rows.saturating_mul(cols.div_ceil(4));
+        let launch = spec.launch(Extent::Items(quads), 0);
+        let mut args = self.launcher(&info);
+        args.view(src)
+            .scalar(&ld)
+            .scalar(&src_rows)
+            .scalar(&src_cols)
+            .view_mut(dst)
+            .scalar(&rows)
+            .scalar(&cols);
+        // SAFETY: the parameters as the entry declares them; the buffers as the caller
+        // promises.
         unsafe { args.launch(&launch) }
     }
+}
+
+/// [`Error::ElementMismatch`] unless `run`'s configuration multiplies `T`.
+fn check_element<T: HalfFloat>(run: HalfRun) -> Result<()> {
+    if run.config.half != T::HALF {
+        return Err(Error::ElementMismatch {
+            kernel: run.config.name,
+            given: T::NAME,
+        });
+    }
+    Ok(())
+}
+
+/// `buf` seen as the 2-byte elements a repack entry writes.
+fn dst_view<T: DeviceRepr>(buf: &mut CudaSlice<T>) -> CudaViewMut<'_, u16> {
+    let len = buf.len();
+    // SAFETY: T is a 2-byte element type (bf16, f16), so `len` u16s cover the buffer.
+    unsafe { buf.transmute_mut::<u16>(len) }.expect("a 2-byte element type")
 }

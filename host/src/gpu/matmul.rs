@@ -33,15 +33,7 @@ impl Gpu {
             MatmulKernel::Sgemm(auto) if auto.is_autotuned() => {
                 match crate::gpu::autotune::choose(self, a, b, out, shape, auto.precision())? {
                     Tuned::Config(k) => MatmulKernel::Sgemm(k),
-                    Tuned::SplitK(s) => return self.matmul_split_k_device(s, a, b, out, shape),
-                    Tuned::Rows(r) => return self.matmul_rows_device(r, a, b, out, shape),
-                    Tuned::Repacked(k) => {
-                        return self.matmul_repacked_device(k, a, b, out, shape);
-                    }
-                    Tuned::Packed(i) => {
-                        let config = crate::plan::packed::PACKED_CONFIGS[i];
-                        return self.matmul_packed_device(config, a, b, out, shape);
-                    }
+                    other => return other.run(self, a, b, out, shape),
                 }
             }
             other => other,
@@ -137,18 +129,30 @@ impl Gpu {
         // the shape's operands (the caller's contract), ws holds slices · m · n floats, and
         // the grid has cdiv(k, slice) slices in z.
         unsafe { args.launch(&l.partial) }?;
-        let (len, slices) = (m * n, l.slices);
+        // SAFETY: ws holds l.slices planes of m · n floats, written by the launch before on
+        // the same stream; out holds at least m · n (the caller's contract).
+        unsafe { self.split_k_reduce(&ws.as_view(), out, m * n, n, l.slices) }
+    }
+
+    /// The split-k reduction ([`kernels_gpu::sgemm::split_k::sgemm_split_k_reduce`]): `out`
+    /// = the sum of the `splits` planes of `len = m · n` floats in `ws`, added in order.
+    ///
+    /// # Safety
+    /// `ws` holds `splits · len` floats written before on the stream; `out` at least `len`.
+    pub(super) unsafe fn split_k_reduce(
+        &self, ws: &CudaView<f32>, out: &mut CudaViewMut<f32>, len: u32, n: u32, splits: u32,
+    ) -> Result<()> {
+        let launch = crate::plan::split_k::reduce_launch(len);
         let info = self.entry_info(kernels_gpu::sgemm::split_k::REDUCE.entry)?;
         let mut args = self.launcher(&info);
-        args.buffer(ws)
+        args.view(ws)
             .view_mut(out)
             .scalar(&len)
             .scalar(&n)
-            .scalar(&slices);
-        // SAFETY: (ws, out, len, n, splits) as the reduction declares them; ws holds slices
-        // planes of len = m · n floats (written by the launch before, on the same stream),
-        // out holds at least len (the caller's contract).
-        unsafe { args.launch(&l.reduce) }
+            .scalar(&splits);
+        // SAFETY: (ws, out, len, n, splits) as the reduction declares them; the buffers as
+        // the caller promises.
+        unsafe { args.launch(&launch) }
     }
 
     /// `out = a · b` split by rows ([`crate::plan::row_split`]): rows `0..r.rows` by `r.top`,

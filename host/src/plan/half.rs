@@ -77,16 +77,114 @@ pub fn aligned(shape: MatmulShape) -> bool {
     shape.k.is_multiple_of(8) && shape.n.is_multiple_of(8)
 }
 
-/// `config`'s launch for `shape` on a device of `multiprocessors`, checked against
-/// `limits`: one block per output tile, at most one per multiprocessor.
+/// A rung-17 product: a configuration, and the slices its depth is cut into (1: none; more:
+/// each slice into a workspace plane, the planes then added in order by the split-k
+/// reduction, as the FP32 rungs' split-k runs do).
+#[derive(Clone, Copy, Debug)]
+pub struct HalfRun {
+    pub config: &'static WsConfig,
+    pub splits: u32,
+}
+
+impl PartialEq for HalfRun {
+    fn eq(&self, other: &Self) -> bool {
+        self.config.name == other.config.name && self.splits == other.splits
+    }
+}
+
+impl Eq for HalfRun {}
+
+impl std::hash::Hash for HalfRun {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.config.name.hash(state);
+        self.splits.hash(state);
+    }
+}
+
+/// The depth splits a candidate may have.
+pub const SPLITS: [u32; 5] = [1, 2, 4, 8, 16];
+
+impl HalfRun {
+    /// `<configuration>` or `<configuration>-split<s>`.
+    pub fn name(&self) -> String {
+        if self.splits > 1 {
+            format!("{}-split{}", self.config.name, self.splits)
+        } else {
+            self.config.name.to_owned()
+        }
+    }
+
+    /// Parses [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Self> {
+        let (config, splits) = match name.rsplit_once("-split") {
+            Some((config, s)) => (config, s.parse().ok().filter(|s| SPLITS.contains(s))?),
+            None => (name, 1),
+        };
+        let config = WS_CONFIGS.iter().find(|c| c.name == config)?;
+        Some(Self { config, splits })
+    }
+
+    /// Workspace floats it needs for `shape`: `splits` planes of `m × n` when split.
+    pub fn workspace_floats(&self, shape: MatmulShape) -> usize {
+        if self.splits > 1 {
+            self.splits as usize * shape.m as usize * shape.n as usize
+        } else {
+            0
+        }
+    }
+}
+
+/// The k-tiles of `shape`'s depth.
+fn k_tiles(shape: MatmulShape) -> u32 {
+    shape.k.div_ceil(kernels_gpu::sgemm::warp_specialized::BK)
+}
+
+/// The runs worth timing for `shape` on a device of `multiprocessors`, chosen by shape
+/// class rather than from a list of shapes:
+/// * configurations of `half` whose tiles cover the output with the least padding (within
+///   a quarter of the best): a 32- or 64-column output gets narrow tiles, a 32-row one the
+///   64-row tile, a large square every tile;
+/// * for each, unsplit; and where its tiles do not fill a wave of multiprocessors, each
+///   split of the depth that keeps the work within four waves and two k-tiles a slice.
+pub fn candidates(half: Half, shape: MatmulShape, multiprocessors: u32) -> Vec<HalfRun> {
+    let (m, n) = (u64::from(shape.m.max(1)), u64::from(shape.n.max(1)));
+    let configs: Vec<&'static WsConfig> = WS_CONFIGS.iter().filter(|c| c.half == half).collect();
+    let padded = |c: &WsConfig| {
+        let (bm, bn) = (u64::from(c.geometry.bm), u64::from(c.geometry.bn));
+        m.div_ceil(bm) * bm * n.div_ceil(bn) * bn
+    };
+    let Some(least) = configs.iter().map(|c| padded(c)).min() else {
+        return vec![];
+    };
+    let sms = u64::from(multiprocessors.max(1));
+    let mut runs = vec![];
+    for config in configs.into_iter().filter(|c| 4 * padded(c) <= 5 * least) {
+        let (bm, bn) = (u64::from(config.geometry.bm), u64::from(config.geometry.bn));
+        let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+        for splits in SPLITS {
+            let within = tiles * u64::from(splits) <= 4 * sms;
+            let deep = k_tiles(shape) >= 2 * splits;
+            if splits == 1 || (tiles < sms && within && deep) {
+                runs.push(HalfRun { config, splits });
+            }
+        }
+    }
+    runs
+}
+
+/// `run`'s launch for `shape` on a device of `multiprocessors`, checked against `limits`:
+/// one block per unit of work (an output tile, or a slice of one), at most one per
+/// multiprocessor (the configuration's persistent grid rule, counting every slice).
 pub fn launch(
-    config: &WsConfig, shape: MatmulShape, multiprocessors: u32, limits: &Limits,
+    run: HalfRun, shape: MatmulShape, multiprocessors: u32, limits: &Limits,
 ) -> Result<Launch> {
     let extent = Extent::Matrix {
         rows: shape.m,
         cols: shape.n,
     };
-    let launch = config.spec.launch_on(extent, 0, multiprocessors, 1);
+    let mut launch = run.config.spec.launch(extent, 0);
+    let units = launch.grid.x.saturating_mul(run.splits.max(1));
+    launch.grid.x = units.min(multiprocessors.max(1));
     limits.check(&launch, 0).map_err(Error::Launch)?;
     Ok(launch)
 }
@@ -107,15 +205,51 @@ mod tests {
 
     #[test]
     fn a_persistent_grid_is_at_most_a_block_per_multiprocessor() {
-        let c = default_config::<half::bf16>();
+        let run = HalfRun {
+            config: default_config::<half::bf16>(),
+            splits: 1,
+        };
         let limits = Limits::HOPPER;
-        let big = launch(c, MatmulShape::new(8192, 8192, 8192).unwrap(), 132, &limits).unwrap();
-        assert_eq!(big.grid.x, 132);
-        let small = launch(c, MatmulShape::new(100, 64, 300).unwrap(), 132, &limits).unwrap();
-        assert_eq!(
-            small.grid.x, 2,
-            "one block per tile: 1 × 2 tiles of 128 × 256"
+        let big = MatmulShape::new(8192, 8192, 8192).unwrap();
+        assert_eq!(launch(run, big, 132, &limits).unwrap().grid.x, 132);
+        let small = MatmulShape::new(100, 64, 300).unwrap();
+        // One block per tile: 1 × 2 tiles of 128 × 256; four per tile split in four.
+        assert_eq!(launch(run, small, 132, &limits).unwrap().grid.x, 2);
+        let split = HalfRun { splits: 4, ..run };
+        assert_eq!(launch(split, small, 132, &limits).unwrap().grid.x, 8);
+    }
+
+    #[test]
+    fn candidates_follow_the_shape_class() {
+        let names = |m, k, n| -> Vec<String> {
+            candidates(Half::Bf16, MatmulShape::new(m, k, n).unwrap(), 132)
+                .iter()
+                .map(HalfRun::name)
+                .collect()
+        };
+        // A large square: every tile, no split (their tiles fill the device many times).
+        let big = names(4096, 4096, 4096);
+        assert!(big.iter().all(|n| !n.contains("split")), "{big:?}");
+        assert!(big.contains(&"gemm-bf16-ws-128x256".to_owned()), "{big:?}");
+        // 64 columns: narrow tiles only, with splits of the deep k.
+        let thin = names(4096, 4096, 64);
+        assert!(
+            thin.iter().all(|n| n.contains("x64") || n.contains("x32")),
+            "{thin:?}"
         );
+        assert!(thin.iter().any(|n| n.contains("split")), "{thin:?}");
+        // 32 rows: the 64-row tile.
+        let short = names(32, 8192, 8192);
+        assert!(
+            short.iter().all(|n| n.starts_with("gemm-bf16-ws-64x")),
+            "{short:?}"
+        );
+        // A shallow product is not split below two k-tiles a slice.
+        assert!(names(64, 128, 64).iter().all(|n| !n.contains("split4")));
+        for name in big.iter().chain(&thin).chain(&short) {
+            assert_eq!(HalfRun::from_name(name).unwrap().name(), *name);
+        }
+        assert_eq!(HalfRun::from_name("gemm-bf16-ws-128x256-split3"), None);
     }
 
     #[test]

@@ -146,7 +146,7 @@ impl SplitK {
         );
         partial.grid.z = slices;
         // m·n fits u32 (MatmulShape).
-        let reduce = split_k::REDUCE.launch(Extent::Items(shape.m * shape.n), 0);
+        let reduce = reduce_launch(shape.m * shape.n);
         Ok(SplitKLaunch {
             slice,
             slices,
@@ -155,6 +155,12 @@ impl SplitK {
             workspace,
         })
     }
+}
+
+/// The launch of the split-k reduction over `len` outputs (any product split along its
+/// depth into workspace planes: this module's, rung 17's).
+pub fn reduce_launch(len: u32) -> Launch {
+    split_k::REDUCE.launch(Extent::Items(len), 0)
 }
 
 /// What split-k computes, on the CPU, bit for bit: each output as the slices' FMA chains

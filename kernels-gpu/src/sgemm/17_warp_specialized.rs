@@ -82,28 +82,41 @@ impl Element for F16 {
     const HALF: Half = Half::F16;
 }
 
-/// The output tiles of one block of a persistent grid, in order: tile `blockIdx.x`, then
-/// every `gridDim.x`-th of the `tiles_m × tiles_n` tiles, numbered in groups of `group`
-/// block rows (down a group's rows first, then across its columns; 0 or 1: row by row).
+/// The work of one block of a persistent grid, in order: unit `blockIdx.x`, then every
+/// `gridDim.x`-th, of `tiles_m × tiles_n × splits` units. Unit `u` is slice `u % splits` of
+/// the depth of tile `u / splits`, the tiles numbered in groups of `group` block rows (down
+/// a group's rows first, then across its columns; 0 or 1: row by row).
 #[derive(Clone, Copy, Debug)]
 pub struct Schedule {
     tiles_m: u32,
     tiles_n: u32,
     group: u32,
+    splits: u32,
     next: u32,
     step: u32,
 }
 
+/// One unit of a [`Schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// The tile's block row and column.
+    pub row: u32,
+    pub col: u32,
+    /// The slice of the depth (0 without split-k).
+    pub split: u32,
+}
+
 impl Schedule {
-    /// This block's schedule over `m × n` outputs in `bm × bn` tiles.
+    /// This block's schedule over `m × n` outputs in `bm × bn` tiles, each in `splits`
+    /// slices of depth.
     #[inline(always)]
-    pub fn new(m: u32, n: u32, bm: u32, bn: u32, group: u32) -> Self {
+    pub fn new(m: u32, n: u32, bm: u32, bn: u32, group: u32, splits: u32) -> Self {
         Self::of_block(
             m,
             n,
-            bm,
-            bn,
+            (bm, bn),
             group,
+            splits,
             thread::block_idx_x(),
             thread::grid_dim_x(),
         )
@@ -111,32 +124,48 @@ impl Schedule {
 
     /// The schedule of block `block` of `blocks`.
     #[inline(always)]
-    pub fn of_block(m: u32, n: u32, bm: u32, bn: u32, group: u32, block: u32, blocks: u32) -> Self {
+    pub fn of_block(
+        m: u32, n: u32, (bm, bn): (u32, u32), group: u32, splits: u32, block: u32, blocks: u32,
+    ) -> Self {
         Self {
             tiles_m: cdiv(m, bm),
             tiles_n: cdiv(n, bn),
             group: group.max(1),
+            splits: splits.max(1),
             next: block,
             step: blocks,
         }
     }
 
-    /// The next tile: (block row, block column).
+    /// The next unit, if any.
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Option<(u32, u32)> {
-        let tiles = self.tiles_m * self.tiles_n;
-        if self.next >= tiles {
+    pub fn next(&mut self) -> Option<Unit> {
+        let units = self.tiles_m * self.tiles_n * self.splits;
+        if self.next >= units {
             return None;
         }
-        let t = self.next;
+        let (t, split) = (self.next / self.splits, self.next % self.splits);
         self.next += self.step;
         let per_group = self.group * self.tiles_n;
         let first_row = t / per_group * self.group;
         let rows = (self.tiles_m - first_row).min(self.group);
         let within = t % per_group;
-        Some((first_row + within % rows, within / rows))
+        Some(Unit {
+            row: first_row + within % rows,
+            col: within / rows,
+            split,
+        })
     }
+}
+
+/// The k-tiles `first..end` of slice `split` of `splits` over `k_tiles`: `cdiv(k_tiles,
+/// splits)` each, the last ones shorter or empty.
+#[inline(always)]
+pub fn slice_tiles(k_tiles: u32, splits: u32, split: u32) -> (u32, u32) {
+    let per = cdiv(k_tiles, splits.max(1));
+    let first = (split * per).min(k_tiles);
+    (first, (first + per).min(k_tiles))
 }
 
 /// `out[m×n] = a[m×k] · b[k×n]` (16-bit `a` and `b` of element type `T`, row-major, read
@@ -148,8 +177,10 @@ impl Schedule {
 /// # Safety
 /// `amap` and `bmap` point to tensor maps (device memory, written before the launch) of the
 /// `m × k` and `k × n` matrices in boxes of 64 × `BM` and 64 × 64 elements with the 128-byte
-/// swizzle; `out` points to `m·n` valid f32 that overlap neither matrix, and `m·n` fits
-/// `u32`; the launch is as the [module](self) says.
+/// swizzle; `out` points to `splits · m · n` valid f32 (`splits` ≥ 1 planes of `m × n`: with
+/// more than one, slice `z` of the depth, `cdiv(cdiv(k, 64), splits)` k-tiles, goes to plane
+/// `z`, to be added in order by the split-k reduction) that overlap neither matrix, and `m·n`
+/// fits `u32`; the launch is as the [module](self) says.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gemm_warp_specialized<
@@ -161,11 +192,12 @@ pub unsafe fn gemm_warp_specialized<
     E: Epilogue,
 >(
     amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32,
-    epilogue: E,
+    splits: u32, epilogue: E,
 ) {
     const { assert!(CONSUMERS >= 1 && STAGES >= 2) };
     let (bm, bn) = (wgmma::M * CONSUMERS as u32, A::N);
-    let (a_bytes, b_bytes) = (bm * ROW_BYTES, bn * ROW_BYTES);
+    let b_boxes = cdiv(bn, ROW_HALVES);
+    let (a_bytes, b_bytes) = (bm * ROW_BYTES, b_boxes * BK * ROW_BYTES);
     let stage_bytes = a_bytes + b_bytes;
     let smem = dynamic_shared::<u32>().aligned_to(ATOM_BYTES);
     let barriers = STAGES * stage_bytes / 4;
@@ -184,7 +216,7 @@ pub unsafe fn gemm_warp_specialized<
     }
     thread::sync_threads();
     let k_tiles = cdiv(k, BK);
-    let mut schedule = Schedule::new(m, n, bm, bn, GROUP);
+    let mut schedule = Schedule::new(m, n, bm, bn, GROUP, splits);
     let group = t / WARPGROUP;
     // One consumer has registers enough without the producer's (and a raise to fewer than
     // the kernel was given would be a decrease).
@@ -198,8 +230,10 @@ pub unsafe fn gemm_warp_specialized<
             return;
         }
         let mut state = PipelineState::<STAGES>::producer_start();
-        while let Some((tile_row, tile_col)) = schedule.next() {
-            for kt in 0..k_tiles {
+        while let Some(unit) = schedule.next() {
+            let (tile_row, tile_col) = (unit.row, unit.col);
+            let (first, end) = slice_tiles(k_tiles, splits, unit.split);
+            for kt in first..end {
                 let (slot, bar) = (state.index * stage_bytes, full(state.index));
                 // SAFETY: the slot is free once the consumers' release of it completes; the
                 // phase then expects the tiles' bytes, which the copies bring (boxes past
@@ -209,7 +243,7 @@ pub unsafe fn gemm_warp_specialized<
                     empty(state.index).wait(state.empty_parity());
                     bar.expect_tx(stage_bytes);
                     copy_2d_16bit(smem, slot, amap, kt * BK, tile_row * bm, &bar, 0);
-                    for j in 0..bn / ROW_HALVES {
+                    for j in 0..b_boxes {
                         let x = tile_col * bn + j * ROW_HALVES;
                         let at = slot + a_bytes + j * BK * ROW_BYTES;
                         copy_2d_16bit(smem, at, bmap, x, kt * BK, &bar, 0);
@@ -228,9 +262,11 @@ pub unsafe fn gemm_warp_specialized<
     let leader = t % WARPGROUP == 0;
     let mut state = PipelineState::<STAGES>::consumer_start();
     let mut acc = A::ZERO;
-    while let Some((tile_row, tile_col)) = schedule.next() {
+    while let Some(unit) = schedule.next() {
+        let (tile_row, tile_col) = (unit.row, unit.col);
+        let (first, end) = slice_tiles(k_tiles, splits, unit.split);
         let mut held = None;
-        for kt in 0..k_tiles {
+        for kt in first..end {
             let slot = state.index * stage_bytes;
             // SAFETY: the warpgroup together; the slot's tiles have landed once its `full`
             // phase completes, visible to the asynchronous proxy (the copies write through
@@ -245,7 +281,7 @@ pub unsafe fn gemm_warp_specialized<
                     let a = Operand16::k_major(smem, a_at);
                     let b_at = slot + a_bytes + depth * ROW_BYTES;
                     let b = Operand16::mn_major(smem, b_at, BK * ROW_BYTES);
-                    acc.mma_16bit::<1>(T::HALF, a, b, kt > 0 || s > 0);
+                    acc.mma_16bit::<1>(T::HALF, a, b, kt > first || s > 0);
                 });
                 wgmma::commit_group();
                 wgmma::wait_group::<1, A>(&mut acc);
@@ -268,9 +304,12 @@ pub unsafe fn gemm_warp_specialized<
                 empty(last).arrive();
             }
         }
-        if k_tiles == 0 {
+        if first == end {
             acc = A::ZERO;
         }
+        // A slice of a split product goes to its own plane of the workspace.
+        // SAFETY: `out` holds `splits` planes of m·n (the contract).
+        let out = unsafe { out.add(unit.split as usize * m as usize * n as usize) };
         let tile = BlockTile::at(tile_row * bm, tile_col * bn, m, n);
         let lane = t % WARP_SIZE;
         let row = consumer * wgmma::M + 16 * ((t % WARPGROUP) / WARP_SIZE) + lane / 4;
@@ -295,7 +334,8 @@ pub unsafe fn gemm_warp_specialized<
 /// memory, plus 1024 bytes to align them.
 pub const fn geometry(consumers: usize, bn: usize, stages: usize) -> Geometry {
     let bm = 64 * consumers;
-    let stage_bytes = (bm + bn) * ROW_BYTES as usize;
+    let b_rows = bn.div_ceil(ROW_HALVES as usize) * BK as usize;
+    let stage_bytes = (bm + b_rows) * ROW_BYTES as usize;
     let bytes = stages * stage_bytes + 16 * stages + ATOM_BYTES as usize;
     Geometry::new(
         bm,
@@ -326,8 +366,19 @@ pub struct WsConfig {
     /// The entry point as the simulator calls it, on the matrices themselves (it maps them
     /// with [`TensorMap::simulated_16bit`] as a GPU host maps them with the driver).
     #[cfg(not(target_arch = "nvptx64"))]
-    pub sim: unsafe fn(*const u16, *const u16, *mut f32, u32, u32, u32),
+    pub sim: unsafe fn(*const u16, *const u16, *mut f32, u32, u32, u32, u32),
 }
+
+/// The parameters of every rung-17 entry: `(amap, bmap, out, m, n, k, splits)`.
+pub const WS_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
+    amap: *const TensorMap,
+    bmap: *const TensorMap,
+    out: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32,
+    splits: u32
+);
 
 /// An entry of the table as the simulator runs it: `a` and `b` mapped in the boxes the
 /// kernel copies (64 × `bm` and 64 × 64 elements), then the entry.
@@ -337,13 +388,13 @@ pub struct WsConfig {
 #[cfg(not(target_arch = "nvptx64"))]
 #[allow(clippy::too_many_arguments)]
 unsafe fn sim_maps(
-    entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32), bm: u32,
-    a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32,
+    entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32, u32), bm: u32,
+    a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32, splits: u32,
 ) {
     let amap = TensorMap::simulated_16bit(a, m, k, bm);
     let bmap = TensorMap::simulated_16bit(b, k, n, BK);
     // SAFETY: the maps describe the operands in the kernel's boxes, as the entry requires.
-    unsafe { entry(&amap, &bmap, out, m, n, k) }
+    unsafe { entry(&amap, &bmap, out, m, n, k, splits) }
 }
 
 /// [`gemm_warp_specialized`] with [`Store`](super::epilogue::Store): the table's entry points.
@@ -359,6 +410,7 @@ unsafe fn store<
     A: Accumulators,
 >(
     amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32,
+    splits: u32,
 ) {
     // SAFETY: forwarded.
     unsafe {
@@ -369,6 +421,7 @@ unsafe fn store<
             m,
             n,
             k,
+            splits,
             super::epilogue::Store,
         )
     }
@@ -382,7 +435,7 @@ macro_rules! ws_configs {
         #[cfg(any(feature = "hopper", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             $(#[$meta])*
-            $entry(amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32)
+            $entry(amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32, splits: u32)
                 => store::<$c, $stages, $group, $t, [FragC; $bn / 8]>
                 , launch_bounds(128 * ($c + 1), 1);
         )*}
@@ -394,12 +447,12 @@ macro_rules! ws_configs {
                 name: dashed!(stringify!($entry)),
                 half: <$t as Element>::HALF,
                 geometry: GEOMETRY,
-                spec: GEOMETRY.spec_persistent(stringify!($entry), Some(1)),
+                spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
                 #[cfg(not(target_arch = "nvptx64"))]
-                sim: |a, b, out, m, n, k| {
+                sim: |a, b, out, m, n, k, splits| {
                     // SAFETY: forwarded (`sim_maps`'s contract is the entry's).
-                    unsafe { sim_maps(entry::$entry, 64 * $c, a, b, out, m, n, k) }
+                    unsafe { sim_maps(entry::$entry, 64 * $c, a, b, out, m, n, k, splits) }
                 },
             }
         },)*];
@@ -410,12 +463,22 @@ ws_configs! {
     // entry point                 = <element, consumer warpgroups, N, stages, group>
     /// Two consumers of 64 × 256, four slots of 48 KiB: the default.
     gemm_bf16_ws_128x256           = <Bf16, 2, 256, 4, 8> [default];
-    /// Two consumers of 64 × 128, six slots of 32 KiB: twice the tiles, for outputs with few.
-    gemm_bf16_ws_128x128           = <Bf16, 2, 128, 6, 8>;
     /// Two consumers of 64 × 192, four slots of 40 KiB.
     gemm_bf16_ws_128x192           = <Bf16, 2, 192, 4, 8>;
-    /// One consumer of 64 × 256, six slots of 40 KiB: for outputs of few rows.
+    /// Two consumers of 64 × 128, six slots of 32 KiB: twice the tiles, for outputs with few.
+    gemm_bf16_ws_128x128           = <Bf16, 2, 128, 6, 8>;
+    /// Two consumers of 64 × 64, eight slots of 24 KiB: outputs of few columns.
+    gemm_bf16_ws_128x64            = <Bf16, 2, 64, 8, 8>;
+    /// Two consumers of 64 × 32 (a box of 64 columns copied, 32 used): outputs of 32 columns
+    /// or fewer.
+    gemm_bf16_ws_128x32            = <Bf16, 2, 32, 8, 8>;
+    /// One consumer of 64 × 256, five slots of 40 KiB: outputs of few rows.
     gemm_bf16_ws_64x256            = <Bf16, 1, 256, 5, 8>;
-    /// The default's tiles on `f16`.
+    /// The same tiles on `f16`.
     gemm_f16_ws_128x256            = <F16, 2, 256, 4, 8> [default];
+    gemm_f16_ws_128x192            = <F16, 2, 192, 4, 8>;
+    gemm_f16_ws_128x128            = <F16, 2, 128, 6, 8>;
+    gemm_f16_ws_128x64             = <F16, 2, 64, 8, 8>;
+    gemm_f16_ws_128x32             = <F16, 2, 32, 8, 8>;
+    gemm_f16_ws_64x256             = <F16, 1, 256, 5, 8>;
 }

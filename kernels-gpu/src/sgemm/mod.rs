@@ -149,10 +149,13 @@ impl Geometry {
     }
 
     /// The plain-data description of a persistent entry `entry` with this geometry (at most
-    /// one block per tile and per multiprocessor, each looping over tiles), on tensor maps
-    /// `(amap, bmap, out, m, n, k)`.
-    pub const fn spec_persistent(self, entry: &'static str, min_blocks: Option<u32>) -> KernelSpec {
-        let spec = self.spec_with_params(entry, TMA_PARAMS, min_blocks);
+    /// one block per tile and per multiprocessor, each looping over tiles) and parameters
+    /// `params`.
+    pub const fn spec_persistent(
+        self, entry: &'static str, params: &'static [nvptx_device::catalogue::Param],
+        min_blocks: Option<u32>,
+    ) -> KernelSpec {
+        let spec = self.spec_with_params(entry, params, min_blocks);
         KernelSpec {
             grid: GridRule::Persistent {
                 rows: self.bm,
@@ -197,17 +200,6 @@ impl Geometry {
 /// The parameters of every SGEMM entry point of the table: `(a, b, out, m, n, k)`.
 pub const SGEMM_PARAMS: &[nvptx_device::catalogue::Param] =
     nvptx_device::params!(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32);
-
-/// The parameters of the entry points fed by the tensor-memory accelerator (rungs 15 on a
-/// Hopper and 17): `(amap, bmap, out, m, n, k)`, the maps device pointers.
-pub const TMA_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
-    amap: *const nvptx_device::tma::TensorMap,
-    bmap: *const nvptx_device::tma::TensorMap,
-    out: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32
-);
 
 /// How a product may round its inputs: cuBLAS's math mode, as a property of each entry.
 /// FP32 is the default everywhere; the others are opt-in.

@@ -21,7 +21,7 @@ use super::global::is_aligned16;
 use super::unroll::unroll;
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::{F32x4, opaque_u32, opaque_usize};
-use nvptx_device::mma::to_tf32;
+use nvptx_device::mma::{to_bf16, to_f16, to_tf32};
 use nvptx_device::pipeline::{cp_async_16, cp_async_16_zfill};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::thread;
@@ -101,6 +101,94 @@ unsafe fn repack<const TF32: bool>(
             }
         });
     }
+}
+
+/// Thread `t`'s four 2-byte outputs `dst[r·cols + c ..+ 4]` (fewer at the end of a row):
+/// `value(r, c)` where `r < src_rows` and `c < src_cols`, else zero; one 8-byte store where
+/// `cols % 4 == 0` and `dst` is 8-byte aligned. Launched as [`sgemm_repack`].
+///
+/// # Safety
+/// `value(r, c)` may be called for any `r < src_rows`, `c < src_cols`; `dst` holds
+/// `rows · cols` elements; `rows · cdiv(cols, 4)` fits `u32`.
+#[inline(always)]
+unsafe fn repack_2byte(
+    src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32, cols: u32,
+    value: impl Fn(u32, u32) -> u16,
+) {
+    let quads = cols.div_ceil(4);
+    let t = thread::index_1d();
+    if quads == 0 || t >= rows * quads {
+        return;
+    }
+    let (r, c0) = (t / quads, 4 * (t % quads));
+    let mut v = [0u16; 4];
+    unroll!(4, |e| {
+        let c = c0 + e as u32;
+        if r < src_rows && c < src_cols {
+            v[e] = value(r, c);
+        }
+    });
+    let at = r as usize * cols as usize + c0 as usize;
+    if cols.is_multiple_of(4) && dst.addr().is_multiple_of(8) {
+        let word = |i: usize| v[2 * i] as u32 | (v[2 * i + 1] as u32) << 16;
+        // SAFETY: c0 + 4 <= cols, so the four elements are inside row r of `dst`, 8-byte
+        // aligned (cols and c0 multiples of 4, dst aligned).
+        unsafe { *(dst.add(at) as *mut [u32; 2]) = [word(0), word(1)] };
+    } else {
+        unroll!(4, |e| {
+            if c0 + (e as u32) < cols {
+                // SAFETY: c0 + e < cols: inside row r of `dst`.
+                unsafe { *dst.add(at + e) = v[e] };
+            }
+        });
+    }
+}
+
+/// [`sgemm_repack`] for 2-byte elements (`bf16` or `f16` bits): rows of 16-bit operands
+/// whose length is not a multiple of 8 padded for the tensor-memory accelerator (rung 17).
+///
+/// # Safety
+/// As [`sgemm_repack`], in 2-byte elements.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn repack_16bit(
+    src: *const u16, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32, cols: u32,
+) {
+    // SAFETY: inside `src` for r < src_rows, c < src_cols <= ld (the contract).
+    let value = |r: u32, c: u32| unsafe { *src.add((r * ld + c) as usize) };
+    // SAFETY: forwarded.
+    unsafe { repack_2byte(src_rows, src_cols, dst, rows, cols, value) }
+}
+
+/// [`sgemm_repack`] from f32 to `bf16` bits, rounded to nearest even ([`to_bf16`]): f32
+/// operands for rung 17, padded on the way where their rows need it.
+///
+/// # Safety
+/// As [`sgemm_repack`], `dst` in 2-byte elements.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn convert_bf16(
+    src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32, cols: u32,
+) {
+    // SAFETY: inside `src` for r < src_rows, c < src_cols <= ld (the contract).
+    let value = |r: u32, c: u32| to_bf16(unsafe { *src.add((r * ld + c) as usize) });
+    // SAFETY: forwarded.
+    unsafe { repack_2byte(src_rows, src_cols, dst, rows, cols, value) }
+}
+
+/// [`convert_bf16`] to `f16` bits ([`to_f16`]).
+///
+/// # Safety
+/// As [`convert_bf16`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn convert_f16(
+    src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32, cols: u32,
+) {
+    // SAFETY: inside `src` for r < src_rows, c < src_cols <= ld (the contract).
+    let value = |r: u32, c: u32| to_f16(unsafe { *src.add((r * ld + c) as usize) });
+    // SAFETY: forwarded.
+    unsafe { repack_2byte(src_rows, src_cols, dst, rows, cols, value) }
 }
 
 /// Edge of the square tiles [`sgemm_transpose_tf32`] moves through shared memory.
@@ -190,6 +278,30 @@ pub const REPACK: KernelSpec = KernelSpec::items(
     REPACK_BLOCK,
 );
 
+/// How to launch [`repack_16bit`], [`convert_bf16`] and [`convert_f16`]: as [`REPACK`], one
+/// spec each.
+#[cfg(not(target_arch = "nvptx64"))]
+pub const REPACK_16BIT: [KernelSpec; 3] = [
+    KernelSpec::items(
+        "repack_16bit",
+        entry::params::repack_16bit,
+        REPACK_BLOCK,
+        REPACK_BLOCK,
+    ),
+    KernelSpec::items(
+        "convert_bf16",
+        entry::params::convert_bf16,
+        REPACK_BLOCK,
+        REPACK_BLOCK,
+    ),
+    KernelSpec::items(
+        "convert_f16",
+        entry::params::convert_f16,
+        REPACK_BLOCK,
+        REPACK_BLOCK,
+    ),
+];
+
 /// How to launch [`sgemm_repack_tf32`], as [`REPACK`].
 #[cfg(not(target_arch = "nvptx64"))]
 pub const REPACK_TF32: KernelSpec = KernelSpec::items(
@@ -228,6 +340,18 @@ nvptx_device::entry_points! {
     ) => sgemm_repack_tf32;
     sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32)
         => sgemm_transpose_tf32;
+    repack_16bit(
+        src: *const u16, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32,
+        cols: u32
+    ) => repack_16bit;
+    convert_bf16(
+        src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32,
+        cols: u32
+    ) => convert_bf16;
+    convert_f16(
+        src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32,
+        cols: u32
+    ) => convert_f16;
 }
 
 /// Thread `t`'s share, in a block of `threads`, of the `cp.async` copies of a packed
