@@ -104,10 +104,18 @@ fn main() {
     let x = values(SUM_LEN, 3);
     let expected: f64 = x.iter().map(|&v| v as f64).sum();
     let got = sim.sum(ReduceKernel::Warp, &x).expect("simulated sum");
-    assert!((got as f64 - expected).abs() < 1e-2, "sum {got} vs {expected}");
+    assert!(
+        (got as f64 - expected).abs() < 1e-2,
+        "sum {got} vs {expected}"
+    );
     let mut group = c.benchmark_group("warp-shuffle-sum");
     group.bench_function(BenchmarkId::from_parameter(SUM_LEN), |b| {
-        b.iter(|| black_box(sim.sum(ReduceKernel::Warp, black_box(&x)).expect("simulated sum")))
+        b.iter(|| {
+            black_box(
+                sim.sum(ReduceKernel::Warp, black_box(&x))
+                    .expect("simulated sum"),
+            )
+        })
     });
     group.finish();
 

@@ -6,21 +6,21 @@
 //! readers (thread + 1). A shadow from an older interval counts as empty: the barrier
 //! between ordered everything before it.
 
-use super::context::{self, Abort, ThreadCtx};
+use super::context::{self, ThreadCtx};
 use super::error::{RaceKind, SharedArrayId, SimError, SourceLocation};
 use super::pending::PendingRead;
+use super::sched::Wait;
 use crate::launch::{Limit, Limits};
+use core::cell::{Cell, RefCell};
 use core::panic::Location;
 use std::boxed::Box;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::vec::Vec;
 
 /// One shared array of a block.
 pub(crate) struct Region {
     id: SharedArrayId,
-    words: Box<[AtomicU32]>,
-    shadow: Box<[AtomicU64]>,
+    words: Box<[Cell<u32>]>,
+    shadow: Box<[Cell<u64>]>,
 }
 
 impl Region {
@@ -28,14 +28,15 @@ impl Region {
         Box::new(Self {
             id,
             // A recognisable NaN, in case someone prints it.
-            words: (0..len).map(|_| AtomicU32::new(0x7fc0_dead)).collect(),
-            shadow: (0..len).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..len).map(|_| Cell::new(0x7fc0_dead)).collect(),
+            shadow: (0..len).map(|_| Cell::new(0)).collect(),
         })
     }
 }
 
 /// A pointer to a [`Region`] of the running block. The arena that owns the region outlives
-/// every kernel thread of the block, which is the only place a handle can be used.
+/// every kernel thread of the block, which is the only place a handle can be used (on the
+/// host thread that runs the block).
 #[derive(Clone, Copy)]
 pub(crate) struct RegionRef(*const Region);
 
@@ -55,7 +56,7 @@ impl RegionRef {
 /// first use by any of its threads.
 pub(crate) struct SharedArena {
     dynamic: Box<Region>,
-    statics: Mutex<Vec<(usize, Box<Region>)>>,
+    statics: RefCell<Vec<(usize, Box<Region>)>>,
     limit: u32,
 }
 
@@ -63,7 +64,7 @@ impl SharedArena {
     pub fn new(dynamic_bytes: u32, limit: u32) -> Self {
         Self {
             dynamic: Region::new(SharedArrayId::Dynamic, dynamic_bytes / 4),
-            statics: Mutex::new(Vec::new()),
+            statics: RefCell::new(Vec::new()),
             limit,
         }
     }
@@ -104,7 +105,7 @@ impl Shadow {
 }
 
 fn race(
-    t: &ThreadCtx, at: SourceLocation, region: &Region, index: u32, kind: RaceKind,
+    t: &ThreadCtx<'_>, at: SourceLocation, region: &Region, index: u32, kind: RaceKind,
     other_plus_one: u32,
 ) -> ! {
     let b = &t.block;
@@ -123,7 +124,7 @@ fn race(
 /// One access of the calling simulated thread to word `index` of a region, as the race
 /// checker sees it.
 struct Access<'a> {
-    t: &'a ThreadCtx,
+    t: &'a ThreadCtx<'a>,
     region: &'a Region,
     index: u32,
     at: SourceLocation,
@@ -148,12 +149,13 @@ impl Access<'_> {
 
 /// Records an access to word `index` of `region` in its shadow (`next` gives the new shadow
 /// from the old one, after reporting what conflicts, or `None` when there is nothing new to
-/// record; it may run more than once, as the compare-exchange loop retries), then performs
-/// it on the word (`word` gets the shadow as it was before this access).
+/// record), then performs it on the word (`word` gets the shadow as it was before this
+/// access).
+#[inline(always)]
 #[track_caller]
 fn access<R>(
     region: RegionRef, index: u32, next: impl Fn(&Access<'_>, Shadow) -> Option<Shadow>,
-    word: impl FnOnce(&Access<'_>, Shadow, &AtomicU32) -> R,
+    word: impl FnOnce(&Access<'_>, Shadow, &Cell<u32>) -> R,
 ) -> R {
     let at = SourceLocation::from(Location::caller());
     context::with(|t| {
@@ -168,12 +170,9 @@ fn access<R>(
             epoch: t.barriers_passed.get() as u64 & EPOCH_MASK,
         };
         let cell = &r.shadow[index as usize];
-        let mut old = Shadow(cell.load(Ordering::Relaxed));
-        while let Some(new) = next(&a, old) {
-            match cell.compare_exchange_weak(old.0, new.0, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => break,
-                Err(now) => old = Shadow(now),
-            }
+        let old = Shadow(cell.get());
+        if let Some(new) = next(&a, old) {
+            cell.set(new.0);
         }
         word(&a, old, &r.words[index as usize])
     })
@@ -218,26 +217,24 @@ pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
         if old.0 & WRITTEN == 0 {
             park(a)
         }
-        w.load(Ordering::Relaxed)
+        w.get()
     })
 }
 
 /// Parks the reader of an unwritten word until another thread writes it (a race, which
-/// that writer reports) or no thread can (an uninitialised read); unwinds either way.
+/// that writer reports) or no thread can (an uninitialised read, which the launch reports
+/// once every thread is blocked); unwinds either way.
 fn park(a: &Access<'_>) -> ! {
-    let read = PendingRead {
+    a.t.block.pending.park(PendingRead {
         region: a.region as *const Region as usize,
         index: a.index,
         array: a.region.id,
         linear: a.t.linear,
         at: a.t.coord(),
         location: a.at,
-    };
-    let block = &a.t.block;
-    if let Some(error) = block.pending.park(read, || block.is_aborted()) {
-        a.t.fail(error);
-    }
-    std::panic::resume_unwind(Box::new(Abort))
+    });
+    a.t.block_on(Wait::Parked);
+    unreachable!("a parked read is woken only when its block fails")
 }
 
 /// A checked write of word `index` of `region` by the calling simulated thread.
@@ -268,24 +265,20 @@ pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
         }
         Some(Shadow::build(a.epoch, true, a.me, r1, r2))
     };
-    access(region, index, next, |_, _, w| {
-        w.store(bits, Ordering::Relaxed)
-    })
+    access(region, index, next, |_, _, w| w.set(bits))
 }
 
 /// Reports the calling thread's write as completing a race with `reader_plus_one`'s parked
 /// read of the same word: read after write, at the read, as the reader would have reported
 /// it had the write come first.
 fn pending_race(a: &Access<'_>, reader_plus_one: u32) -> ! {
-    let b = &a.t.block;
+    let b = a.t.block;
     let reader = reader_plus_one - 1;
     let region = a.region as *const Region as usize;
-    let Some(location) = b
+    let location = b
         .pending
-        .location_of(region, a.index, reader, || b.is_aborted())
-    else {
-        std::panic::resume_unwind(Box::new(Abort))
-    };
+        .location_of(region, a.index, reader)
+        .expect("a reader in the shadow of an unwritten word is parked");
     a.t.fail(SimError::DataRace {
         block: b.block_idx,
         array: a.region.id,
@@ -328,7 +321,7 @@ pub(crate) fn static_region(site: usize, len: u32) -> RegionRef {
     let at = SourceLocation::from(Location::caller());
     context::with(|t| {
         let arena = &t.block.shared;
-        let mut statics = arena.statics.lock().unwrap_or_else(|e| e.into_inner());
+        let mut statics = arena.statics.borrow_mut();
         if let Some((_, r)) = statics
             .iter()
             .find(|(s, r)| *s == site && r.words.len() == len as usize)
