@@ -198,6 +198,10 @@ fn run_block<F: Fn()>(
 /// threads still waiting for it.
 fn run_thread<F: Fn()>(t: &ThreadCtx<'_>, kernel: &F) {
     let block = t.block;
+    if block.is_aborted() {
+        // Another thread failed the block before this one started.
+        return;
+    }
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(kernel));
     if let Err(payload) = outcome
         && !payload.is::<Abort>()

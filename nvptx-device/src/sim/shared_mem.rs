@@ -93,6 +93,20 @@ impl Shadow {
     fn slot(self, shift: u64) -> u32 {
         ((self.0 >> shift) & SLOT) as u32
     }
+    /// Whether a read by thread `me` (+ 1) in interval `epoch` would leave the shadow as it
+    /// is and find nothing wrong: the word is written, this interval's writer (if any) is
+    /// `me`, and `me` is a recorded reader or two readers are recorded already.
+    fn read_again(self, me: u32, epoch: u64) -> bool {
+        let (writer, r1, r2) = (
+            self.slot(WRITER_SHIFT),
+            self.slot(READER1_SHIFT),
+            self.slot(READER2_SHIFT),
+        );
+        self.0 & WRITTEN != 0
+            && self.epoch() == epoch
+            && (writer == 0 || writer == me)
+            && (r1 == me || r2 == me || (r1 != 0 && r2 != 0))
+    }
     fn build(epoch: u64, written: bool, writer: u32, r1: u32, r2: u32) -> Self {
         Self(
             (epoch & EPOCH_MASK)
@@ -152,12 +166,12 @@ impl Access<'_> {
 /// record), then performs it on the word (`word` gets the shadow as it was before this
 /// access).
 #[inline(always)]
-#[track_caller]
 fn access<R>(
-    region: RegionRef, index: u32, next: impl Fn(&Access<'_>, Shadow) -> Option<Shadow>,
+    region: RegionRef, index: u32, at: &'static Location<'static>,
+    next: impl Fn(&Access<'_>, Shadow) -> Option<Shadow>,
     word: impl FnOnce(&Access<'_>, Shadow, &Cell<u32>) -> R,
 ) -> R {
-    let at = SourceLocation::from(Location::caller());
+    let at = SourceLocation::from(at);
     context::with(|t| {
         t.check_aborted();
         let r = region.get();
@@ -181,8 +195,31 @@ fn access<R>(
 /// A checked read of word `index` of `region` by the calling simulated thread. A word that
 /// no thread has written yet parks the thread, recorded as a reader in the word's shadow
 /// (without "written"), until the block decides what it was ([`super::pending`]).
+///
+/// Inlined where the kernel reads: most reads are of words that this interval's readers
+/// have already recorded all the shadow can hold of, and take only that test. (It need not
+/// ask whether the block has failed: only the thread that fails it runs kernel code then.)
+#[inline]
 #[track_caller]
 pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
+    let unchanged = context::with(|t| {
+        let r = region.get();
+        let i = index as usize;
+        let shadow = Shadow(r.shadow.get(i)?.get());
+        let epoch = t.barriers_passed.get() as u64 & EPOCH_MASK;
+        shadow
+            .read_again(t.linear + 1, epoch)
+            .then(|| r.words[i].get())
+    });
+    match unchanged {
+        Some(bits) => bits,
+        None => load_recorded(region, index, Location::caller()),
+    }
+}
+
+/// [`load`] of a word whose shadow the read changes or that it finds a problem with.
+#[inline(never)]
+fn load_recorded(region: RegionRef, index: u32, at: &'static Location<'static>) -> u32 {
     let next = |a: &Access<'_>, old: Shadow| {
         if old.0 & WRITTEN == 0 {
             let (r1, r2) = if old.epoch() == a.epoch {
@@ -213,7 +250,7 @@ pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
             Shadow::build(a.epoch, true, writer, r1, a.me)
         })
     };
-    access(region, index, next, |a, old, w| {
+    access(region, index, at, next, |a, old, w| {
         if old.0 & WRITTEN == 0 {
             park(a)
         }
@@ -265,7 +302,9 @@ pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
         }
         Some(Shadow::build(a.epoch, true, a.me, r1, r2))
     };
-    access(region, index, next, |_, _, w| w.set(bits))
+    access(region, index, Location::caller(), next, |_, _, w| {
+        w.set(bits)
+    })
 }
 
 /// Reports the calling thread's write as completing a race with `reader_plus_one`'s parked
