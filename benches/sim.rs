@@ -16,7 +16,7 @@
 //! `-- --quick` gives a figure in seconds; run the executable with `--bench` for criterion's
 //! full analysis.
 
-use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use kernels_gpu_host::reduce::ReduceKernel;
 use kernels_gpu_host::reference::{compare, matmul_f64};
 use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
@@ -79,13 +79,7 @@ fn matmul_bench(
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .plotting_backend(PlottingBackend::Plotters)
-        .output_directory(&bench_report::criterion_home())
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
+    let mut c = bench_report::criterion(Duration::from_millis(500), Duration::from_secs(3));
 
     let (m, k, n) = LECTURE;
     let tw = 16;
