@@ -185,10 +185,11 @@ impl<'b> ThreadCtx<'b> {
     }
 }
 
-std::thread_local! {
-    /// The simulated thread this host thread runs now; null outside one.
-    static CURRENT: Cell<*const ThreadCtx<'static>> = const { Cell::new(core::ptr::null()) };
-}
+/// The simulated thread this host thread runs now; null outside one. A plain
+/// `#[thread_local]`: every shared access reads it, and `thread_local!`'s accessor is not
+/// inlined in the tests' lightly optimised builds.
+#[thread_local]
+static CURRENT: Cell<*const ThreadCtx<'static>> = Cell::new(core::ptr::null());
 
 /// Runs `f` with the calling simulated thread's context.
 ///

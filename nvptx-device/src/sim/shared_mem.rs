@@ -46,6 +46,7 @@ impl RegionRef {
         self.0.addr()
     }
 
+    #[inline(always)]
     fn get(&self) -> &Region {
         // SAFETY: see the type's documentation; regions are boxed, so they never move.
         unsafe { &*self.0 }
@@ -87,15 +88,18 @@ pub(crate) const MAX_BLOCK_THREADS: u32 = SLOT as u32;
 struct Shadow(u64);
 
 impl Shadow {
+    #[inline(always)]
     fn epoch(self) -> u64 {
         self.0 & EPOCH_MASK
     }
+    #[inline(always)]
     fn slot(self, shift: u64) -> u32 {
         ((self.0 >> shift) & SLOT) as u32
     }
     /// Whether a read by thread `me` (+ 1) in interval `epoch` would leave the shadow as it
     /// is and find nothing wrong: the word is written, this interval's writer (if any) is
     /// `me`, and `me` is a recorded reader or two readers are recorded already.
+    #[inline(always)]
     fn read_again(self, me: u32, epoch: u64) -> bool {
         let (writer, r1, r2) = (
             self.slot(WRITER_SHIFT),
