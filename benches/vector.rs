@@ -10,7 +10,7 @@
 //!
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
-use criterion::{BenchmarkId, Criterion, PlottingBackend, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
 use kernels_gpu_host::plan::reduce::ReduceKernel;
@@ -225,13 +225,7 @@ fn cpu_benches(c: &mut Criterion) {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .plotting_backend(PlottingBackend::Plotters)
-        .output_directory(&bench_report::criterion_home())
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1))
-        .configure_from_args();
+    let mut c = bench_report::criterion(Duration::from_millis(300), Duration::from_secs(1));
     match Gpu::new() {
         Ok(gpu) => {
             if let Err(e) = gpu_benches(&mut c, &gpu) {

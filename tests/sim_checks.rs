@@ -17,6 +17,7 @@ use nvptx_device::sim::{
     self, RaceKind, SharedArrayId, SharedPtr, SimError, SourceLocation, ThreadCoord,
 };
 use nvptx_device::thread::{self, Dim3, block_idx_x, sync_threads, thread_idx_x};
+use nvptx_device::warp;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -76,7 +77,8 @@ fn launch(
 /// Orders two simulated threads through a host-side flag that the simulator does not see.
 /// For its race checker the accesses on either side stay unordered (only barriers order
 /// shared memory), but which one happens first is now fixed, so the race kind and the
-/// roles of the two threads are deterministic.
+/// roles of the two threads are deterministic. The waiter lets the other threads of its
+/// block run while it waits ([`sim::yield_now`]): they take turns on one host thread.
 struct Signal(AtomicBool);
 
 impl Signal {
@@ -97,7 +99,7 @@ impl Signal {
                 Instant::now() < deadline,
                 "the other thread never raised the signal"
             );
-            std::thread::yield_now();
+            sim::yield_now();
         }
     }
 }
@@ -678,6 +680,47 @@ fn barrier_in_loop_with_divergent_trip_count() {
     };
     assert_eq!((waiting.y % 2, exited.y % 2), (1, 0), "{error}");
     assert_at(location, "loop-barrier");
+}
+
+/// In block 1, half of warp 0 waits at a full-warp shuffle for lanes that wait at the
+/// barrier after it, as every other thread does: no thread can go on. Reported at once as a
+/// deadlock naming every waiting thread and what it waits for, instead of hanging.
+#[test]
+fn shuffle_and_barrier_waiting_for_each_other_is_a_deadlock() {
+    let error = launch(Dim3::x(2), Dim3::x(64), 0, || {
+        if block_idx_x() == 1 && thread_idx_x() < 16 {
+            // SAFETY: deliberately broken: lanes 16..32 of the mask wait at the barrier.
+            let _ = unsafe { warp::shuffle_xor(warp::FULL_MASK, 1u32, 1) }; // mark: deadlock-shuffle
+        }
+        sync_threads(); // mark: deadlock-barrier
+    })
+    .unwrap_err();
+    let SimError::Deadlock { block, waiting } = &error else {
+        panic!("expected a deadlock, got {error:?}: {error}");
+    };
+    assert_eq!(*block, Dim3::xyz(1, 0, 0));
+    let threads: Vec<u32> = waiting.iter().map(|w| w.thread.x).collect();
+    assert_eq!(threads, (0..64).collect::<Vec<_>>(), "{error}");
+    for w in waiting {
+        if w.thread.x < 16 {
+            assert_at(w.location, "deadlock-shuffle");
+            assert_eq!(
+                w.what, "shfl.sync with mask 0xffffffff, for lanes 0xffff0000",
+                "{error}"
+            );
+        } else {
+            assert_at(w.location, "deadlock-barrier");
+            assert_eq!(w.what, "sync_threads()", "{error}");
+        }
+    }
+    let text = error.to_string();
+    for part in [
+        "deadlock in block (1, 0, 0)",
+        "16 threads (0, 0, 0) to (15, 0, 0) wait for shfl.sync",
+        "48 threads (16, 0, 0) to (63, 0, 0) wait for sync_threads()",
+    ] {
+        assert!(text.contains(part), "`{part}` missing from: {text}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -159,7 +159,7 @@ fn check_all(kernel: SgemmKernel) {
         check(kernel, shape);
     }
     // Rungs 1-4 have no 16-byte path; their 1024- and 512-thread blocks are also the
-    // simulator's slowest (a host thread per simulated thread at every barrier).
+    // simulator's slowest (the most simulated threads per barrier).
     let vectorized = kernel.config().rung >= 5;
     if vectorized {
         for shape in VECTOR {

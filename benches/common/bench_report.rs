@@ -647,6 +647,20 @@ pub fn utc_from_unix(secs: u64) -> String {
     )
 }
 
+/// Criterion as these benches use it: plots drawn with plotters into [`criterion_home`], 10
+/// samples, the given warm-up and measurement times, then the command line's options.
+pub fn criterion(
+    warm_up: std::time::Duration, measurement: std::time::Duration,
+) -> criterion::Criterion {
+    criterion::Criterion::default()
+        .plotting_backend(criterion::PlottingBackend::Plotters)
+        .output_directory(&criterion_home())
+        .sample_size(10)
+        .warm_up_time(warm_up)
+        .measurement_time(measurement)
+        .configure_from_args()
+}
+
 /// Criterion's output folder, where the summary goes beside its HTML report: `$CRITERION_HOME`
 /// if set, else `criterion/` in the cargo target folder the running executable was built in
 /// (`<target>/release/deps/matmul-*` → `<target>/criterion`), else `$CARGO_TARGET_DIR/criterion`,

@@ -430,7 +430,7 @@ fn checked_row(
 fn run_sim(args: &Args) -> Result<Vec<Row>, Error> {
     let shape = args.shape(SIM_DEFAULT)?;
     eprintln!(
-        "CPU simulator (one host thread per GPU thread, checked barriers and shared memory): {shape}, seed {}",
+        "CPU simulator (each block's threads as coroutines, blocks in parallel, checked barriers and shared memory): {shape}, seed {}",
         args.seed
     );
     let runs = args.runs(shape)?;

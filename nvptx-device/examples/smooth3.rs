@@ -68,7 +68,7 @@ fn main() -> Result<(), sim::SimError> {
         SharedPtr(x.as_ptr() as *mut f32),
         SharedPtr(out.as_mut_ptr()),
     );
-    // One OS thread per GPU thread; races on shared memory, misplaced barriers and
+    // Every GPU thread runs on the CPU; races on shared memory, misplaced barriers and
     // out-of-bounds shared accesses come back as a `SimError` naming the source line.
     // SAFETY: x and out hold n floats each, and the blocks have BLOCK threads.
     sim::launch(&cfg, &Limits::default(), || unsafe {

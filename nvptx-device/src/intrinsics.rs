@@ -6,7 +6,38 @@
 /// add are both slower and less accurate than nvcc's default code, which does fuse.
 #[inline(always)]
 pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+    return fma_through_f64(a, b, c);
+    #[cfg(not(all(target_arch = "x86_64", not(target_feature = "fma"))))]
     core::intrinsics::fmaf32(a, b, c)
+}
+
+/// [`fma`] on a host built without FMA instructions (the x86-64 baseline), where the
+/// library's `fmaf` is a call through a function pointer and the simulated kernels'
+/// arithmetic is mostly FMAs: the same result, mostly in three inlined f64 operations.
+///
+/// The product of two f32 is exact in f64, so `s`, the f64 sum, is `a·b + c` rounded once.
+/// Rounding `s` to f32 gives the correctly rounded `a·b + c` unless `s` is exactly halfway
+/// between two f32 (every f32 and every such midpoint is an f64, so any other `s` lies
+/// strictly between the same two midpoints as `a·b + c`). Those, results in the f32
+/// subnormal range (where the midpoints sit elsewhere in the f64's bits), zeros, infinities
+/// and NaNs take the library's FMA.
+#[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+#[inline(always)]
+fn fma_through_f64(a: f32, b: f32, c: f32) -> f32 {
+    let s = a as f64 * b as f64 + c as f64;
+    let bits = s.to_bits();
+    let exponent = (bits >> 52) & 0x7ff;
+    // The 29 low bits of the significand are what rounding to f32 drops: a midpoint has
+    // exactly the top one of them set.
+    let midpoint = bits & 0x1fff_ffff == 0x1000_0000;
+    // At least f32::MIN_POSITIVE (2^-126), finite.
+    let normal = (1023 - 126..0x7ff).contains(&exponent);
+    if !midpoint && normal {
+        s as f32
+    } else {
+        core::intrinsics::fmaf32(a, b, c)
+    }
 }
 
 /// The larger of `a` and `b`, NaN if either is NaN (`max.NaN.f32`, IEEE 754-2019
@@ -128,5 +159,100 @@ pub unsafe fn load_f32x4_nc(ptr: *const f32) -> [f32; 4] {
     // SAFETY: as above.
     unsafe {
         load_f32x4(ptr)
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64", not(target_feature = "fma")))]
+mod tests {
+    use super::fma;
+
+    /// The library's FMA, the reference.
+    fn fused(a: f32, b: f32, c: f32) -> f32 {
+        core::intrinsics::fmaf32(a, b, c)
+    }
+
+    #[track_caller]
+    fn check(a: f32, b: f32, c: f32) {
+        let (got, want) = (fma(a, b, c), fused(a, b, c));
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "fma({a:e}, {b:e}, {c:e}) = {got:e}, not {want:e}"
+        );
+    }
+
+    /// xorshift64*: reproducible bits without a dependency.
+    fn rng(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+    }
+
+    /// Sums that land exactly halfway between two f32 once rounded to f64, from either
+    /// side, where rounding the f64 to f32 (to even) would go the wrong way:
+    /// `(1 + 2^-12)^2 = 1 + 2^-11 + 2^-24` has its even neighbour below and
+    /// `(1 + 2^-23) · 1.5 = 1.5 + 2^-23 + 2^-24` above, and `c` moves each towards the other
+    /// neighbour by less than an f64 ulp.
+    #[test]
+    fn double_rounding_at_midpoints_is_avoided() {
+        let tiny = 2f32.powi(-60);
+        for (a, b, c) in [
+            (1.0 + 2f32.powi(-12), 1.0 + 2f32.powi(-12), tiny),
+            (1.0 + 2f32.powi(-23), 1.5, -tiny),
+        ] {
+            let wrong = (a as f64 * b as f64 + c as f64) as f32;
+            check(a, b, c);
+            assert_ne!(fma(a, b, c), wrong, "{a:e} · {b:e} + {c:e}");
+            // An exact midpoint rounds to even, as the FMA does.
+            check(a, b, 0.0);
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_library_on_random_and_special_operands() {
+        let mut next = rng(0x9e37_79b9_7f4a_7c15);
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::MIN_POSITIVE,
+            f32::MIN_POSITIVE / 2.0,
+            f32::from_bits(1),
+            f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        for &a in &specials {
+            for &b in &specials {
+                for &c in &specials {
+                    check(a, b, c);
+                }
+            }
+        }
+        for _ in 0..1_000_000 {
+            let r = next();
+            let (a, b, c) = (
+                f32::from_bits(r as u32),
+                f32::from_bits((r >> 32) as u32),
+                f32::from_bits(next() as u32),
+            );
+            check(a, b, c);
+            // Magnitudes that meet: values near 1 with short significands, so that products
+            // and sums land on midpoints and in the subnormal range often.
+            let near = |bits: u64, scale: i32| {
+                f32::from_bits(0x3f80_0000 | (bits as u32 & 0x7fff) << 8) * 2f32.powi(scale)
+            };
+            let e = (next() % 64) as i32 - 32;
+            let x = near(r, e);
+            let y = near(r >> 16, -e - 100 * (r >> 62) as i32);
+            let z = if r & (1 << 40) != 0 { -1.0 } else { 1.0 }
+                * near(r >> 24, -((r >> 41 & 63) as i32));
+            check(x, y, z);
+            check(x, y, -x * y);
+        }
     }
 }

@@ -7,6 +7,8 @@
     feature(abi_gpu_kernel, asm_experimental_arch, stdarch_nvptx)
 )]
 #![feature(core_intrinsics, allow_internal_unstable)]
+// The simulator's current thread, read at every shared access (`sim::context`).
+#![cfg_attr(not(target_arch = "nvptx64"), feature(thread_local))]
 #![allow(internal_features)]
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -335,7 +335,14 @@ mod backend {
         pub unsafe fn get4_unchecked(&self, i: u32) -> [T; 4] {
             self.check_vector(i);
             // SAFETY: checked above.
-            core::array::from_fn(|j| unsafe { self.get_unchecked(i + j as u32) })
+            unsafe {
+                [
+                    self.get_unchecked(i),
+                    self.get_unchecked(i + 1),
+                    self.get_unchecked(i + 2),
+                    self.get_unchecked(i + 3),
+                ]
+            }
         }
 
         #[track_caller]

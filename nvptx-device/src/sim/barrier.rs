@@ -1,55 +1,47 @@
 //! The block barrier, with the checks that make a misuse an error instead of a hang.
 
-use super::error::{SimError, SourceLocation};
-use super::pending::Pending;
-use std::boxed::Box;
-use std::sync::{Condvar, Mutex};
+use super::context::ThreadCtx;
+use super::error::SourceLocation;
+use super::sched::Wait;
+use core::cell::RefCell;
 use std::vec::Vec;
 
 struct State {
     /// Threads waiting in the current barrier, and where the first of them waits.
-    arrived: u32,
+    waiting: Vec<u32>,
     first: Option<(u32, SourceLocation)>,
-    generation: u64,
     /// Threads that returned from the kernel.
     exited: Vec<u32>,
-    aborted: bool,
 }
 
 pub(crate) struct BlockBarrier {
     threads: u32,
-    state: Mutex<State>,
-    released: Condvar,
+    state: RefCell<State>,
 }
 
 impl BlockBarrier {
     pub fn new(threads: u32) -> Self {
         Self {
             threads,
-            state: Mutex::new(State {
-                arrived: 0,
+            state: RefCell::new(State {
+                waiting: Vec::new(),
                 first: None,
-                generation: 0,
                 exited: Vec::new(),
-                aborted: false,
             }),
-            released: Condvar::new(),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Thread `linear` arrives at the barrier at `here` and waits for the rest of its block.
+    /// Thread `t` arrives at the barrier at `here` and waits for the rest of its block.
     #[allow(clippy::type_complexity)]
     pub fn wait(
-        &self, linear: u32, here: SourceLocation, pending: &Pending,
+        &self, t: &ThreadCtx<'_>, here: SourceLocation,
     ) -> Result<(), (u32, SourceLocation, Misuse)> {
-        let mut s = self.lock();
-        if s.aborted {
+        let linear = t.linear;
+        let block = t.block;
+        if block.is_aborted() {
             return Err((linear, here, Misuse::Aborted));
         }
+        let mut s = self.state.borrow_mut();
         match s.first {
             None => s.first = Some((linear, here)),
             Some((other, at)) if at != here => {
@@ -57,26 +49,23 @@ impl BlockBarrier {
             }
             Some(_) => {}
         }
-        s.arrived += 1;
-        if s.arrived + s.exited.len() as u32 == self.threads {
+        if s.waiting.len() as u32 + 1 + s.exited.len() as u32 == self.threads {
             if let Some(&gone) = s.exited.first() {
                 return Err((linear, here, Misuse::Exited { gone }));
             }
-            pending.released(s.arrived - 1);
-            s.arrived = 0;
+            // The last one releases the others; it goes on at once, they after it.
+            let waiting = core::mem::take(&mut s.waiting);
             s.first = None;
-            s.generation += 1;
-            self.released.notify_all();
+            drop(s);
+            for w in waiting {
+                block.sched.wake(w);
+            }
             return Ok(());
         }
-        if let Some(error) = pending.wait_begin() {
-            return Err((linear, here, Misuse::Decided(Box::new(error))));
-        }
-        let generation = s.generation;
-        while s.generation == generation && !s.aborted {
-            s = self.released.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-        if s.generation == generation {
+        s.waiting.push(linear);
+        drop(s);
+        t.block.sched.block(t, Wait::Barrier(here));
+        if block.is_aborted() {
             return Err((linear, here, Misuse::Aborted));
         }
         Ok(())
@@ -85,18 +74,12 @@ impl BlockBarrier {
     /// Thread `linear` returned from the kernel. If every other thread is waiting at a
     /// barrier, none of them can ever be released.
     pub fn exit(&self, linear: u32) -> Option<(u32, SourceLocation)> {
-        let mut s = self.lock();
+        let mut s = self.state.borrow_mut();
         s.exited.push(linear);
-        if s.arrived > 0 && s.arrived + s.exited.len() as u32 == self.threads {
+        if !s.waiting.is_empty() && (s.waiting.len() + s.exited.len()) as u32 == self.threads {
             return s.first;
         }
         None
-    }
-
-    /// Releases every waiter; used when the block fails.
-    pub fn wake_all(&self) {
-        self.lock().aborted = true;
-        self.released.notify_all();
     }
 }
 
@@ -108,7 +91,4 @@ pub(crate) enum Misuse {
     Exited { gone: u32 },
     /// The block failed elsewhere.
     Aborted,
-    /// Waiting here would leave every thread of the block blocked while a read of an
-    /// unwritten word is parked: that read is the error ([`super::pending`]).
-    Decided(Box<SimError>),
 }

@@ -1,72 +1,75 @@
-//! Per-thread and per-block state of a running simulated kernel.
+//! Per-thread and per-block state of a running simulated kernel, and which simulated thread
+//! the host thread is running now.
 
 use super::barrier::{BlockBarrier, Misuse};
-use super::error::{SimError, SourceLocation, ThreadCoord};
+use super::error::{SimError, SourceLocation, ThreadCoord, Waiting};
 use super::pending::Pending;
+use super::sched::{Scheduler, Wait};
 use super::shared_mem::SharedArena;
 use super::warp::WarpExchange;
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use corosensei::Yielder;
 
 /// Unwinding payload that stops a thread of a failed block; never shown to the user.
 pub(crate) struct Abort;
 
-/// What every thread of one block shares.
+/// Unwinds the calling simulated thread quietly: its block has failed.
+pub(crate) fn abort() -> ! {
+    std::panic::resume_unwind(std::boxed::Box::new(Abort))
+}
+
+/// What every thread of one block shares. A block runs on one host thread, so none of it
+/// needs locks.
 pub(crate) struct BlockState {
     pub block_idx: Dim3,
     pub block_dim: Dim3,
     pub barrier: BlockBarrier,
     pub warps: std::boxed::Box<[WarpExchange]>,
     pub shared: SharedArena,
-    /// Parked reads of unwritten shared words, and what the other threads are blocked on.
+    /// Parked reads of unwritten shared words.
     pub pending: Pending,
-    error: Mutex<Option<SimError>>,
-    aborted: AtomicBool,
+    pub sched: Scheduler,
+    error: RefCell<Option<SimError>>,
+    aborted: Cell<bool>,
 }
 
 impl BlockState {
     pub fn new(block_idx: Dim3, block_dim: Dim3, shared: SharedArena) -> Self {
+        let threads = block_dim.volume() as u32;
         Self {
             block_idx,
             block_dim,
-            barrier: BlockBarrier::new(block_dim.volume() as u32),
-            warps: {
-                let threads = block_dim.volume() as u32;
-                (0..threads.div_ceil(32))
-                    .map(|w| WarpExchange::new((threads - 32 * w).min(32)))
-                    .collect()
-            },
+            barrier: BlockBarrier::new(threads),
+            warps: (0..threads.div_ceil(32))
+                .map(|w| WarpExchange::new((threads - 32 * w).min(32)))
+                .collect(),
             shared,
-            pending: Pending::new(block_dim.volume() as u32),
-            error: Mutex::new(None),
-            aborted: AtomicBool::new(false),
+            pending: Pending::new(),
+            sched: Scheduler::new(threads),
+            error: RefCell::new(None),
+            aborted: Cell::new(false),
         }
     }
 
     pub fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
+        self.aborted.get()
     }
 
-    /// Records `error` (the first one wins) and wakes every waiting thread so that the
-    /// block winds down instead of hanging.
+    /// Records `error` (the first one wins) and wakes every blocked thread, so that the
+    /// block winds down: each one unwinds where it waits.
     pub fn record(&self, error: SimError) {
-        let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.error.borrow_mut();
         if slot.is_none() {
             *slot = Some(error);
         }
         drop(slot);
-        self.aborted.store(true, Ordering::Release);
-        self.barrier.wake_all();
-        for w in self.warps.iter() {
-            w.wake_all();
-        }
-        self.pending.wake_all();
+        self.aborted.set(true);
+        self.sched.wake_all();
     }
 
     pub fn take_error(&self) -> Option<SimError> {
-        self.error.lock().unwrap_or_else(|e| e.into_inner()).take()
+        self.error.borrow_mut().take()
     }
 
     /// Unravels `threadIdx` from the linear thread number, x fastest as on the GPU.
@@ -74,10 +77,42 @@ impl BlockState {
         let d = self.block_dim;
         Dim3::xyz(linear % d.x, (linear / d.x) % d.y, linear / (d.x * d.y))
     }
+
+    /// Every thread that has not returned is blocked, so none will ever be woken: records
+    /// the parked read to report ([`super::pending`]) if there is one, else a deadlock naming
+    /// every blocked thread and what it waits for.
+    pub fn deadlocked(&self) {
+        let error = self.pending.decided().unwrap_or_else(|| {
+            let waiting = self.sched.blocked().into_iter().map(|(linear, wait)| {
+                let (what, location) = match wait {
+                    Wait::Barrier(at) => (std::string::String::from("sync_threads()"), at),
+                    Wait::Warp { op, mask, location } => {
+                        let arrived = self.warps[(linear / 32) as usize].arrived();
+                        let op = op.trim_end_matches(": ");
+                        let missing = mask & !arrived;
+                        let what =
+                            std::format!("{op} with mask {mask:#010x}, for lanes {missing:#010x}");
+                        (what, location)
+                    }
+                    Wait::Parked => unreachable!("parked reads are decided first"),
+                };
+                Waiting {
+                    thread: self.thread_of(linear),
+                    what,
+                    location,
+                }
+            });
+            SimError::Deadlock {
+                block: self.block_idx,
+                waiting: waiting.collect(),
+            }
+        });
+        self.record(error);
+    }
 }
 
-/// What one simulated thread knows about itself.
-pub(crate) struct ThreadCtx {
+/// What one simulated thread knows about itself; `'b` is its block's lifetime.
+pub(crate) struct ThreadCtx<'b> {
     pub thread_idx: Dim3,
     pub block_idx: Dim3,
     pub block_dim: Dim3,
@@ -86,10 +121,43 @@ pub(crate) struct ThreadCtx {
     pub linear: u32,
     /// Barriers this thread has passed; races are only possible within one interval.
     pub barriers_passed: Cell<u32>,
-    pub block: Arc<BlockState>,
+    pub block: &'b BlockState,
+    /// How the thread's coroutine suspends itself; set when it starts.
+    yielder: Cell<*const Yielder<(), ()>>,
 }
 
-impl ThreadCtx {
+impl<'b> ThreadCtx<'b> {
+    /// Thread `linear` of `block`, in a grid of `grid_dim` blocks.
+    pub fn new(block: &'b BlockState, linear: u32, grid_dim: Dim3) -> Self {
+        Self {
+            thread_idx: block.thread_of(linear),
+            block_idx: block.block_idx,
+            block_dim: block.block_dim,
+            grid_dim,
+            linear,
+            barriers_passed: Cell::new(0),
+            block,
+            yielder: Cell::new(core::ptr::null()),
+        }
+    }
+
+    /// Called first thing in the thread's coroutine.
+    pub fn started(&self, yielder: &Yielder<(), ()>) {
+        self.yielder.set(yielder);
+    }
+
+    /// Hands the host thread back to the block's scheduler until it resumes this thread.
+    pub fn suspend(&self) {
+        let yielder = self.yielder.get();
+        assert!(
+            !yielder.is_null(),
+            "a simulated thread suspended before it started"
+        );
+        // SAFETY: set by `started` from the yielder of this thread's coroutine, which lives
+        // as long as the coroutine; only the coroutine itself runs this thread's code.
+        unsafe { (*yielder).suspend(()) }
+    }
+
     pub fn coord(&self) -> ThreadCoord {
         ThreadCoord {
             block: self.block_idx,
@@ -100,54 +168,72 @@ impl ThreadCtx {
     /// Records `error` for this block and unwinds this thread.
     pub fn fail(&self, error: SimError) -> ! {
         self.block.record(error);
-        std::panic::resume_unwind(std::boxed::Box::new(Abort))
+        abort()
     }
 
     /// Unwinds this thread if another one already failed the block.
     pub fn check_aborted(&self) {
         if self.block.is_aborted() {
-            std::panic::resume_unwind(std::boxed::Box::new(Abort))
+            abort()
         }
+    }
+
+    /// Blocks until woken (see [`Scheduler::block`]); unwinds if the block failed meanwhile.
+    pub fn block_on(&self, wait: Wait) {
+        self.block.sched.block(self, wait);
+        self.check_aborted();
     }
 }
 
-std::thread_local! {
-    static CURRENT: RefCell<Option<ThreadCtx>> = const { RefCell::new(None) };
-}
+/// The simulated thread this host thread runs now; null outside one. A plain
+/// `#[thread_local]`: every shared access reads it, and `thread_local!`'s accessor is not
+/// inlined in the tests' lightly optimised builds.
+#[thread_local]
+static CURRENT: Cell<*const ThreadCtx<'static>> = Cell::new(core::ptr::null());
 
-/// Runs `f` with the calling thread's context.
+/// Runs `f` with the calling simulated thread's context.
 ///
 /// # Panics
 /// When called outside a kernel launched by [`crate::sim::launch`]: on the host the device
 /// API has no meaning anywhere else.
-pub(crate) fn with<R>(f: impl FnOnce(&ThreadCtx) -> R) -> R {
-    CURRENT.with_borrow(|ctx| match ctx {
-        Some(ctx) => f(ctx),
-        None => panic!(
+#[inline(always)]
+pub(crate) fn with<R>(f: impl FnOnce(&ThreadCtx<'_>) -> R) -> R {
+    try_with(f).unwrap_or_else(|| {
+        panic!(
             "nvptx_device API used outside a kernel: on the host, launch kernels through nvptx_device::sim::launch"
-        ),
+        )
     })
 }
 
-pub(crate) fn enter(ctx: ThreadCtx) {
-    CURRENT.set(Some(ctx));
+/// [`with`], or `None` outside a simulated thread.
+#[inline(always)]
+pub(crate) fn try_with<R>(f: impl FnOnce(&ThreadCtx<'_>) -> R) -> Option<R> {
+    let ctx = CURRENT.get();
+    // SAFETY: `resume` points CURRENT at the context of the thread it runs, which outlives
+    // that run, and clears it afterwards; `f` cannot keep the reference past this call.
+    (!ctx.is_null()).then(|| f(unsafe { &*ctx }))
 }
 
-pub(crate) fn leave() -> Option<ThreadCtx> {
-    CURRENT.take()
+/// Runs `run` as thread `ctx`: device-API calls in it answer with `ctx`'s coordinates.
+pub(crate) fn resume<R>(ctx: &ThreadCtx<'_>, run: impl FnOnce() -> R) -> R {
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            CURRENT.set(core::ptr::null());
+        }
+    }
+    CURRENT.set((ctx as *const ThreadCtx<'_>).cast());
+    let _clear = Clear;
+    run()
 }
 
 /// `sync_threads()` in the simulator.
 pub(crate) fn sync_threads(location: &'static core::panic::Location<'static>) {
     with(|t| {
-        let b = &t.block;
-        match b
-            .barrier
-            .wait(t.linear, SourceLocation::from(location), &b.pending)
-        {
+        let b = t.block;
+        match b.barrier.wait(t, SourceLocation::from(location)) {
             Ok(()) => t.barriers_passed.set(t.barriers_passed.get() + 1),
-            Err((_, _, Misuse::Aborted)) => std::panic::resume_unwind(std::boxed::Box::new(Abort)),
-            Err((_, _, Misuse::Decided(error))) => t.fail(*error),
+            Err((_, _, Misuse::Aborted)) => abort(),
             Err((other, at, Misuse::Divergent { linear, here })) => {
                 t.fail(SimError::DivergentBarrier {
                     block: b.block_idx,

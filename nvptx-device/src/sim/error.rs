@@ -4,6 +4,7 @@ use crate::launch::LimitError;
 use crate::thread::Dim3;
 use std::fmt;
 use std::string::String;
+use std::vec::Vec;
 
 /// A kernel source position (`file:line:column`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,13 +179,34 @@ pub enum SimError {
         /// Where the shuffle is in the kernel source.
         location: SourceLocation,
     },
-    /// The host could not start one OS thread per thread of the block.
+    /// Every thread of a block that has not returned waits for something that only another
+    /// of them could do (lanes of a warp-collective operation waiting for lanes that wait
+    /// at a barrier, say): the launch would hang on a GPU.
+    Deadlock {
+        /// `blockIdx` of the block.
+        block: Dim3,
+        /// Every waiting thread, in thread order, and what it waits for.
+        waiting: Vec<Waiting>,
+    },
+    /// The host could not allocate the stacks of the simulated threads of a block.
     HostThreads {
         /// Threads per block of the launch.
         threads: u32,
         /// The operating system's error.
         message: String,
     },
+}
+
+/// A thread of a deadlocked block ([`SimError::Deadlock`]) and what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    /// `threadIdx` of the thread.
+    pub thread: Dim3,
+    /// What it waits for: `sync_threads()`, or the instruction, mask and missing lanes of a
+    /// warp-collective operation.
+    pub what: String,
+    /// Where it waits in the kernel source.
+    pub location: SourceLocation,
 }
 
 impl fmt::Display for SimError {
@@ -249,10 +271,37 @@ impl fmt::Display for SimError {
                 reason,
                 location,
             } => write!(f, "{at}: warp-collective operation at {location}: {reason}"),
+            Self::Deadlock { block, waiting } => {
+                write!(
+                    f,
+                    "deadlock in block {block}: every thread that has not returned waits, and none can release another:"
+                )?;
+                // Runs of threads waiting for the same thing at the same place, one line each.
+                let mut rest = &waiting[..];
+                while let [first, ..] = rest {
+                    let run = rest
+                        .iter()
+                        .take_while(|w| w.what == first.what && w.location == first.location)
+                        .count();
+                    let last = &rest[run - 1];
+                    let threads = if run == 1 {
+                        std::format!("thread {}", first.thread)
+                    } else {
+                        std::format!("{run} threads {} to {}", first.thread, last.thread)
+                    };
+                    write!(
+                        f,
+                        " {threads} wait for {} at {};",
+                        first.what, first.location
+                    )?;
+                    rest = &rest[run..];
+                }
+                Ok(())
+            }
             Self::HostThreads { threads, message } => {
                 write!(
                     f,
-                    "the simulator could not start {threads} host threads for a block: {message}"
+                    "the simulator could not allocate stacks for the {threads} threads of a block: {message}"
                 )
             }
         }

@@ -1,100 +1,124 @@
-//! Running a grid: one OS thread per thread of a block, blocks one after another.
+//! Running a grid: each block's threads as coroutines taking turns on one host thread
+//! ([`super::sched`]), and the blocks spread over a few host threads.
 
 use super::context::{self, Abort, BlockState, ThreadCtx};
-use super::error::{SimError, ThreadCoord};
+use super::error::SimError;
 use super::shared_mem::{self, SharedArena};
 use crate::launch::{Launch, Limit, Limits};
 use crate::thread::Dim3;
-use core::cell::Cell;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::string::{String, ToString};
-use std::sync::{Arc, Barrier, Condvar, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::vec::Vec;
 
-/// How long a lane waits at a warp shuffle for the rest of its mask before the simulator
-/// calls it a deadlock (lanes stuck at a block barrier, say). Barriers need no timeout:
-/// their misuse is detected exactly.
-pub(crate) const DEADLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
-
-// Kernel code is small; many threads with small stacks keep a 1024-thread block cheap.
+// Kernel code is small, but unoptimised builds of the larger kernels need more than the
+// 128 KiB a coroutine gets by default. Only the pages a thread touches take memory.
 const STACK_BYTES: usize = 512 * 1024;
 
-/// Runs `kernel` once for every thread of the grid described by `cfg`, each call on a host
-/// thread whose device-API calls answer with that thread's coordinates.
+type Fiber = Coroutine<(), (), (), DefaultStack>;
+
+/// Stacks kept from one launch to the next (up to [`SPARE_STACKS_KEPT`]): mapping and
+/// unmapping them took a good part of a small launch.
+static SPARE_STACKS: Mutex<Vec<DefaultStack>> = Mutex::new(Vec::new());
+/// Two host threads' worth of the largest blocks.
+const SPARE_STACKS_KEPT: usize = 2 * 1024;
+
+/// Runs `kernel` once for every thread of the grid described by `cfg`, each call as a
+/// simulated thread whose device-API calls answer with that thread's coordinates.
 ///
-/// `kernel` is typically a closure calling an entry point with captured arguments. Returns
-/// the first problem found; the launch stops at the block where it was found.
+/// `kernel` is typically a closure calling an entry point with captured arguments. The
+/// blocks run on up to [`std::thread::available_parallelism`] host threads at once, each
+/// block's threads on one of them. Returns the problem found in the lowest-numbered block
+/// that has one (the error a launch running blocks one after another would return); blocks
+/// after it may have run, and no block after it starts once it is found.
 pub fn launch<F: Fn() + Sync>(cfg: &Launch, limits: &Limits, kernel: F) -> Result<(), SimError> {
     check_shape(cfg, limits)?;
-    let threads = cfg.block.volume() as u32;
-    let blocks = cfg.grid.volume();
-    let current: Mutex<Option<Arc<BlockState>>> = Mutex::new(None);
-    let gate = Barrier::new(threads as usize);
-    // Workers start only once all of them exist: with one missing, the block barrier
-    // could never open.
-    let start: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
-    let mut spawn_failure = None;
-
+    let grid = Grid {
+        blocks: cfg.grid.volume(),
+        next: AtomicU64::new(0),
+        stop: AtomicU64::new(u64::MAX),
+        failed: Mutex::new(None),
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u64)
+        .min(grid.blocks);
+    let work = || worker(cfg, limits, &kernel, &grid);
     std::thread::scope(|scope| {
-        for linear in 0..threads {
-            let (current, gate, kernel, start) = (&current, &gate, &kernel, &start);
-            let worker = move || {
-                let mut go = lock(&start.0);
-                while go.is_none() {
-                    go = start.1.wait(go).unwrap_or_else(|e| e.into_inner());
-                }
-                if *go == Some(false) {
-                    return;
-                }
-                drop(go);
-                for b in 0..blocks {
-                    if linear == 0 {
-                        let block_idx = unravel(b, cfg.grid);
-                        let arena = SharedArena::new(
-                            cfg.dynamic_shared_bytes,
-                            limits.max_shared_bytes_per_block,
-                        );
-                        *lock(current) =
-                            Some(Arc::new(BlockState::new(block_idx, cfg.block, arena)));
-                    }
-                    gate.wait();
-                    let block = lock(current)
-                        .clone()
-                        .expect("block state is set by thread 0");
-                    run_thread(cfg, linear, &block, kernel);
-                    // Everyone is done with this block before thread 0 replaces it.
-                    gate.wait();
-                    if block.is_aborted() {
-                        return;
-                    }
-                }
-            };
-            let spawned = std::thread::Builder::new()
-                .name(std::format!("sim-thread-{linear}"))
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, worker);
-            if let Err(e) = spawned {
-                spawn_failure = Some(SimError::HostThreads {
-                    threads,
-                    message: e.to_string(),
-                });
-                break;
-            }
+        for w in 1..workers {
+            // A worker that cannot start leaves its blocks to the others.
+            let _ = std::thread::Builder::new()
+                .name(std::format!("sim-blocks-{w}"))
+                .spawn_scoped(scope, work);
         }
-        *lock(&start.0) = Some(spawn_failure.is_none());
-        start.1.notify_all();
+        work();
     });
-
-    if let Some(e) = spawn_failure {
-        return Err(e);
-    }
-    let last = lock(&current).take();
-    match last.and_then(|b| b.take_error()) {
-        Some(e) => Err(e),
+    match grid.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some((_, e)) => Err(e),
         None => Ok(()),
     }
 }
 
+/// The blocks of a launch, handed out in order to the host threads that run them.
+struct Grid {
+    blocks: u64,
+    next: AtomicU64,
+    /// The lowest-numbered block found failed: no block after it starts.
+    stop: AtomicU64,
+    failed: Mutex<Option<(u64, SimError)>>,
+}
+
+impl Grid {
+    fn take(&self) -> Option<u64> {
+        let b = self.next.fetch_add(1, Ordering::Relaxed);
+        (b < self.blocks && b < self.stop.load(Ordering::Relaxed)).then_some(b)
+    }
+
+    fn fail(&self, b: u64, error: SimError) {
+        let mut failed = lock(&self.failed);
+        if failed.as_ref().is_none_or(|&(first, _)| b < first) {
+            *failed = Some((b, error));
+            self.stop.fetch_min(b, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Runs blocks of the grid one after another until none is left, with stacks for their
+/// threads that it keeps from block to block.
+fn worker<F: Fn() + Sync>(cfg: &Launch, limits: &Limits, kernel: &F, grid: &Grid) {
+    let mut stacks = Vec::new();
+    while let Some(b) = grid.take() {
+        if let Err(e) = run_block(cfg, limits, kernel, b, &mut stacks) {
+            grid.fail(b, e);
+        }
+    }
+    let mut spare = lock(&SPARE_STACKS);
+    let room = SPARE_STACKS_KEPT.saturating_sub(spare.len());
+    spare.extend(stacks.into_iter().take(room));
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Tops `stacks` up to `threads`, from the spare ones first.
+fn stacks_for(threads: u32, stacks: &mut Vec<DefaultStack>) -> Result<(), SimError> {
+    let wanted = threads as usize;
+    if stacks.len() < wanted {
+        let mut spare = lock(&SPARE_STACKS);
+        let take = spare.len().min(wanted - stacks.len());
+        let at = spare.len() - take;
+        stacks.extend(spare.drain(at..));
+    }
+    while stacks.len() < wanted {
+        let stack = DefaultStack::new(STACK_BYTES).map_err(|e| SimError::HostThreads {
+            threads,
+            message: e.to_string(),
+        })?;
+        stacks.push(stack);
+    }
+    Ok(())
 }
 
 fn check_shape(cfg: &Launch, limits: &Limits) -> Result<(), SimError> {
@@ -116,19 +140,69 @@ fn unravel(b: u64, grid: Dim3) -> Dim3 {
     )
 }
 
-fn run_thread<F: Fn()>(cfg: &Launch, linear: u32, block: &Arc<BlockState>, kernel: &F) {
-    let thread_idx = block.thread_of(linear);
-    context::enter(ThreadCtx {
-        thread_idx,
-        block_idx: block.block_idx,
-        block_dim: cfg.block,
-        grid_dim: cfg.grid,
-        linear,
-        barriers_passed: Cell::new(0),
-        block: Arc::clone(block),
-    });
+/// Runs block `b` to its end on the calling host thread: one coroutine per thread, on
+/// `stacks` (topped up as needed, and given back).
+fn run_block<F: Fn()>(
+    cfg: &Launch, limits: &Limits, kernel: &F, b: u64, stacks: &mut Vec<DefaultStack>,
+) -> Result<(), SimError> {
+    let threads = cfg.block.volume() as u32;
+    stacks_for(threads, stacks)?;
+    let arena = SharedArena::new(cfg.dynamic_shared_bytes, limits.max_shared_bytes_per_block);
+    let block = BlockState::new(unravel(b, cfg.grid), cfg.block, arena);
+    let threads_of_block: Vec<ThreadCtx<'_>> = (0..threads)
+        .map(|linear| ThreadCtx::new(&block, linear, cfg.grid))
+        .collect();
+    // Declared after what the coroutines borrow, so dropped before it.
+    let mut fibers: Vec<Fiber> = threads_of_block
+        .iter()
+        .zip(stacks.drain(stacks.len() - threads as usize..))
+        .map(|(t, stack)| {
+            let body = move |yielder: &Yielder<(), ()>, ()| {
+                t.started(yielder);
+                run_thread(t, kernel);
+            };
+            // SAFETY: the body borrows `t` (and through it `block`) and `kernel`, which
+            // outlive `fibers`: every coroutine runs to its end below, or is dropped (its
+            // stack unwound) before them.
+            unsafe { Coroutine::with_stack_unchecked(stack, body) }
+        })
+        .collect();
+    let mut running = threads;
+    while running > 0 {
+        while let Some(linear) = block.sched.next() {
+            let (t, fiber) = (
+                &threads_of_block[linear as usize],
+                &mut fibers[linear as usize],
+            );
+            if let CoroutineResult::Return(()) = context::resume(t, || fiber.resume(())) {
+                running -= 1;
+            }
+        }
+        if running > 0 {
+            // Every thread left is blocked, and none can wake another.
+            block.deadlocked();
+            assert!(
+                block.sched.has_ready(),
+                "a failed block wakes its blocked threads"
+            );
+        }
+    }
+    stacks.extend(fibers.into_iter().map(Fiber::into_stack));
+    match block.take_error() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The body of simulated thread `t`: the kernel, then what its return means for the
+/// threads still waiting for it.
+fn run_thread<F: Fn()>(t: &ThreadCtx<'_>, kernel: &F) {
+    let block = t.block;
+    if block.is_aborted() {
+        // Another thread failed the block before this one started.
+        return;
+    }
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(kernel));
-    context::leave();
     if let Err(payload) = outcome
         && !payload.is::<Abort>()
     {
@@ -138,34 +212,25 @@ fn run_thread<F: Fn()>(cfg: &Launch, linear: u32, block: &Arc<BlockState>, kerne
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "non-string panic payload".to_string());
         block.record(SimError::KernelPanicked {
-            at: ThreadCoord {
-                block: block.block_idx,
-                thread: thread_idx,
-            },
+            at: t.coord(),
             message,
         });
     }
-    if let Some((mask, location)) = block.warps[(linear / 32) as usize].exit(linear % 32) {
+    if let Some((mask, location)) = block.warps[(t.linear / 32) as usize].exit(t.linear % 32) {
         block.record(SimError::WarpShuffle {
-            at: ThreadCoord {
-                block: block.block_idx,
-                thread: thread_idx,
-            },
+            at: t.coord(),
             reason: std::format!(
                 "returned while lanes of mask {mask:#010x} wait for it at a warp-collective operation"
             ),
             location,
         });
     }
-    if let Some((waiting, location)) = block.barrier.exit(linear) {
+    if let Some((waiting, location)) = block.barrier.exit(t.linear) {
         block.record(SimError::BarrierNotReached {
             block: block.block_idx,
             waiting: block.thread_of(waiting),
             location,
-            exited: thread_idx,
+            exited: t.thread_idx,
         });
-    }
-    if let Some(error) = block.pending.exit() {
-        block.record(error);
     }
 }

@@ -1,18 +1,27 @@
 //! A CPU simulator for the device API: the same kernel source, run on host threads.
 //!
-//! Like the lecture's Python version (one `threading.Barrier` per block) it runs every thread
-//! of a block concurrently on its own OS thread, so `sync_threads()` is a real barrier and
-//! shared memory is really shared. Blocks run one after another. Unlike the GPU it checks
-//! what the GPU silently gets wrong, and returns it as a [`SimError`] naming the block and
-//! thread coordinates:
+//! Each thread of a block is a stackful coroutine, and a block's threads take turns on one
+//! host thread: a thread runs until it returns or blocks (at `sync_threads()`, at a warp
+//! shuffle or another warp-collective operation, on a read of a shared word nothing has
+//! written yet), then the next ready one runs. So a barrier costs a switch of stacks, not a
+//! trip through the operating system, and a block runs the same way every time, whatever
+//! the host does. Blocks are independent, as on a GPU: several run at once, one per host
+//! thread, on up to [`std::thread::available_parallelism`] of them.
 //!
-//! * a barrier not reached by every thread of the block (divergent branch, early return) —
-//!   reported instead of hanging;
+//! Unlike the GPU it checks what the GPU silently gets wrong, and returns it as a
+//! [`SimError`] naming the block and thread coordinates:
+//!
+//! * a barrier not reached by every thread of the block (divergent branch, early return);
 //! * shared-memory indices out of bounds, and reads of shared words nothing has written
-//!   (decided without regard to host scheduling: a read that finds its word unwritten waits
-//!   until another thread writes it in the same barrier interval, a race, or none can);
+//!   (decided without regard to the order the threads ran in: a read that finds its word
+//!   unwritten waits until another thread writes it in the same barrier interval, a race,
+//!   or none can);
 //! * data races on shared memory: two threads touching the same word, at least one writing,
 //!   with no barrier in between;
+//! * misused warp-collective operations (a lane outside its mask, lanes that disagree or
+//!   have returned);
+//! * a deadlock: every thread that has not returned waits for another, reported instead of
+//!   hanging;
 //! * launch shapes and shared-memory sizes beyond the device limits in [`Limits`](crate::launch::Limits);
 //! * a panic in kernel code.
 //!
@@ -29,11 +38,30 @@ pub(crate) mod context;
 mod error;
 mod launch;
 mod pending;
+mod sched;
 pub(crate) mod shared_mem;
 pub(crate) mod warp;
 
-pub use error::{RaceKind, SharedArrayId, SimError, SourceLocation, ThreadCoord};
+pub use error::{RaceKind, SharedArrayId, SimError, SourceLocation, ThreadCoord, Waiting};
 pub use launch::launch;
+
+/// Lets every other ready thread of the calling simulated thread's block run before it goes
+/// on; outside a simulated thread, [`std::thread::yield_now`].
+///
+/// A block's threads take turns on one host thread, each running until it blocks in the
+/// device API, so a simulated thread that waits for another through something the
+/// simulator does not see (a host-side flag, in a test that forces an order of accesses)
+/// must call this in its wait loop, or the other one never runs.
+pub fn yield_now() {
+    if context::try_with(|t| {
+        t.block.sched.yield_now(t);
+        t.check_aborted();
+    })
+    .is_none()
+    {
+        std::thread::yield_now();
+    }
+}
 
 /// A raw pointer that the simulated threads may share, for a kernel's arguments: each
 /// thread writes disjoint elements, as on a GPU. (Raw pointers are not `Sync`, so a

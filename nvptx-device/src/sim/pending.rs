@@ -9,17 +9,16 @@
 //! * another thread writes the word in the same barrier interval: the read completes after
 //!   that write, and the writer reports it as [`RaceKind::ReadAfterWrite`], exactly as the
 //!   reader would have had it come second;
-//! * every thread of the block is parked, waiting at a barrier or a warp-collective
-//!   operation, or has returned: nothing can write the word any more, and the parked read
-//!   of the lowest-numbered thread is reported as
-//!   [`SimError::UninitializedSharedRead`].
+//! * every thread of the block that has not returned is parked or blocked (at a barrier, a
+//!   warp-collective operation): nothing can write the word any more, and the parked read
+//!   of the lowest-numbered thread is reported as [`SimError::UninitializedSharedRead`].
 //!
-//! Either way the report does not depend on how the host scheduled the threads.
+//! Either way the report does not depend on the order in which the threads ran.
 //!
 //! [`RaceKind::ReadAfterWrite`]: super::error::RaceKind::ReadAfterWrite
 
 use super::error::{SharedArrayId, SimError, SourceLocation, ThreadCoord};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use core::cell::RefCell;
 use std::vec::Vec;
 
 /// A parked read of an unwritten shared word.
@@ -46,112 +45,38 @@ impl PendingRead {
     }
 }
 
-struct State {
-    /// Threads waiting at a barrier or a warp-collective operation that has not released
-    /// them yet (the thread that releases the others takes them off this count).
-    waiting: u32,
-    /// Threads that returned from the kernel.
-    exited: u32,
-    parked: Vec<PendingRead>,
-}
-
-/// What a block's threads are blocked on, for deciding parked reads.
+/// The block's parked reads.
 pub(crate) struct Pending {
-    threads: u32,
-    state: Mutex<State>,
-    changed: Condvar,
+    parked: RefCell<Vec<PendingRead>>,
 }
 
 impl Pending {
-    pub fn new(threads: u32) -> Self {
+    pub fn new() -> Self {
         Self {
-            threads,
-            state: Mutex::new(State {
-                waiting: 0,
-                exited: 0,
-                parked: Vec::new(),
-            }),
-            changed: Condvar::new(),
+            parked: RefCell::new(Vec::new()),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    /// The uninitialised read to report once no thread of the block can run any more: the
+    /// parked read of the lowest-numbered thread, if any is parked.
+    pub fn decided(&self) -> Option<SimError> {
+        let parked = self.parked.borrow();
+        parked.iter().min_by_key(|p| p.linear).map(|p| p.error())
     }
 
-    /// The uninitialised read to report if no thread of the block can run any more and
-    /// some are parked.
-    fn decided(&self, s: &State) -> Option<SimError> {
-        let blocked = s.waiting + s.exited + s.parked.len() as u32;
-        if blocked < self.threads {
-            return None;
-        }
-        s.parked.iter().min_by_key(|p| p.linear).map(|p| p.error())
+    /// Records the calling thread's `read` as parked (the caller then blocks for good).
+    pub fn park(&self, read: PendingRead) {
+        self.parked.borrow_mut().push(read);
     }
 
-    /// A thread starts waiting at a barrier or a warp-collective operation (called under
-    /// that one's lock, before it waits). Returns the error to report instead of waiting if
-    /// that leaves every thread blocked with a read parked.
-    pub fn wait_begin(&self) -> Option<SimError> {
-        let mut s = self.lock();
-        s.waiting += 1;
-        self.decided(&s)
-    }
-
-    /// A barrier or warp-collective operation released `waiters` threads (called by the
-    /// thread that released them, under that one's lock).
-    pub fn released(&self, waiters: u32) {
-        let mut s = self.lock();
-        s.waiting = s.waiting.saturating_sub(waiters);
-    }
-
-    /// A thread returned from the kernel; the error to report if that decides a parked read.
-    pub fn exit(&self) -> Option<SimError> {
-        let mut s = self.lock();
-        s.exited += 1;
-        self.decided(&s)
-    }
-
-    /// Parks the calling thread's `read`: returns the error to report if no thread can run
-    /// any more, or else waits until the block fails (`aborted` says whether it has).
-    pub fn park(&self, read: PendingRead, aborted: impl Fn() -> bool) -> Option<SimError> {
-        let mut s = self.lock();
-        s.parked.push(read);
-        self.changed.notify_all();
-        if let Some(e) = self.decided(&s) {
-            return Some(e);
-        }
-        while !aborted() {
-            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-        None
-    }
-
-    /// Where thread `linear`'s parked read of word `index` of `region` is. A reader records
-    /// itself in the word's shadow just before it parks, so a writer that finds it there
-    /// waits the moment it takes to appear here (or until the block fails: `None`).
-    pub fn location_of(
-        &self, region: usize, index: u32, linear: u32, aborted: impl Fn() -> bool,
-    ) -> Option<SourceLocation> {
-        let mut s = self.lock();
-        loop {
-            if let Some(p) = s
-                .parked
-                .iter()
-                .find(|p| p.region == region && p.index == index && p.linear == linear)
-            {
-                return Some(p.location);
-            }
-            if aborted() {
-                return None;
-            }
-            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    /// Wakes every parked thread; used when the block fails.
-    pub fn wake_all(&self) {
-        let _s = self.lock();
-        self.changed.notify_all();
+    /// Where thread `linear`'s parked read of word `index` of `region` is. A reader
+    /// records itself in the word's shadow and parks before any other thread runs, so a
+    /// writer that finds it in the shadow finds it here too.
+    pub fn location_of(&self, region: usize, index: u32, linear: u32) -> Option<SourceLocation> {
+        let parked = self.parked.borrow();
+        parked
+            .iter()
+            .find(|p| p.region == region && p.index == index && p.linear == linear)
+            .map(|p| p.location)
     }
 }

@@ -6,21 +6,21 @@
 //! readers (thread + 1). A shadow from an older interval counts as empty: the barrier
 //! between ordered everything before it.
 
-use super::context::{self, Abort, ThreadCtx};
+use super::context::{self, ThreadCtx};
 use super::error::{RaceKind, SharedArrayId, SimError, SourceLocation};
 use super::pending::PendingRead;
+use super::sched::Wait;
 use crate::launch::{Limit, Limits};
+use core::cell::{Cell, RefCell};
 use core::panic::Location;
 use std::boxed::Box;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::vec::Vec;
 
 /// One shared array of a block.
 pub(crate) struct Region {
     id: SharedArrayId,
-    words: Box<[AtomicU32]>,
-    shadow: Box<[AtomicU64]>,
+    words: Box<[Cell<u32>]>,
+    shadow: Box<[Cell<u64>]>,
 }
 
 impl Region {
@@ -28,14 +28,15 @@ impl Region {
         Box::new(Self {
             id,
             // A recognisable NaN, in case someone prints it.
-            words: (0..len).map(|_| AtomicU32::new(0x7fc0_dead)).collect(),
-            shadow: (0..len).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..len).map(|_| Cell::new(0x7fc0_dead)).collect(),
+            shadow: (0..len).map(|_| Cell::new(0)).collect(),
         })
     }
 }
 
 /// A pointer to a [`Region`] of the running block. The arena that owns the region outlives
-/// every kernel thread of the block, which is the only place a handle can be used.
+/// every kernel thread of the block, which is the only place a handle can be used (on the
+/// host thread that runs the block).
 #[derive(Clone, Copy)]
 pub(crate) struct RegionRef(*const Region);
 
@@ -45,6 +46,7 @@ impl RegionRef {
         self.0.addr()
     }
 
+    #[inline(always)]
     fn get(&self) -> &Region {
         // SAFETY: see the type's documentation; regions are boxed, so they never move.
         unsafe { &*self.0 }
@@ -55,7 +57,7 @@ impl RegionRef {
 /// first use by any of its threads.
 pub(crate) struct SharedArena {
     dynamic: Box<Region>,
-    statics: Mutex<Vec<(usize, Box<Region>)>>,
+    statics: RefCell<Vec<(usize, Box<Region>)>>,
     limit: u32,
 }
 
@@ -63,7 +65,7 @@ impl SharedArena {
     pub fn new(dynamic_bytes: u32, limit: u32) -> Self {
         Self {
             dynamic: Region::new(SharedArrayId::Dynamic, dynamic_bytes / 4),
-            statics: Mutex::new(Vec::new()),
+            statics: RefCell::new(Vec::new()),
             limit,
         }
     }
@@ -86,11 +88,28 @@ pub(crate) const MAX_BLOCK_THREADS: u32 = SLOT as u32;
 struct Shadow(u64);
 
 impl Shadow {
+    #[inline(always)]
     fn epoch(self) -> u64 {
         self.0 & EPOCH_MASK
     }
+    #[inline(always)]
     fn slot(self, shift: u64) -> u32 {
         ((self.0 >> shift) & SLOT) as u32
+    }
+    /// Whether a read by thread `me` (+ 1) in interval `epoch` would leave the shadow as it
+    /// is and find nothing wrong: the word is written, this interval's writer (if any) is
+    /// `me`, and `me` is a recorded reader or two readers are recorded already.
+    #[inline(always)]
+    fn read_again(self, me: u32, epoch: u64) -> bool {
+        let (writer, r1, r2) = (
+            self.slot(WRITER_SHIFT),
+            self.slot(READER1_SHIFT),
+            self.slot(READER2_SHIFT),
+        );
+        self.0 & WRITTEN != 0
+            && self.epoch() == epoch
+            && (writer == 0 || writer == me)
+            && (r1 == me || r2 == me || (r1 != 0 && r2 != 0))
     }
     fn build(epoch: u64, written: bool, writer: u32, r1: u32, r2: u32) -> Self {
         Self(
@@ -104,7 +123,7 @@ impl Shadow {
 }
 
 fn race(
-    t: &ThreadCtx, at: SourceLocation, region: &Region, index: u32, kind: RaceKind,
+    t: &ThreadCtx<'_>, at: SourceLocation, region: &Region, index: u32, kind: RaceKind,
     other_plus_one: u32,
 ) -> ! {
     let b = &t.block;
@@ -123,7 +142,7 @@ fn race(
 /// One access of the calling simulated thread to word `index` of a region, as the race
 /// checker sees it.
 struct Access<'a> {
-    t: &'a ThreadCtx,
+    t: &'a ThreadCtx<'a>,
     region: &'a Region,
     index: u32,
     at: SourceLocation,
@@ -148,14 +167,15 @@ impl Access<'_> {
 
 /// Records an access to word `index` of `region` in its shadow (`next` gives the new shadow
 /// from the old one, after reporting what conflicts, or `None` when there is nothing new to
-/// record; it may run more than once, as the compare-exchange loop retries), then performs
-/// it on the word (`word` gets the shadow as it was before this access).
-#[track_caller]
+/// record), then performs it on the word (`word` gets the shadow as it was before this
+/// access).
+#[inline(always)]
 fn access<R>(
-    region: RegionRef, index: u32, next: impl Fn(&Access<'_>, Shadow) -> Option<Shadow>,
-    word: impl FnOnce(&Access<'_>, Shadow, &AtomicU32) -> R,
+    region: RegionRef, index: u32, at: &'static Location<'static>,
+    next: impl Fn(&Access<'_>, Shadow) -> Option<Shadow>,
+    word: impl FnOnce(&Access<'_>, Shadow, &Cell<u32>) -> R,
 ) -> R {
-    let at = SourceLocation::from(Location::caller());
+    let at = SourceLocation::from(at);
     context::with(|t| {
         t.check_aborted();
         let r = region.get();
@@ -168,12 +188,9 @@ fn access<R>(
             epoch: t.barriers_passed.get() as u64 & EPOCH_MASK,
         };
         let cell = &r.shadow[index as usize];
-        let mut old = Shadow(cell.load(Ordering::Relaxed));
-        while let Some(new) = next(&a, old) {
-            match cell.compare_exchange_weak(old.0, new.0, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => break,
-                Err(now) => old = Shadow(now),
-            }
+        let old = Shadow(cell.get());
+        if let Some(new) = next(&a, old) {
+            cell.set(new.0);
         }
         word(&a, old, &r.words[index as usize])
     })
@@ -182,8 +199,31 @@ fn access<R>(
 /// A checked read of word `index` of `region` by the calling simulated thread. A word that
 /// no thread has written yet parks the thread, recorded as a reader in the word's shadow
 /// (without "written"), until the block decides what it was ([`super::pending`]).
+///
+/// Inlined where the kernel reads: most reads are of words that this interval's readers
+/// have already recorded all the shadow can hold of, and take only that test. (It need not
+/// ask whether the block has failed: only the thread that fails it runs kernel code then.)
+#[inline]
 #[track_caller]
 pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
+    let unchanged = context::with(|t| {
+        let r = region.get();
+        let i = index as usize;
+        let shadow = Shadow(r.shadow.get(i)?.get());
+        let epoch = t.barriers_passed.get() as u64 & EPOCH_MASK;
+        shadow
+            .read_again(t.linear + 1, epoch)
+            .then(|| r.words[i].get())
+    });
+    match unchanged {
+        Some(bits) => bits,
+        None => load_recorded(region, index, Location::caller()),
+    }
+}
+
+/// [`load`] of a word whose shadow the read changes or that it finds a problem with.
+#[inline(never)]
+fn load_recorded(region: RegionRef, index: u32, at: &'static Location<'static>) -> u32 {
     let next = |a: &Access<'_>, old: Shadow| {
         if old.0 & WRITTEN == 0 {
             let (r1, r2) = if old.epoch() == a.epoch {
@@ -214,30 +254,28 @@ pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
             Shadow::build(a.epoch, true, writer, r1, a.me)
         })
     };
-    access(region, index, next, |a, old, w| {
+    access(region, index, at, next, |a, old, w| {
         if old.0 & WRITTEN == 0 {
             park(a)
         }
-        w.load(Ordering::Relaxed)
+        w.get()
     })
 }
 
 /// Parks the reader of an unwritten word until another thread writes it (a race, which
-/// that writer reports) or no thread can (an uninitialised read); unwinds either way.
+/// that writer reports) or no thread can (an uninitialised read, which the launch reports
+/// once every thread is blocked); unwinds either way.
 fn park(a: &Access<'_>) -> ! {
-    let read = PendingRead {
+    a.t.block.pending.park(PendingRead {
         region: a.region as *const Region as usize,
         index: a.index,
         array: a.region.id,
         linear: a.t.linear,
         at: a.t.coord(),
         location: a.at,
-    };
-    let block = &a.t.block;
-    if let Some(error) = block.pending.park(read, || block.is_aborted()) {
-        a.t.fail(error);
-    }
-    std::panic::resume_unwind(Box::new(Abort))
+    });
+    a.t.block_on(Wait::Parked);
+    unreachable!("a parked read is woken only when its block fails")
 }
 
 /// A checked write of word `index` of `region` by the calling simulated thread.
@@ -268,8 +306,8 @@ pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
         }
         Some(Shadow::build(a.epoch, true, a.me, r1, r2))
     };
-    access(region, index, next, |_, _, w| {
-        w.store(bits, Ordering::Relaxed)
+    access(region, index, Location::caller(), next, |_, _, w| {
+        w.set(bits)
     })
 }
 
@@ -277,15 +315,13 @@ pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
 /// read of the same word: read after write, at the read, as the reader would have reported
 /// it had the write come first.
 fn pending_race(a: &Access<'_>, reader_plus_one: u32) -> ! {
-    let b = &a.t.block;
+    let b = a.t.block;
     let reader = reader_plus_one - 1;
     let region = a.region as *const Region as usize;
-    let Some(location) = b
+    let location = b
         .pending
-        .location_of(region, a.index, reader, || b.is_aborted())
-    else {
-        std::panic::resume_unwind(Box::new(Abort))
-    };
+        .location_of(region, a.index, reader)
+        .expect("a reader in the shadow of an unwritten word is parked");
     a.t.fail(SimError::DataRace {
         block: b.block_idx,
         array: a.region.id,
@@ -328,7 +364,7 @@ pub(crate) fn static_region(site: usize, len: u32) -> RegionRef {
     let at = SourceLocation::from(Location::caller());
     context::with(|t| {
         let arena = &t.block.shared;
-        let mut statics = arena.statics.lock().unwrap_or_else(|e| e.into_inner());
+        let mut statics = arena.statics.borrow_mut();
         if let Some((_, r)) = statics
             .iter()
             .find(|(s, r)| *s == site && r.words.len() == len as usize)

@@ -3,14 +3,15 @@
 //! publishes one value and reads its source lane's; `mma.sync` publishes a lane's fragment
 //! registers and computes its own accumulators from all of them ([`crate::mma`]).
 //!
-//! Values are double-buffered by generation: lanes can only publish for exchange `g + 2`
-//! after every lane has arrived at `g + 1`, i.e. after all of them have read exchange `g`.
+//! A lane that arrives before the rest of its mask blocks; the last one to arrive wakes
+//! the others, each with a copy of the exchange's words.
 
-use super::context::{self, Abort, ThreadCtx};
+use super::context::{self, ThreadCtx};
 use super::error::{SimError, SourceLocation};
-use super::launch::DEADLOCK_TIMEOUT;
+use super::sched::Wait;
+use core::cell::RefCell;
 use core::panic::Location;
-use std::sync::{Condvar, Mutex};
+use std::rc::Rc;
 
 /// How a lane picks its source lane.
 #[derive(Clone, Copy)]
@@ -31,21 +32,21 @@ pub(crate) const WORDS: usize = 8;
 pub(crate) type Published = [[u32; WORDS]; 32];
 
 struct State {
-    values: [Published; 2],
+    /// The words published for the current exchange, by lane.
+    values: Published,
     /// Lanes that have arrived at the current exchange, and its mask and location.
     arrived: u32,
     current: Option<(u32, SourceLocation)>,
-    generation: u64,
+    /// What the lanes woken by the last exchange take with them, by lane.
+    results: [Option<Rc<Published>>; 32],
     exited: u32,
-    aborted: bool,
 }
 
 /// The exchange point of one warp.
 pub(crate) struct WarpExchange {
     /// Lanes that exist in this warp (the last warp of a block may be partial).
     lanes: u32,
-    state: Mutex<State>,
-    released: Condvar,
+    state: RefCell<State>,
 }
 
 impl WarpExchange {
@@ -56,26 +57,20 @@ impl WarpExchange {
             } else {
                 (1 << lanes) - 1
             },
-            state: Mutex::new(State {
-                values: [[[0; WORDS]; 32]; 2],
+            state: RefCell::new(State {
+                values: [[0; WORDS]; 32],
                 arrived: 0,
                 current: None,
-                generation: 0,
+                results: [const { None }; 32],
                 exited: 0,
-                aborted: false,
             }),
-            released: Condvar::new(),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Lane `lane` returned from the kernel; a pending exchange that needs it can never
     /// complete. Returns the mask and location of that exchange.
     pub fn exit(&self, lane: u32) -> Option<(u32, SourceLocation)> {
-        let mut s = self.lock();
+        let mut s = self.state.borrow_mut();
         s.exited |= 1 << lane;
         match s.current {
             Some((mask, at)) if mask & (1 << lane) != 0 => Some((mask, at)),
@@ -83,13 +78,13 @@ impl WarpExchange {
         }
     }
 
-    pub fn wake_all(&self) {
-        self.lock().aborted = true;
-        self.released.notify_all();
+    /// The lanes waiting at the current exchange.
+    pub fn arrived(&self) -> u32 {
+        self.state.borrow().arrived
     }
 }
 
-fn fail(t: &ThreadCtx, reason: std::string::String, at: SourceLocation) -> ! {
+fn fail(t: &ThreadCtx<'_>, reason: std::string::String, at: SourceLocation) -> ! {
     t.fail(SimError::WarpShuffle {
         at: t.coord(),
         reason,
@@ -135,20 +130,22 @@ pub(crate) fn shuffle(mask: u32, bits: u32, mode: Mode) -> u32 {
 /// One warp-collective exchange by the calling simulated thread: it publishes `words`
 /// (at most [`WORDS`]), waits until every lane of `mask` has published at this same
 /// call site, and returns its lane and a copy of every lane's words (lanes outside
-/// `mask` read as zeros of an earlier exchange: callers only look at lanes in `mask`).
-/// `op` prefixes the reasons of errors (`"shfl.sync: "`, `"mma.sync: "` ...).
+/// `mask` read as zeros or words of an earlier exchange: callers only look at lanes in
+/// `mask`). `op` prefixes the reasons of errors (`"shfl.sync: "`, `"mma.sync: "` ...).
 ///
 /// A lane not in its own mask, a mask naming lanes that do not exist or have returned,
-/// lanes disagreeing on the mask or the call site, and lanes that never arrive are reported
-/// as [`SimError::WarpShuffle`] instead of hanging.
+/// and lanes disagreeing on the mask or the call site are reported as
+/// [`SimError::WarpShuffle`]; lanes that never arrive leave the block deadlocked, which
+/// the launch reports as [`SimError::Deadlock`].
 pub(crate) fn exchange(
-    mask: u32, words: &[u32], op: &str, location: &'static Location<'static>,
+    mask: u32, words: &[u32], op: &'static str, location: &'static Location<'static>,
 ) -> (u32, Published) {
     let at = SourceLocation::from(location);
     context::with(|t| {
         t.check_aborted();
         let lane = t.linear % 32;
-        let x = &t.block.warps[(t.linear / 32) as usize];
+        let warp = (t.linear / 32) as usize;
+        let x = &t.block.warps[warp];
         if mask & (1 << lane) == 0 {
             fail(
                 t,
@@ -166,63 +163,63 @@ pub(crate) fn exchange(
                 at,
             );
         }
-        let mut s = x.lock();
+        let mut s = x.state.borrow_mut();
         if s.exited & mask != 0 {
+            let exited = s.exited;
+            drop(s);
             fail(
                 t,
                 std::format!(
-                    "{op}mask {mask:#010x} includes lanes that already returned ({:#010x})",
-                    s.exited
+                    "{op}mask {mask:#010x} includes lanes that already returned ({exited:#010x})"
                 ),
                 at,
             );
         }
         match s.current {
             None => s.current = Some((mask, at)),
-            Some((m, a)) if m != mask || a != at => fail(
-                t,
-                std::format!("{op}lanes disagree: mask {m:#010x} at {a} vs mask {mask:#010x} here"),
-                at,
-            ),
+            Some((m, a)) if m != mask || a != at => {
+                drop(s);
+                fail(
+                    t,
+                    std::format!(
+                        "{op}lanes disagree: mask {m:#010x} at {a} vs mask {mask:#010x} here"
+                    ),
+                    at,
+                )
+            }
             Some(_) => {}
         }
-        let slot = (s.generation % 2) as usize;
-        s.values[slot][lane as usize][..words.len()].copy_from_slice(words);
+        s.values[lane as usize][..words.len()].copy_from_slice(words);
         s.arrived |= 1 << lane;
-        let generation = s.generation;
         if s.arrived == mask {
-            t.block.pending.released(mask.count_ones() - 1);
-            s.arrived = 0;
-            s.current = None;
-            s.generation += 1;
-            x.released.notify_all();
-        } else {
-            if let Some(error) = t.block.pending.wait_begin() {
-                drop(s);
-                t.fail(error);
-            }
-            while s.generation == generation && !s.aborted {
-                let (next, timeout) = x
-                    .released
-                    .wait_timeout(s, DEADLOCK_TIMEOUT)
-                    .unwrap_or_else(|e| e.into_inner());
-                s = next;
-                if timeout.timed_out() && s.generation == generation && !s.aborted {
-                    let missing = mask & !s.arrived;
-                    drop(s);
-                    fail(
-                        t,
-                        std::format!(
-                            "{op}lanes {missing:#010x} never reached this point (waiting at a barrier?)"
-                        ),
-                        at,
-                    );
+            // The last lane: the others leave with these words, it goes on at once.
+            let values = s.values;
+            let others = mask & !(1 << lane);
+            if others != 0 {
+                let shared = Rc::new(values);
+                for l in (0..32).filter(|l| others & (1 << l) != 0) {
+                    s.results[l] = Some(Rc::clone(&shared));
                 }
             }
-            if s.generation == generation {
-                std::panic::resume_unwind(std::boxed::Box::new(Abort));
+            s.arrived = 0;
+            s.current = None;
+            drop(s);
+            let first = 32 * warp as u32;
+            for l in (0..32).filter(|l| others & (1 << l) != 0) {
+                t.block.sched.wake(first + l);
             }
+            return (lane, values);
         }
-        (lane, s.values[slot])
+        drop(s);
+        t.block_on(Wait::Warp {
+            op,
+            mask,
+            location: at,
+        });
+        let values = x.state.borrow_mut().results[lane as usize].take();
+        match values {
+            Some(values) => (lane, *values),
+            None => context::abort(),
+        }
     })
 }

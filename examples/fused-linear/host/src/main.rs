@@ -117,7 +117,7 @@ fn run_sim(args: &Args) -> Result<bool> {
     let mut all_ok = true;
     for shape in shapes(args, &[SIM_SHAPE])? {
         println!(
-            "CPU simulator (one host thread per GPU thread, checked barriers and shared memory): \
+            "CPU simulator (checked barriers and shared memory): \
              {} on x {}×{} @ W {}×{} + b, seed {}",
             fused_linear::FUSED_ENTRY,
             shape.m,
