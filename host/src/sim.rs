@@ -18,6 +18,7 @@ use crate::problem::tile::TileWidth;
 use kernels_gpu::catalogue::{SLIDING, SLIDING_SCAN};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
+use kernels_gpu::reduce::cols::ColumnPlan;
 use kernels_gpu::sgemm::repack::entry as repack_entry;
 use kernels_gpu::sgemm::{CONFIGS, split_k};
 
@@ -356,6 +357,29 @@ impl Simulator {
     }
 }
 
+impl Simulator {
+    /// One column pass of `op` over the row-major `rows × cols` matrix `x` (at least
+    /// `rows · cols` floats), as `plan` splits it, into `plan.segments` rows of `cols`
+    /// outputs scaled by `scale`: the launch a column reduction makes for each of its passes
+    /// (the sharded column reductions run each device's part of the first pass with it).
+    pub(crate) fn cols_pass(
+        &self, op: AxisOp, x: &[f32], rows: u32, cols: u32, plan: &ColumnPlan, scale: f32,
+    ) -> Result<Vec<f32>> {
+        let outputs = plan.segments as usize * cols as usize;
+        let elements = (rows as usize * cols as usize).min(x.len());
+        let mut io = AlignedIo::new(&x[..elements], outputs);
+        let (px, po) = io.ptrs();
+        let entry = axis::cols_config(op).sim;
+        let per = plan.rows_per_segment;
+        // SAFETY: x holds rows · cols floats, out segments · cols, both 16-byte aligned;
+        // per · segments >= rows (the plan's).
+        self.launch(&AxisShape::cols_launch(op, plan), move || unsafe {
+            entry(px.get(), rows, cols, per, scale, po.get())
+        })?;
+        Ok(io.output())
+    }
+}
+
 impl Backend for Simulator {
     /// `call` by `kernel`, on the slices where they are (pass 16-byte-aligned slices for the
     /// vector and `cp.async` paths, as device allocations are).
@@ -471,46 +495,26 @@ impl Backend for Simulator {
         if outputs == 0 {
             return Ok(vec![]);
         }
+        let AxisShape { rows, cols } = shape;
+        if axis == Axis::Cols {
+            let plan = shape.cols_plan();
+            let scale = op.scale(rows);
+            if plan.segments == 1 {
+                return self.cols_pass(op, x, rows, cols, &plan, scale);
+            }
+            let partials = self.cols_pass(op, x, rows, cols, &plan, 1.0)?;
+            let finish = shape.finish_plan(&plan);
+            return self.cols_pass(op, &partials, plan.segments, cols, &finish, scale);
+        }
         let mut io = AlignedIo::new(x, outputs);
         let (px, po) = io.ptrs();
-        let AxisShape { rows, cols } = shape;
-        match axis {
-            Axis::Rows => {
-                let entry = axis::rows_config(op).sim;
-                let scale = op.scale(cols);
-                // SAFETY: x holds rows · cols floats, out rows, both 16-byte aligned; the
-                // launch is the kernel's for this shape.
-                self.launch(&shape.rows_launch(op), move || unsafe {
-                    entry(px.get(), rows, cols, scale, po.get())
-                })?;
-            }
-            Axis::Cols => {
-                let entry = axis::cols_config(op).sim;
-                let plan = shape.cols_plan();
-                let pass = |x: SharedPtr<f32>,
-                            rows: u32,
-                            per: u32,
-                            scale: f32,
-                            o: SharedPtr<f32>,
-                            plan| {
-                    // SAFETY: x holds rows · cols floats, o segments · cols, both 16-byte
-                    // aligned; per · segments >= rows.
-                    self.launch(&AxisShape::cols_launch(op, &plan), move || unsafe {
-                        entry(x.get(), rows, cols, per, scale, o.get())
-                    })
-                };
-                let scale = op.scale(rows);
-                if plan.segments == 1 {
-                    pass(px, rows, plan.rows_per_segment, scale, po, plan)?;
-                } else {
-                    let mut partials = aligned_zeros(plan.segments as usize * cols as usize);
-                    let pp = SharedPtr(partials.as_mut_ptr() as *mut f32);
-                    pass(px, rows, plan.rows_per_segment, 1.0, pp, plan)?;
-                    let finish = shape.finish_plan(&plan);
-                    pass(pp, plan.segments, plan.segments, scale, po, finish)?;
-                }
-            }
-        }
+        let entry = axis::rows_config(op).sim;
+        let scale = op.scale(cols);
+        // SAFETY: x holds rows · cols floats, out rows, both 16-byte aligned; the launch is
+        // the kernel's for this shape.
+        self.launch(&shape.rows_launch(op), move || unsafe {
+            entry(px.get(), rows, cols, scale, po.get())
+        })?;
         Ok(io.output())
     }
 

@@ -192,6 +192,40 @@ impl Tuned {
     }
 }
 
+impl Tuned {
+    /// Rows of the output each block computes, for every configuration this choice runs
+    /// (their least common multiple: a row split's two parts): a multi-GPU product splits
+    /// its rows at multiples of it ([`crate::plan::shard`]).
+    pub fn block_rows(self) -> u32 {
+        let bm = |config: usize| kernels_gpu::sgemm::CONFIGS[config].geometry.bm;
+        match self {
+            Self::Config(k) | Self::Repacked(k) => k.config().geometry.bm,
+            Self::SplitK(s) => bm(s.config),
+            Self::Rows(r) => {
+                crate::plan::shard::lcm(r.top.config().geometry.bm, bm(r.bottom.config))
+            }
+            Self::Packed(i) => PACKED_CONFIGS[i].geometry.bm,
+        }
+    }
+
+    /// What one GPU's run of this choice computes rows `rows` of the product with, as a
+    /// choice of its own on those rows alone: the same choice, except for a row split
+    /// ([`Tuned::Rows`]), whose rows above its split are its top configuration's and those
+    /// below its split-k run's. A multi-GPU product runs this on each device's rows
+    /// (`crate::multi`), so that every row is computed by the kernel one GPU would use.
+    pub fn for_rows(self, rows: std::ops::Range<u32>) -> Tuned {
+        match self {
+            Self::Rows(r) if rows.end <= r.rows => Self::Config(r.top),
+            Self::Rows(r) if rows.start >= r.rows => Self::SplitK(r.bottom),
+            Self::Rows(r) => Self::Rows(RowSplit {
+                rows: r.rows - rows.start,
+                ..r
+            }),
+            other => other,
+        }
+    }
+}
+
 impl std::fmt::Display for Tuned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.name())
@@ -383,6 +417,65 @@ fn report(shape: MatmulShape, choice: &Choice, path: Option<&std::path::Path>) {
 /// Choices made in this process, by [`key`].
 static MEMO: Mutex<BTreeMap<String, Tuned>> = Mutex::new(BTreeMap::new());
 
+/// Records `kernel` for `key` unless a choice is recorded already, and returns the recorded
+/// one: the first choice recorded for a key is the process's, so that threads that tuned the
+/// same shape at the same time all run the one recorded first, and no launch of this process
+/// changes kernel (and bits) after the first.
+fn memo(key: &str, kernel: Tuned) -> Tuned {
+    *MEMO
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key.to_owned())
+        .or_insert(kernel)
+}
+
+/// The memo and cache key of `shape` in `precision` on `gpu` ([`key`]).
+fn key_for(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<String> {
+    let info = gpu.info()?;
+    // Both modules' code: rung 14's candidates come from the sm_90a one.
+    let fingerprint = module_fingerprint(gpu.ptx())
+        ^ module_fingerprint(crate::plan::ptx::HOPPER_PTX).rotate_left(1);
+    Ok(key(
+        &info.name,
+        info.compute_capability,
+        shape,
+        precision,
+        fingerprint,
+    ))
+}
+
+/// What looking a key up found: the choice, or the cache file to record a new one in
+/// (`None` where there is no cache path).
+enum Lookup {
+    Found(Tuned),
+    Missing(Option<TuneCache>),
+}
+
+/// The choice for `key` in the memo, else in the cache file (then memoised).
+fn lookup(key: &str) -> Lookup {
+    if let Some(&kernel) = MEMO.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
+        return Lookup::Found(kernel);
+    }
+    let Some(path) = TuneCache::default_path() else {
+        return Lookup::Missing(None);
+    };
+    let cache = TuneCache::load(path);
+    match cache.kernel(key) {
+        Some(kernel) => Lookup::Found(memo(key, kernel)),
+        None => Lookup::Missing(Some(cache)),
+    }
+}
+
+/// The configuration [`choose`] would run for `shape` without timing anything: the one this
+/// process chose already, or the cache file holds; `None` where `choose` would tune. The
+/// multi-GPU products ask this first, and tune on one GPU only where it says `None`.
+pub fn cached(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<Option<Tuned>> {
+    Ok(match lookup(&key_for(gpu, shape, precision)?) {
+        Lookup::Found(kernel) => Some(kernel),
+        Lookup::Missing(_) => None,
+    })
+}
+
 /// The configuration of `precision` to run for `shape` on `gpu`: memoised, else cached in
 /// the file, else timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
 /// Once a choice is memoised, every call of this process gets it, even where several threads
@@ -394,44 +487,21 @@ pub fn choose(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
     shape: MatmulShape, precision: Precision,
 ) -> Result<Tuned> {
-    let info = gpu.info()?;
-    // Both modules' code: rung 14's candidates come from the sm_90a one.
-    let fingerprint = module_fingerprint(gpu.ptx())
-        ^ module_fingerprint(crate::plan::ptx::HOPPER_PTX).rotate_left(1);
-    let key = key(
-        &info.name,
-        info.compute_capability,
-        shape,
-        precision,
-        fingerprint,
-    );
-    // The first choice recorded for a key is the process's: threads that tuned the same
-    // shape at the same time all run the one that was recorded first, so no launch of this
-    // process changes kernel (and bits) after the first.
-    let memo = |kernel| {
-        *MEMO
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(key.clone())
-            .or_insert(kernel)
+    let key = key_for(gpu, shape, precision)?;
+    let cache = match lookup(&key) {
+        Lookup::Found(kernel) => return Ok(kernel),
+        Lookup::Missing(cache) => cache,
     };
-    if let Some(&kernel) = MEMO.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(kernel);
-    }
-    let Some(path) = TuneCache::default_path() else {
+    let Some(cache) = cache else {
         let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
-        let chosen = memo(kernel);
+        let chosen = memo(&key, kernel);
         if chosen == kernel {
             report(shape, &choice, None);
         }
         return Ok(chosen);
     };
-    let cache = TuneCache::load(path);
-    if let Some(kernel) = cache.kernel(&key) {
-        return Ok(memo(kernel));
-    }
     let (kernel, choice) = tune(gpu, a, b, out, shape, precision)?;
-    let chosen = memo(kernel);
+    let chosen = memo(&key, kernel);
     if chosen != kernel {
         // Another thread recorded its choice first: that one is this process's, and its own
         // report and cache entry stand.
@@ -845,6 +915,45 @@ mod tests {
         // At 16384³ a run takes 0.2 s or more.
         assert!(!TIMING.another_warmup(1, ms(200)));
         assert_eq!(TIMING.timed_runs(200.0), 1);
+    }
+
+    #[test]
+    fn a_row_split_is_the_top_above_its_rows_and_split_k_below() {
+        let bottom = SplitK::candidates().next().unwrap();
+        let split = Tuned::Rows(RowSplit {
+            top: SgemmKernel::DEFAULT,
+            rows: 1920,
+            bottom,
+        });
+        assert_eq!(split.for_rows(0..1920), Tuned::Config(SgemmKernel::DEFAULT));
+        assert_eq!(split.for_rows(1920..2049), Tuned::SplitK(bottom));
+        assert_eq!(split.for_rows(2048..2049), Tuned::SplitK(bottom));
+        assert_eq!(
+            split.for_rows(1024..2049),
+            Tuned::Rows(RowSplit {
+                top: SgemmKernel::DEFAULT,
+                rows: 896,
+                bottom
+            })
+        );
+        let plain = Tuned::Config(SgemmKernel::DEFAULT);
+        assert_eq!(plain.for_rows(256..512), plain);
+        // Every candidate's blocks are at most 256 rows: a 16384-row product splits into 64
+        // or more units.
+        for precision in Precision::ALL {
+            let shape = MatmulShape::new(4096, 4093, 4096).unwrap();
+            for c in Tuned::candidates(shape, precision) {
+                let rows = c.block_rows();
+                assert!((1..=256).contains(&rows), "{c}: {rows}");
+            }
+        }
+        assert_eq!(
+            split.block_rows(),
+            crate::plan::shard::lcm(
+                SgemmKernel::DEFAULT.config().geometry.bm,
+                kernels_gpu::sgemm::CONFIGS[bottom.config].geometry.bm
+            )
+        );
     }
 
     #[test]
