@@ -17,7 +17,7 @@ use super::{Args, Checker, GPU_DEFAULT, GPU_DEFAULT_LEN, GPU_DEFAULT_SHAPE, Op};
 use kernels_gpu_host::Error;
 use kernels_gpu_host::check::spot::CheckMode;
 use kernels_gpu_host::multi::Gpus;
-use kernels_gpu_host::multi::vector::sum_within_bound;
+use kernels_gpu_host::multi::vector::sum_within_bound_of;
 use kernels_gpu_host::plan::budget::median;
 use kernels_gpu_host::plan::reduce::ReduceKernel;
 use kernels_gpu_host::plan::shard::{self, Chunks, SlidingPlan};
@@ -67,6 +67,8 @@ pub struct MultiRow {
     pub gather_ms: Option<f64>,
     /// FNV-1a of the result's bits (the whole run's row): equal on any GPU count.
     pub bits: Option<String>,
+    /// Whether the last timed run's result has the first run's bits (the whole run's row).
+    pub stable: Option<bool>,
     pub max_abs_err: Option<f64>,
     pub check: CheckMode,
     pub ok: Option<bool>,
@@ -87,6 +89,7 @@ impl MultiRow {
             wait_ms: None,
             gather_ms: None,
             bits: None,
+            stable: None,
             max_abs_err: None,
             check: CheckMode::None,
             ok: None,
@@ -100,6 +103,7 @@ impl MultiRow {
             part: Some(part),
             runs: None,
             bits: None,
+            stable: None,
             max_abs_err: None,
             check: CheckMode::None,
             ok: None,
@@ -170,7 +174,11 @@ pub fn run(args: &Args, count: GpuCount) -> Result<bool, Error> {
         Op::Fusion => unreachable!("--gpus with --op fusion is refused by the command line"),
     };
     super::print_rows(args, &rows, table);
-    Ok(super::report::none_failed(rows.iter().map(|r| r.ok)))
+    let unstable = rows.iter().any(|r| r.stable == Some(false));
+    if unstable {
+        eprintln!("error: a result's bits changed between runs (see the `stable` column)");
+    }
+    Ok(super::report::none_failed(rows.iter().map(|r| r.ok)) && !unstable)
 }
 
 fn ms_of(
@@ -223,6 +231,8 @@ fn matmul(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
         total.ms = Some(ms);
         total.runs = Some(runs);
         total.rate = Some(shape.flops() / (ms * 1e-3) / 1e9);
+        root.download_into(&out, &mut host)?;
+        total.stable = Some(total.bits.as_deref() == Some(fingerprint(&host).as_str()));
         let last = last.expect("at least one timed run");
         let timings = last.timings()?;
         let mut parts = vec![];
@@ -266,6 +276,8 @@ fn sum(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
     let root = gpus.gpu(0);
     let mut result = root.zeros(1)?;
     let chunk = gpus.vector_chunk();
+    let reference = (args.check != Some(CheckMode::None))
+        .then(|| kernels_gpu_host::plan::reduce::reference(&x));
     let mut rows = vec![];
     for kernel in ReduceKernel::ALL {
         let size = format!("n={len}");
@@ -274,13 +286,13 @@ fn sum(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
         gpus.synchronize()?;
         let s = root.download(&result)?[0];
         total.bits = Some(format!("{:08x}", s.to_bits()));
-        if args.check != Some(CheckMode::None) {
+        if let Some(reference) = reference {
             total.check = CheckMode::Full;
-            let exact = kernels_gpu_host::plan::reduce::reference(&x).0;
-            total.max_abs_err = Some((s as f64 - exact).abs());
-            total.ok = Some(sum_within_bound(s, &x, chunk));
+            total.max_abs_err = Some((s as f64 - reference.0).abs());
+            total.ok = Some(sum_within_bound_of(s, reference, len, chunk));
         }
         let (ms, runs) = ms_of(gpus, args, || gpus.sum_sharded(kernel, &dx, &mut result))?;
+        total.stable = Some(root.download(&result)?[0].to_bits() == s.to_bits());
         let bytes = 4.0 * len as f64;
         total.ms = Some(ms);
         total.runs = Some(runs);
@@ -328,6 +340,7 @@ fn reduce(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
             let (ms, runs) = ms_of(gpus, args, || {
                 gpus.reduce_axis_sharded(op, axis, &dx, &mut out)
             })?;
+            total.stable = Some(total.bits == Some(fingerprint(&root.download(&out)?)));
             let bytes = 4.0 * (r * c + outputs) as f64;
             total.ms = Some(ms);
             total.runs = Some(runs);
@@ -364,10 +377,14 @@ fn sliding_average(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
             total.ok = Some(sliding::within_bound_of(kernel, &host, r, window));
         }
         drop(host);
+        drop(out);
+        let mut last = None;
         let (ms, runs) = ms_of(gpus, args, || {
-            gpus.sliding_average_sharded(kernel, &mut dx, window)
-                .map(drop)
+            last = Some(gpus.sliding_average_sharded(kernel, &mut dx, window)?);
+            Ok(())
         })?;
+        let last = last.expect("at least one timed run").download(gpus)?;
+        total.stable = Some(total.bits == Some(fingerprint(&last)));
         let bytes = 4.0 * (len + outputs) as f64;
         total.ms = Some(ms);
         total.runs = Some(runs);
@@ -388,8 +405,7 @@ pub fn table(rows: &[MultiRow]) -> String {
         .max()
         .unwrap_or(0)
         .max(20);
-    let mut s = format!(
-        "{:<8} {:<w$} {:>22} {:>4} {:>24} {:>10} {:>4} {:>10} {:>8} {:>8} {:>16} {:>11} {:>6} {:>9}\n",
+    let header = [
         "op",
         "kernel",
         "size",
@@ -401,38 +417,61 @@ pub fn table(rows: &[MultiRow]) -> String {
         "wait ms",
         "gather",
         "bits",
+        "stable",
         "max_abs",
         "check",
-        "ok"
-    );
+        "ok",
+    ];
+    let mut s = line(&header.map(str::to_owned), w);
     for r in rows {
         let (gpu, kernel) = match r.device {
             None => (format!("{}×", r.gpus), r.kernel.clone()),
             Some(d) => (d.to_string(), format!("  {}", r.kernel)),
         };
-        s += &format!(
-            "{:<8} {:<w$} {:>22} {:>4} {:>24} {:>10} {:>4} {:>10} {:>8} {:>8} {:>16} {:>11} {:>6} {:>9}\n",
-            r.op,
-            kernel,
-            r.size,
-            gpu,
-            r.part.as_deref().unwrap_or("-"),
-            opt(r.ms, 3),
-            runs_cell(r.runs),
-            opt(r.rate, 0),
-            opt(r.wait_ms, 3),
-            opt(r.gather_ms, 3),
-            r.bits.as_deref().unwrap_or("-"),
-            r.max_abs_err.map_or("-".to_owned(), |v| format!("{v:.3e}")),
-            r.check.name(),
-            if r.device.is_some() {
-                ""
-            } else {
-                ok_cell(r.ok)
-            }
+        let stable = r.stable.map_or("-", |s| if s { "yes" } else { "NO" });
+        let ok = if r.device.is_some() {
+            ""
+        } else {
+            ok_cell(r.ok)
+        };
+        s += &line(
+            &[
+                r.op.clone(),
+                kernel,
+                r.size.clone(),
+                gpu,
+                r.part.clone().unwrap_or_else(|| "-".into()),
+                opt(r.ms, 3),
+                runs_cell(r.runs),
+                opt(r.rate, 0),
+                opt(r.wait_ms, 3),
+                opt(r.gather_ms, 3),
+                r.bits.clone().unwrap_or_else(|| "-".into()),
+                stable.to_owned(),
+                r.max_abs_err.map_or("-".to_owned(), |v| format!("{v:.3e}")),
+                r.check.name().to_owned(),
+                ok.to_owned(),
+            ],
+            w,
         );
     }
     s
+}
+
+/// One line of [`table`]: the first two cells left-aligned (the kernel's `w` wide), the
+/// rest right-aligned.
+fn line(cells: &[String; 15], w: usize) -> String {
+    let widths = [8, w, 22, 4, 24, 10, 4, 10, 8, 8, 16, 6, 11, 6, 9];
+    let cells: Vec<String> = cells
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(|(i, (c, width))| match i {
+            0 | 1 => format!("{c:<width$}"),
+            _ => format!("{c:>width$}"),
+        })
+        .collect();
+    cells.join(" ") + "\n"
 }
 
 #[cfg(test)]

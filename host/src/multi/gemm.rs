@@ -451,6 +451,8 @@ impl Gpus {
                     .transpose()?,
             );
         }
+        // From here on, every return waits for the transfers before these buffers go.
+        let settle = self.settle();
         let mut starts = vec![];
         for d in 0..self.len() {
             starts.push(mark(self.gpu(d).stream())?);
@@ -596,7 +598,7 @@ impl Gpus {
         };
         // Each device's stream waits for its transfers: the root's product is whole there,
         // and the buffers dropped below are freed after the transfers that read them.
-        self.kernels_follow_transfers()?;
+        settle.done()?;
         for (d, (((start, ready), computed), gathered)) in starts
             .into_iter()
             .zip(ready)
@@ -618,15 +620,19 @@ impl Gpus {
     /// Compiles `pinned`'s entries on every device with rows, all at once, before anything
     /// is queued: a device compiling its first launch would hold the others back.
     fn prepare(&self, pinned: Pinned, parts: &[PartRun]) -> Result<()> {
+        let missing: Vec<(&Gpu, Vec<&'static str>)> = parts
+            .iter()
+            .filter(|p| !p.rows.is_empty())
+            .map(|p| (self.gpu(p.device), pinned.for_rows(&p.rows).entries()))
+            .filter(|(gpu, entries)| entries.iter().any(|e| !gpu.is_loaded(e)))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
         std::thread::scope(|s| {
-            let jobs: Vec<_> = parts
-                .iter()
-                .filter(|p| !p.rows.is_empty())
-                .map(|p| {
-                    let entries = pinned.for_rows(&p.rows).entries();
-                    let gpu = self.gpu(p.device);
-                    s.spawn(move || gpu.load_entries(&entries))
-                })
+            let jobs: Vec<_> = missing
+                .into_iter()
+                .map(|(gpu, entries)| s.spawn(move || gpu.load_entries(&entries)))
                 .collect();
             jobs.into_iter()
                 .map(|j| j.join().expect("a compiling thread panicked"))

@@ -32,9 +32,10 @@ pub use nccl::ENV_LIBRARY;
 
 /// Several GPUs of one host, with NCCL between them ([the module](self)).
 pub struct Gpus {
-    devices: Vec<Device>,
-    /// `None` with one device.
+    /// `None` with one device. Declared first, so dropped first: NCCL's communicators go
+    /// before the contexts they live in.
     comm: Option<Mutex<Communicator>>,
+    devices: Vec<Device>,
     /// Elements of a sharded vector's chunks ([`crate::plan::shard::Chunks`]).
     chunk: usize,
     /// Each product's last split and timings, for the next split ([`gemm`]).
@@ -236,6 +237,17 @@ impl Gpus {
         Ok(())
     }
 
+    /// A guard that, dropped, makes every device's stream wait for its transfers: made
+    /// after a call's buffers and before its transfers are queued, so that on any return,
+    /// an error's too, the buffers are freed (on the devices' streams) after the transfers
+    /// that use them.
+    fn settle(&self) -> Settle<'_> {
+        Settle {
+            gpus: self,
+            armed: true,
+        }
+    }
+
     /// [`Error::WrongDevice`] unless `buf` is on device `device`.
     fn check_on(&self, operand: &'static str, buf: &CudaSlice<f32>, device: usize) -> Result<()> {
         let actual = buf.context().ordinal();
@@ -248,6 +260,31 @@ impl Gpus {
             });
         }
         Ok(())
+    }
+}
+
+/// See [`Gpus::settle`].
+struct Settle<'a> {
+    gpus: &'a Gpus,
+    armed: bool,
+}
+
+impl Settle<'_> {
+    /// Makes the streams wait now, as a call that succeeded ends, with the error if that
+    /// fails.
+    fn done(mut self) -> Result<()> {
+        self.armed = false;
+        self.gpus.kernels_follow_transfers()
+    }
+}
+
+impl Drop for Settle<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // On an error's way out: a failure here is a failed device, which the call's
+            // own error or the next synchronisation reports.
+            let _ = self.gpus.kernels_follow_transfers();
+        }
     }
 }
 
@@ -451,6 +488,7 @@ impl Gpus {
         if remote.is_empty() {
             return Ok(());
         }
+        let settle = self.settle();
         self.transfers_follow_kernels()?;
         let comm = self.comm()?;
         comm.group(|| {
@@ -468,8 +506,7 @@ impl Gpus {
             }
             Ok(())
         })?;
-        drop(comm);
-        self.kernels_follow_transfers()
+        settle.done()
     }
 }
 

@@ -43,8 +43,15 @@ pub fn sum_error_depth(len: usize, chunk: usize) -> u32 {
 /// Whether `sum` of `x` (summed in chunks of `chunk`) is within [`sum_error_depth`]'s bound
 /// of the f64 reference.
 pub fn sum_within_bound(sum: f32, x: &[f32], chunk: usize) -> bool {
-    let (exact, magnitude) = reduce::reference(x);
-    let bound = sum_error_depth(x.len(), chunk) as f64 * (f32::EPSILON as f64 / 2.0) * magnitude;
+    sum_within_bound_of(sum, reduce::reference(x), x.len(), chunk)
+}
+
+/// [`sum_within_bound`] against the f64 reference `(sum, Σ|x|)` of `len` values
+/// ([`reduce::reference`]), computed once.
+pub fn sum_within_bound_of(
+    sum: f32, (exact, magnitude): (f64, f64), len: usize, chunk: usize,
+) -> bool {
+    let bound = sum_error_depth(len, chunk) as f64 * (f32::EPSILON as f64 / 2.0) * magnitude;
     if exact.is_finite() {
         (sum as f64 - exact).abs() <= bound
     } else {
@@ -195,6 +202,7 @@ impl Gpus {
         }
         let transfers = plan.transfers();
         if !transfers.is_empty() {
+            let settle = self.settle();
             self.transfers_follow_kernels()?;
             let comm = self.comm()?;
             comm.group(|| {
@@ -228,7 +236,7 @@ impl Gpus {
                 Ok(())
             })?;
             drop(comm);
-            self.kernels_follow_transfers()?;
+            settle.done()?;
         }
         let mut parts = vec![];
         for (d, p) in x.parts.iter().enumerate() {

@@ -483,7 +483,7 @@ mod tests {
         );
         // Every output is computed once, from the inputs of its chunk.
         let all: Vec<SlidingJob> = (0..4).flat_map(|d| p.jobs(d)).collect();
-        let one = SlidingPlan::new(32, 11, 4, vec![0..32]).unwrap();
+        let one = SlidingPlan::new(32, 11, 4, std::iter::once(0..32).collect()).unwrap();
         assert_eq!(all, one.jobs(0));
         assert!(one.transfers().is_empty());
     }
@@ -515,7 +515,7 @@ mod tests {
 
     #[test]
     fn layouts_are_checked() {
-        assert!(SlidingPlan::new(12, 0, 4, vec![0..12]).is_err());
+        assert!(SlidingPlan::new(12, 0, 4, std::iter::once(0..12).collect()).is_err());
         for bad in [
             vec![0..4, 5..12],
             vec![0..6, 6..12],
