@@ -273,11 +273,12 @@ fn sum(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
     let len = args.len.unwrap_or(GPU_DEFAULT_LEN);
     let x = input(args, len);
     let dx = gpus.upload_vector(&x, 0)?;
+    let reference = (args.check != Some(CheckMode::None))
+        .then(|| kernels_gpu_host::plan::reduce::reference(&x));
+    drop(x);
     let root = gpus.gpu(0);
     let mut result = root.zeros(1)?;
     let chunk = gpus.vector_chunk();
-    let reference = (args.check != Some(CheckMode::None))
-        .then(|| kernels_gpu_host::plan::reduce::reference(&x));
     let mut rows = vec![];
     for kernel in ReduceKernel::ALL {
         let size = format!("n={len}");
@@ -363,6 +364,8 @@ fn sliding_average(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
     let mut dx = gpus.upload_rows(&x, len, 1, &layout, plan.halo_room())?;
     let outputs = plan.outputs();
     let reference = (args.check != Some(CheckMode::None)).then(|| sliding::reference(&x, window));
+    // 16 GiB at 2³² values: the host keeps only what it compares.
+    drop(x);
     let mut rows = vec![];
     for kernel in sliding_kernels(window) {
         let size = format!("n={len} w={window}");

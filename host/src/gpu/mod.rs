@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 /// stream everything runs on.
 ///
 /// The embedded kernels are compiled for the GPU one entry point at a time, when one is first
-/// launched ([`modules`]): making a `Gpu` compiles nothing, and [`Gpu::load_entries`]
+/// launched (`modules`): making a `Gpu` compiles nothing, and [`Gpu::load_entries`]
 /// compiles a list of entries at once, in parallel.
 ///
 /// Every launch is checked against the device's limits, queried once here, and the
