@@ -2,7 +2,9 @@
 //! every GPU of the host have the bits of one GPU's. Each needs two GPUs or more and NCCL;
 //! where they are missing every test is reported as ignored, with the reason printed.
 
-use kernels_gpu_host::check::data::Rng;
+#[path = "common/shapes.rs"]
+mod shapes;
+
 use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
 use kernels_gpu_host::multi::Gpus;
 use kernels_gpu_host::multi::vector::sum_within_bound;
@@ -13,6 +15,7 @@ use kernels_gpu_host::{
     Backend, Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
+use shapes::signed;
 use std::sync::Arc;
 
 type Test = Box<dyn FnOnce(&Gpus) -> Result<(), Failed> + Send>;
@@ -51,14 +54,6 @@ fn gpus() -> Option<Arc<Gpus>> {
 /// Rows past every kernel's block rows (at most 256): products of a few of these split over
 /// several devices.
 const ROWS: usize = 256;
-
-fn signed(seed: u64, n: usize) -> Vec<f32> {
-    Rng::new(seed)
-        .uniform(n)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
-}
 
 fn same_bits(x: &[f32], y: &[f32], what: &str) -> Result<(), Failed> {
     if x.len() != y.len() {

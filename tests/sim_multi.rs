@@ -5,7 +5,9 @@
 //! input of one chunk); a sliding average whose halo spans several devices, and reductions
 //! along rows and columns, have one device's bits.
 
-use kernels_gpu_host::check::data::Rng;
+#[path = "common/shapes.rs"]
+mod shapes;
+
 use kernels_gpu_host::gpu::autotune::Tuned;
 use kernels_gpu_host::multi::simulated::SimulatedDevices;
 use kernels_gpu_host::multi::vector::sum_within_bound;
@@ -17,18 +19,11 @@ use kernels_gpu_host::plan::split_k::SplitK;
 use kernels_gpu_host::problem::axis::{Axis, AxisOp};
 use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
 use kernels_gpu_host::{Backend, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use shapes::signed;
 
 /// Rows past every kernel's block rows (at most 256): products of a few of these split over
 /// several devices.
 const ROWS: usize = 256;
-
-fn signed(seed: u64, n: usize) -> Vec<f32> {
-    Rng::new(seed)
-        .uniform(n)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
-}
 
 fn same_bits(x: &[f32], y: &[f32], what: &str) {
     assert_eq!(x.len(), y.len(), "{what}: lengths");

@@ -2,6 +2,7 @@
 //! GPU, by this workspace's tests and the fused-linear example's: one element, shapes that
 //! are multiples of nothing, k far larger than m and n, k = 1.
 
+#[allow(dead_code)] // not every test binary that includes this file uses it
 pub const ODD: [(usize, usize, usize); 4] = [(1, 1, 1), (17, 33, 65), (5, 300, 7), (64, 1, 64)];
 
 /// Signed operands `a` (`m × k`) and `b` (`k × n`), uniform in [-1, 1), from a seed that
@@ -18,4 +19,14 @@ pub fn signed_operands(seed: u64, m: usize, k: usize, n: usize) -> (Vec<f32>, Ve
             .collect()
     };
     (signed(m * k), signed(k * n))
+}
+
+/// `len` values uniform in [-1, 1) from `seed`.
+#[allow(dead_code)] // not every test binary that includes this file uses it
+pub fn signed(seed: u64, len: usize) -> Vec<f32> {
+    kernels_gpu_host::check::data::Rng::new(seed)
+        .uniform(len)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect()
 }

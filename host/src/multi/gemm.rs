@@ -317,6 +317,16 @@ impl Gpus {
 
     /// Zeroed rows of `cols` on the devices, as `layout` splits them.
     fn zeros_rows(&self, rows: usize, cols: usize, layout: &[Range<usize>]) -> Result<Shards> {
+        self.shards(rows, cols, layout, |device, r| {
+            self.gpu(device).zeros((r.len() * cols).max(1))
+        })
+    }
+
+    /// Rows of `cols` on the devices as `layout` splits them, part `d` in `buf(d, rows)`.
+    fn shards(
+        &self, rows: usize, cols: usize, layout: &[Range<usize>],
+        mut buf: impl FnMut(usize, &Range<usize>) -> Result<CudaSlice<f32>>,
+    ) -> Result<Shards> {
         let parts = layout
             .iter()
             .enumerate()
@@ -324,7 +334,7 @@ impl Gpus {
                 Ok(Shard {
                     device,
                     rows: r.clone(),
-                    buf: self.gpu(device).zeros((r.len() * cols).max(1))?,
+                    buf: buf(device, r)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -424,9 +434,11 @@ impl Gpus {
             marks.extend((1..self.len()).map(|_| None));
             let shards = match own {
                 Some(buf) => {
-                    let mut s = self.zeros_rows(m, n, &layout)?;
-                    s.parts[0].buf = buf;
-                    Some(s)
+                    let mut own = Some(buf);
+                    Some(self.shards(m, n, &layout, |d, _| match own.take() {
+                        Some(buf) if d == 0 => Ok(buf),
+                        _ => self.gpu(d).zeros(1),
+                    })?)
                 }
                 None => None,
             };
@@ -534,25 +546,10 @@ impl Gpus {
                 for (d, g) in gathered.iter_mut().enumerate() {
                     *g = Some(mark(self.gpu(d).stream())?);
                 }
-                let parts = layout
-                    .iter()
-                    .enumerate()
-                    .map(|(device, r)| {
-                        Ok(Shard {
-                            device,
-                            rows: r.clone(),
-                            buf: match c_rows[device].take() {
-                                Some(c) => c,
-                                None => self.gpu(device).zeros(1)?,
-                            },
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Some(Shards {
-                    rows: m,
-                    cols: n,
-                    parts,
-                })
+                Some(self.shards(m, n, &layout, |d, _| match c_rows[d].take() {
+                    Some(c) => Ok(c),
+                    None => self.gpu(d).zeros(1),
+                })?)
             }
             Some(out) => {
                 if let Some(c0) = &c_rows[0] {

@@ -11,14 +11,13 @@ use crate::gpu::autotune::Tuned;
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::packed::PACKED_CONFIGS;
 use crate::plan::reduce::ReduceKernel;
-use crate::plan::shard::{self, Chunks, SlidingPlan};
+use crate::plan::shard::{self, AxisSplit, Chunks, SlidingPlan};
 use crate::plan::sliding::SlidingKernel;
-use crate::problem::axis::{Axis, AxisOp, AxisShape};
+use crate::problem::axis::{Axis, AxisOp};
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
 use crate::sim::{Simulator, aligned_copy, aligned_floats};
-use kernels_gpu::reduce::cols::ColumnPlan;
 use std::ops::Range;
 
 /// `devices` simulated devices, with vectors in chunks of `chunk`
@@ -172,14 +171,12 @@ impl SimulatedDevices {
     pub fn reduce_axis(
         &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
     ) -> Result<Vec<f32>> {
-        let (shape, outputs) = AxisShape::checked(op, axis, x.len(), rows, cols)?;
-        if outputs == 0 {
-            return Ok(vec![]);
-        }
-        let Some(per) = shard::axis_rows_align(shape, axis) else {
-            return self.sim.reduce_axis(op, axis, x, rows, cols);
+        let (shape, _, split) = shard::axis_split(op, axis, x.len(), rows, cols, self.devices)?;
+        let layout = match split {
+            AxisSplit::Empty => return Ok(vec![]),
+            AxisSplit::One => return self.sim.reduce_axis(op, axis, x, rows, cols),
+            AxisSplit::Rows(layout) => layout,
         };
-        let layout = shard::even(rows, self.devices, per);
         let part_of = |r: &Range<usize>| &x[r.start * cols..r.end * cols];
         let mut out = vec![];
         match axis {
@@ -191,10 +188,7 @@ impl SimulatedDevices {
             Axis::Cols => {
                 let plan = shape.cols_plan();
                 for r in layout.iter().filter(|r| !r.is_empty()) {
-                    let part = ColumnPlan {
-                        segments: r.len().div_ceil(per) as u32,
-                        ..plan
-                    };
+                    let part = shard::cols_part_plan(&plan, r.len());
                     let (rows, c) = (r.len() as u32, cols as u32);
                     out.extend(self.sim.cols_pass(op, part_of(r), rows, c, &part, 1.0)?);
                 }

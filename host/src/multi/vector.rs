@@ -19,12 +19,11 @@
 use super::{Gpus, Piece, Shard, Shards, address, stream};
 use crate::gpu::AxisScratch;
 use crate::plan::reduce::{self, ReduceKernel};
-use crate::plan::shard::{self, Chunks, SlidingPlan};
+use crate::plan::shard::{self, AxisSplit, Chunks, SlidingPlan};
 use crate::plan::sliding::{SlidingKernel, SlidingShape};
 use crate::problem::axis::{Axis, AxisOp, AxisShape};
 use crate::problem::error::{Error, Result};
 use cudarc::driver::CudaSlice;
-use kernels_gpu::reduce::cols::ColumnPlan;
 
 /// The roundings on any input's way to a sharded sum of `len` values in chunks of `chunk`:
 /// a chunk's two passes ([`reduce::error_depth`] of the longest chunk) and, with more than
@@ -270,14 +269,14 @@ impl Gpus {
     pub fn reduce_axis(
         &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
     ) -> Result<Vec<f32>> {
-        let (shape, outputs) = AxisShape::checked(op, axis, x.len(), rows, cols)?;
-        if outputs == 0 {
-            return Ok(vec![]);
-        }
-        let Some(align) = shard::axis_rows_align(shape, axis) else {
-            return crate::backend::Backend::reduce_axis(self.gpu(0), op, axis, x, rows, cols);
+        let (_, outputs, split) = shard::axis_split(op, axis, x.len(), rows, cols, self.len())?;
+        let layout = match split {
+            AxisSplit::Empty => return Ok(vec![]),
+            AxisSplit::One => {
+                return crate::backend::Backend::reduce_axis(self.gpu(0), op, axis, x, rows, cols);
+            }
+            AxisSplit::Rows(layout) => layout,
         };
-        let layout = shard::even(rows, self.len(), align);
         let dx = self.upload_rows(x, rows, cols, &layout, 0)?;
         let root = self.gpu(0);
         let mut out = root.zeros(outputs)?;
@@ -344,10 +343,7 @@ impl Gpus {
                         own.push(None);
                         continue;
                     }
-                    let part = ColumnPlan {
-                        segments: p.rows.len().div_ceil(per) as u32,
-                        ..plan
-                    };
+                    let part = shard::cols_part_plan(&plan, p.rows.len());
                     let first = p.rows.start / per * cols;
                     let len = part.segments as usize * cols;
                     let rows = p.rows.len() as u32;

@@ -22,8 +22,9 @@
 //!   device computes exactly the segment partials one GPU's first pass computes, and the
 //!   one GPU's second pass combines them ([`axis_rows_align`]).
 
-use crate::problem::axis::{Axis, AxisShape};
+use crate::problem::axis::{Axis, AxisOp, AxisShape};
 use crate::problem::error::{Error, Result};
+use kernels_gpu::reduce::cols::ColumnPlan;
 use std::ops::Range;
 
 /// The least common multiple of `a` and `b` (both at least 1): the rows a split must land
@@ -101,6 +102,40 @@ pub fn axis_rows_align(shape: AxisShape, axis: Axis) -> Option<usize> {
             (plan.segments > 1).then_some(plan.rows_per_segment as usize)
         }
     }
+}
+
+/// The first pass of a column reduction over `rows` of its rows, which start at a segment
+/// of `plan` (the whole matrix's): the same segments, as many as those rows hold.
+pub fn cols_part_plan(plan: &ColumnPlan, rows: usize) -> ColumnPlan {
+    ColumnPlan {
+        segments: rows.div_ceil(plan.rows_per_segment.max(1) as usize) as u32,
+        ..*plan
+    }
+}
+
+/// How a reduction along an axis spreads over devices ([`axis_split`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AxisSplit {
+    /// No outputs: nothing to run.
+    Empty,
+    /// A single-pass column reduction: on one device.
+    One,
+    /// Rows of the matrix per device, cut at [`axis_rows_align`].
+    Rows(Vec<Range<usize>>),
+}
+
+/// The checked shape of a reduction of `len` values as `rows × cols` by `op` along `axis`,
+/// its outputs, and how it spreads over `devices` evenly.
+pub fn axis_split(
+    op: AxisOp, axis: Axis, len: usize, rows: usize, cols: usize, devices: usize,
+) -> Result<(AxisShape, usize, AxisSplit)> {
+    let (shape, outputs) = AxisShape::checked(op, axis, len, rows, cols)?;
+    let split = match (outputs, axis_rows_align(shape, axis)) {
+        (0, _) => AxisSplit::Empty,
+        (_, None) => AxisSplit::One,
+        (_, Some(align)) => AxisSplit::Rows(even(rows, devices, align)),
+    };
+    Ok((shape, outputs, split))
 }
 
 /// A flat vector of `len` elements cut into chunks of `chunk`: chunk `c` is
