@@ -5,6 +5,16 @@
 #[allow(dead_code)] // not every test binary that includes this file uses it
 pub const ODD: [(usize, usize, usize); 4] = [(1, 1, 1), (17, 33, 65), (5, 300, 7), (64, 1, 64)];
 
+/// `len` values uniform in [-1, 1) from `seed`.
+#[allow(dead_code)] // not every test binary that includes this file uses it
+pub fn signed(seed: u64, len: usize) -> Vec<f32> {
+    kernels_gpu_host::check::data::Rng::new(seed)
+        .uniform(len)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect()
+}
+
 /// Signed operands `a` (`m × k`) and `b` (`k × n`), uniform in [-1, 1), from a seed that
 /// mixes `seed` with the shape (so each shape has its own, the same every run).
 #[allow(dead_code)] // not every test binary that includes this file uses it
@@ -19,14 +29,4 @@ pub fn signed_operands(seed: u64, m: usize, k: usize, n: usize) -> (Vec<f32>, Ve
             .collect()
     };
     (signed(m * k), signed(k * n))
-}
-
-/// `len` values uniform in [-1, 1) from `seed`.
-#[allow(dead_code)] // not every test binary that includes this file uses it
-pub fn signed(seed: u64, len: usize) -> Vec<f32> {
-    kernels_gpu_host::check::data::Rng::new(seed)
-        .uniform(len)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
 }
