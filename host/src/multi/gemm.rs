@@ -159,13 +159,14 @@ fn timings(parts: &[PartRun], marks: &[Option<Marks>]) -> Result<Vec<PartTiming>
         .collect()
 }
 
-/// Which product a split is for: the shape, the pinned kernel, and whether `A` starts on the
-/// root (sent from there) or already split.
+/// Which product a split is for: the shape, the pinned kernel, whether `A` starts on the
+/// root (sent from there) or already split, and whether `C` is gathered on the root.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Key {
     shape: (u32, u32, u32),
     kernel: String,
     from_root: bool,
+    gathered: bool,
 }
 
 /// The last product queued: which, its parts, their marks.
@@ -250,6 +251,7 @@ impl Gpus {
             shape: (shape.m, shape.k, shape.n),
             kernel: pinned.name(),
             from_root: false,
+            gathered: false,
         };
         let layout = self.layout(&key, m, pinned.block_rows());
         let da = self.upload_rows(a, m, k, &layout, 0)?;
@@ -373,6 +375,7 @@ impl Gpus {
             shape: (shape.m, shape.k, shape.n),
             kernel: pinned.name(),
             from_root: matches!(a, Rows::Root(_)),
+            gathered: out.is_some(),
         };
         let layout = match a {
             Rows::Root(_) => self.layout(&key, m, pinned.block_rows()),
