@@ -415,6 +415,26 @@ fn missing_gpu_or_ordinal_is_a_typed_error() {
     }
 }
 
+/// More GPUs than the host has, none, or one twice: typed errors, before NCCL is looked for
+/// (and without a driver, `NoDriver` or `NoDevice`), never a panic.
+#[test]
+fn impossible_gpu_lists_are_typed_errors() {
+    use kernels_gpu_host::multi::Gpus;
+    for (list, gpus) in [
+        ("first(usize::MAX)", Gpus::first(usize::MAX)),
+        ("first(0)", Gpus::first(0)),
+        ("new(&[])", Gpus::new(&[])),
+        ("new(&[0, 0])", Gpus::new(&[0, 0])),
+    ] {
+        match gpus {
+            Err(Error::NoDriver(_) | Error::NoDevice) => {}
+            Err(Error::DeviceCount { count, .. }) => assert!(count >= 1, "{list}"),
+            Err(other) => panic!("{list}: unexpected error {other:?}"),
+            Ok(_) => panic!("{list}: GPUs made"),
+        }
+    }
+}
+
 /// `Gpu::new()`, GPU 0 as the host crate's page uses it: a typed error without a driver or a
 /// device, never a panic (cudarc's own constructor panics where `libcuda.so` cannot be
 /// loaded; `tests/readme.rs` shows it).

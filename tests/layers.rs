@@ -30,6 +30,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("backend", &["backend.rs"]),
     // The two backends: the CPU simulator, and the GPU with its autotuner.
     ("backends", &["sim.rs", "gpu"]),
+    // Several GPUs through NCCL, and the same splits on simulated devices.
+    ("multi", &["multi"]),
     // Programs over a GPU: the shape suite (the command line's and the bench's).
     ("programs", &["suite.rs"]),
     // The library root: module declarations and re-exports.

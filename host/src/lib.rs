@@ -24,6 +24,9 @@ pub mod backend;
 pub mod gpu;
 pub mod sim;
 
+// Every GPU of a host through NCCL, and the same splits on simulated devices.
+pub mod multi;
+
 // The GEMM shape suite, over a GPU.
 pub mod suite;
 
@@ -42,6 +45,7 @@ pub use gpu::Gpu;
 /// blocks, at the version this crate was built with.
 pub use kernels_gpu;
 pub use kernels_gpu::sgemm::Precision;
+pub use multi::Gpus;
 pub use plan::gemm::GemmKernel;
 pub use plan::kernels::{KernelSet, MatmulKernel};
 pub use plan::sgemm::SgemmKernel;

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 #[path = "cli/fusion.rs"]
 mod fusion;
+#[path = "cli/multi.rs"]
+mod multi;
 #[path = "cli/report.rs"]
 mod report;
 #[path = "cli/vector.rs"]
@@ -119,6 +121,12 @@ struct Args {
     /// simulator].
     #[arg(long)]
     cols: Option<usize>,
+    /// Spread matmul, sum, reduce or sliding over GPUs 0 to N - 1 (or all), through NCCL
+    /// (found at run time: KERNELS_GPU_NCCL=/path/to/libnccl.so.2 overrides the search).
+    /// Prints a row per GPU and one for the whole run, with a fingerprint of the result's
+    /// bits: equal for every N. `--gpus 1` runs the same splits on one GPU, without NCCL.
+    #[arg(long, value_parser = multi::parse_gpus, conflicts_with_all = ["simulate", "suite"])]
+    gpus: Option<multi::GpuCount>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -269,6 +277,10 @@ impl Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.gpus.is_some() && args.op == Op::Fusion {
+        eprintln!("error: --gpus runs --op matmul, sum, reduce or sliding; fusion runs on one GPU");
+        return ExitCode::FAILURE;
+    }
     kernels_gpu_host::gpu::autotune::set_verbose(args.verbose || args.json);
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
@@ -285,6 +297,9 @@ fn main() -> ExitCode {
 
 /// Returns whether every result was within the error bound.
 fn run(args: &Args) -> Result<bool, Error> {
+    if let Some(count) = args.gpus {
+        return multi::run(args, count);
+    }
     let mut steps = Steps::new(args.verbose);
     let gpu = if args.simulate {
         None

@@ -3,6 +3,7 @@
 use crate::backend::Backend;
 use crate::plan::fusion::{intermediate_len, zip_launch};
 use crate::plan::gemm::{GemmKernel, Resolved};
+use crate::plan::half::{HalfFloat, HalfRun};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::reduce::{self, ReduceKernel};
 use crate::plan::repack;
@@ -18,6 +19,8 @@ use crate::problem::tile::TileWidth;
 use kernels_gpu::catalogue::{SLIDING, SLIDING_SCAN};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
+use kernels_gpu::nvptx_device::wgmma::Half;
+use kernels_gpu::reduce::cols::ColumnPlan;
 use kernels_gpu::sgemm::repack::entry as repack_entry;
 use kernels_gpu::sgemm::{CONFIGS, split_k};
 
@@ -307,6 +310,105 @@ impl Simulator {
         Ok(out)
     }
 
+    /// `a · b` by rung 17's `run` on 16-bit matrices ([`crate::plan::half`]), as
+    /// [`Gpu::gemm_half_run_device`](crate::gpu::Gpu::gemm_half_run_device) runs it: `k`
+    /// and `n` padded to multiples of 8 where they are not, the persistent grid of
+    /// [`MULTIPROCESSORS`](Self::MULTIPROCESSORS) blocks, split slices into planes added in
+    /// order. The producer's copies, the ring's barriers, `setmaxnreg` and `wgmma` run with
+    /// the device API's simulator semantics: a wait nothing completes is a deadlock error,
+    /// an operand out of its layout a wrong product. Needs [`Limits::HOPPER`]'s shared
+    /// memory.
+    pub fn gemm_half<T: HalfFloat>(
+        &self, run: HalfRun, a: &[T], b: &[T], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let bits = |x: &[T]| -> Vec<u16> { bytemuck::cast_slice(x).to_vec() };
+        self.half_product(run, T::HALF, &bits(a), &bits(b), shape)
+    }
+
+    /// [`gemm_half`](Self::gemm_half) of f32 matrices rounded to `bf16` first, as
+    /// [`Gpu::matmul_half_from_f32`](crate::gpu::Gpu::matmul_half_from_f32) does.
+    pub fn matmul_half_from_f32(
+        &self, run: HalfRun, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let round = |x: &[f32]| -> Vec<u16> {
+            x.iter()
+                .map(|&v| kernels_gpu::nvptx_device::mma::to_bf16(v))
+                .collect()
+        };
+        self.half_product(run, Half::Bf16, &round(a), &round(b), shape)
+    }
+
+    /// The product of 16-bit bits `a` and `b` of element type `half` by `run`.
+    fn half_product(
+        &self, run: HalfRun, half: Half, a: &[u16], b: &[u16], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        if run.config.half != half {
+            return Err(crate::problem::error::Error::ElementMismatch {
+                kernel: run.config.name,
+                given: match half {
+                    Half::Bf16 => "bf16",
+                    Half::F16 => "f16",
+                },
+            });
+        }
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let mut out = vec![0.0f32; shape.lens().2];
+        if shape.is_trivial() {
+            return Ok(out);
+        }
+        let launch = crate::plan::half::launch(run, shape, Self::MULTIPROCESSORS, &self.limits)?;
+        let (k8, n8) = (k.next_multiple_of(8), n.next_multiple_of(8));
+        let pad = |x: &[u16], rows: u32, cols: u32, to: u32| -> Vec<Aligned> {
+            let mut padded = vec![0u16; rows as usize * to as usize];
+            for r in 0..rows as usize {
+                let row = &x[r * cols as usize..(r + 1) * cols as usize];
+                padded[r * to as usize..][..cols as usize].copy_from_slice(row);
+            }
+            aligned_copy(&padded)
+        };
+        let (ap, bp) = (pad(a, m, k, k8), pad(b, k, n, n8));
+        let planes = run.workspace_floats(shape);
+        let mut ws = vec![0.0f32; planes.max(1)];
+        let splits = run.splits.max(1);
+        let target = if splits > 1 {
+            SharedPtr(ws.as_mut_ptr())
+        } else {
+            SharedPtr(out.as_mut_ptr())
+        };
+        let (pa, pb) = (
+            SharedPtr(ap.as_ptr() as *mut u16),
+            SharedPtr(bp.as_ptr() as *mut u16),
+        );
+        let entry = run.config.sim;
+        // SAFETY: `ap` holds m rows of k8 and `bp` k rows of n8 2-byte elements, 16-byte
+        // aligned, which the entry maps as it does on a GPU (rows of k8 and n8); the target
+        // holds `splits` planes of m · n floats; `launch` is the run's.
+        self.launch(&launch, move || unsafe {
+            entry(
+                pa.get(),
+                pb.get(),
+                target.get(),
+                m,
+                n8.min(n).max(n),
+                k8.min(k).max(k),
+                splits,
+            )
+        })?;
+        if splits > 1 {
+            let (w, o) = (SharedPtr(ws.as_mut_ptr()), SharedPtr(out.as_mut_ptr()));
+            // SAFETY: `ws` holds splits planes of m · n floats, `out` m · n.
+            self.launch(
+                &crate::plan::split_k::reduce_launch(m * n),
+                move || unsafe {
+                    split_k::entry::sgemm_split_k_reduce(w.get(), o.get(), m * n, n, splits)
+                },
+            )?;
+        }
+        Ok(out)
+    }
+
     /// The multiprocessors [`GemmKernel::Auto`] assumes in the simulator: two, so the
     /// 128 × 128 tiles run wherever they make two blocks and the 64 × 64 ones elsewhere (the
     /// tests' small shapes take both).
@@ -353,6 +455,29 @@ impl Simulator {
             kernels_gpu::fusion::entry::zip_mul(pa.get(), pb.get(), pt.get(), m, n, k)
         })?;
         self.reduce_axis(AxisOp::Sum, Axis::Rows, &tmp, outputs, k as usize)
+    }
+}
+
+impl Simulator {
+    /// One column pass of `op` over the row-major `rows × cols` matrix `x` (at least
+    /// `rows · cols` floats), as `plan` splits it, into `plan.segments` rows of `cols`
+    /// outputs scaled by `scale`: the launch a column reduction makes for each of its passes
+    /// (the sharded column reductions run each device's part of the first pass with it).
+    pub(crate) fn cols_pass(
+        &self, op: AxisOp, x: &[f32], rows: u32, cols: u32, plan: &ColumnPlan, scale: f32,
+    ) -> Result<Vec<f32>> {
+        let outputs = plan.segments as usize * cols as usize;
+        let elements = (rows as usize * cols as usize).min(x.len());
+        let mut io = AlignedIo::new(&x[..elements], outputs);
+        let (px, po) = io.ptrs();
+        let entry = axis::cols_config(op).sim;
+        let per = plan.rows_per_segment;
+        // SAFETY: x holds rows · cols floats, out segments · cols, both 16-byte aligned;
+        // per · segments >= rows (the plan's).
+        self.launch(&AxisShape::cols_launch(op, plan), move || unsafe {
+            entry(px.get(), rows, cols, per, scale, po.get())
+        })?;
+        Ok(io.output())
     }
 }
 
@@ -471,46 +596,26 @@ impl Backend for Simulator {
         if outputs == 0 {
             return Ok(vec![]);
         }
+        let AxisShape { rows, cols } = shape;
+        if axis == Axis::Cols {
+            let plan = shape.cols_plan();
+            let scale = op.scale(rows);
+            if plan.segments == 1 {
+                return self.cols_pass(op, x, rows, cols, &plan, scale);
+            }
+            let partials = self.cols_pass(op, x, rows, cols, &plan, 1.0)?;
+            let finish = shape.finish_plan(&plan);
+            return self.cols_pass(op, &partials, plan.segments, cols, &finish, scale);
+        }
         let mut io = AlignedIo::new(x, outputs);
         let (px, po) = io.ptrs();
-        let AxisShape { rows, cols } = shape;
-        match axis {
-            Axis::Rows => {
-                let entry = axis::rows_config(op).sim;
-                let scale = op.scale(cols);
-                // SAFETY: x holds rows · cols floats, out rows, both 16-byte aligned; the
-                // launch is the kernel's for this shape.
-                self.launch(&shape.rows_launch(op), move || unsafe {
-                    entry(px.get(), rows, cols, scale, po.get())
-                })?;
-            }
-            Axis::Cols => {
-                let entry = axis::cols_config(op).sim;
-                let plan = shape.cols_plan();
-                let pass = |x: SharedPtr<f32>,
-                            rows: u32,
-                            per: u32,
-                            scale: f32,
-                            o: SharedPtr<f32>,
-                            plan| {
-                    // SAFETY: x holds rows · cols floats, o segments · cols, both 16-byte
-                    // aligned; per · segments >= rows.
-                    self.launch(&AxisShape::cols_launch(op, &plan), move || unsafe {
-                        entry(x.get(), rows, cols, per, scale, o.get())
-                    })
-                };
-                let scale = op.scale(rows);
-                if plan.segments == 1 {
-                    pass(px, rows, plan.rows_per_segment, scale, po, plan)?;
-                } else {
-                    let mut partials = aligned_zeros(plan.segments as usize * cols as usize);
-                    let pp = SharedPtr(partials.as_mut_ptr() as *mut f32);
-                    pass(px, rows, plan.rows_per_segment, 1.0, pp, plan)?;
-                    let finish = shape.finish_plan(&plan);
-                    pass(pp, plan.segments, plan.segments, scale, po, finish)?;
-                }
-            }
-        }
+        let entry = axis::rows_config(op).sim;
+        let scale = op.scale(cols);
+        // SAFETY: x holds rows · cols floats, out rows, both 16-byte aligned; the launch is
+        // the kernel's for this shape.
+        self.launch(&shape.rows_launch(op), move || unsafe {
+            entry(px.get(), rows, cols, scale, po.get())
+        })?;
         Ok(io.output())
     }
 

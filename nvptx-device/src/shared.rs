@@ -314,6 +314,26 @@ mod backend {
             shared_mem::store(self.region, self.offset + i, value.to_bits())
         }
 
+        /// Reads element `i` outside the race checker: for the device API's own state that
+        /// the hardware changes atomically or through its asynchronous proxy
+        /// ([`crate::mbarrier`], [`crate::tma`]), never for a kernel's data.
+        #[track_caller]
+        pub(crate) fn get_quiet(&self, i: u32) -> T {
+            if i >= self.len {
+                self.out_of_bounds(i);
+            }
+            T::from_bits(shared_mem::load_quiet(self.region, self.offset + i))
+        }
+
+        /// Writes element `i` outside the race checker; see [`get_quiet`](Self::get_quiet).
+        #[track_caller]
+        pub(crate) fn set_quiet(&self, i: u32, value: T) {
+            if i >= self.len {
+                self.out_of_bounds(i);
+            }
+            shared_mem::store_quiet(self.region, self.offset + i, value.to_bits())
+        }
+
         /// Writes elements `i..i + 4` (one 16-byte store on the GPU).
         ///
         /// # Safety

@@ -2,7 +2,18 @@
 //! GPU, by this workspace's tests and the fused-linear example's: one element, shapes that
 //! are multiples of nothing, k far larger than m and n, k = 1.
 
+#[allow(dead_code)] // not every test binary that includes this file uses it
 pub const ODD: [(usize, usize, usize); 4] = [(1, 1, 1), (17, 33, 65), (5, 300, 7), (64, 1, 64)];
+
+/// `len` values uniform in [-1, 1) from `seed`.
+#[allow(dead_code)] // not every test binary that includes this file uses it
+pub fn signed(seed: u64, len: usize) -> Vec<f32> {
+    kernels_gpu_host::check::data::Rng::new(seed)
+        .uniform(len)
+        .into_iter()
+        .map(|x| 2.0 * x - 1.0)
+        .collect()
+}
 
 /// Signed operands `a` (`m × k`) and `b` (`k × n`), uniform in [-1, 1), from a seed that
 /// mixes `seed` with the shape (so each shape has its own, the same every run).

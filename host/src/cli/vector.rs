@@ -50,7 +50,7 @@ fn check_mode(args: &Args) -> CheckMode {
     }
 }
 
-fn input(args: &Args, len: usize) -> Vec<f32> {
+pub(super) fn input(args: &Args, len: usize) -> Vec<f32> {
     Rng::new(args.seed)
         .uniform(len)
         .into_iter()
@@ -86,7 +86,7 @@ fn sum_row(kernel: ReduceKernel, x: &[f32], sum: f32, check: CheckMode) -> Vecto
 }
 
 /// The kernels `--op sliding` runs at `window`.
-fn sliding_kernels(window: usize) -> Vec<SlidingKernel> {
+pub(super) fn sliding_kernels(window: usize) -> Vec<SlidingKernel> {
     if window > WINDOW_SCALING_LIMIT {
         eprintln!(
             "window {window} > {WINDOW_SCALING_LIMIT}: running only the scan kernel (the others' cost grows with the window)"
@@ -129,7 +129,7 @@ fn axis_row(
     r
 }
 
-fn axis_shape(args: &Args, default: (usize, usize)) -> Result<AxisShape, Error> {
+pub(super) fn axis_shape(args: &Args, default: (usize, usize)) -> Result<AxisShape, Error> {
     AxisShape::new(
         args.rows.unwrap_or(default.0),
         args.cols.unwrap_or(default.1),

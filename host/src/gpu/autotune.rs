@@ -205,6 +205,41 @@ impl Tuned {
     }
 }
 
+impl Tuned {
+    /// Rows of the output each block computes, for every configuration this choice runs
+    /// (their least common multiple: a row split's two parts): a multi-GPU product splits
+    /// its rows at multiples of it ([`crate::plan::shard`]).
+    pub fn block_rows(self) -> u32 {
+        let bm = |config: usize| kernels_gpu::sgemm::CONFIGS[config].geometry.bm;
+        match self {
+            Self::Config(k) | Self::Repacked(k) => k.config().geometry.bm,
+            Self::SplitK(s) => bm(s.config),
+            Self::Rows(r) => {
+                crate::plan::shard::lcm(r.top.config().geometry.bm, bm(r.bottom.config))
+            }
+            Self::Packed(i) => PACKED_CONFIGS[i].geometry.bm,
+            Self::Half(r) => r.config.geometry.bm,
+        }
+    }
+
+    /// What one GPU's run of this choice computes rows `rows` of the product with, as a
+    /// choice of its own on those rows alone: the same choice, except for a row split
+    /// ([`Tuned::Rows`]), whose rows above its split are its top configuration's and those
+    /// below its split-k run's. A multi-GPU product runs this on each device's rows
+    /// (`crate::multi`), so that every row is computed by the kernel one GPU would use.
+    pub fn for_rows(self, rows: std::ops::Range<u32>) -> Tuned {
+        match self {
+            Self::Rows(r) if rows.end <= r.rows => Self::Config(r.top),
+            Self::Rows(r) if rows.start >= r.rows => Self::SplitK(r.bottom),
+            Self::Rows(r) => Self::Rows(RowSplit {
+                rows: r.rows - rows.start,
+                ..r
+            }),
+            other => other,
+        }
+    }
+}
+
 impl std::fmt::Display for Tuned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.name())
@@ -495,6 +530,41 @@ pub fn choose_half<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
     })
 }
 
+/// The choice recorded for `key` in `memo`, else in the cache file (read by `parse`, then
+/// memoised); `None` where neither has one.
+fn recorded<K: Copy>(
+    memo: &Mutex<BTreeMap<String, K>>, key: &str, parse: impl Fn(&Choice) -> Option<K>,
+) -> Option<K> {
+    if let Some(&kernel) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
+        return Some(kernel);
+    }
+    let kernel = TuneCache::load(TuneCache::default_path()?)
+        .get(key)
+        .and_then(parse)?;
+    Some(
+        *memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.to_owned())
+            .or_insert(kernel),
+    )
+}
+
+/// The configuration [`choose`] would run for `shape` without timing anything: the one this
+/// process chose already, or the cache file holds; `None` where `choose` would tune. The
+/// multi-GPU products ask this first, and tune on one GPU only where it says `None`.
+pub fn cached(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<Option<Tuned>> {
+    let info = gpu.info()?;
+    let key = key(
+        &info.name,
+        info.compute_capability,
+        shape,
+        precision,
+        fingerprint(gpu),
+    );
+    Ok(recorded(&MEMO, &key, Choice::kernel))
+}
+
 /// The choice recorded for `key`: in `memo`, else in the cache file (read by `parse`),
 /// else made now by `tune` and recorded in both, said on stderr. The first choice memoised
 /// for a key is the process's: threads that tuned the same shape at the same time all run
@@ -510,7 +580,7 @@ fn remembered<K: Copy + PartialEq>(
             .entry(key.clone())
             .or_insert(kernel)
     };
-    if let Some(&kernel) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    if let Some(kernel) = recorded(memo, &key, &parse) {
         return Ok(kernel);
     }
     let Some(path) = TuneCache::default_path() else {
@@ -522,9 +592,6 @@ fn remembered<K: Copy + PartialEq>(
         return Ok(chosen);
     };
     let cache = TuneCache::load(path);
-    if let Some(kernel) = cache.get(&key).and_then(&parse) {
-        return Ok(remember(kernel));
-    }
     let (kernel, choice) = tune()?;
     let chosen = remember(kernel);
     if chosen != kernel {
@@ -944,6 +1011,45 @@ mod tests {
         // At 16384³ a run takes 0.2 s or more.
         assert!(!TIMING.another_warmup(1, ms(200)));
         assert_eq!(TIMING.timed_runs(200.0), 1);
+    }
+
+    #[test]
+    fn a_row_split_is_the_top_above_its_rows_and_split_k_below() {
+        let bottom = SplitK::candidates().next().unwrap();
+        let split = Tuned::Rows(RowSplit {
+            top: SgemmKernel::DEFAULT,
+            rows: 1920,
+            bottom,
+        });
+        assert_eq!(split.for_rows(0..1920), Tuned::Config(SgemmKernel::DEFAULT));
+        assert_eq!(split.for_rows(1920..2049), Tuned::SplitK(bottom));
+        assert_eq!(split.for_rows(2048..2049), Tuned::SplitK(bottom));
+        assert_eq!(
+            split.for_rows(1024..2049),
+            Tuned::Rows(RowSplit {
+                top: SgemmKernel::DEFAULT,
+                rows: 896,
+                bottom
+            })
+        );
+        let plain = Tuned::Config(SgemmKernel::DEFAULT);
+        assert_eq!(plain.for_rows(256..512), plain);
+        // Every candidate's blocks are at most 256 rows: a 16384-row product splits into 64
+        // or more units.
+        for precision in Precision::ALL {
+            let shape = MatmulShape::new(4096, 4093, 4096).unwrap();
+            for c in Tuned::candidates(shape, precision) {
+                let rows = c.block_rows();
+                assert!((1..=256).contains(&rows), "{c}: {rows}");
+            }
+        }
+        assert_eq!(
+            split.block_rows(),
+            crate::plan::shard::lcm(
+                SgemmKernel::DEFAULT.config().geometry.bm,
+                kernels_gpu::sgemm::CONFIGS[bottom.config].geometry.bm
+            )
+        );
     }
 
     #[test]

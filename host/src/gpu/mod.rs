@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 /// stream everything runs on.
 ///
 /// The embedded kernels are compiled for the GPU one entry point at a time, when one is first
-/// launched ([`modules`]): making a `Gpu` compiles nothing, and [`Gpu::load_entries`]
+/// launched (`modules`): making a `Gpu` compiles nothing, and [`Gpu::load_entries`]
 /// compiles a list of entries at once, in parallel.
 ///
 /// Every launch is checked against the device's limits, queried once here, and the
@@ -124,20 +124,7 @@ impl Gpu {
     }
 
     fn load(ordinal: usize, ptx: Option<&str>) -> Result<Self> {
-        // SAFETY: only tries to open the library.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(Error::NoDriver("libcuda.so could not be loaded".into()));
-        }
-        let count = match CudaContext::device_count() {
-            Ok(0) | Err(DriverError(Code::CUDA_ERROR_NO_DEVICE)) => return Err(Error::NoDevice),
-            Err(source) => {
-                return Err(Error::Driver {
-                    call: "cuDeviceGetCount",
-                    source,
-                });
-            }
-            Ok(n) => n as usize,
-        };
+        let count = device_count()?;
         if ordinal >= count {
             return Err(Error::NoSuchDevice { ordinal, count });
         }
@@ -242,8 +229,10 @@ impl Gpu {
         let (mut free, mut total) = self.ctx.mem_get_info().call("cuMemGetInfo")?;
         if bytes > free as u64 {
             // Buffers freed with cuMemFreeAsync return to the driver only when the stream
-            // synchronises: count them before refusing.
+            // synchronises, and not at all from a pool told to keep them
+            // (`keep_freed_memory`): count them before refusing.
             self.stream.synchronize().call("cuStreamSynchronize")?;
+            self.trim_freed_memory()?;
             (free, total) = self.ctx.mem_get_info().call("cuMemGetInfo")?;
         }
         if bytes > free as u64 {
@@ -254,6 +243,54 @@ impl Gpu {
             });
         }
         Ok(())
+    }
+
+    /// Keeps the memory of freed buffers in the device's pool instead of returning it to the
+    /// driver at each synchronisation (the pool's default): the multi-GPU operations
+    /// allocate their transfers' buffers on each call, and a pool that must map them afresh
+    /// each time costs milliseconds per GiB. [`Gpu::reserve`] still counts that memory as
+    /// free: short of memory, it returns it to the driver first. Nothing to do on a device
+    /// without memory pools (whose buffers cudarc allocates synchronously).
+    pub(crate) fn keep_freed_memory(&self) -> Result<()> {
+        let Some(pool) = self.memory_pool()? else {
+            return Ok(());
+        };
+        let mut keep = u64::MAX;
+        // SAFETY: the release threshold is a u64 attribute of a live pool.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut keep as *mut u64).cast(),
+            )
+        }
+        .result()
+        .call("cuMemPoolSetAttribute")
+    }
+
+    /// Returns the memory the device's pool keeps from freed buffers to the driver.
+    fn trim_freed_memory(&self) -> Result<()> {
+        let Some(pool) = self.memory_pool()? else {
+            return Ok(());
+        };
+        // SAFETY: trims a live pool; memory in use is not touched.
+        unsafe { sys::cuMemPoolTrimTo(pool, 0) }
+            .result()
+            .call("cuMemPoolTrimTo")
+    }
+
+    /// The device's default memory pool, which cudarc's stream-ordered allocations use;
+    /// `None` where the device has none.
+    fn memory_pool(&self) -> Result<Option<sys::CUmemoryPool>> {
+        if !self.ctx.has_async_alloc() {
+            return Ok(None);
+        }
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: writes one pool handle for this context's device.
+        unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()) }
+            .result()
+            .call("cuDeviceGetDefaultMemPool")?;
+        Ok(Some(pool))
     }
 
     /// Copies `host` to a new device buffer.
@@ -288,6 +325,16 @@ impl Gpu {
         self.stream
             .alloc_zeros(len)
             .map_err(|e| self.alloc_error(e, bytes))
+    }
+
+    /// A new device buffer of `len` f32s whose contents are whatever the memory held: for
+    /// buffers written whole before they are read (a transfer's destination), where
+    /// zeroing them would only cost a pass over the memory.
+    pub(crate) fn uninit(&self, len: usize) -> Result<CudaSlice<f32>> {
+        let bytes = buffer_bytes::<f32>(len)?;
+        self.reserve(bytes)?;
+        // SAFETY: every bit pattern is a valid f32.
+        unsafe { self.stream.alloc::<f32>(len) }.map_err(|e| self.alloc_error(e, bytes))
     }
 
     /// A new device buffer of `len` f32s, every one NaN ([`fill_nan`](Self::fill_nan)).
@@ -370,6 +417,23 @@ impl Gpu {
                 source,
             },
         }
+    }
+}
+
+/// How many GPUs the driver reports: [`Error::NoDriver`] without a driver,
+/// [`Error::NoDevice`] where it reports none.
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::NoDriver("libcuda.so could not be loaded".into()));
+    }
+    match CudaContext::device_count() {
+        Ok(0) | Err(DriverError(Code::CUDA_ERROR_NO_DEVICE)) => Err(Error::NoDevice),
+        Err(source) => Err(Error::Driver {
+            call: "cuDeviceGetCount",
+            source,
+        }),
+        Ok(n) => Ok(n as usize),
     }
 }
 

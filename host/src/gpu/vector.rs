@@ -5,7 +5,7 @@ use crate::plan::reduce::{self, ReduceKernel};
 use crate::plan::sliding::{self, SlidingKernel, SlidingShape};
 use crate::problem::axis::{self, Axis, AxisOp, AxisShape};
 use crate::problem::error::{Error, Result};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 use kernels_gpu::reduce::cols::ColumnPlan;
 
 /// Device scratch of the scan sliding average: its ticket counter and each tile's published
@@ -40,14 +40,15 @@ impl Gpu {
 
     /// One pass of `kernel` over `input[..n]`, one partial per block into `out`.
     fn reduce_pass(
-        &self, kernel: ReduceKernel, input: &CudaSlice<f32>, n: u32, out: &mut CudaSlice<f32>,
+        &self, kernel: ReduceKernel, input: &CudaView<f32>, n: u32, out: &mut CudaViewMut<f32>,
     ) -> Result<()> {
         let launch = kernel.launch(n);
         let info = self.entry_info(kernel.entry())?;
         let mut args = self.launcher(&info);
-        args.buffer(input).scalar(&n).buffer_mut(out);
-        // SAFETY: (input, n, partials) as the entry expects; device buffers are 256-byte
-        // aligned; `out` holds at least one float per block (MAX_BLOCKS, or the result).
+        args.view(input).scalar(&n).view_mut(out);
+        // SAFETY: (input, n, partials) as the entry expects; `input` starts 16-byte aligned
+        // (a device buffer, or a view of one at a multiple of 4 floats, as the sharded sums
+        // take them); `out` holds at least one float per block (MAX_BLOCKS, or the result).
         unsafe { args.launch(&launch) }
     }
 
@@ -56,25 +57,62 @@ impl Gpu {
     pub fn sum_device(
         &self, kernel: ReduceKernel, input: &CudaSlice<f32>, scratch: &mut ReduceScratch,
     ) -> Result<()> {
+        let ReduceScratch { partials, result } = scratch;
+        self.sum_parts(
+            kernel,
+            &input.as_view(),
+            partials,
+            &mut result.as_view_mut(),
+        )
+    }
+
+    /// [`sum_device`](Self::sum_device) of a view, into `out[0]` (the sharded sums' chunks,
+    /// each summed into its own element of the partials).
+    pub(crate) fn sum_into(
+        &self, kernel: ReduceKernel, input: &CudaView<f32>, scratch: &mut ReduceScratch,
+        out: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
+        self.sum_parts(kernel, input, &mut scratch.partials, out)
+    }
+
+    fn sum_parts(
+        &self, kernel: ReduceKernel, input: &CudaView<f32>, partials: &mut CudaSlice<f32>,
+        out: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
         let n = reduce::check_len(input.len())?;
         if n == 0 {
             return self
                 .stream
-                .memset_zeros(&mut scratch.result)
+                .memset_zeros(out)
                 .map_err(|e| fault(kernel.entry(), e));
         }
         let blocks = reduce::first_pass_blocks(n);
         if blocks == 1 {
-            return self.reduce_pass(kernel, input, n, &mut scratch.result);
+            return self.reduce_pass(kernel, input, n, out);
         }
-        self.reduce_pass(kernel, input, n, &mut scratch.partials)?;
-        self.reduce_pass(kernel, &scratch.partials, blocks, &mut scratch.result)
+        self.reduce_pass(kernel, input, n, &mut partials.as_view_mut())?;
+        self.reduce_pass(kernel, &partials.as_view(), blocks, out)
     }
 
     /// Queues the sliding average of `a` over windows of `window` into `out`, which must
     /// hold [`SlidingShape::outputs`] floats. The scan kernel keeps its state in `scratch`.
     pub fn sliding_average_device(
         &self, kernel: SlidingKernel, a: &CudaSlice<f32>, window: usize, out: &mut CudaSlice<f32>,
+        scratch: &mut SlidingScratch,
+    ) -> Result<()> {
+        self.sliding_average_view(
+            kernel,
+            &a.as_view(),
+            window,
+            &mut out.as_view_mut(),
+            scratch,
+        )
+    }
+
+    /// [`sliding_average_device`](Self::sliding_average_device) on views (the sharded
+    /// averages' chunks), which start 16-byte aligned.
+    pub(crate) fn sliding_average_view(
+        &self, kernel: SlidingKernel, a: &CudaView<f32>, window: usize, out: &mut CudaViewMut<f32>,
         scratch: &mut SlidingScratch,
     ) -> Result<()> {
         let shape = SlidingShape::new(a.len(), window)?;
@@ -90,9 +128,9 @@ impl Gpu {
         let (n, w) = (shape.n, shape.window);
         if kernel != SlidingKernel::Scan {
             let mut args = self.launcher(&info);
-            args.buffer(a).scalar(&n).scalar(&w).buffer_mut(out);
+            args.view(a).scalar(&n).scalar(&w).view_mut(out);
             // SAFETY: (a, n, window, out) as the entry expects, with 1 <= window <= n and
-            // `out` of n - window + 1 floats.
+            // `out` of n - window + 1 floats, both 16-byte aligned (the caller's views).
             return unsafe { args.launch(&launch) };
         }
         let words = sliding::scan_state_words(n);
@@ -107,13 +145,13 @@ impl Gpu {
                 .map_err(|e| fault(kernel.entry(), e))?;
         }
         let mut args = self.launcher(&info);
-        args.buffer(a)
+        args.view(a)
             .scalar(&n)
             .scalar(&w)
-            .buffer_mut(out)
+            .view_mut(out)
             .buffer_mut(state);
         // SAFETY: (a, n, window, out, state) as the entry expects, with 1 <= window <= n,
-        // `out` of n - window + 1 floats and `state` of state_words(n) words, zeroed where
+        // `a` and `out` 16-byte aligned, `out` of n - window + 1 floats and `state` of state_words(n) words, zeroed where
         // the launch reads them, used by this launch alone (the stream orders launches).
         unsafe { args.launch(&launch) }
     }
@@ -160,7 +198,7 @@ impl Gpu {
                 let plan = shape.cols_plan();
                 let scale = op.scale(rows);
                 if plan.segments == 1 {
-                    return self.cols_pass(op, x, rows, cols, &plan, scale, out);
+                    return self.cols_pass(op, x, rows, cols, &plan, scale, &mut out.as_view_mut());
                 }
                 let len = plan.segments as usize * cols as usize;
                 if scratch.partials.as_ref().is_none_or(|p| p.len() != len) {
@@ -168,18 +206,21 @@ impl Gpu {
                     scratch.partials = Some(self.zeros(len)?);
                 }
                 let partials = scratch.partials.as_mut().expect("allocated above");
-                self.cols_pass(op, x, rows, cols, &plan, 1.0, partials)?;
+                self.cols_pass(op, x, rows, cols, &plan, 1.0, &mut partials.as_view_mut())?;
                 let finish = shape.finish_plan(&plan);
+                let out = &mut out.as_view_mut();
                 self.cols_pass(op, partials, plan.segments, cols, &finish, scale, out)
             }
         }
     }
 
-    /// One column pass over the `rows × cols` matrix `x` into `plan.segments` rows of `out`.
+    /// One column pass over the `rows × cols` matrix `x` into `plan.segments` rows of
+    /// `out` (the sharded column reductions run each device's part of the first pass, and
+    /// the second, with this).
     #[allow(clippy::too_many_arguments)]
-    fn cols_pass(
+    pub(crate) fn cols_pass(
         &self, op: AxisOp, x: &CudaSlice<f32>, rows: u32, cols: u32, plan: &ColumnPlan, scale: f32,
-        out: &mut CudaSlice<f32>,
+        out: &mut CudaViewMut<f32>,
     ) -> Result<()> {
         let info = self.entry_info(axis::cols_config(op).spec.entry)?;
         let mut args = self.launcher(&info);
@@ -188,10 +229,11 @@ impl Gpu {
             .scalar(&cols)
             .scalar(&plan.rows_per_segment)
             .scalar(&scale)
-            .buffer_mut(out);
+            .view_mut(out);
         // SAFETY: (x, rows, cols, rows_per_segment, scale, out) as the entry expects: x
-        // holds rows · cols floats, out segments · cols (the callers size both), 256-byte
-        // aligned; rows_per_segment · segments >= rows (column_plan).
+        // holds rows · cols floats, out segments · cols (the callers size both), 16-byte
+        // aligned (a buffer, or a view of one at a multiple of 4 floats where cols is);
+        // rows_per_segment · segments >= rows (column_plan).
         unsafe { args.launch(&AxisShape::cols_launch(op, plan)) }
     }
 }

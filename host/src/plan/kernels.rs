@@ -145,6 +145,17 @@ impl MatmulKernel {
             .expect("every lecture kernel has a catalogue row per tile width")
     }
 
+    /// Rows of the output each block computes at tile width `tw`: an SGEMM configuration's
+    /// `bm` (the default configuration's for an autotuned dispatch), a lecture kernel's tile
+    /// width. A product split at its multiples gives every block the rows one GPU's would
+    /// have ([`crate::plan::shard`]).
+    pub fn block_rows(self, tw: TileWidth) -> u32 {
+        match self {
+            Self::Sgemm(k) => k.config().geometry.bm,
+            lecture => lecture.lecture(tw).tile_width,
+        }
+    }
+
     /// The plain-data launch description at tile width `tw`.
     pub fn spec(self, tw: TileWidth) -> &'static KernelSpec {
         match self {

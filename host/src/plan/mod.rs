@@ -1,7 +1,7 @@
 //! Which kernel runs, with which launch: the kernel catalogues as the host sees them (the
 //! lecture's kernels, the SGEMM ladder, BF16 and packed operands, reductions, sliding
 //! averages, the fusion lesson), split-k, row splits and repacking, the rung-12 choice for a
-//! GEMM call, the timing budget, and the embedded PTX. Pure functions of the problem: no
+//! GEMM call, the splits over several devices, the timing budget, and the embedded PTX. Pure functions of the problem: no
 //! backend here; the simulator and the GPU run what these describe.
 
 pub mod bf16;
@@ -16,5 +16,6 @@ pub mod reduce;
 pub mod repack;
 pub mod row_split;
 pub mod sgemm;
+pub mod shard;
 pub mod sliding;
 pub mod split_k;

@@ -229,6 +229,57 @@ pub enum Error {
     /// Launch limits are [`Error::Launch`] on both backends.
     #[error("simulated kernel failed: {0}")]
     Simulator(SimError),
+    /// More GPUs asked for than the driver reports, or a device list that is empty or names
+    /// one GPU twice.
+    #[error("{requested} GPUs asked for ({why}), but the driver reports {count}")]
+    DeviceCount {
+        requested: usize,
+        count: usize,
+        why: String,
+    },
+    /// No NCCL library could be loaded: every place tried, each with why it failed. With one
+    /// GPU nothing needs NCCL.
+    #[error(
+        "NCCL is needed for {devices} GPUs, but no libnccl could be loaded; set KERNELS_GPU_NCCL=/path/to/libnccl.so.2 (PyTorch installs one as site-packages/nvidia/nccl/lib/libnccl.so.2). Tried:{}",
+        tried.iter().map(|t| format!("\n  {t}")).collect::<String>()
+    )]
+    NcclNotFound { devices: usize, tried: Vec<String> },
+    /// An NCCL call that failed: its name, NCCL's result code and its message.
+    #[error("NCCL call `{call}` failed with code {code}: {message}")]
+    Nccl {
+        call: &'static str,
+        code: u32,
+        message: String,
+    },
+    /// A buffer of a multi-GPU call on another device than the call needs it on.
+    #[error("{operand} is on GPU {actual}, but this call needs it on GPU {expected}")]
+    WrongDevice {
+        operand: &'static str,
+        expected: usize,
+        actual: usize,
+    },
+    /// Chunks of a sharded vector that are not a positive multiple of 4 elements.
+    #[error("a sharded vector's chunks must be a positive multiple of 4 elements (chunk {chunk})")]
+    InvalidChunk { chunk: usize },
+    /// A sharded vector without the room after a device's part that the halo of a sliding
+    /// average needs there.
+    #[error(
+        "device {device} needs {needed} elements of room after its part for the halo of the window, but has {room}"
+    )]
+    HaloRoom {
+        device: usize,
+        needed: usize,
+        room: usize,
+    },
+    /// Shards that do not cover `0..len` in order, each starting at a multiple of `align`.
+    #[error(
+        "shards {shards:?} do not cover 0..{len} in order, each starting at a multiple of {align}"
+    )]
+    ShardLayout {
+        len: usize,
+        align: usize,
+        shards: Vec<std::ops::Range<usize>>,
+    },
 }
 
 impl Error {

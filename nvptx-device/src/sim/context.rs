@@ -30,6 +30,9 @@ pub(crate) struct BlockState {
     /// Parked reads of unwritten shared words.
     pub pending: Pending,
     pub sched: Scheduler,
+    /// `mbarrier` phases completed in the block so far: each orders what its arrivals did
+    /// before it with what its waiters do after it ([`ThreadCtx::epoch`]).
+    pub mbarrier_phases: Cell<u32>,
     error: RefCell<Option<SimError>>,
     aborted: Cell<bool>,
 }
@@ -47,6 +50,7 @@ impl BlockState {
             shared,
             pending: Pending::new(),
             sched: Scheduler::new(threads),
+            mbarrier_phases: Cell::new(0),
             error: RefCell::new(None),
             aborted: Cell::new(false),
         }
@@ -95,6 +99,16 @@ impl BlockState {
                         (what, location)
                     }
                     Wait::Parked => unreachable!("parked reads are decided first"),
+                    Wait::Mbarrier {
+                        byte,
+                        parity,
+                        location,
+                    } => (
+                        std::format!(
+                            "the phase of parity {parity} of the mbarrier at shared byte {byte}, which no arrival or copy completes"
+                        ),
+                        location,
+                    ),
                 };
                 Waiting {
                     thread: self.thread_of(linear),
@@ -179,6 +193,17 @@ impl<'b> ThreadCtx<'b> {
     }
 
     /// Blocks until woken (see [`Scheduler::block`]); unwinds if the block failed meanwhile.
+    /// The interval of this thread's shared accesses for the race checker: the barriers it
+    /// has passed (10 bits) and the `mbarrier` phases its block has completed (20 bits).
+    /// Accesses of two threads in one interval are unordered. A phase completing between
+    /// them orders them (it does for the threads that arrived and waited on it; the checker
+    /// cannot tell which those were, so it may miss a race between two others).
+    #[inline(always)]
+    pub fn epoch(&self) -> u64 {
+        (self.barriers_passed.get() as u64 & 0x3ff)
+            | ((self.block.mbarrier_phases.get() as u64 & 0xf_ffff) << 10)
+    }
+
     pub fn block_on(&self, wait: Wait) {
         self.block.sched.block(self, wait);
         self.check_aborted();

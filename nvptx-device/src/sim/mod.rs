@@ -38,7 +38,7 @@ pub(crate) mod context;
 mod error;
 mod launch;
 mod pending;
-mod sched;
+pub(crate) mod sched;
 pub(crate) mod shared_mem;
 pub(crate) mod warp;
 

@@ -30,6 +30,13 @@ pub(crate) enum Wait {
     /// A write to the shared word it read before anything wrote it (never comes: the
     /// block decides what the read was, [`super::pending`]).
     Parked,
+    /// The phase of parity `parity` of the `mbarrier` at shared byte `byte` of its array:
+    /// the arrivals and copies that complete it.
+    Mbarrier {
+        byte: u32,
+        parity: u32,
+        location: SourceLocation,
+    },
 }
 
 struct State {
@@ -84,6 +91,17 @@ impl Scheduler {
         let mut s = self.state.borrow_mut();
         if s.waits[linear as usize].take().is_some() {
             s.queue.push_back(linear);
+        }
+    }
+
+    /// Makes every thread blocked on a wait that `pred` accepts ready to run.
+    pub fn wake_where(&self, pred: impl Fn(&Wait) -> bool) {
+        let State { queue, waits } = &mut *self.state.borrow_mut();
+        for (linear, wait) in waits.iter_mut().enumerate() {
+            if wait.as_ref().is_some_and(&pred) {
+                *wait = None;
+                queue.push_back(linear as u32);
+            }
         }
     }
 

@@ -1,10 +1,10 @@
 //! The block's shared memory, with a shadow word per data word for the race checker.
 //!
-//! Shadow layout (one `u64` per 4-byte word), all about the current barrier interval:
-//! bits 0..20 the interval (barriers passed, modulo 2^20), bit 20 "written at least once",
-//! bits 21..32 the writer (thread + 1, 0 = none), bits 32..43 and 43..54 up to two distinct
-//! readers (thread + 1). A shadow from an older interval counts as empty: the barrier
-//! between ordered everything before it.
+//! Shadow layout (one `u64` per 4-byte word), all about the current interval: bits 0..20
+//! and 54..64 the interval ([`ThreadCtx::epoch`]), bit 20 "written at least once", bits
+//! 21..32 the writer (thread + 1, 0 = none), bits 32..43 and 43..54 up to two distinct
+//! readers (thread + 1). A shadow from another interval counts as empty: a block barrier, or
+//! the completion of an `mbarrier` phase, between the two accesses ordered them.
 
 use super::context::{self, ThreadCtx};
 use super::error::{RaceKind, SharedArrayId, SimError, SourceLocation};
@@ -71,8 +71,11 @@ impl SharedArena {
     }
 }
 
+/// The interval a shadow was written in takes 30 bits: 20 at the bottom of the word, 10 at
+/// the top (bits 54..64). See [`ThreadCtx::epoch`].
 const EPOCH_BITS: u64 = 20;
 const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+const EPOCH_HIGH_SHIFT: u64 = 54;
 const WRITTEN: u64 = 1 << 20;
 const WRITER_SHIFT: u64 = 21;
 const READER1_SHIFT: u64 = 32;
@@ -90,7 +93,7 @@ struct Shadow(u64);
 impl Shadow {
     #[inline(always)]
     fn epoch(self) -> u64 {
-        self.0 & EPOCH_MASK
+        (self.0 & EPOCH_MASK) | ((self.0 >> EPOCH_HIGH_SHIFT) << EPOCH_BITS)
     }
     #[inline(always)]
     fn slot(self, shift: u64) -> u32 {
@@ -114,6 +117,7 @@ impl Shadow {
     fn build(epoch: u64, written: bool, writer: u32, r1: u32, r2: u32) -> Self {
         Self(
             (epoch & EPOCH_MASK)
+                | (epoch >> EPOCH_BITS) << EPOCH_HIGH_SHIFT
                 | if written { WRITTEN } else { 0 }
                 | (writer as u64) << WRITER_SHIFT
                 | (r1 as u64) << READER1_SHIFT
@@ -185,7 +189,7 @@ fn access<R>(
             index,
             at,
             me: t.linear + 1,
-            epoch: t.barriers_passed.get() as u64 & EPOCH_MASK,
+            epoch: t.epoch(),
         };
         let cell = &r.shadow[index as usize];
         let old = Shadow(cell.get());
@@ -210,7 +214,7 @@ pub(crate) fn load(region: RegionRef, index: u32) -> u32 {
         let r = region.get();
         let i = index as usize;
         let shadow = Shadow(r.shadow.get(i)?.get());
-        let epoch = t.barriers_passed.get() as u64 & EPOCH_MASK;
+        let epoch = t.epoch();
         shadow
             .read_again(t.linear + 1, epoch)
             .then(|| r.words[i].get())
@@ -306,6 +310,31 @@ pub(crate) fn store(region: RegionRef, index: u32, bits: u32) {
         }
         Some(Shadow::build(a.epoch, true, a.me, r1, r2))
     };
+    access(region, index, Location::caller(), next, |_, _, w| {
+        w.set(bits)
+    })
+}
+
+/// A read of word `index` of `region` outside the race checker: what the hardware orders
+/// by other means than block barriers (an `mbarrier`'s own words, changed atomically; the
+/// words of a tile the tensor-memory accelerator writes, merged with a half it leaves).
+#[track_caller]
+pub(crate) fn load_quiet(region: RegionRef, index: u32) -> u32 {
+    access(
+        region,
+        index,
+        Location::caller(),
+        |_, _| None,
+        |_, _, w| w.get(),
+    )
+}
+
+/// A write of word `index` of `region` outside the race checker (see [`load_quiet`]): the
+/// word counts as written in the calling thread's interval, by no thread, so that ordinary
+/// reads after it neither park nor race with it.
+#[track_caller]
+pub(crate) fn store_quiet(region: RegionRef, index: u32, bits: u32) {
+    let next = |a: &Access<'_>, _| Some(Shadow::build(a.epoch, true, 0, 0, 0));
     access(region, index, Location::caller(), next, |_, _, w| {
         w.set(bits)
     })

@@ -1,0 +1,661 @@
+//! `C = A·B` over several GPUs: `A` and `C` split by rows ([`crate::plan::shard::split`] at
+//! multiples of the kernel's block rows), `B` broadcast to every device (NCCL), each device running
+//! on its rows the kernel one GPU runs on the whole product, and `C`'s rows gathered on the
+//! root or left where they were computed.
+//!
+//! **Bits.** The autotuned SGEMM is pinned once, on the root, for the whole shape
+//! ([`autotune::choose`]: what [`Gpu::matmul_device`] runs for it), and each device runs that
+//! choice for its rows ([`Tuned::for_rows`]): the same configuration over the same block
+//! rows, so every element of `C` has the bits of one GPU's product, in every precision
+//! (FP32, TF32, BF16). A named kernel runs as named.
+//!
+//! **Why rows and a broadcast.** Splitting `A` by rows leaves each output's summation as it
+//! is and moves `B` whole, contiguous, in one broadcast; a 2-D split would move fewer bytes
+//! only for four devices and more, square products and non-contiguous column panels of
+//! `B`, packed before and after, with the split-k and row-split choices to re-derive for
+//! column blocks.
+//!
+//! **Overlap.** The transfers run on a stream of their own on each device: the root starts
+//! its rows while `B` and the other devices' rows of `A` leave it, and receives their rows
+//! of `C` while it computes; the other devices start once theirs have arrived. They start
+//! later than the root, so the split gives the root more rows: after each product, the
+//! time each device waited, computed and sent back is measured (CUDA events on its own
+//! streams), and the next product of the same shape and kernel is split so that all would
+//! end together ([`crate::plan::shard::balance`]). The split never changes the bits.
+
+use super::{Gpus, Rows, Shard, Shards, address, lock, stream};
+use crate::gpu::Gpu;
+use crate::gpu::autotune::{self, Tuned};
+use crate::plan::kernels::MatmulKernel;
+use crate::plan::shard::{self, PartTiming};
+use crate::problem::error::{DriverContext, Error, Result};
+use crate::problem::shape::MatmulShape;
+use crate::problem::tile::TileWidth;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The kernel a multi-GPU product runs on every device: a named one, or the autotuner's
+/// choice for the whole shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pinned {
+    Kernel(MatmulKernel, TileWidth),
+    Tuned(Tuned),
+}
+
+impl Pinned {
+    fn name(self) -> String {
+        match self {
+            Self::Kernel(k, tw) if k.is_tiled() => format!("{}-tw{}", k.name(), tw.get()),
+            Self::Kernel(k, _) => k.name().to_owned(),
+            Self::Tuned(t) => t.name(),
+        }
+    }
+
+    /// The choice for rows `rows` of the product alone ([`Tuned::for_rows`]).
+    fn for_rows(self, rows: &Range<usize>) -> Self {
+        match self {
+            Self::Tuned(t) => Self::Tuned(t.for_rows(rows.start as u32..rows.end as u32)),
+            other => other,
+        }
+    }
+
+    /// The rows its blocks compute ([`MatmulKernel::block_rows`], [`Tuned::block_rows`]):
+    /// the split's unit.
+    fn block_rows(self) -> usize {
+        match self {
+            Self::Kernel(k, tw) => k.block_rows(tw) as usize,
+            Self::Tuned(t) => t.block_rows() as usize,
+        }
+    }
+
+    fn entries(self) -> Vec<&'static str> {
+        match self {
+            Self::Kernel(k, tw) => vec![k.entry(tw)],
+            Self::Tuned(t) => t.entries(),
+        }
+    }
+
+    fn run(
+        self, gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        match self {
+            Self::Kernel(k, tw) => gpu.matmul_device(k, tw, a, b, out, shape),
+            Self::Tuned(t) => t.run(gpu, a, b, out, shape),
+        }
+    }
+}
+
+/// One device's part of a product: its rows, the kernel it ran on them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartRun {
+    /// The device (an index into the [`Gpus`]).
+    pub device: usize,
+    /// Its rows of `A` and `C`.
+    pub rows: Range<usize>,
+    /// The kernel on its rows ([`Tuned::for_rows`] of the pinned one).
+    pub kernel: String,
+}
+
+/// What a multi-GPU product ran, and (once it is done) how long each part took.
+pub struct GemmRun {
+    /// The kernel pinned for the whole shape.
+    pub kernel: String,
+    pub parts: Vec<PartRun>,
+    marks: Arc<Vec<Option<Marks>>>,
+}
+
+impl GemmRun {
+    /// Each part's milliseconds waiting for its operands, computing and sending its rows
+    /// back (the root's: copying them into place), measured by CUDA events on its device;
+    /// waits for the product. A device without rows has zeros.
+    pub fn timings(&self) -> Result<Vec<PartTiming>> {
+        timings(&self.parts, &self.marks)
+    }
+}
+
+/// Events on one device around its part: `start` before anything of the product is queued
+/// there, `ready` once its operands have arrived, `computed` after its kernels, `gathered`
+/// once its rows of `C` have left (or been copied into place).
+struct Marks {
+    start: CudaEvent,
+    ready: CudaEvent,
+    computed: CudaEvent,
+    gathered: CudaEvent,
+}
+
+fn mark(stream: &CudaStream) -> Result<CudaEvent> {
+    stream
+        .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .call("cuEventRecord")
+}
+
+fn timings(parts: &[PartRun], marks: &[Option<Marks>]) -> Result<Vec<PartTiming>> {
+    let ms = |a: &CudaEvent, b: &CudaEvent| -> Result<f64> {
+        Ok(f64::from(a.elapsed_ms(b).call("cuEventElapsedTime")?))
+    };
+    parts
+        .iter()
+        .zip(marks)
+        .map(|(p, m)| {
+            Ok(match m {
+                None => PartTiming {
+                    rows: 0,
+                    wait_ms: 0.0,
+                    compute_ms: 0.0,
+                    gather_ms: 0.0,
+                },
+                Some(m) => PartTiming {
+                    rows: p.rows.len(),
+                    wait_ms: ms(&m.start, &m.ready)?,
+                    compute_ms: ms(&m.ready, &m.computed)?,
+                    gather_ms: ms(&m.computed, &m.gathered)?,
+                },
+            })
+        })
+        .collect()
+}
+
+/// Which product a split is for: the shape, the pinned kernel, whether `A` starts on the
+/// root (sent from there) or already split, and whether `C` is gathered on the root.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    shape: (u32, u32, u32),
+    kernel: String,
+    from_root: bool,
+    gathered: bool,
+}
+
+/// The last product queued: which, its parts, their marks.
+type Last = (Key, Vec<PartRun>, Arc<Vec<Option<Marks>>>);
+
+/// The last split of each product and the marks of the last one queued
+/// ([the module's notes](self)).
+#[derive(Default)]
+pub(super) struct Balance {
+    weights: HashMap<Key, Vec<f64>>,
+    last: Option<Last>,
+}
+
+impl Gpus {
+    /// `out = a · b` with `a`, `b` and `out` on the root (device 0), by `kernel` (its tile
+    /// width `tw` where it has one) on every device ([the module](self)): rows of `out`
+    /// bit-identical to [`Gpu::matmul_device`]'s. Queued: [`Gpus::synchronize`] waits. The
+    /// errors of `Gpu::matmul_device`, and [`Error::WrongDevice`] for a buffer elsewhere.
+    pub fn matmul_device(
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<GemmRun> {
+        shape.check_buffers(a.len(), b.len(), out.len())?;
+        self.check_on("out", out, 0)?;
+        if shape.is_trivial() {
+            let root = self.gpu(0);
+            crate::gpu::zero_if_trivial(root.stream(), kernel.entry(tw), a, b, out, shape)?;
+            return Ok(self.no_run(kernel, tw));
+        }
+        let pinned = self.pin_on_root(kernel, tw, a, b, out, shape)?;
+        let (_, run) = self.product(pinned, Rows::Root(a), b, shape, Some(out))?;
+        Ok(run)
+    }
+
+    /// [`matmul_device`](Self::matmul_device) with the rows of the product left on the
+    /// devices that computed them.
+    pub fn matmul_sharded(
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<(Shards, GemmRun)> {
+        shape.check_inputs(a.len(), b.len())?;
+        if shape.is_trivial() {
+            let layout = shard::even(shape.m as usize, self.len(), 1);
+            let zeros = self.zeros_rows(shape.m as usize, shape.n as usize, &layout)?;
+            return Ok((zeros, self.no_run(kernel, tw)));
+        }
+        // Pinning (and tuning, the first time) needs an output of the whole shape.
+        let mut scratch = self.gpu(0).uninit(shape.lens().2)?;
+        let pinned = self.pin_on_root(kernel, tw, a, b, &mut scratch, shape)?;
+        drop(scratch);
+        let (shards, run) = self.product(pinned, Rows::Root(a), b, shape, None)?;
+        Ok((shards.expect("a product left on the devices"), run))
+    }
+
+    /// `a · b` on host slices over every device: each uploads its rows of `a`, `b` goes to
+    /// the root and is broadcast, each computes its rows and downloads them. The autotuned
+    /// SGEMM is pinned for the whole shape: from this process's or the cache's choice, else
+    /// tuned on the root on the whole product where it fits there (then bit-identical to
+    /// one GPU's), else on the root's rows alone (a product one GPU cannot hold has no
+    /// one-GPU result to match).
+    pub fn matmul(
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+        if shape.is_trivial() {
+            return Ok(vec![0.0; m * n]);
+        }
+        let root = self.gpu(0);
+        let db = root.upload(b)?;
+        let pinned = match kernel {
+            MatmulKernel::Sgemm(sk) if sk.is_autotuned() => {
+                let precision = sk.precision();
+                match autotune::cached(root, shape, precision)? {
+                    Some(t) => Pinned::Tuned(t),
+                    None => Pinned::Tuned(self.tune_from_host(a, &db, shape, precision)?),
+                }
+            }
+            other => Pinned::Kernel(other, tw),
+        };
+        let key = Key {
+            shape: (shape.m, shape.k, shape.n),
+            kernel: pinned.name(),
+            from_root: false,
+            gathered: false,
+        };
+        let layout = self.layout(&key, m, pinned.block_rows());
+        let da = self.upload_rows(a, m, k, &layout, 0)?;
+        let (c, _) = self.product(pinned, Rows::Shards(&da), &db, shape, None)?;
+        c.expect("a product left on the devices").download(self)
+    }
+
+    /// The autotuner's choice for `shape`, timed on the root: on the whole product where it
+    /// fits there, else on the root's share of the rows.
+    fn tune_from_host(
+        &self, a: &[f32], b: &CudaSlice<f32>, shape: MatmulShape,
+        precision: kernels_gpu::sgemm::Precision,
+    ) -> Result<Tuned> {
+        let root = self.gpu(0);
+        let (la, _, lo) = shape.lens();
+        match root.reserve(4 * (la + lo) as u64) {
+            Ok(()) => {
+                let da = root.upload(a)?;
+                let mut out = root.uninit(lo)?;
+                autotune::choose(root, &da, b, &mut out, shape, precision)
+            }
+            Err(Error::OutOfDeviceMemory { .. }) => {
+                let rows = shard::even(shape.m as usize, self.len(), 1)[0].len();
+                let part = MatmulShape::new(rows, shape.k as usize, shape.n as usize)?;
+                let (la, _, lo) = part.lens();
+                let da = root.upload(&a[..la])?;
+                let mut out = root.uninit(lo)?;
+                autotune::choose(root, &da, b, &mut out, part, precision)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The kernel `kernel` runs on the root for `shape`: the autotuned SGEMM's choice (tuned
+    /// on `a`, `b` and `out` the first time), else `kernel` itself.
+    fn pin_on_root(
+        &self, kernel: MatmulKernel, tw: TileWidth, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<Pinned> {
+        shape.check_buffers(a.len(), b.len(), out.len())?;
+        for (name, buf) in [("a", a), ("b", b)] {
+            self.check_on(name, buf, 0)?;
+        }
+        Ok(match kernel {
+            MatmulKernel::Sgemm(k) if k.is_autotuned() => Pinned::Tuned(autotune::choose(
+                self.gpu(0),
+                a,
+                b,
+                out,
+                shape,
+                k.precision(),
+            )?),
+            other => Pinned::Kernel(other, tw),
+        })
+    }
+
+    /// A run with nothing launched (an empty or all-zero product).
+    fn no_run(&self, kernel: MatmulKernel, tw: TileWidth) -> GemmRun {
+        GemmRun {
+            kernel: Pinned::Kernel(kernel, tw).name(),
+            parts: vec![],
+            marks: Arc::new(vec![]),
+        }
+    }
+
+    /// Zeroed rows of `cols` on the devices, as `layout` splits them.
+    fn zeros_rows(&self, rows: usize, cols: usize, layout: &[Range<usize>]) -> Result<Shards> {
+        self.shards(rows, cols, layout, |device, r| {
+            self.gpu(device).zeros((r.len() * cols).max(1))
+        })
+    }
+
+    /// Rows of `cols` on the devices as `layout` splits them, part `d` in `buf(d, rows)`.
+    fn shards(
+        &self, rows: usize, cols: usize, layout: &[Range<usize>],
+        mut buf: impl FnMut(usize, &Range<usize>) -> Result<CudaSlice<f32>>,
+    ) -> Result<Shards> {
+        let parts = layout
+            .iter()
+            .enumerate()
+            .map(|(device, r)| {
+                Ok(Shard {
+                    device,
+                    rows: r.clone(),
+                    buf: buf(device, r)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Shards { rows, cols, parts })
+    }
+
+    /// The split of `m` rows for `key`: balanced from the last run of the same product
+    /// where there was one (its timings read now, which waits for it), else even.
+    fn layout(&self, key: &Key, m: usize, align: usize) -> Vec<Range<usize>> {
+        let mut balance = lock(&self.balance);
+        if let Some((last_key, parts, marks)) = balance.last.take()
+            && let Some(w) = timings(&parts, &marks)
+                .ok()
+                .and_then(|t| shard::balance(&t))
+        {
+            balance.weights.insert(last_key, w);
+        }
+        let weights = balance
+            .weights
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| vec![1.0; self.len()]);
+        shard::split(m, &weights, align)
+    }
+
+    /// Queues the product: `b` (on the root) broadcast, each device's rows of `a` from the
+    /// root or from `a`'s shards, each device's part computed by `pinned`, and the rows of
+    /// the product gathered into `out` on the root, or, without `out`, returned where they
+    /// were computed.
+    fn product(
+        &self, pinned: Pinned, a: Rows<'_>, b: &CudaSlice<f32>, shape: MatmulShape,
+        mut out: Option<&mut CudaSlice<f32>>,
+    ) -> Result<(Option<Shards>, GemmRun)> {
+        let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+        let key = Key {
+            shape: (shape.m, shape.k, shape.n),
+            kernel: pinned.name(),
+            from_root: matches!(a, Rows::Root(_)),
+            gathered: out.is_some(),
+        };
+        let layout = match a {
+            Rows::Root(_) => self.layout(&key, m, pinned.block_rows()),
+            Rows::Shards(s) => {
+                let layout = s.layout();
+                if s.cols != k || s.rows != m || layout.len() != self.len() {
+                    return Err(Error::InputLength {
+                        operand: "a",
+                        rows: m,
+                        cols: k,
+                        expected: m * k,
+                        actual: s.rows * s.cols,
+                    });
+                }
+                layout
+            }
+        };
+        let parts: Vec<PartRun> = layout
+            .iter()
+            .enumerate()
+            .map(|(device, rows)| PartRun {
+                device,
+                rows: rows.clone(),
+                kernel: pinned.for_rows(rows).name(),
+            })
+            .collect();
+        self.prepare(pinned, &parts)?;
+        let part_shape = |r: &Range<usize>| MatmulShape::new(r.len(), k, n);
+        let only_root = layout.iter().skip(1).all(|r| r.is_empty());
+        let mut marks: Vec<Option<Marks>> = vec![];
+
+        // The root alone (one device, or a product too small to split): as one GPU runs it.
+        if only_root {
+            let root = self.gpu(0);
+            let start = mark(root.stream())?;
+            let shards_a;
+            let a0 = match a {
+                Rows::Root(a) => a,
+                Rows::Shards(s) => {
+                    shards_a = &s.parts[0].buf;
+                    shards_a
+                }
+            };
+            let ready = mark(root.stream())?;
+            let mut own = None;
+            let c0 = match out.as_deref_mut() {
+                Some(out) => out,
+                None => own.insert(root.uninit(m * n)?),
+            };
+            pinned.run(root, a0, b, c0, shape)?;
+            let computed = mark(root.stream())?;
+            let gathered = mark(root.stream())?;
+            marks.push(Some(Marks {
+                start,
+                ready,
+                computed,
+                gathered,
+            }));
+            marks.extend((1..self.len()).map(|_| None));
+            let shards = match own {
+                Some(buf) => {
+                    let mut own = Some(buf);
+                    Some(self.shards(m, n, &layout, |d, _| match own.take() {
+                        Some(buf) if d == 0 => Ok(buf),
+                        _ => self.gpu(d).zeros(1),
+                    })?)
+                }
+                None => None,
+            };
+            return Ok((shards, self.finish(key, pinned, parts, marks)));
+        }
+
+        // Buffers: `b` on every device but the root, each device's rows of `a` (unless they
+        // are a shard already), each device's rows of the product.
+        let mut b_copies: Vec<Option<CudaSlice<f32>>> = vec![None];
+        for d in 1..self.len() {
+            b_copies.push(Some(self.gpu(d).uninit(k * n)?));
+        }
+        let mut a_rows: Vec<Option<CudaSlice<f32>>> = vec![];
+        let mut c_rows: Vec<Option<CudaSlice<f32>>> = vec![];
+        for (d, r) in layout.iter().enumerate() {
+            let gpu = self.gpu(d);
+            let own_a = matches!(a, Rows::Root(_)) && !r.is_empty();
+            a_rows.push(own_a.then(|| gpu.uninit(r.len() * k)).transpose()?);
+            c_rows.push(
+                (!r.is_empty())
+                    .then(|| gpu.uninit(r.len() * n))
+                    .transpose()?,
+            );
+        }
+        // From here on, every return waits for the transfers before these buffers go.
+        let settle = self.settle();
+        let mut starts = vec![];
+        for d in 0..self.len() {
+            starts.push(mark(self.gpu(d).stream())?);
+        }
+        // The root's own rows of `a`, copied into a buffer of their own (the kernels take
+        // whole buffers).
+        if let (Rows::Root(a), Some(a0)) = (a, a_rows[0].as_mut()) {
+            let len = layout[0].len() * k;
+            self.gpu(0)
+                .stream()
+                .memcpy_dtod(&a.slice(..len), a0)
+                .call("cuMemcpyDtoD")?;
+        }
+        self.transfers_follow_kernels()?;
+        {
+            let comm = self.comm()?;
+            comm.group(|| {
+                for (d, dev) in self.devices.iter().enumerate() {
+                    let (send, recv) = match &b_copies[d] {
+                        None => (address(b, 0), address(b, 0)),
+                        Some(copy) => (0, address(copy, 0)),
+                    };
+                    // SAFETY: `b` holds k·n floats on the root, only read until the
+                    // broadcast is done (the root's stream waits for it before this call
+                    // returns, so the caller can free it only after); each copy has room
+                    // for k·n on its device, written by this broadcast alone, read by
+                    // kernels queued after it on a stream that waits for it.
+                    unsafe { comm.broadcast(d, send, recv, k * n, 0, stream(dev)) }?;
+                }
+                if let Rows::Root(a) = a {
+                    for (d, r) in layout.iter().enumerate().skip(1) {
+                        let Some(dst) = &a_rows[d] else { continue };
+                        let len = r.len() * k;
+                        // SAFETY: rows `r` of `a` are `len` floats on the root, only read;
+                        // `dst` holds `len` on device `d`, written by this receive alone;
+                        // both outlive it (streams ordered as for `b`).
+                        unsafe {
+                            comm.send(
+                                0,
+                                address(a, r.start * k),
+                                len,
+                                d,
+                                stream(&self.devices[0]),
+                            )?;
+                            comm.recv(d, address(dst, 0), len, 0, stream(&self.devices[d]))?;
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        // Every device but the root computes once its operands have arrived; the root
+        // starts at once, beside its sends.
+        for d in self.devices.iter().skip(1) {
+            follow(d.gpu.stream(), d.transfers())?;
+        }
+        let mut ready = vec![];
+        let mut computed = vec![];
+        for (d, r) in layout.iter().enumerate() {
+            let gpu = self.gpu(d);
+            ready.push(mark(gpu.stream())?);
+            if let Some(c) = c_rows[d].as_mut() {
+                let a_part = match (&a_rows[d], a) {
+                    (Some(own), _) => own,
+                    (None, Rows::Shards(s)) => &s.parts[d].buf,
+                    (None, Rows::Root(_)) => unreachable!("rows of `a` were copied for every part"),
+                };
+                let b_part = b_copies[d].as_ref().unwrap_or(b);
+                pinned
+                    .for_rows(r)
+                    .run(gpu, a_part, b_part, c, part_shape(r)?)?;
+            }
+            computed.push(mark(gpu.stream())?);
+        }
+
+        let mut gathered: Vec<Option<CudaEvent>> = (0..self.len()).map(|_| None).collect();
+        let shards = match out {
+            None => {
+                for (d, g) in gathered.iter_mut().enumerate() {
+                    *g = Some(mark(self.gpu(d).stream())?);
+                }
+                Some(self.shards(m, n, &layout, |d, _| match c_rows[d].take() {
+                    Some(c) => Ok(c),
+                    None => self.gpu(d).zeros(1),
+                })?)
+            }
+            Some(out) => {
+                if let Some(c0) = &c_rows[0] {
+                    let len = layout[0].len() * n;
+                    self.gpu(0)
+                        .stream()
+                        .memcpy_dtod(c0, &mut out.slice_mut(..len))
+                        .call("cuMemcpyDtoD")?;
+                }
+                gathered[0] = Some(mark(self.gpu(0).stream())?);
+                for d in self.devices.iter().skip(1) {
+                    follow(d.transfers(), d.gpu.stream())?;
+                }
+                let comm = self.comm()?;
+                comm.group(|| {
+                    for (d, r) in layout.iter().enumerate().skip(1) {
+                        let Some(c) = &c_rows[d] else { continue };
+                        let len = r.len() * n;
+                        // SAFETY: `c` holds this device's `len` floats of the product,
+                        // written by the kernels its transfer stream now follows; rows `r`
+                        // of `out` on the root are written by this receive alone; both
+                        // outlive it (each device's stream waits for its transfers before
+                        // anything is freed on it).
+                        unsafe {
+                            comm.send(d, address(c, 0), len, 0, stream(&self.devices[d]))?;
+                            comm.recv(
+                                0,
+                                address(out, r.start * n),
+                                len,
+                                d,
+                                stream(&self.devices[0]),
+                            )?;
+                        }
+                    }
+                    Ok(())
+                })?;
+                drop(comm);
+                for (d, dev) in self.devices.iter().enumerate().skip(1) {
+                    gathered[d] = Some(mark(dev.transfers())?);
+                }
+                None
+            }
+        };
+        // Each device's stream waits for its transfers: the root's product is whole there,
+        // and the buffers dropped below are freed after the transfers that read them.
+        settle.done()?;
+        for (d, (((start, ready), computed), gathered)) in starts
+            .into_iter()
+            .zip(ready)
+            .zip(computed)
+            .zip(gathered)
+            .enumerate()
+        {
+            let has_rows = !layout[d].is_empty();
+            marks.push(has_rows.then(|| Marks {
+                start,
+                ready,
+                computed,
+                gathered: gathered.expect("marked above"),
+            }));
+        }
+        Ok((shards, self.finish(key, pinned, parts, marks)))
+    }
+
+    /// Compiles `pinned`'s entries on every device with rows, all at once, before anything
+    /// is queued: a device compiling its first launch would hold the others back.
+    fn prepare(&self, pinned: Pinned, parts: &[PartRun]) -> Result<()> {
+        let missing: Vec<(&Gpu, Vec<&'static str>)> = parts
+            .iter()
+            .filter(|p| !p.rows.is_empty())
+            .map(|p| (self.gpu(p.device), pinned.for_rows(&p.rows).entries()))
+            .filter(|(gpu, entries)| entries.iter().any(|e| !gpu.is_loaded(e)))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        std::thread::scope(|s| {
+            let jobs: Vec<_> = missing
+                .into_iter()
+                .map(|(gpu, entries)| s.spawn(move || gpu.load_entries(&entries)))
+                .collect();
+            jobs.into_iter()
+                .map(|j| j.join().expect("a compiling thread panicked"))
+                .collect::<Result<Vec<()>>>()
+        })?;
+        Ok(())
+    }
+
+    /// Keeps this run's marks for the next split, and describes it.
+    fn finish(
+        &self, key: Key, pinned: Pinned, parts: Vec<PartRun>, marks: Vec<Option<Marks>>,
+    ) -> GemmRun {
+        let marks = Arc::new(marks);
+        lock(&self.balance).last = Some((key, parts.clone(), Arc::clone(&marks)));
+        GemmRun {
+            kernel: pinned.name(),
+            parts,
+            marks,
+        }
+    }
+}
+
+/// Makes `waiter` wait for the work queued so far on `on` (two streams of one device).
+fn follow(waiter: &CudaStream, on: &CudaStream) -> Result<()> {
+    waiter.join(on).call("cuStreamWaitEvent")
+}
