@@ -380,7 +380,7 @@ pub struct SharedElement {
 /// least `ld − line + 1`), and `t ≤ span − 1`, where `span = (lines − 1)·ld + line`. The
 /// second condition grows with `d`, so the smallest `d ≥ 1` meeting the first decides: it
 /// is the least of `ld / gcd(stride, ld)` (a residue of 0) and the first `d` whose residue
-/// falls in `[1, line − 1]` or `[ld − line + 1, ld − 1]` ([`first_in_window`]), and the
+/// falls in `[1, line − 1]` or `[ld − line + 1, ld − 1]` (`first_in_window`), and the
 /// outputs overlap if and only if it is below `batch` and `d·stride < span`. A stride of at
 /// least `span` (the outputs one after the other, or further apart) never overlaps, a
 /// stride of 0 always does (with two products or more).

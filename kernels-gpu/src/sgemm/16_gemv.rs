@@ -41,15 +41,20 @@
 //! slice's value is the butterfly sum of the 32 lanes (pairs at distance 16, 8, 4, 2, 1).
 //! Then the slices, `((v₀ + v₁) + v₂) + …`.
 //!
-//! **Error bound.** Each output is a sum of `k` exact-product terms in a fixed tree; the
-//! f32 error of any such tree is at most `D·2⁻²⁴·Σ|a||b|` to first order, `D` the most
-//! roundings on one term's path: the FMA chain (at most `⌈k / slices⌉`), the in-block adds
-//! (3 for [`gemv_small_m`], 5 for [`gemv_small_n`]) and the slices' adds (`slices − 1`).
-//! The host keeps `slices ≤ k / 16` (a slice is never shorter than 16 depths), so
-//! `D ≤ k + k/16 + 5 ≤ 2k` for every `k ≥ 5`, and below that there is one slice and at most
-//! `k + 5` roundings of which all but `k` add exact zeros. Every check uses the repository's
-//! bound, `k·2⁻²³·Σ|a||b|` ([`Precision::dot_error_bound`](super::Precision::dot_error_bound)),
-//! which is this one with `D = 2k`.
+//! **Error bound.** Each output is a sum of `k` products in a fixed tree: an FMA chain per
+//! warp part (small `m`), lane (small `n`) or output (small `k`), then adds. The f32 error of
+//! such a tree is at most `D·2⁻²⁴·Σ|a||b|` to first order, `D` the most roundings on one
+//! product's path: the FMA chain's length (at most `slice / 4` for [`gemv_small_m`],
+//! `slice / 32` for [`gemv_small_n`], `k` for [`gemv_small_k`]), the in-block adds (3 for
+//! [`gemv_small_m`]'s warps, 5 for [`gemv_small_n`]'s butterfly) and the slices' adds
+//! (`slices − 1`). The host makes every slice but the last at least 16 deep and never longer
+//! than `k` rounded up to 16 (`plan::gemv`), so `slices ≤ k/16 + 1` and
+//! `D ≤ (k + 15)/4 + 3 + k/16 ≤ 2k` for every `k ≥ 4`; for `k ≤ 4` one warp (its first
+//! four depths) or lane holds every product and the others add exact zeros, so `D ≤ k`.
+//! Every check uses the
+//! repository's bound, `k·2⁻²³·Σ|a||b|`
+//! ([`Precision::dot_error_bound`](super::Precision::dot_error_bound)): this one with
+//! `D = 2k`, which the fixed tree stays within.
 
 use super::global::{is_aligned16, store_f32x4};
 use super::unroll::unroll;
