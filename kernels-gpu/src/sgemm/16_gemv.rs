@@ -345,7 +345,8 @@ pub unsafe fn gemv_small_k<const K: usize>(
         }
     });
     let vec_a = k.is_multiple_of(4) && is_aligned16(a);
-    for row in r0..m.min(r0 + SMALL_K_ROWS) {
+    // This thread's four outputs of `row`.
+    let outputs = |row: u32| {
         let mut ar = [0.0f32; K];
         unroll!(q in K / 4 => {
             let i = 4 * q as u32;
@@ -361,18 +362,30 @@ pub unsafe fn gemv_small_k<const K: usize>(
                 unroll!(e in 4 => { v[e] = fma(ar[i], bq[i][e], v[e]); });
             }
         });
-        // SAFETY: row < m, columns c..c + cols < n; aligned where vec.
-        unsafe {
-            let p = out.add(row as usize * n as usize + c as usize);
-            if vec {
-                store_f32x4(p, v);
-            } else {
-                unroll!(e in 4 => {
-                    if (e as u32) < cols {
-                        *p.add(e) = v[e];
-                    }
-                });
-            }
+        v
+    };
+    let rows = r0..m.min(r0 + SMALL_K_ROWS);
+    // Two loops rather than a branch per store: with one loop LLVM merged the 16-byte store
+    // with the scalar ones into narrower stores.
+    if vec {
+        for row in rows {
+            // SAFETY: row < m, columns c..c + 4 <= n, 16-byte aligned (vec).
+            unsafe {
+                store_f32x4(
+                    out.add(row as usize * n as usize + c as usize),
+                    outputs(row),
+                )
+            };
+        }
+    } else {
+        for row in rows {
+            let v = outputs(row);
+            unroll!(e in 4 => {
+                if (e as u32) < cols {
+                    // SAFETY: row < m, column c + e < n.
+                    unsafe { *out.add(row as usize * n as usize + c as usize + e) = v[e] };
+                }
+            });
         }
     }
 }
