@@ -149,42 +149,12 @@ pub unsafe fn gemv_small_m<const M: usize>(
     let vec_b = cols == 4 && n.is_multiple_of(4) && is_aligned16(b);
     let vec_a = k.is_multiple_of(4) && is_aligned16(a);
     let mut acc = [[0.0f32; 4]; M];
-    if cols > 0 {
-        // Eight rows of b per step: eight 16-byte loads in flight per lane.
-        let mut p = p0;
-        while p + 8 <= p1 {
-            let mut bq = [[0.0f32; 4]; 8];
-            unroll!(j in 8 => {
-                // SAFETY: row p + j < k, columns c..c + cols inside b.
-                bq[j] = unsafe { load4(b.add((p + j as u32) as usize * n as usize + c as usize), cols, vec_b) };
-            });
-            unroll!(i in M => {
-                if (i as u32) < rows {
-                    let row = i * k as usize + p as usize;
-                    // SAFETY: depths p..p + 8 < k of the group's row i < rows; aligned where
-                    // vec_a (p % 4 == 0, and the group starts a whole number of rows in).
-                    let (lo, hi) = unsafe { (load4(a.add(row), 4, vec_a), load4(a.add(row + 4), 4, vec_a)) };
-                    unroll!(j in 4 => {
-                        unroll!(e in 4 => { acc[i][e] = fma(lo[j], bq[j][e], acc[i][e]); });
-                    });
-                    unroll!(j in 4 => {
-                        unroll!(e in 4 => { acc[i][e] = fma(hi[j], bq[4 + j][e], acc[i][e]); });
-                    });
-                }
-            });
-            p += 8;
-        }
-        while p < p1 {
-            // SAFETY: row p < k, columns c..c + cols inside b.
-            let bq = unsafe { load4(b.add(p as usize * n as usize + c as usize), cols, vec_b) };
-            unroll!(i in M => {
-                if (i as u32) < rows {
-                    // SAFETY: depth p < k of the group's row i < rows.
-                    let x = unsafe { *a.add(i * k as usize + p as usize) };
-                    unroll!(e in 4 => { acc[i][e] = fma(x, bq[e], acc[i][e]); });
-                }
-            });
-            p += 1;
+    // SAFETY: the caller's contract, and the group's rows start inside a (above).
+    unsafe {
+        if vec_b {
+            small_m_part::<M, true>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+        } else if cols > 0 {
+            small_m_part::<M, false>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         }
     }
     // The four warps' partial sums of each output, added in warp order.
@@ -211,6 +181,59 @@ pub unsafe fn gemv_small_m<const M: usize>(
                 unsafe { *out.add(plane + row * n as usize + col as usize) = v };
             }
         });
+    }
+}
+
+/// One lane's part of [`gemv_small_m`]: `acc[i][e] += a[i, p]·b[p, c + e]` for the depths
+/// `p` of `part` in increasing order, `i < rows`, `e < cols`; `b`'s rows by one 16-byte load
+/// each if `VB` (a separate instantiation, so the hot loop has no branch per load), `a`'s
+/// by 16-byte loads where `vec_a`.
+///
+/// # Safety
+/// `a` holds `rows` rows of `k` and `b` `k` rows of `n` floats that nothing writes during
+/// the kernel; `part` is inside `0..k` and starts at a multiple of 4; columns `c..c + cols`
+/// are inside `b`; if `VB`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte aligned; if
+/// `vec_a`, `k % 4 == 0` and `a` is 16-byte aligned.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn small_m_part<const M: usize, const VB: bool>(
+    acc: &mut [[f32; 4]; M], a: *const f32, b: *const f32, n: u32, k: u32, c: u32, cols: u32,
+    rows: u32, (p0, p1): (u32, u32), vec_a: bool,
+) {
+    // Eight rows of b per step: eight 16-byte loads in flight per lane.
+    let mut p = p0;
+    while p + 8 <= p1 {
+        let mut bq = [[0.0f32; 4]; 8];
+        unroll!(j in 8 => {
+            // SAFETY: row p + j < k, columns c..c + cols inside b; aligned where VB.
+            bq[j] = unsafe { load4(b.add((p + j as u32) as usize * n as usize + c as usize), cols, VB) };
+        });
+        unroll!(i in M => {
+            if (i as u32) < rows {
+                let row = i * k as usize + p as usize;
+                // SAFETY: depths p..p + 8 < k of row i < rows; aligned where vec_a (p % 4 == 0).
+                let (lo, hi) = unsafe { (load4(a.add(row), 4, vec_a), load4(a.add(row + 4), 4, vec_a)) };
+                unroll!(j in 4 => {
+                    unroll!(e in 4 => { acc[i][e] = fma(lo[j], bq[j][e], acc[i][e]); });
+                });
+                unroll!(j in 4 => {
+                    unroll!(e in 4 => { acc[i][e] = fma(hi[j], bq[4 + j][e], acc[i][e]); });
+                });
+            }
+        });
+        p += 8;
+    }
+    while p < p1 {
+        // SAFETY: row p < k, columns c..c + cols inside b; aligned where VB.
+        let bq = unsafe { load4(b.add(p as usize * n as usize + c as usize), cols, VB) };
+        unroll!(i in M => {
+            if (i as u32) < rows {
+                // SAFETY: depth p < k of row i < rows.
+                let x = unsafe { *a.add(i * k as usize + p as usize) };
+                unroll!(e in 4 => { acc[i][e] = fma(x, bq[e], acc[i][e]); });
+            }
+        });
+        p += 1;
     }
 }
 
