@@ -10,9 +10,15 @@
 //!   GFLOP/s per kernel and percent of cuBLAS, from its own event-timed medians, with every
 //!   result spot-checked against an f64 dot product. `MATMUL_BENCH_SUMMARY=0` skips it.
 //!
-//! Then the shape suite (`--suite` on the command line: 14 shapes, the autotuned SGEMM
-//! against cuBLAS FP32, each ratio and the geometric mean), in full runs whose filter matches
-//! `suite` (`cargo bench --bench matmul -- suite` runs only it).
+//! Then the shape suite (`--suite` on the command line: the autotuned SGEMM against cuBLAS
+//! in the same math, each ratio, the chosen configuration, the check, the share of the copy
+//! bandwidth of memory-bound shapes, and the geometric mean), in full runs whose filter
+//! matches `suite` (`cargo bench --bench matmul -- suite` runs only it). Which suite and
+//! precision, as the command line's `--suite`, `--seed`, `--count` and `--precision`:
+//! `MATMUL_BENCH_SUITE=listed|random` (default listed), `MATMUL_BENCH_SUITE_SEED` (default
+//! 42), `MATMUL_BENCH_SUITE_COUNT` (default 40), `MATMUL_BENCH_SUITE_PRECISION=fp32|tf32|bf16`
+//! (default fp32), e.g. `MATMUL_BENCH_SUITE=random MATMUL_BENCH_SUITE_SEED=7 cargo bench
+//! --bench matmul -- suite`.
 //!
 //! Without a GPU it says so and benchmarks the CPU side instead: the simulator running the
 //! kernels, and the f64 reference.
@@ -36,7 +42,7 @@ use kernels_gpu_host::plan::budget::median;
 use kernels_gpu_host::plan::packed::PACKED_CONFIGS;
 use kernels_gpu_host::problem::error::Result;
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, TileWidth};
+use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, TileWidth};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -402,34 +408,68 @@ fn gpu_benches(
 }
 
 /// The shape suite (`kernels_gpu_host::suite`, as `--suite` on the command line): the
-/// autotuned SGEMM against cuBLAS FP32 on its 14 shapes, with each ratio and their geometric
-/// mean. It runs in full benchmark runs whose filter (if any) matches `suite`, and needs
-/// cuBLAS. Returns whether every result passed its spot check.
+/// autotuned SGEMM against cuBLAS in the same math on the suite's shapes
+/// ([`suite_from_env`]), with each ratio and their geometric mean. It runs in full benchmark
+/// runs whose filter (if any) matches `suite`, and needs cuBLAS. Returns whether every
+/// result passed its spot check.
 fn shape_suite(gpu: &Gpu, cublas: Option<&[Cublas; 3]>, kind: &RunKind) -> Result<bool> {
     use kernels_gpu_host::suite;
     if kind.list || kind.test || kind.profile || !kind.selects("suite") {
         return Ok(true);
     }
-    let Some(fp32) = cublas.and_then(|h| h.iter().find(|h| h.math() == CublasMath::Fp32)) else {
+    let (chosen, precision) = match suite_from_env() {
+        Ok(choice) => choice,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let Some(handle) = cublas.and_then(|h| h.iter().find(|h| h.math().precision() == precision))
+    else {
         println!("shape suite skipped: it needs cuBLAS");
         return Ok(true);
     };
     println!(
-        "\nshape suite: autotuned SGEMM vs cuBLAS FP32, median of {SUMMARY_RUNS} runs after \
-         {SUMMARY_WARMUP} warm-ups, {} outputs spot-checked per result",
-        kernels_gpu_host::check::spot::SAMPLES
+        "\nshape suite: {}; autotuned {} SGEMM vs {}, median of {SUMMARY_RUNS} runs after \
+         {SUMMARY_WARMUP} warm-ups; inputs from seed {SEED}",
+        chosen.describe(),
+        precision.name(),
+        handle.math()
     );
+    println!("{}", suite::check_note(handle.math()));
     println!("{}", suite::header());
     let rows = suite::run(
         gpu,
-        fp32,
-        &suite::shapes()?,
+        handle,
+        &chosen.shapes()?,
         (SUMMARY_WARMUP, SUMMARY_RUNS),
         SEED,
         |r| println!("{}", suite::line(r)),
     )?;
-    println!("{}", suite::summary(&rows));
+    println!("{}", suite::summary(&rows, handle.math()));
     Ok(rows.iter().all(|r| r.checked()))
+}
+
+/// The suite and precision the `MATMUL_BENCH_SUITE*` variables name (see the crate docs),
+/// or what is wrong with them.
+fn suite_from_env() -> std::result::Result<(kernels_gpu_host::suite::Suite, Precision), String> {
+    use kernels_gpu_host::suite::{Suite, SuiteKind};
+    let var = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
+    let number = |name: &str, default: &str| {
+        let v = var(name, default);
+        v.parse::<u64>()
+            .map_err(|_| format!("{name}={v} is not a number"))
+    };
+    let kind = var("MATMUL_BENCH_SUITE", "listed");
+    let kind = SuiteKind::from_name(&kind)
+        .ok_or(format!("MATMUL_BENCH_SUITE={kind}: listed or random"))?;
+    let precision = var("MATMUL_BENCH_SUITE_PRECISION", "fp32");
+    let precision = Precision::from_name(&precision).ok_or(format!(
+        "MATMUL_BENCH_SUITE_PRECISION={precision}: fp32, tf32 or bf16"
+    ))?;
+    let seed = number("MATMUL_BENCH_SUITE_SEED", "42")?;
+    let count = number("MATMUL_BENCH_SUITE_COUNT", "40")? as usize;
+    Ok((Suite::new(kind, seed, count), precision))
 }
 
 /// One cuBLAS handle per math mode (so no mode switches between timed calls); adds the

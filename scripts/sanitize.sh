@@ -19,7 +19,12 @@
 # the autotuner's row splits and repacked products, and rungs 14 and 15's configurations on
 # packed operands (rung 14 on a Hopper only; elsewhere the test checks the typed refusal),
 # which the command line does not run one by one; build it with
-# `cargo test --release -p kernels-gpu-host --test gpu_matmul --no-run`).
+# `cargo test --release -p kernels-gpu-host --test gpu_matmul --no-run`),
+# SANITIZE_GPU_GEMV (the built `gpu_gemv` test binary: each tool also runs its `gemv::`
+# tests, rung 16's memory-bound kernels on odd, degenerate and split-k shapes with the
+# reduction), SANITIZE_GPU_GEMM (the built `gpu_gemm` test binary: each tool also runs
+# some of its BLAS cases: the scale kernel of α = 0 over NaN operands, interleaved outputs,
+# and rung 12 over more products than one launch's grid holds).
 #
 # Prints one line per run and a summary line per tool; exits 0 if every run is clean, 1 if
 # any tool reports an error (or a run fails, falls back to the CPU simulator, or has a
@@ -200,7 +205,23 @@ for tool in "${TOOLS[@]}"; do
     # products (odd shapes, both parts of each, the repack kernel's copies), and rungs 14
     # and 15's (odd, multi-tile and degenerate shapes of every configuration, with the
     # packing).
+    # The same for rung 16's tests and the GEMM API's BLAS cases.
+    test_runs=()
     for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked gpu::packed::}; do
+        test_runs+=("$SANITIZE_GPU_MATMUL|$filter")
+    done
+    for filter in ${SANITIZE_GPU_GEMV:+gemv::}; do
+        test_runs+=("$SANITIZE_GPU_GEMV|$filter")
+    done
+    # One odd shape's BLAS cases in every order and layout (the scale kernel over NaN
+    # operands, with and without reading c; interleaved outputs), and the two batches of
+    # 70,000.
+    for filter in ${SANITIZE_GPU_GEMM:+37x29x41-pad1-batch2-a0-b0.5-nan 37x29x41-pad0-batch3-shared-b-a0-b0-nan 37x29x41-pad0-batch2-a1.5-b-0.5-interleaved batch70000}; do
+        test_runs+=("$SANITIZE_GPU_GEMM|$filter")
+    done
+    for test_run in "${test_runs[@]}"; do
+        binary=${test_run%%|*}
+        filter=${test_run#*|}
         name=${filter//:/}-tests
         if [[ -n $only && ! $name =~ $only ]]; then
             continue
@@ -208,7 +229,7 @@ for tool in "${TOOLS[@]}"; do
         base=$logs/$tool-$name
         # shellcheck disable=SC2046 # tool_args prints separate words on purpose
         "$sanitizer" $(tool_args "$tool") --error-exitcode "$SANITIZER_EXIT" --print-limit 20 \
-            --log-file "$base.log" "$SANITIZE_GPU_MATMUL" "$filter" --test-threads=1 \
+            --log-file "$base.log" "$binary" "$filter" --test-threads=1 \
             >"$base.out" 2>"$base.err"
         rc=$?
         sanitizer_verdict "$base" "$rc"

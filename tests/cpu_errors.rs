@@ -816,8 +816,10 @@ fn bad_gemm_arguments_are_typed_errors_naming_them() {
                     e,
                     Error::BatchOverlap {
                         stride: 8,
-                        span: 9,
-                        batch: 2
+                        ld: 3,
+                        batch: 2,
+                        second: 1,
+                        offset: 8
                     }
                 )
             },
@@ -831,8 +833,10 @@ fn bad_gemm_arguments_are_typed_errors_naming_them() {
                     e,
                     Error::BatchOverlap {
                         stride: 0,
-                        span: 1,
-                        batch: 2
+                        ld: 1,
+                        batch: 2,
+                        second: 1,
+                        offset: 0
                     }
                 )
             },

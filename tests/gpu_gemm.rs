@@ -1,5 +1,7 @@
 //! The GEMM API on the GPU: every order and layout pair, odd shapes, odd leading dimensions,
-//! α/β and batch counts, by each rung-12 block tile and the automatic choice: bit for bit
+//! α/β and batch counts (interleaved outputs, and 70,000 products: more than one launch's
+//! grid holds), `α = 0` over NaN and infinite operands (BLAS's `β·C`), by each rung-12
+//! block tile and the automatic choice: bit for bit
 //! against the rungs' FMA order (a plain product by the automatic choice: against the
 //! autotuned ladder, which may run split-k), within the f64 bound, the same bits run to run, and against
 //! cuBLAS (`cublasSgemmStridedBatched`, FP32) within both bounds.
@@ -13,11 +15,11 @@ mod gemm_cases;
 #[path = "common/gpu_harness.rs"]
 mod harness;
 
-use gemm_cases::{Case, cases, expected_bits};
-use kernels_gpu_host::GemmKernel;
+use gemm_cases::{Case, blas_cases, cases, expected_bits};
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use kernels_gpu_host::plan::gemm::BLAS_TILES;
+use kernels_gpu_host::{GemmKernel, Op, Order};
 use kernels_gpu_host::{MatmulKernel, SgemmKernel, TileWidth};
 use libtest_mimic::Failed;
 
@@ -103,7 +105,37 @@ fn main() {
         .map(GemmKernel::Blas)
         .chain([GemmKernel::Auto])
         .collect();
-    for case in cases(&TILED) {
+    // Past the grid's z limit: 70,000 products, rung 12 in two launches, and `α = 0`.
+    let huge = [
+        gemm_cases::case(
+            Order::RowMajor,
+            (Op::N, Op::T),
+            (3, 5, 2),
+            0,
+            70_000,
+            1,
+            false,
+            (1.5, 0.5),
+            7,
+        ),
+        gemm_cases::case(
+            Order::ColMajor,
+            (Op::T, Op::N),
+            (2, 1, 3),
+            0,
+            70_000,
+            0,
+            true,
+            (0.0, 0.5),
+            8,
+        ),
+    ];
+    let shapes: Vec<_> = gemm_cases::SMALL.iter().chain(&TILED).copied().collect();
+    for case in cases(&TILED)
+        .into_iter()
+        .chain(blas_cases(&shapes))
+        .chain(huge)
+    {
         let case = std::sync::Arc::new(case);
         for &kernel in &kernels {
             let c = case.clone();

@@ -8,13 +8,12 @@ mod fma_product;
 mod gemm_cases;
 
 use fma_product::assert_same_bits;
-use gemm_cases::{Case, cases, expected_bits};
-use kernels_gpu_host::GemmKernel;
+use gemm_cases::{Case, blas_cases, cases, expected_bits};
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::plan::gemm::BLAS_TILES;
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::{Op, Order};
+use kernels_gpu_host::{GemmKernel, Op, Order};
 
 /// After the small shapes: one interior 64 × 64 tile with k a multiple of 16, and edges around
 /// an interior 128 × 128 tile.
@@ -48,16 +47,118 @@ fn run(sim: &Simulator, case: &Case, kernel: GemmKernel) -> Vec<f32> {
 
 #[test]
 fn every_layout_gives_the_rungs_bits_and_is_within_the_f64_bound() {
-    let sim = Simulator::default();
+    check_all(&Simulator::default(), cases(&TILED));
+}
+
+/// `α = 0` with NaNs and infinities in the operands gives `β·C` (zeros for `β = 0`, over a
+/// `C` of NaNs), and interleaved outputs are each written once, by every kernel choice.
+#[test]
+fn alpha_zero_reads_no_operand_and_interleaved_outputs_run() {
+    let shapes: Vec<_> = gemm_cases::SMALL
+        .iter()
+        .chain(&TILED[..1])
+        .copied()
+        .collect();
+    let cases = blas_cases(&shapes);
+    for case in &cases {
+        let p = case
+            .call
+            .check(case.a.len(), case.b.len(), case.c.len())
+            .unwrap();
+        if p.alpha == 0.0 && p.beta == 0.0 {
+            let got = run(&Simulator::default(), case, GemmKernel::Auto);
+            let outputs = (0..p.batch as usize).flat_map(|z| {
+                (0..p.m as usize).flat_map(move |i| (0..p.n as usize).map(move |j| (z, i, j)))
+            });
+            for (z, i, j) in outputs {
+                let v = got[p.c_index(z, i, j)];
+                assert_eq!(
+                    v.to_bits(),
+                    0,
+                    "{}: output ({z}, {i}, {j}) is {v}",
+                    case.name
+                );
+            }
+        }
+    }
+    check_all(&Simulator::default(), cases);
+}
+
+/// A batch past the grid's z limit runs as several launches, on each kernel choice: here a
+/// simulator whose z limit is 4 runs 11 products in three launches (a GPU's is 65,535).
+#[test]
+fn batches_past_the_grid_limit_run_in_several_launches() {
+    let mut sim = Simulator::default();
+    sim.limits.max_grid_dim.z = 4;
+    let cases = [
+        gemm_cases::case(
+            Order::RowMajor,
+            (Op::N, Op::T),
+            (5, 3, 7),
+            1,
+            11,
+            2,
+            false,
+            (1.5, 0.5),
+            41,
+        ),
+        gemm_cases::case(
+            Order::ColMajor,
+            (Op::T, Op::N),
+            (9, 17, 2),
+            0,
+            11,
+            0,
+            true,
+            (1.0, 0.0),
+            42,
+        ),
+        gemm_cases::case(
+            Order::RowMajor,
+            (Op::N, Op::N),
+            (2, 3, 2),
+            0,
+            11,
+            0,
+            false,
+            (0.0, 2.0),
+            43,
+        ),
+    ];
+    check_all(&sim, cases.into_iter().collect());
+}
+
+/// More products than a launch's grid may hold in z (65,535), at the simulator's real
+/// limits: 65,537 products of 2 × 3 outputs with `α = 0`, by the scale kernel, whose threads
+/// stride over every product's outputs in one launch. (Rung 12 on so many products, a
+/// block each, would take minutes here: `batches_past_the_grid_limit_run_in_several_launches`
+/// runs its launches at a lowered limit; the GPU test runs 70,000.)
+#[test]
+fn a_batch_of_65537_products_runs() {
+    let case = gemm_cases::case(
+        Order::ColMajor,
+        (Op::T, Op::N),
+        (2, 1, 3),
+        1,
+        65_537,
+        1,
+        false,
+        (0.0, 0.5),
+        44,
+    );
+    check_all(&Simulator::default(), vec![case]);
+}
+
+fn check_all(sim: &Simulator, cases: Vec<Case>) {
     let kernels = (0..BLAS_TILES.len())
         .map(GemmKernel::Blas)
         .chain([GemmKernel::Auto]);
     let kernels: Vec<GemmKernel> = kernels.collect();
-    for case in cases(&TILED) {
+    for case in cases {
         let want = expected_bits(&case);
         let exact = reference::gemm_f64(&case.call, &case.a, &case.b, &case.c).unwrap();
         for &kernel in &kernels {
-            let got = run(&sim, &case, kernel);
+            let got = run(sim, &case, kernel);
             let what = format!("{} by {kernel:?}, against the rungs", case.name);
             assert_same_bits(&got, &want, case.call.n, &what);
             assert_eq!(exact.first_error(&got), None, "{} by {kernel:?}", case.name);

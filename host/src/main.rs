@@ -10,6 +10,7 @@ use kernels_gpu_host::check::spot::{self, CheckMode};
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::plan::budget::{self, TimeBudget};
 use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::suite::SuiteKind;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -87,10 +88,23 @@ struct Args {
     /// Print every autotuning candidate's time on stderr (otherwise one line per new shape).
     #[arg(long)]
     verbose: bool,
-    /// Run the GEMM shape suite (14 shapes, autotuned SGEMM against cuBLAS FP32 in the same
-    /// run, spot-checked) and print the ratios and their geometric mean. Needs a GPU.
-    #[arg(long, conflicts_with_all = ["m", "k", "n", "kernel", "tw", "simulate", "op", "check", "time_budget"])]
-    suite: bool,
+    /// Run a GEMM shape suite: each shape by the autotuned SGEMM of --precision against
+    /// cuBLAS in the same math (FP32: TF32 off), in the same run, spot-checked, with the
+    /// ratios, the chosen configurations, the share of the copy bandwidth of memory-bound
+    /// shapes, and the geometric mean. `--suite` or `--suite listed`: the 14 listed shapes;
+    /// `--suite random`: --count shapes drawn from --seed (each dimension log-uniform in
+    /// 1..=16384, m·n·k ≤ 2^36, the same shapes on every machine). Needs a GPU.
+    #[arg(
+        long,
+        value_enum,
+        num_args = 0..=1,
+        default_missing_value = "listed",
+        conflicts_with_all = ["m", "k", "n", "kernel", "tw", "simulate", "op", "check", "time_budget"]
+    )]
+    suite: Option<SuiteKind>,
+    /// How many shapes `--suite random` draws.
+    #[arg(long, default_value_t = 40, requires = "suite")]
+    count: usize,
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
@@ -188,10 +202,8 @@ fn parse_kernel(s: &str) -> Result<KernelChoice, String> {
 }
 
 fn parse_precision(s: &str) -> Result<Precision, String> {
-    let precision = Precision::ALL
-        .into_iter()
-        .find(|p| p.name() == s)
-        .ok_or_else(|| format!("`{s}`: allowed: fp32, tf32, bf16"))?;
+    let precision =
+        Precision::from_name(s).ok_or_else(|| format!("`{s}`: allowed: fp32, tf32, bf16"))?;
     // A precision without kernels is refused here, with the library's typed error.
     SgemmKernel::autotuned(precision)
         .map(|_| precision)
@@ -310,8 +322,8 @@ fn run(args: &Args) -> Result<bool, Error> {
         }
         Some(gpu)
     };
-    if args.suite {
-        return run_suite(args, gpu.unwrap_or_else(Gpu::new)?);
+    if let Some(kind) = args.suite {
+        return run_suite(args, kind, gpu.unwrap_or_else(Gpu::new)?);
     }
     match args.op {
         Op::Matmul => {}
@@ -558,22 +570,26 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
     Ok(rows)
 }
 
-/// `--suite`: every shape of [`suite::SHAPES`], one line each as it finishes.
-fn run_suite(args: &Args, gpu: Gpu) -> Result<bool, Error> {
+/// `--suite`: every shape of the suite, one line each as it finishes.
+fn run_suite(args: &Args, kind: SuiteKind, gpu: Gpu) -> Result<bool, Error> {
     use kernels_gpu_host::gpu::{Cublas, CublasMath};
     use kernels_gpu_host::suite;
-    let cublas = Cublas::new(&gpu, CublasMath::Fp32)?;
-    let shapes = suite::shapes()?;
+    let math = CublasMath::of(args.precision);
+    let cublas = Cublas::new(&gpu, math)?;
+    let suite = suite::Suite::new(kind, args.seed, args.count);
+    let shapes = suite.shapes()?;
     println!(
-        "{}, cuBLAS {} ({}); median of {} event-timed runs after {} warm-ups; {} outputs \
-         spot-checked per result against f64",
+        "{}, cuBLAS {} ({math}); {}; autotuned {} SGEMM; median of {} event-timed runs after \
+         {} warm-ups; inputs from seed {}",
         gpu.info()?,
         cublas.version()?,
-        CublasMath::Fp32.label(),
+        suite.describe(),
+        args.precision.name(),
         args.iters,
         args.warmup,
-        spot::SAMPLES
+        args.seed
     );
+    println!("{}", suite::check_note(math));
     println!("{}", suite::header());
     let rows = suite::run(
         &gpu,
@@ -583,7 +599,7 @@ fn run_suite(args: &Args, gpu: Gpu) -> Result<bool, Error> {
         args.seed,
         |r| println!("{}", suite::line(r)),
     )?;
-    println!("{}", suite::summary(&rows));
+    println!("{}", suite::summary(&rows, math));
     Ok(rows.iter().all(|r| r.checked()))
 }
 
@@ -637,6 +653,33 @@ mod tests {
                 TileWidth::Tw16
             )]
         );
+    }
+
+    #[test]
+    fn suite_flags() {
+        use kernels_gpu_host::suite::Suite;
+        let suite = |a: &Args| a.suite.map(|kind| Suite::new(kind, a.seed, a.count));
+        assert_eq!(suite(&args(&["--suite"])), Some(Suite::Listed));
+        assert_eq!(suite(&args(&["--suite", "listed"])), Some(Suite::Listed));
+        let random = args(&["--suite", "random", "--seed", "9", "--count", "3"]);
+        assert_eq!(suite(&random), Some(Suite::Random { seed: 9, count: 3 }));
+        let random = args(&["--suite", "random", "--precision", "tf32"]);
+        assert_eq!(
+            suite(&random),
+            Some(Suite::Random {
+                seed: 42,
+                count: 40
+            })
+        );
+        assert_eq!(random.precision, Precision::Tf32);
+        assert_eq!(args(&[]).suite, None);
+        let parse = |flags: &[&str]| {
+            Args::try_parse_from(std::iter::once("kernels-gpu-host").chain(flags.iter().copied()))
+        };
+        // --count without a suite, or a suite with a shape, is refused.
+        assert!(parse(&["--count", "3"]).is_err());
+        assert!(parse(&["--suite", "random", "--m", "3"]).is_err());
+        assert!(parse(&["--suite", "other"]).is_err());
     }
 
     #[test]

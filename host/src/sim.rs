@@ -22,7 +22,7 @@ use kernels_gpu::nvptx_device::sim;
 use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::reduce::cols::ColumnPlan;
 use kernels_gpu::sgemm::repack::entry as repack_entry;
-use kernels_gpu::sgemm::{CONFIGS, split_k};
+use kernels_gpu::sgemm::{CONFIGS, blas, split_k};
 
 /// Runs kernels from `kernels-gpu` on host threads, with the simulator's checks.
 #[derive(Clone, Debug, Default)]
@@ -134,11 +134,62 @@ impl Simulator {
         self.launch(&l.partial, move || unsafe {
             partial(pa.get(), pb.get(), pw.get(), m, n, k, slice)
         })?;
-        let len32 = m * n; // fits u32 (MatmulShape)
         // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
-        self.launch(&l.reduce, move || unsafe {
-            split_k::entry::sgemm_split_k_reduce(pw.get(), po.get(), len32, n, slices)
+        unsafe { self.reduce_planes(&l.reduce, pw, po, shape, slices) }?;
+        Ok(unaligned(&out, len))
+    }
+
+    /// [`split_k::REDUCE`](kernels_gpu::sgemm::split_k::REDUCE): `out` = the sum of the
+    /// `slices` planes of `ws`, in plane order.
+    ///
+    /// # Safety
+    /// `ws` holds `slices` planes of `shape`'s `m · n` outputs, `out` holds `m · n` floats,
+    /// and `reduce` is the reduction's launch for them.
+    unsafe fn reduce_planes(
+        &self, reduce: &Launch, ws: SharedPtr<f32>, out: SharedPtr<f32>, shape: MatmulShape,
+        slices: u32,
+    ) -> Result<()> {
+        let (len, n) = (shape.m * shape.n, shape.n); // fits u32 (MatmulShape)
+        // SAFETY: the caller's contract.
+        self.launch(reduce, move || unsafe {
+            split_k::entry::sgemm_split_k_reduce(ws.get(), out.get(), len, n, slices)
+        })
+    }
+
+    /// `a · b` by a rung-16 kernel ([`crate::plan::gemv`]) on a device of
+    /// [`MULTIPROCESSORS`](Self::MULTIPROCESSORS): the kernel over `g`'s slices of `k` (into
+    /// a workspace where there are several, then the reduction), as on the GPU, with the
+    /// bits of [`Gemv::cpu`](crate::plan::gemv::Gemv::cpu). `a` and `b` are used where they
+    /// are: pass 16-byte-aligned slices for the vector paths.
+    pub fn matmul_gemv(
+        &self, g: crate::plan::gemv::Gemv, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let len = shape.lens().2;
+        if shape.is_trivial() {
+            return Ok(vec![0.0; len]);
+        }
+        let l = g.launch(shape, Self::MULTIPROCESSORS, &self.limits)?;
+        let mut ws = aligned_zeros(l.workspace);
+        let mut out = aligned_zeros(len);
+        let (pa, pb, pw, po) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(ws.as_mut_ptr().cast::<f32>()),
+            SharedPtr(out.as_mut_ptr().cast::<f32>()),
+        );
+        let MatmulShape { m, k, n } = shape;
+        let (slice, slices, entry) = (l.slice, l.slices, g.config().sim);
+        let dst = if slices > 1 { pw } else { po };
+        // SAFETY: a and b have the shape's lengths (checked above), the configuration covers
+        // the shape (Gemv::launch), and dst holds slices · m · n floats (ws) or m · n (out).
+        self.launch(&l.main, move || unsafe {
+            entry(pa.get(), pb.get(), dst.get(), m, n, k, slice)
         })?;
+        if let Some(reduce) = l.reduce {
+            // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
+            unsafe { self.reduce_planes(&reduce, pw, po, shape, slices) }?;
+        }
         Ok(unaligned(&out, len))
     }
 
@@ -386,25 +437,15 @@ impl Simulator {
         // aligned, which the entry maps as it does on a GPU (rows of k8 and n8); the target
         // holds `splits` planes of m · n floats; `launch` is the run's.
         self.launch(&launch, move || unsafe {
-            entry(
-                pa.get(),
-                pb.get(),
-                target.get(),
-                m,
-                n8.min(n).max(n),
-                k8.min(k).max(k),
-                splits,
-            )
+            entry(pa.get(), pb.get(), target.get(), m, n, k, splits)
         })?;
         if splits > 1 {
             let (w, o) = (SharedPtr(ws.as_mut_ptr()), SharedPtr(out.as_mut_ptr()));
+            let reduce = crate::plan::split_k::reduce_launch(m * n);
             // SAFETY: `ws` holds splits planes of m · n floats, `out` m · n.
-            self.launch(
-                &crate::plan::split_k::reduce_launch(m * n),
-                move || unsafe {
-                    split_k::entry::sgemm_split_k_reduce(w.get(), o.get(), m * n, n, splits)
-                },
-            )?;
+            self.launch(&reduce, move || unsafe {
+                split_k::entry::sgemm_split_k_reduce(w.get(), o.get(), m * n, n, splits)
+            })?;
         }
         Ok(out)
     }
@@ -499,35 +540,59 @@ impl Backend for Simulator {
                 return Ok(());
             }
             Resolved::Blas(config) => config,
+            Resolved::ScaleC => {
+                let Some(launch) = p.scale_c_launch(&self.limits)? else {
+                    return Ok(());
+                };
+                let pc = SharedPtr(c.as_mut_ptr());
+                // SAFETY: Gemm::check found every output inside `c`, m·n within u32 and the
+                // outputs disjoint; the problem is not empty, so n >= 1.
+                return self.launch(&launch, move || unsafe {
+                    blas::entry::sgemm_blas_scale_c(
+                        pc.get(),
+                        p.m,
+                        p.n,
+                        p.ldc,
+                        p.stride_c,
+                        p.batch,
+                        p.beta,
+                    )
+                });
+            }
         };
-        let launch = p.launch(config, &self.limits)?;
-        let (pa, pb, pc) = (
-            SharedPtr(a.as_ptr() as *mut f32),
-            SharedPtr(b.as_ptr() as *mut f32),
-            SharedPtr(c.as_mut_ptr()),
-        );
         let entry = config.sim;
-        // SAFETY: Gemm::check found every product's matrices inside the slices, their
-        // offsets within u32 and the outputs disjoint; `c` is borrowed mutably, so it is
-        // neither `a` nor `b`, and the kernels write only its outputs.
-        self.launch(&launch, move || unsafe {
-            entry(
-                pa.get(),
-                pb.get(),
-                pc.get(),
-                p.m,
-                p.n,
-                p.k,
-                p.lda,
-                p.ldb,
-                p.ldc,
-                p.stride_a,
-                p.stride_b,
-                p.stride_c,
-                p.alpha,
-                p.beta,
-            )
-        })
+        for part in p.launches(config, &self.limits)? {
+            let (oa, ob, oc) = p.offsets(part.first);
+            // Inside the slices: the problem has products, so every matrix spans elements.
+            let (pa, pb, pc) = (
+                SharedPtr(a[oa..].as_ptr() as *mut f32),
+                SharedPtr(b[ob..].as_ptr() as *mut f32),
+                SharedPtr(c[oc..].as_mut_ptr()),
+            );
+            // SAFETY: Gemm::check found every product's matrices inside the slices, their
+            // offsets within u32 and the outputs disjoint, and the pointers start at this
+            // launch's first product; `c` is borrowed mutably, so it is neither `a` nor
+            // `b`, and the kernels write only its outputs.
+            self.launch(&part.launch, move || unsafe {
+                entry(
+                    pa.get(),
+                    pb.get(),
+                    pc.get(),
+                    p.m,
+                    p.n,
+                    p.k,
+                    p.lda,
+                    p.ldb,
+                    p.ldc,
+                    p.stride_a,
+                    p.stride_b,
+                    p.stride_c,
+                    p.alpha,
+                    p.beta,
+                )
+            })?;
+        }
+        Ok(())
     }
 
     /// The sum of `input`, by two launches of `kernel` as on the GPU.

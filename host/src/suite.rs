@@ -1,21 +1,29 @@
-//! The GEMM shape suite: big and small, square, odd, skinny and wide products, each run by
-//! the autotuned SGEMM and by cuBLAS FP32 in the same process, so that the ratio of the two
-//! says how the ladder does on shapes other than big aligned squares.
+//! The GEMM shape suites: each shape run by the autotuned SGEMM of a precision and by cuBLAS
+//! in the same math in the same process, so that the ratio of the two says how the ladder
+//! does on shapes other than big aligned squares.
+//!
+//! Two sets of shapes ([`Suite`]): the 14 listed ones ([`SHAPES`]), and shapes drawn at
+//! random from a seed ([`random_shapes`]: nobody chose them, so no kernel was fitted to
+//! them). Each row says which kernel the autotuner chose and how the results were checked;
+//! a memory-bound shape (`m`, `n` or `k` at most [`MEMORY_BOUND_DIM`]) also says the
+//! bandwidth its product reached as a share of the device's copy bandwidth, measured in the
+//! same run ([`SuiteRow::copy_share`]).
 //!
 //! Results are spot-checked ([`crate::check::spot`]) rather than compared in full: an f64 product
 //! of 8192³ on the CPU would take far longer than the suite.
 
 use crate::check::data::Rng;
-use crate::check::spot::{Check, SAMPLES, f32_bound, spot_check};
+use crate::check::reference::error_bound;
+use crate::check::spot::{Check, SAMPLES, spot_check};
 use crate::gpu::autotune::Tuned;
-use crate::gpu::{Cublas, Gpu};
-use crate::plan::budget::median;
+use crate::gpu::{Cublas, CublasMath, Gpu};
+use crate::plan::budget::{TimeBudget, median};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::sgemm::SgemmKernel;
-use crate::problem::error::Result;
+use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
-use kernels_gpu::sgemm::Precision;
+use kernels_gpu::sgemm::epilogue::exp_f32;
 
 /// The suite's shapes, `(m, k, n)`: the lecture's, powers of two from 512 to 8192, odd
 /// sizes, small `m` or `n` with large `k` (a linear layer on a small batch), tiny `k`, and
@@ -45,6 +53,122 @@ pub fn shapes() -> Result<Vec<MatmulShape>> {
         .collect()
 }
 
+/// The largest dimension of a random shape.
+pub const RANDOM_MAX_DIM: u32 = 16384;
+
+/// The most multiply-adds (`m·n·k`) of a random shape: 2³⁶, 4096³. The largest shapes take
+/// a few milliseconds a run on an H100 (about 3 ms for cuBLAS FP32 at 4096³), so forty of
+/// them, each autotuned and timed against cuBLAS, take a few minutes.
+pub const RANDOM_MAX_MACS: u64 = 1 << 36;
+
+/// `count` shapes from `seed`, the same on every machine: each dimension, `m`, then `k`,
+/// then `n`, is `⌊2^(u · log₂ 16385)⌋` for `u` uniform in `[0, 1)` (24 random bits of
+/// SplitMix64, [`Rng`]), so log-uniform in `1..=16384` (as likely between 1 and 2 as between
+/// 8192 and 16384); a triple of more than [`RANDOM_MAX_MACS`] multiply-adds is drawn again
+/// (about 1 in 75). The power is [`exp_f32`] (plain `f32` arithmetic, no library call), so
+/// no platform's `exp` decides a dimension.
+pub fn random_shapes(seed: u64, count: usize) -> Vec<MatmulShape> {
+    let mut rng = Rng::new(seed);
+    let mut dim = || {
+        // log₂ 16385 · ln 2 = ln 16385.
+        const LN_TOP: f32 = 9.704_122;
+        let d = exp_f32(rng.next_f32() * LN_TOP) as u32;
+        d.clamp(1, RANDOM_MAX_DIM)
+    };
+    let mut shapes = Vec::with_capacity(count);
+    while shapes.len() < count {
+        let (m, k, n) = (dim(), dim(), dim());
+        let shape = MatmulShape::new(m as usize, k as usize, n as usize)
+            .expect("dimensions up to 16384 fit the kernels' indices");
+        if shape.macs() <= RANDOM_MAX_MACS {
+            shapes.push(shape);
+        }
+    }
+    shapes
+}
+
+/// Which set of shapes: the command line's `--suite listed|random`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum SuiteKind {
+    /// [`SHAPES`].
+    Listed,
+    /// [`random_shapes`].
+    Random,
+}
+
+impl SuiteKind {
+    pub const ALL: [Self; 2] = [Self::Listed, Self::Random];
+
+    /// `listed` or `random`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Listed => "listed",
+            Self::Random => "random",
+        }
+    }
+
+    /// The kind called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// Which shapes a suite runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    /// [`SHAPES`].
+    Listed,
+    /// [`random_shapes`]`(seed, count)`.
+    Random { seed: u64, count: usize },
+}
+
+impl Suite {
+    /// The suite of `kind`, with `seed` and `count` where it draws its shapes.
+    pub fn new(kind: SuiteKind, seed: u64, count: usize) -> Self {
+        match kind {
+            SuiteKind::Listed => Self::Listed,
+            SuiteKind::Random => Self::Random { seed, count },
+        }
+    }
+
+    /// The suite's shapes, in the order they run.
+    pub fn shapes(&self) -> Result<Vec<MatmulShape>> {
+        match *self {
+            Self::Listed => shapes(),
+            Self::Random { seed, count } => Ok(random_shapes(seed, count)),
+        }
+    }
+
+    /// What the header line says the shapes are.
+    pub fn describe(&self) -> String {
+        match *self {
+            Self::Listed => format!("the {} listed shapes", SHAPES.len()),
+            Self::Random { seed, count } => format!(
+                "{count} random shapes from seed {seed} (each of m, k, n log-uniform in \
+                 1..={RANDOM_MAX_DIM}, m·n·k ≤ 2^{})",
+                RANDOM_MAX_MACS.trailing_zeros()
+            ),
+        }
+    }
+}
+
+/// The dimension at or below which a shape is memory-bound: its bandwidth, not its
+/// arithmetic, is what a kernel can be held to.
+pub const MEMORY_BOUND_DIM: u32 = 16;
+
+/// Whether `shape` is memory-bound: `m`, `n` or `k` at most [`MEMORY_BOUND_DIM`].
+pub fn is_memory_bound(shape: MatmulShape) -> bool {
+    shape.m.min(shape.n).min(shape.k) <= MEMORY_BOUND_DIM
+}
+
+/// The bytes a product must move: `a`, `b` and the output once each, four bytes an
+/// element (the f32 operands every precision's kernels read).
+pub fn bytes_moved(shape: MatmulShape) -> f64 {
+    let (m, k, n) = (shape.m as f64, shape.k as f64, shape.n as f64);
+    4.0 * (m * k + k * n + m * n)
+}
+
 /// One shape of the suite.
 #[derive(Clone, Debug)]
 pub struct SuiteRow {
@@ -53,11 +177,13 @@ pub struct SuiteRow {
     pub kernel: Tuned,
     /// Median milliseconds of the autotuned SGEMM.
     pub ms: f64,
-    /// Median milliseconds of cuBLAS FP32.
+    /// Median milliseconds of cuBLAS.
     pub cublas_ms: f64,
     /// The spot checks of the SGEMM's and cuBLAS's results.
     pub check: Check,
     pub cublas_check: Check,
+    /// The device's copy bandwidth measured in the same run, GB/s (read plus written).
+    pub copy_gbps: f64,
 }
 
 impl SuiteRow {
@@ -70,6 +196,14 @@ impl SuiteRow {
     pub fn checked(&self) -> bool {
         self.check.ok() && self.cublas_check.ok()
     }
+
+    /// For a [memory-bound](is_memory_bound) shape, the [bytes it must move](bytes_moved)
+    /// per second of ours as a share of the copy bandwidth (1 = as fast as a copy); `None`
+    /// for the others.
+    pub fn copy_share(&self) -> Option<f64> {
+        is_memory_bound(self.shape)
+            .then(|| bytes_moved(self.shape) / (self.ms * 1e-3) / 1e9 / self.copy_gbps)
+    }
 }
 
 /// The geometric mean of the rows' [ratios](SuiteRow::ratio) (1 for none).
@@ -80,62 +214,109 @@ pub fn geomean(rows: &[SuiteRow]) -> f64 {
     (rows.iter().map(|r| r.ratio().ln()).sum::<f64>() / rows.len() as f64).exp()
 }
 
+/// The line under the header that says how every row is checked.
+pub fn check_note(math: CublasMath) -> String {
+    format!(
+        "check: {SAMPLES} outputs of each result (the corners, then random ones) against f64 \
+         dot products, within the {} error bound (k·2⁻²³ plus the inputs' rounding), ours \
+         and cuBLAS's; % copy (m, n or k ≤ {MEMORY_BOUND_DIM}): bytes of a, b and c ÷ our \
+         time, over the copy bandwidth measured in this run",
+        math.precision().name()
+    )
+}
+
 /// The table's header line (the columns of [`line()`]).
 pub fn header() -> String {
     format!(
-        "{:<20} {:>10} {:>10} {:>8}  {:<7} chosen configuration",
-        "m×k×n", "ours ms", "cuBLAS ms", "ratio", "check"
+        "{:<20} {:>10} {:>10} {:>8} {:>7}  {:<10} chosen configuration",
+        "m×k×n", "ours ms", "cuBLAS ms", "ratio", "% copy", "check"
     )
 }
 
 /// One row of the table.
 pub fn line(r: &SuiteRow) -> String {
     format!(
-        "{:<20} {:>10.3} {:>10.3} {:>7.3}×  {:<7} {}",
+        "{:<20} {:>10.3} {:>10.3} {:>7.3}× {:>7}  {:<10} {}",
         r.shape.to_string(),
         r.ms,
         r.cublas_ms,
         r.ratio(),
-        if r.checked() { "ok" } else { "WRONG" },
+        r.copy_share()
+            .map_or("-".to_owned(), |s| format!("{:.1}", 100.0 * s)),
+        format!("{SAMPLES} {}", if r.checked() { "ok" } else { "WRONG" }),
         r.kernel
     )
 }
 
-/// The closing line: the geometric mean and the worst ratio.
-pub fn summary(rows: &[SuiteRow]) -> String {
+/// The closing line: the geometric mean, the worst ratio and, where there are memory-bound
+/// shapes, the lowest share of the copy bandwidth among them.
+pub fn summary(rows: &[SuiteRow], math: CublasMath) -> String {
     let worst = rows.iter().map(|r| r.ratio()).fold(f64::INFINITY, f64::min);
-    format!(
-        "geometric mean {:.3}× cuBLAS FP32, worst {:.3}× (ratio = cuBLAS ms / ours ms)",
+    let mut s = format!(
+        "geometric mean {:.3}× {math} over {} shapes, worst {:.3}× (ratio = cuBLAS ms / ours ms)",
         geomean(rows),
+        rows.len(),
         worst
-    )
+    );
+    let shares: Vec<f64> = rows.iter().filter_map(SuiteRow::copy_share).collect();
+    if let Some(copy) = rows.first().map(|r| r.copy_gbps)
+        && !shares.is_empty()
+    {
+        let lowest = shares.iter().copied().fold(f64::INFINITY, f64::min);
+        s += &format!(
+            "; {} memory-bound, lowest {:.1}% of the copy bandwidth ({copy:.0} GB/s)",
+            shares.len(),
+            100.0 * lowest
+        );
+    }
+    s
 }
 
-/// Runs `shapes` on `gpu`: for each, uniform inputs from `seed`, the autotuned SGEMM and
-/// `cublas` (which should be in FP32 math) timed with `warmup` and `runs` event-timed
-/// launches, both spot-checked; `progress` sees each row as it is done.
+/// Floats of each buffer the copy bandwidth is measured on: 256 MiB, five times an H100's
+/// L2 cache, so the copy streams from memory.
+const COPY_FLOATS: usize = 1 << 26;
+
+/// Runs `shapes` on `gpu`: for each, uniform inputs from `seed`, the autotuned SGEMM of
+/// `cublas`'s precision and `cublas` itself timed with `warmup` and `runs` event-timed
+/// launches, both spot-checked within the precision's bound (BF16 cuBLAS on operands
+/// rounded to BF16 once, before timing); `progress` sees each row as it is done. The copy
+/// bandwidth is measured first, as many runs.
 pub fn run(
     gpu: &Gpu, cublas: &Cublas, shapes: &[MatmulShape], (warmup, runs): (usize, usize), seed: u64,
     mut progress: impl FnMut(&SuiteRow),
 ) -> Result<Vec<SuiteRow>> {
-    let autotuned = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
+    let precision = cublas.math().precision();
+    let autotuned = MatmulKernel::Sgemm(SgemmKernel::autotuned(precision)?);
     let tw = TileWidth::Tw16;
+    let copy_gbps = {
+        let src = gpu.zeros(COPY_FLOATS)?;
+        let budget = TimeBudget::new(warmup, runs, None);
+        gpu.copy_gbps(&src, &mut gpu.zeros(COPY_FLOATS)?, &budget)?
+    };
     let mut rows = vec![];
     for &shape in shapes {
         let (la, lb, lo) = shape.lens();
         let mut rng = Rng::new(seed);
         let (a, b) = (rng.uniform(la), rng.uniform(lb));
         let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+        let bf16 = match cublas.math() {
+            CublasMath::Bf16 => Some((gpu.upload_bf16(&a)?, gpu.upload_bf16(&b)?)),
+            _ => None,
+        };
+        let theirs = |out: &mut _| match &bf16 {
+            Some((a16, b16)) => cublas.gemm_bf16(a16, b16, out, shape),
+            None => cublas.sgemm(&da, &db, out, shape),
+        };
         let mut out = gpu.zeros(lo)?;
         // The first launch tunes the shape (once per device, shape and build).
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
-        let kernel = crate::gpu::autotune::choose(gpu, &da, &db, &mut out, shape, Precision::Fp32)?;
-        let bound = f32_bound(shape.k);
+        let kernel = crate::gpu::autotune::choose(gpu, &da, &db, &mut out, shape, precision)?;
+        let bound = error_bound(shape.k as usize, precision);
         // Zeros before each checked run: never right for inputs in [0, 1).
         let zero = |out: &mut _| {
             gpu.stream()
                 .memset_zeros(out)
-                .map_err(|source| crate::problem::error::Error::Driver {
+                .map_err(|source| Error::Driver {
                     call: "cuMemsetD8Async",
                     source,
                 })
@@ -147,10 +328,9 @@ pub fn run(
             gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)
         })?);
         zero(&mut out)?;
-        cublas.sgemm(&da, &db, &mut out, shape)?;
+        theirs(&mut out)?;
         let cublas_check = spot_check(&a, &b, &gpu.download(&out)?, shape, SAMPLES, bound);
-        let cublas_ms =
-            median(&mut gpu.time_ms(warmup, runs, || cublas.sgemm(&da, &db, &mut out, shape))?);
+        let cublas_ms = median(&mut gpu.time_ms(warmup, runs, || theirs(&mut out))?);
         let row = SuiteRow {
             shape,
             kernel,
@@ -158,9 +338,95 @@ pub fn run(
             cublas_ms,
             check,
             cublas_check,
+            copy_gbps,
         };
         progress(&row);
         rows.push(row);
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_shapes_follow_the_rule_and_the_seed() {
+        let shapes = random_shapes(7, 2000);
+        assert_eq!(shapes.len(), 2000);
+        assert_eq!(shapes, random_shapes(7, 2000));
+        assert_ne!(shapes, random_shapes(8, 2000));
+        // A prefix: more shapes from the same seed begin with the same ones.
+        assert_eq!(random_shapes(7, 40)[..], shapes[..40]);
+        let dims = || shapes.iter().flat_map(|s| [s.m, s.k, s.n]);
+        assert!(dims().all(|d| (1..=RANDOM_MAX_DIM).contains(&d)));
+        assert!(shapes.iter().all(|s| s.macs() <= RANDOM_MAX_MACS));
+        // Log-uniform: about as many dimensions in each octave (6000 draws, 14 octaves of
+        // about 430 each; the last one, 8192..=16384, slightly fewer for the cap).
+        let mut octaves = [0usize; 15];
+        for d in dims() {
+            octaves[d.ilog2() as usize] += 1;
+        }
+        for (o, &count) in octaves[..14].iter().enumerate() {
+            assert!(
+                (300..560).contains(&count),
+                "octave {o}: {count} ({octaves:?})"
+            );
+        }
+        // The smallest dimension is drawn too.
+        assert!(dims().any(|d| d == 1));
+    }
+
+    #[test]
+    fn random_shapes_are_the_same_on_every_machine() {
+        // Pinned: a change to the generator or the rule changes every published table.
+        let first: Vec<(u32, u32, u32)> = random_shapes(42, 4)
+            .iter()
+            .map(|s| (s.m, s.k, s.n))
+            .collect();
+        assert_eq!(first, PINNED_SEED_42);
+    }
+
+    /// `random_shapes(42, 4)`, `(m, k, n)`.
+    const PINNED_SEED_42: [(u32, u32, u32); 4] =
+        [(1334, 4, 14), (28, 1, 4561), (8, 2367, 27), (404, 7, 119)];
+
+    #[test]
+    fn memory_bound_shapes_and_their_bytes() {
+        let s = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+        assert!(is_memory_bound(s(16, 4096, 4096)));
+        assert!(is_memory_bound(s(4096, 16, 4096)));
+        assert!(is_memory_bound(s(4096, 4096, 1)));
+        assert!(!is_memory_bound(s(17, 17, 17)));
+        assert_eq!(
+            bytes_moved(s(1, 4096, 4096)),
+            4.0 * (4096.0 + 4096.0 * 4096.0 + 4096.0)
+        );
+        let row = SuiteRow {
+            shape: s(1, 4096, 4096),
+            kernel: Tuned::Config(SgemmKernel::DEFAULT),
+            ms: 0.1,
+            cublas_ms: 0.2,
+            check: Check {
+                samples: SAMPLES,
+                max_scaled_err: 0.0,
+                bound: 1.0,
+            },
+            cublas_check: Check {
+                samples: SAMPLES,
+                max_scaled_err: 2.0,
+                bound: 1.0,
+            },
+            copy_gbps: 3000.0,
+        };
+        // 67 MB in 0.1 ms is 671 GB/s, 22% of 3000.
+        let share = row.copy_share().unwrap();
+        assert!((share - bytes_moved(row.shape) / 1e-4 / 1e9 / 3000.0).abs() < 1e-12);
+        assert!(!row.checked());
+        assert!(line(&row).contains("WRONG"), "{}", line(&row));
+        assert!(line(&row).contains(&format!("{:.1}", 100.0 * share)));
+        let summary = summary(&[row], CublasMath::Fp32);
+        assert!(summary.contains("1 memory-bound"), "{summary}");
+        assert!(summary.contains("cuBLAS FP32"), "{summary}");
+    }
 }

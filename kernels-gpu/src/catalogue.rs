@@ -247,6 +247,8 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(core::iter::once(&crate::sgemm::repack::TRANSPOSE_TF32))
         .chain(crate::sgemm::repack::REPACK_16BIT.iter())
         .chain(BLAS.iter().map(|c| &c.spec))
+        .chain(core::iter::once(&crate::sgemm::blas::SCALE_C))
+        .chain(crate::sgemm::gemv::GEMV_CONFIGS.iter().map(|c| &c.spec))
         .chain(BF16.iter().map(|c| &c.spec))
         .chain(MMA_PACKED.iter().map(|c| &c.spec))
         .chain(REDUCE.iter().map(|c| &c.spec))

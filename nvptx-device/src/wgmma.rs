@@ -377,7 +377,7 @@ pub unsafe fn wait_group<const N: u32, A: Accumulators>(acc: &mut A) {
 /// (launch bounds) that leaves the block room for every warpgroup's limit.
 #[inline(always)]
 pub unsafe fn setmaxnreg_inc<const N: u32>() {
-    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
     unsafe {
@@ -394,7 +394,7 @@ pub unsafe fn setmaxnreg_inc<const N: u32>() {
 /// As [`setmaxnreg_inc`].
 #[inline(always)]
 pub unsafe fn setmaxnreg_dec<const N: u32>() {
-    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
     unsafe {

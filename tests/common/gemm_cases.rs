@@ -123,9 +123,56 @@ pub fn cases(tiled: &[(usize, usize, usize)]) -> Vec<Case> {
     out
 }
 
+/// BLAS's corner cases on `shapes`, every order and layout pair: `α = 0` with a NaN in `a`
+/// and an infinity in `b` (`β·c`, with `β = 0.5`; and with `β = 0` over a `c` of NaNs,
+/// where every output is `+0.0`), and two products whose outputs interleave (`ldc` twice
+/// the output's line, `stride_c` one line: disjoint, as cuBLAS allows).
+pub fn blas_cases(shapes: &[(usize, usize, usize)]) -> Vec<Case> {
+    let mut out = vec![];
+    let mut seed = 1000;
+    for order in [Order::RowMajor, Order::ColMajor] {
+        for op_a in Op::ALL {
+            for op_b in Op::ALL {
+                for &(m, k, n) in shapes {
+                    seed += 3;
+                    let ops = (op_a, op_b);
+                    let mut poisoned =
+                        case(order, ops, (m, k, n), 1, 2, 3, false, (0.0, 0.5), seed);
+                    if let (Some(a), Some(b)) = (poisoned.a.first_mut(), poisoned.b.last_mut()) {
+                        (*a, *b) = (f32::NAN, f32::INFINITY);
+                    }
+                    poisoned.name += "-nan-in-a-inf-in-b";
+                    out.push(poisoned);
+                    let mut zeros =
+                        case(order, ops, (m, k, n), 0, 3, 1, true, (0.0, 0.0), seed + 1);
+                    zeros.a.iter_mut().for_each(|x| *x = f32::NAN);
+                    zeros.c.iter_mut().for_each(|x| *x = f32::NAN);
+                    zeros.name += "-nan-everywhere";
+                    out.push(zeros);
+                    let line = match order {
+                        Order::RowMajor => n,
+                        Order::ColMajor => m,
+                    };
+                    let lines = (m + n) - line;
+                    let mut woven =
+                        case(order, ops, (m, k, n), 0, 2, 0, false, (1.5, -0.5), seed + 2);
+                    woven.call.ldc = Some(2 * line.max(1));
+                    woven.call.stride_c = Some(line);
+                    let mut rng = Rng::new(seed + 2);
+                    woven.c = signed(&mut rng, span(order, m, n, 2 * line.max(1), 2, line));
+                    woven.name = format!("{}-interleaved-{lines}x{line}", woven.name);
+                    out.push(woven);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// What every rung gives, bit for bit: per output `fma(op(a)[r, i], op(b)[i, c], acc)` for
 /// `i` in increasing order from `0.0`, then `α·acc` (unless `α = 1`) and `fma(β, old, ·)`
-/// (only if `β ≠ 0`); every other element of `c` unchanged.
+/// (only if `β ≠ 0`); where `α = 0` or `k = 0`, BLAS's `β·old` (`+0.0` for `β = 0`, `old`
+/// for `β = 1`) with neither operand read; every other element of `c` unchanged.
 pub fn expected_bits(case: &Case) -> Vec<f32> {
     let g = &case.call;
     let p = g.check(case.a.len(), case.b.len(), case.c.len()).unwrap();
@@ -134,6 +181,13 @@ pub fn expected_bits(case: &Case) -> Vec<f32> {
     for z in 0..p.batch as usize {
         for i in 0..p.m as usize {
             for j in 0..p.n as usize {
+                if p.alpha == 0.0 || p.k == 0 {
+                    let idx = p.c_index(z, i, j);
+                    if p.beta != 1.0 {
+                        c[idx] = if p.beta == 0.0 { 0.0 } else { p.beta * c[idx] };
+                    }
+                    continue;
+                }
                 let acc = (0..p.k as usize).fold(0.0f32, |acc, q| {
                     a[p.a_index(z, i, q)].mul_add(b[p.b_index(z, q, j)], acc)
                 });

@@ -75,13 +75,10 @@ impl Accuracy {
 }
 
 /// The largest `|out − ref| / Σ|a||b|` of a length-`k` dot product whose inputs are rounded
-/// to `precision` (relative error `u` each, [`Precision::input_rounding`]: 0 for FP32,
-/// 2⁻¹¹ for TF32, 2⁻⁸ for BF16) and accumulated in f32: each product `a(1+δ₁)·b(1+δ₂)` is off by at most
-/// `(2u + u²)|ab|`, and the `k` f32 additions add `k · 2⁻²³` (twice the round-to-nearest
-/// bound, which also covers the tensor cores' unspecified internal rounding).
+/// to `precision` and accumulated in f32: [`Precision::dot_error_bound`], where the
+/// derivation is.
 pub fn error_bound(k: usize, precision: Precision) -> f64 {
-    let u = precision.input_rounding();
-    2.0 * u + u * u + (k.max(1) as f64) * f32::EPSILON as f64
+    precision.dot_error_bound(k)
 }
 
 /// `err` in units of the rounding scale `magnitude = Σ|a||b|`: infinite where the scale is 0
@@ -152,7 +149,8 @@ impl GemmReference {
 }
 
 /// The f64 reference of `call` on `a`, `b` and the initial `c` (checked as the kernels check
-/// it: a bad call is the same typed error).
+/// it: a bad call is the same typed error). With `α = 0` or `k = 0` it is BLAS's `β·c`,
+/// whatever `a` and `b` hold (`0` for `β = 0`, whatever `c` holds).
 pub fn gemm_f64(
     call: &crate::problem::gemm::Gemm, a: &[f32], b: &[f32], c: &[f32],
 ) -> crate::problem::error::Result<GemmReference> {
@@ -165,6 +163,13 @@ pub fn gemm_f64(
     for z in 0..p.batch as usize {
         for i in 0..p.m as usize {
             for j in 0..p.n as usize {
+                if p.scales_only() {
+                    let idx = p.c_index(z, i, j);
+                    let old = if p.beta != 0.0 { out[idx] } else { 0.0 };
+                    out[idx] = beta * old;
+                    bound[idx] = 2.0 * u * (beta * old).abs();
+                    continue;
+                }
                 let (mut dot, mut mag) = (0.0f64, 0.0f64);
                 for q in 0..k {
                     let x = pa[p.a_index(z, i, q)] as f64 * pb[p.b_index(z, q, j)] as f64;

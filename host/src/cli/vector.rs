@@ -209,9 +209,7 @@ fn run_gpu(args: &Args, gpu: &Gpu, check: CheckMode) -> Result<Vec<VectorRow>, E
     let dx = gpu.upload(if x.is_empty() { &[0.0] } else { &x })?;
     // The ceiling: copying the same bytes, counted read + written.
     let copy_gbps = if len > 0 {
-        let mut copy = gpu.zeros(len)?;
-        let (copy_ms, _) = median_ms(gpu, args, || gpu.copy_device(&dx, &mut copy))?;
-        2.0 * 4.0 * len as f64 / (copy_ms * 1e-3) / 1e9
+        gpu.copy_gbps(&dx, &mut gpu.zeros(len)?, &args.budget())?
     } else {
         f64::NAN
     };

@@ -31,6 +31,7 @@
 use crate::gpu::Gpu;
 use crate::plan::budget::TimeBudget;
 use crate::plan::budget::median;
+use crate::plan::gemv::{self, Gemv};
 use crate::plan::half::{self, HalfFloat, HalfRun};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::packed::PACKED_CONFIGS;
@@ -93,6 +94,9 @@ pub enum Tuned {
     /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::plan::packed`]),
     /// packing included.
     Packed(usize),
+    /// FP32, a memory-bound product (`m`, `n` or `k` at most 16): a rung-16 kernel over its
+    /// slices of `k` ([`crate::plan::gemv`]).
+    Gemv(Gemv),
     /// BF16 on Hopper (rung 17): the f32 operands converted to `bf16` on the device, then
     /// the run ([`crate::plan::half`]), conversion included. Proposed on a Hopper only (by
     /// [`tune`], which knows the device).
@@ -104,7 +108,8 @@ impl Tuned {
     /// precision, then (FP32) the split-k runs deep enough for its `k` and, where `k` or
     /// `n` is not a multiple of 4 ([`repack::applies`]), each configuration repacked, or
     /// (TF32) the configurations on packed operands, rung 14's (which only a Hopper runs)
-    /// and rung 15's.
+    /// and rung 15's; last (FP32, a memory-bound shape: [`gemv::applies`]) the rung-16 runs
+    /// ([`Gemv::candidates`]).
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
         let configs = SgemmKernel::tuned(precision).iter().copied();
         let fp32 = precision == Precision::Fp32;
@@ -120,11 +125,16 @@ impl Tuned {
             .then(|| (0..PACKED_CONFIGS.len()).map(Tuned::Packed))
             .into_iter()
             .flatten();
+        let gemv = (fp32 && gemv::applies(shape))
+            .then(|| Gemv::candidates(shape).into_iter().map(Tuned::Gemv))
+            .into_iter()
+            .flatten();
         configs
             .map(Tuned::Config)
             .chain(split)
             .chain(repacked)
             .chain(packed)
+            .chain(gemv)
             .collect()
     }
 
@@ -136,6 +146,7 @@ impl Tuned {
             Self::Rows(r) => r.name(),
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
             Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
+            Self::Gemv(g) => g.name(),
             Self::Half(r) => format!("{}{FROM_F32}", r.name()),
         }
     }
@@ -161,6 +172,7 @@ impl Tuned {
                     .position(|c| c.name == name)
                     .map(Self::Packed)
             })
+            .or_else(|| Gemv::from_name(name).map(Self::Gemv))
             .or_else(|| {
                 let run = HalfRun::from_name(name.strip_suffix(FROM_F32)?)?;
                 (run.config.half == Half::Bf16).then_some(Self::Half(run))
@@ -182,6 +194,7 @@ impl Tuned {
                 TRANSPOSE_TF32.entry,
                 REPACK_TF32.entry,
             ],
+            Self::Gemv(g) => vec![g.config().spec.entry, REDUCE.entry],
             Self::Half(r) => vec![r.config.spec.entry, REDUCE.entry, REPACK_16BIT[1].entry],
         }
     }
@@ -200,6 +213,7 @@ impl Tuned {
             Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
             Tuned::Packed(i) => gpu.matmul_packed_device(PACKED_CONFIGS[i], a, b, out, shape),
+            Tuned::Gemv(g) => gpu.matmul_gemv_device(g, a, b, out, shape),
             Tuned::Half(r) => gpu.matmul_half_from_f32::<::half::bf16>(r, a, b, out, shape),
         }
     }
@@ -219,6 +233,8 @@ impl Tuned {
             }
             Self::Packed(i) => PACKED_CONFIGS[i].geometry.bm,
             Self::Half(r) => r.config.geometry.bm,
+            // Every row of a rung-16 product is its own: any split of the rows serves.
+            Self::Gemv(_) => 1,
         }
     }
 
@@ -1092,11 +1108,11 @@ mod tests {
         for candidate in tf32 {
             assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
         }
-        // k = 16 is too short to split.
+        // k = 16 is too short to split (and memory-bound: rung 16's candidates join).
         assert!(
             Tuned::candidates(MatmulShape::new(64, 16, 64).unwrap(), Precision::Fp32)
                 .iter()
-                .all(|c| matches!(c, Tuned::Config(_)))
+                .all(|c| matches!(c, Tuned::Config(_) | Tuned::Gemv(_)))
         );
         // k or n not a multiple of 4: every FP32 configuration repacked too, names included.
         let odd = Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Fp32);

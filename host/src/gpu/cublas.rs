@@ -66,6 +66,16 @@ impl CublasMath {
         }
     }
 
+    /// The math mode that computes in `precision`: the baseline of its kernels.
+    pub fn of(precision: kernels_gpu::sgemm::Precision) -> Self {
+        use kernels_gpu::sgemm::Precision;
+        match precision {
+            Precision::Fp32 => Self::Fp32,
+            Precision::Tf32 => Self::Tf32,
+            Precision::Bf16 => Self::Bf16,
+        }
+    }
+
     /// How it rounds the inputs, as the kernels' [`Precision`](kernels_gpu::sgemm::Precision)
     /// says it (for error bounds).
     pub fn precision(self) -> kernels_gpu::sgemm::Precision {

@@ -1,11 +1,12 @@
 //! Launching a [`Gemm`] on device buffers.
 
-use super::Gpu;
+use super::{EntryInfo, Gpu};
 use crate::plan::gemm::{GemmKernel, Resolved};
 use crate::problem::error::Result;
 use crate::problem::gemm::{Gemm, Problem};
-use cudarc::driver::CudaSlice;
-use kernels_gpu::sgemm::blas::BlasConfig;
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
+use kernels_gpu::nvptx_device::launch::Launch;
+use kernels_gpu::sgemm::blas::{BlasConfig, SCALE_C};
 
 impl Gpu {
     /// `c = α·op(a)·op(b) + β·c` as `call` describes it, on device buffers, by `kernel`.
@@ -25,7 +26,28 @@ impl Gpu {
         match kernel.resolve(&p, self.multiprocessors)? {
             Resolved::Matmul(kernel, tw, shape) => self.matmul_device(kernel, tw, a, b, c, shape),
             Resolved::Blas(config) => self.blas_device(config, &p, a, b, c),
+            Resolved::ScaleC => self.scale_c_device(&p, c),
         }
+    }
+
+    /// `C = β·C` for a problem that [scales only](Problem::scales_only): no operand is read.
+    fn scale_c_device(&self, p: &Problem, c: &mut CudaSlice<f32>) -> Result<()> {
+        let Some(launch) = p.scale_c_launch(&self.limits)? else {
+            return Ok(());
+        };
+        let info = self.entry_info(SCALE_C.entry)?;
+        let mut args = self.launcher(&info);
+        args.buffer_mut(c)
+            .scalar(&p.m)
+            .scalar(&p.n)
+            .scalar(&p.ldc)
+            .scalar(&p.stride_c)
+            .scalar(&p.batch)
+            .scalar(&p.beta);
+        // SAFETY: the parameters as SCALE_C_PARAMS declares them (checked against the PTX);
+        // Gemm::check found every output inside `c`, m·n within u32 (a span of `c`) and
+        // the outputs disjoint; the problem is not empty, so n >= 1.
+        unsafe { args.launch(&launch) }
     }
 
     /// Rung-12 configuration `config` on a checked problem (operands in the problem's order).
@@ -33,12 +55,26 @@ impl Gpu {
         &self, config: &BlasConfig, p: &Problem, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
         c: &mut CudaSlice<f32>,
     ) -> Result<()> {
-        let launch = p.launch(config, &self.limits)?;
         let info = self.entry_info(config.spec.entry)?;
-        let mut args = self.launcher(&info);
-        args.buffer(a)
-            .buffer(b)
-            .buffer_mut(c)
+        for part in p.launches(config, &self.limits)? {
+            let (oa, ob, oc) = p.offsets(part.first);
+            // Inside the buffers: the problem has products, so every matrix spans elements.
+            let (a, b, mut c) = (a.slice(oa..), b.slice(ob..), c.slice_mut(oc..));
+            self.blas_part(&info, &part.launch, p, &a, &b, &mut c)?;
+        }
+        Ok(())
+    }
+
+    /// One launch of a rung-12 configuration: the products of `launch`'s z extent, from
+    /// the first one in each view.
+    fn blas_part(
+        &self, info: &EntryInfo, launch: &Launch, p: &Problem, a: &CudaView<f32>,
+        b: &CudaView<f32>, c: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
+        let mut args = self.launcher(info);
+        args.view(a)
+            .view(b)
+            .view_mut(c)
             .scalar(&p.m)
             .scalar(&p.n)
             .scalar(&p.k)
@@ -52,8 +88,9 @@ impl Gpu {
             .scalar(&p.beta);
         // SAFETY: the parameters as BLAS_PARAMS declares them (the launcher checks their
         // sizes against the PTX); Gemm::check found every product's matrices inside the
-        // buffers, their offsets within u32 and the outputs disjoint; `c` is borrowed
-        // mutably, so it is neither `a` nor `b`.
-        unsafe { args.launch(&launch) }
+        // buffers, their offsets within u32 and the outputs disjoint, and the views start
+        // at this launch's first product, so its grid.z products are inside them; `c` is
+        // borrowed mutably, so it is neither `a` nor `b`.
+        unsafe { args.launch(launch) }
     }
 }

@@ -2,6 +2,7 @@
 
 use super::Gpu;
 use crate::gpu::autotune::Tuned;
+use crate::plan::gemv::Gemv;
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::repack;
 use crate::plan::row_split::RowSplit;
@@ -11,6 +12,7 @@ use crate::problem::error::{DriverContext, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
+
 use std::sync::MutexGuard;
 
 impl Gpu {
@@ -132,6 +134,57 @@ impl Gpu {
         // SAFETY: ws holds l.slices planes of m · n floats, written by the launch before on
         // the same stream; out holds at least m · n (the caller's contract).
         unsafe { self.split_k_reduce(&ws.as_view(), out, m * n, n, l.slices) }
+    }
+
+    /// `out = a · b` by a rung-16 kernel ([`crate::plan::gemv`]): `g`'s configuration over
+    /// its slices of `k` (as many as [`Gemv::slices`] gives on this device), each into its
+    /// own plane of the [`Gpu`]'s workspace where there are several, then the reduction of
+    /// the planes in order. Asynchronous, like [`matmul_device`](Self::matmul_device), with
+    /// its errors and [`Error::GemvBound`](crate::Error::GemvBound) for a configuration that
+    /// does not cover the shape; the bits of [`Gemv::cpu`], run to run.
+    pub fn matmul_gemv_device(
+        &self, g: Gemv, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        let spec = &g.config().spec;
+        if super::zero_if_trivial(&self.stream, spec.entry, a, b, out, shape)? {
+            return Ok(());
+        }
+        let l = g.launch(shape, self.multiprocessors, &self.limits)?;
+        let (m, n, k, slice) = (shape.m, shape.n, shape.k, l.slice);
+        let info = self.entry_info(spec.entry)?;
+        // Several slices write their planes into the workspace, one writes `out`.
+        let mut workspace = match l.reduce {
+            Some(_) => Some(self.workspace(l.workspace)?),
+            None => None,
+        };
+        let dst = match workspace.as_mut() {
+            Some(w) => w.as_mut().expect("allocated by Gpu::workspace"),
+            None => &mut *out,
+        };
+        let mut args = self.launcher(&info);
+        args.buffer(a)
+            .buffer(b)
+            .buffer_mut(dst)
+            .scalar(&m)
+            .scalar(&n)
+            .scalar(&k)
+            .scalar(&slice);
+        // SAFETY: (a, b, dst, m, n, k, slice) as every rung-16 entry declares them (the
+        // launcher checks the sizes); a and b have the shape's lengths (checked above), dst
+        // holds the slices' planes of m · n floats (the workspace) or the one output (out),
+        // the configuration covers the shape (Gemv::launch), and the grid's y extent is the
+        // slices, cdiv(k, slice).
+        unsafe { args.launch(&l.main) }?;
+        match (l.reduce, workspace) {
+            // SAFETY: the workspace holds the slices' planes, written just before on the
+            // same stream; out holds m · n floats.
+            (Some(_), Some(ws)) => unsafe {
+                let ws = ws.as_ref().expect("allocated by Gpu::workspace");
+                self.split_k_reduce(&ws.as_view(), &mut out.as_view_mut(), m * n, n, l.slices)
+            },
+            _ => Ok(()),
+        }
     }
 
     /// The split-k reduction ([`kernels_gpu::sgemm::split_k::sgemm_split_k_reduce`]): `out`

@@ -3,6 +3,7 @@
 use super::Gpu;
 use crate::plan::budget::TimeBudget;
 use crate::problem::error::{DriverContext, Result};
+use cudarc::driver::CudaSlice;
 use cudarc::driver::sys::CUevent_flags;
 use std::time::Instant;
 
@@ -56,6 +57,19 @@ impl Gpu {
         let rest = budget.timed_runs(ms[0]).saturating_sub(1);
         ms.extend(self.time_ms(0, rest, launch)?);
         Ok(ms)
+    }
+}
+
+impl Gpu {
+    /// The device's copy bandwidth, the ceiling of a memory-bound kernel: GB/s of
+    /// device-to-device copies of `src` into `dst` (as long as `src`; bytes read plus bytes
+    /// written, over the median time of the runs `budget` allows).
+    pub fn copy_gbps(
+        &self, src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>, budget: &TimeBudget,
+    ) -> Result<f64> {
+        let mut ms = self.time_within(budget, || self.copy_device(src, dst))?;
+        let bytes = 2.0 * 4.0 * src.len() as f64;
+        Ok(bytes / (crate::plan::budget::median(&mut ms) * 1e-3) / 1e9)
     }
 }
 

@@ -71,6 +71,10 @@ pub fn tensor_map(
     Ok(TensorMap(map.opaque))
 }
 
+/// The tensor maps a [`Gpu`] holds in device memory, and the host copy they were written
+/// from.
+pub(crate) type HeldMaps = Option<(Vec<TensorMap>, CudaSlice<u8>)>;
+
 /// The bytes of a [`TensorMap`].
 const MAP_BYTES: usize = std::mem::size_of::<TensorMap>();
 
@@ -81,7 +85,7 @@ impl Gpu {
     /// the guard.
     pub(crate) fn tensor_maps<const N: usize>(
         &self, maps: [TensorMap; N],
-    ) -> Result<std::sync::MutexGuard<'_, Option<(Vec<TensorMap>, CudaSlice<u8>)>>> {
+    ) -> Result<std::sync::MutexGuard<'_, HeldMaps>> {
         let mut held = self.tensor_maps.lock().unwrap_or_else(|e| e.into_inner());
         if held.as_ref().is_some_and(|(m, _)| m.as_slice() == maps) {
             return Ok(held);

@@ -215,5 +215,6 @@ fn run_tuned(
         Tuned::Repacked(k) => sim.matmul_repacked(k, a, b, shape),
         Tuned::Packed(i) => sim.matmul_packed(PACKED_CONFIGS[i], a, b, shape),
         Tuned::Half(r) => sim.matmul_half_from_f32(r, a, b, shape),
+        Tuned::Gemv(g) => sim.matmul_gemv(g, a, b, shape),
     }
 }

@@ -127,16 +127,7 @@ impl SplitK {
     /// workspace they need: [`Error::IndexOverflow`] if it does not fit.
     pub fn launch(self, shape: MatmulShape) -> Result<SplitKLaunch> {
         let (slice, slices) = self.slices(shape.k);
-        let outputs = shape.m as usize * shape.n as usize;
-        let workspace = outputs
-            .checked_mul(slices as usize)
-            .filter(|&w| w <= isize::MAX as usize / 4)
-            .ok_or(Error::IndexOverflow {
-                operand: "split-k workspace",
-                rows: slices as usize,
-                cols: outputs,
-                elements: slices as u128 * outputs as u128,
-            })?;
+        let workspace = workspace_len("split-k workspace", slices, shape)?;
         let mut partial = self.spec().launch(
             Extent::Matrix {
                 rows: shape.m,
@@ -161,6 +152,21 @@ impl SplitK {
 /// depth into workspace planes: this module's, rung 17's).
 pub fn reduce_launch(len: u32) -> Launch {
     split_k::REDUCE.launch(Extent::Items(len), 0)
+}
+
+/// Floats of a workspace of `slices` planes of `shape`'s outputs, or
+/// [`Error::IndexOverflow`] naming it (`operand`) where that many bytes cannot be allocated.
+pub fn workspace_len(operand: &'static str, slices: u32, shape: MatmulShape) -> Result<usize> {
+    let outputs = shape.m as usize * shape.n as usize;
+    outputs
+        .checked_mul(slices as usize)
+        .filter(|&w| w <= isize::MAX as usize / 4)
+        .ok_or(Error::IndexOverflow {
+            operand,
+            rows: slices as usize,
+            cols: outputs,
+            elements: slices as u128 * outputs as u128,
+        })
 }
 
 /// What split-k computes, on the CPU, bit for bit: each output as the slices' FMA chains

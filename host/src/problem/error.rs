@@ -164,15 +164,19 @@ pub enum Error {
         batch: usize,
         stride: usize,
     },
-    /// A batch stride of `c` smaller than one output matrix spans: two products would write
-    /// the same elements.
+    /// A batch stride of `c` that makes two products of the batch write the same element:
+    /// products 0 and `second` both write the element `offset` elements past product 0's
+    /// first. (Outputs may interleave, `ldc = 2n` with `stride_c = n` say, as long as no
+    /// element is written twice: [`Gemm::check`](crate::problem::gemm::Gemm::check).)
     #[error(
-        "stride_c = {stride} is less than the {span} elements one output spans, so the {batch} outputs overlap"
+        "stride_c = {stride} with ldc = {ld} makes products 0 and {second} of the {batch} write the same element ({offset} elements past product 0's first): the outputs must be disjoint"
     )]
     BatchOverlap {
         stride: usize,
-        span: usize,
+        ld: usize,
         batch: usize,
+        second: usize,
+        offset: usize,
     },
     /// A GEMM call a named kernel cannot run: the ladder's and the lecture's kernels take
     /// plain row-major `A·B` only.
@@ -209,6 +213,16 @@ pub enum Error {
     )]
     PrecisionNotImplemented {
         precision: kernels_gpu::sgemm::Precision,
+    },
+    /// A rung-16 kernel ([`crate::plan::gemv`]) asked for a product it does not cover: the
+    /// dimension its class is built around (`m`, `n` or `k`) is above its bound.
+    #[error("`{kernel}` takes {dim} ≤ {bound}, and this product ({shape}) has {dim} = {actual}")]
+    GemvBound {
+        kernel: &'static str,
+        dim: &'static str,
+        bound: u32,
+        actual: u32,
+        shape: String,
     },
     /// A row split ([`crate::plan::row_split::RowSplit`]) whose top part is not between one row
     /// and one row fewer than the product's.

@@ -135,7 +135,9 @@ impl Gemm {
     /// Errors, each naming the argument and its sizes: a leading dimension shorter than
     /// the stored row (or column) or zero ([`Error::LeadingDimension`]); a buffer too short
     /// for its matrices ([`Error::GemmBufferTooShort`]); a `stride_c` that makes two products
-    /// write the same element ([`Error::BatchOverlap`]); a matrix whose offsets do not fit
+    /// write the same element ([`Error::BatchOverlap`]: decided exactly, so interleaved
+    /// outputs such as `ldc = 2n` with `stride_c = n` over two products are accepted, as
+    /// cuBLAS accepts them; see [`first_shared_element`]); a matrix whose offsets do not fit
     /// the kernels' 32-bit indices, or a dimension too large for them
     /// ([`Error::IndexOverflow`]).
     pub fn check(&self, a: usize, b: usize, c: usize) -> Result<Problem> {
@@ -197,11 +199,15 @@ impl Gemm {
                 });
             }
             let stride = stride.unwrap_or(if lines == 0 { 0 } else { lines * ld });
-            if operand == "c" && self.batch > 1 && span > 0 && (stride as u128) < span {
+            if operand == "c"
+                && let Some(shared) = first_shared_element(lines, line, ld, stride, self.batch)
+            {
                 return Err(Error::BatchOverlap {
                     stride,
-                    span: span as usize,
+                    ld,
                     batch: self.batch,
+                    second: shared.second,
+                    offset: shared.offset,
                 });
             }
             // The last product's matrix ends at (batch − 1)·stride + span.
@@ -320,6 +326,13 @@ impl Problem {
         stored_index(Op::N, self.ldc, self.stride_c, z, r, c)
     }
 
+    /// Whether the call needs no product: `α = 0` or `k = 0` make it `C = β·C`, which
+    /// BLAS computes without reading `A` or `B` (so that a NaN or an infinity there does
+    /// not reach `C`).
+    pub fn scales_only(&self) -> bool {
+        self.alpha == 0.0 || self.k == 0
+    }
+
     /// Whether no output is written: an empty output or no products.
     pub fn is_empty(&self) -> bool {
         self.m == 0 || self.n == 0 || self.batch == 0
@@ -347,6 +360,100 @@ impl Problem {
     }
 }
 
+/// Two products of a batch that write the same element: products 0 and `second`, at the
+/// element `offset` elements past product 0's first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedElement {
+    pub second: usize,
+    pub offset: usize,
+}
+
+/// Whether two of `batch` outputs `stride` elements apart, each `lines` lines of `line`
+/// elements with lines `ld ≥ line` apart, write the same element: the first product that
+/// shares one with product 0 (the smallest distance at which any two products do), or
+/// `None` where the outputs are disjoint. Exact, in `O(log ld)` steps.
+///
+/// One output writes the offsets `i·ld + j` (`i < lines`, `j < line`), so two products `d`
+/// apart share an element exactly when `t = d·stride` is a difference of two of them,
+/// `t = Δi·ld + Δj` with `|Δi| < lines`, `|Δj| < line`. As `line ≤ ld`, that is: `t mod ld`
+/// lies within `line − 1` of a multiple of `ld` (the residue is at most `line − 1`, or at
+/// least `ld − line + 1`), and `t ≤ span − 1`, where `span = (lines − 1)·ld + line`. The
+/// second condition grows with `d`, so the smallest `d ≥ 1` meeting the first decides: it
+/// is the least of `ld / gcd(stride, ld)` (a residue of 0) and the first `d` whose residue
+/// falls in `[1, line − 1]` or `[ld − line + 1, ld − 1]` (`first_in_window`), and the
+/// outputs overlap if and only if it is below `batch` and `d·stride < span`. A stride of at
+/// least `span` (the outputs one after the other, or further apart) never overlaps, a
+/// stride of 0 always does (with two products or more).
+pub fn first_shared_element(
+    lines: usize, line: usize, ld: usize, stride: usize, batch: usize,
+) -> Option<SharedElement> {
+    if batch < 2 || lines == 0 || line == 0 {
+        return None;
+    }
+    let (lines, line, ld, stride) = (lines as u128, line as u128, ld as u128, stride as u128);
+    debug_assert!(ld >= line);
+    let span = (lines - 1) * ld + line;
+    if stride >= span {
+        return None;
+    }
+    let s = stride % ld;
+    let d = if s == 0 {
+        1
+    } else {
+        let zero = ld / gcd(s, ld);
+        let near = (line >= 2).then(|| {
+            let low = first_in_window(s, ld, 1, line - 1);
+            let high = first_in_window(s, ld, ld - line + 1, ld - 1);
+            low.into_iter().chain(high).min()
+        });
+        near.flatten().map_or(zero, |d| d.min(zero))
+    };
+    let t = d * stride;
+    if d >= batch as u128 || t >= span {
+        return None;
+    }
+    // Product d's first element is product 0's element (t / ld, t mod ld) if that column
+    // is inside; otherwise product 0's first element of the next line is product d's
+    // element (0, ld − t mod ld).
+    let (q, r) = (t / ld, t % ld);
+    let offset = if r < line { t } else { (q + 1) * ld };
+    Some(SharedElement {
+        second: d as usize,
+        offset: offset as usize,
+    })
+}
+
+/// The smallest `x ≥ 0` with `a·x mod m` in `[l, r]`, if there is one (`0 ≤ l ≤ r < m`,
+/// `a < m`; the products stay below `m²`).
+///
+/// If a multiple of `a` lies in `[l, r]` the first one, `⌈l / a⌉·a`, is reached before
+/// `a·x` wraps past `m`. Otherwise `r − l < a`, `l mod a ≥ 1`, and `a·x − m·y` is in
+/// `[l, r]` for at most one `x` per wrap count `y`, the first `y` giving the first `x`: it is
+/// the first `y` for which `[l + m·y, r + m·y]` holds a multiple of `a`, that is for which
+/// `(m mod a)·y mod a` is in `[a − r mod a, a − l mod a]`, the same question for `(m mod a,
+/// a)`: Euclid's steps, so `O(log m)` of them.
+fn first_in_window(a: u128, m: u128, l: u128, r: u128) -> Option<u128> {
+    if l == 0 {
+        return Some(0);
+    }
+    if a == 0 {
+        return None;
+    }
+    let x = l.div_ceil(a);
+    if a * x <= r {
+        return Some(x);
+    }
+    let y = first_in_window(m % a, a, a - r % a, a - l % a)?;
+    Some((l + m * y).div_ceil(a))
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// The offset of element `[r, c]` of `op(X)` for product `z`, `X` stored row-major with
 /// leading dimension `ld` and batch stride `stride`.
 fn stored_index(op: Op, ld: u32, stride: u64, z: usize, r: usize, c: usize) -> usize {
@@ -355,4 +462,123 @@ fn stored_index(op: Op, ld: u32, stride: u64, z: usize, r: usize, c: usize) -> u
         Op::T => (c, r),
     };
     z * stride as usize + row * ld as usize + col
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The offsets one output writes.
+    fn written(lines: usize, line: usize, ld: usize) -> Vec<usize> {
+        (0..lines)
+            .flat_map(|i| (0..line).map(move |j| i * ld + j))
+            .collect()
+    }
+
+    #[test]
+    fn the_window_search_matches_a_scan() {
+        for m in 1..=24u128 {
+            for a in 0..m {
+                for l in 0..m {
+                    for r in l..m {
+                        let scan = (0..=m).find(|x| (l..=r).contains(&(a * x % m)));
+                        assert_eq!(
+                            first_in_window(a, m, l, r),
+                            scan,
+                            "{a}·x mod {m} in [{l}, {r}]"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shared_elements_match_the_written_sets() {
+        for ld in 1..=9 {
+            for line in 1..=ld {
+                for lines in 1..=4 {
+                    let one = written(lines, line, ld);
+                    let mut is_written = vec![false; lines * ld + 1];
+                    one.iter().for_each(|&o| is_written[o] = true);
+                    let written_at = |o: usize| is_written.get(o).copied().unwrap_or(false);
+                    for stride in 0..=(lines * ld + 3) {
+                        // The first product sharing an element with product 0, by enumeration.
+                        let scan = (1..6).find_map(|d| {
+                            let shared = one
+                                .iter()
+                                .map(|&o| o + d * stride)
+                                .find(|&o| written_at(o))?;
+                            Some(SharedElement {
+                                second: d,
+                                offset: shared,
+                            })
+                        });
+                        for batch in 0..=6 {
+                            let want = scan.filter(|s| s.second < batch);
+                            let got = first_shared_element(lines, line, ld, stride, batch);
+                            // The same product; any shared element of the two will do.
+                            assert_eq!(
+                                got.map(|s| s.second),
+                                want.map(|s| s.second),
+                                "{lines} lines of {line}, ld {ld}, stride {stride}, batch {batch}"
+                            );
+                            // The element is product 0's and product `second`'s.
+                            if let Some(s) = got {
+                                assert!(written_at(s.offset));
+                                assert!(s.offset >= s.second * stride);
+                                assert!(written_at(s.offset - s.second * stride));
+                            }
+                            // Any two products: the same answer as from product 0 (a batch is
+                            // the same at every shift).
+                            let any = (0..batch).any(|x| {
+                                (x + 1..batch)
+                                    .any(|y| one.iter().any(|&o| written_at(o + (y - x) * stride)))
+                            });
+                            assert_eq!(got.is_some(), any);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn interleaved_and_huge_batches_are_decided_by_arithmetic() {
+        // ldc = 2n, stride n: two products interleave row by row; a third lands on the
+        // first's second row.
+        assert_eq!(first_shared_element(5, 8, 16, 8, 2), None);
+        assert_eq!(
+            first_shared_element(5, 8, 16, 8, 3),
+            Some(SharedElement {
+                second: 2,
+                offset: 16
+            })
+        );
+        // One row each, rows far apart in a huge ld: disjoint whatever the batch.
+        assert_eq!(
+            first_shared_element(1, 3, 1 << 31, 3, u32::MAX as usize),
+            None
+        );
+        // Columns interleaved within a huge row: product 4096 comes back to column 0 of
+        // the next row only after 2^32 / 4096 steps.
+        let (ld, s) = (1usize << 32, 1usize << 20);
+        assert_eq!(first_shared_element(3, 1, ld, s, 4096), None);
+        assert_eq!(
+            first_shared_element(3, 1, ld, s, 4097),
+            Some(SharedElement {
+                second: 4096,
+                offset: ld
+            })
+        );
+        // A coprime stride: the residues d·s mod ld first come within line − 1 of 0 at a
+        // d only Euclid's steps find quickly.
+        let (ld, line, s) = (1_000_003usize, 2, 999_983usize);
+        let d = (1..ld).find(|d| {
+            let r = d * s % ld;
+            r < line || r > ld - line
+        });
+        let got = first_shared_element(ld, line, ld, s, ld).map(|x| x.second);
+        assert_eq!(got, d);
+    }
 }

@@ -27,8 +27,9 @@
 //! stride and layout gives the same bits: each output is `fma(op(A)[r, i], op(B)[i, c], acc)`
 //! for `i` in increasing order from `0.0`, as in every other rung, then the epilogue. The
 //! outputs go through [`Linear`]: `α·acc + β·old`, where `old` is read only if `β ≠ 0`
-//! (BLAS's rule: with `β = 0`, `C` may hold NaNs). `α = 0` still multiplies (an infinite
-//! input gives NaN), unlike reference BLAS, which skips the product then.
+//! (BLAS's rule: with `β = 0`, `C` may hold NaNs). A call with `α = 0` or `k = 0` needs no
+//! product: the host launches [`sgemm_blas_scale_c`] instead, which reads neither operand,
+//! so a NaN or an infinity in them cannot reach `C`, as in reference BLAS.
 
 use super::epilogue::{AlphaBeta, Epilogue, Identity, Linear};
 use super::global::{is_aligned16, rows_aligned16};
@@ -315,6 +316,62 @@ pub unsafe fn sgemm_blas_batched<
     }
 }
 
+/// Threads per block of [`sgemm_blas_scale_c`].
+pub const SCALE_BLOCK: u32 = 256;
+
+/// `C = β·C` for every output of a strided batch: what `C = α·op(A)·op(B) + β·C` is when
+/// `α = 0` or `k = 0`, without reading `A` or `B`. Each output is `β·old`, rounded once;
+/// with `β = 0` it is `+0.0` and `C` is not read (it may hold NaNs). Product `z`'s output
+/// `[r, c]` is `c[z·stride_c + r·ldc + c]`; nothing else is written.
+///
+/// Launch 1D with [`SCALE_BLOCK`] threads per block and any number of blocks: the threads
+/// stride over the `batch · m · n` outputs, consecutive threads on consecutive columns.
+///
+/// # Safety
+/// `c` holds every product's `m × n` output (`(batch − 1)·stride_c + (m − 1)·ldc + n`
+/// floats), `m·n` fits `u32`, `n ≥ 1`, and no two products share an output.
+#[inline(always)]
+pub unsafe fn sgemm_blas_scale_c(
+    c: *mut f32, m: u32, n: u32, ldc: u32, stride_c: u64, batch: u32, beta: f32,
+) {
+    let per = m * n;
+    let total = per as u64 * batch as u64;
+    let step = thread::grid_dim_x() as u64 * thread::block_dim_x() as u64;
+    let mut i = thread::index_1d() as u64;
+    while i < total {
+        let z = i / per as u64;
+        let e = (i - z * per as u64) as u32;
+        let (r, col) = (e / n, e % n);
+        // SAFETY: z < batch, r < m, col < n: an output of product z, this thread's only.
+        unsafe {
+            let out =
+                c.add(z as usize * stride_c as usize + r as usize * ldc as usize + col as usize);
+            *out = if beta == 0.0 { 0.0 } else { beta * *out };
+        }
+        i += step;
+    }
+}
+
+/// The parameters of [`sgemm_blas_scale_c`].
+pub const SCALE_C_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
+    c: *mut f32, m: u32, n: u32, ldc: u32, stride_c: u64, batch: u32, beta: f32
+);
+
+/// How to launch [`sgemm_blas_scale_c`] for `batch · m · n` outputs (as items, at most
+/// 65,535 blocks: the threads stride over the rest).
+pub const SCALE_C: nvptx_device::catalogue::KernelSpec = nvptx_device::catalogue::KernelSpec {
+    grid: nvptx_device::catalogue::GridRule::Items {
+        per_block: SCALE_BLOCK,
+        max_blocks: 65_535,
+    },
+    ..nvptx_device::catalogue::KernelSpec::items(
+        "sgemm_blas_scale_c",
+        SCALE_C_PARAMS,
+        SCALE_BLOCK,
+        SCALE_BLOCK,
+    )
+};
+
 /// The BLAS epilogue `α·acc + β·old` (no bias, no activation).
 pub type Blas = Linear<Identity>;
 
@@ -421,7 +478,10 @@ macro_rules! blas_configs {
                     { shared_ld($bm, copied($ta, true)) }, { shared_ld($bn, copied($tb, false)) },
                     $ta, $tb, $group, Blas>
                 $(, launch_bounds($threads, $mb))?;
-        )*}
+        )*
+            sgemm_blas_scale_c(c: *mut f32, m: u32, n: u32, ldc: u32, stride_c: u64, batch: u32,
+                beta: f32) => sgemm_blas_scale_c;
+        }
 
         /// Every BLAS configuration, in table order.
         pub const BLAS_CONFIGS: &[BlasConfig] = &[$({

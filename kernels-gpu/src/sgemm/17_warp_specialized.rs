@@ -259,7 +259,7 @@ pub unsafe fn gemm_warp_specialized<
         unsafe { setmaxnreg_inc::<CONSUMER_REGS>() };
     }
     let consumer = group - 1;
-    let leader = t % WARPGROUP == 0;
+    let leader = t.is_multiple_of(WARPGROUP);
     let mut state = PipelineState::<STAGES>::consumer_start();
     let mut acc = A::ZERO;
     while let Some(unit) = schedule.next() {

@@ -19,6 +19,7 @@
 //! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
 //! | 14 | `14_wgmma.rs` | [`wgmma::sgemm_wgmma`] | TF32 on Hopper's warpgroup `wgmma` (`sm_90a` module), both operands packed first ([`repack`]): rounded to TF32, `b` transposed | `64·N/128` |
 //! | 15 | `15_mma_packed.rs` | [`mma_packed::sgemm_mma_packed`] | rung 11's `mma.sync` warp tiles on rung 14's packed `b` and the caller's `a`: both fragments by `ldmatrix`, only `a`'s rounded in the loop ([`mma_packed::MMA_PACKED_CONFIGS`]) | `WM·WN/32` |
+//! | 16 | `16_gemv.rs` | [`gemv::gemv_small_m`], [`gemv::gemv_small_n`], [`gemv::gemv_small_k`] | memory-bound products (`m`, `n` or `k` ≤ 16): the large operand streamed once, coalesced, 16-byte loads; split k reduced in a fixed order ([`gemv::GEMV_CONFIGS`]) | 4 columns × `m` rows, 4 rows × `n` columns, or 4 columns × 16 rows |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
 //! compile-time unrolling) is in [`parts`]. Every configuration that becomes an entry point
@@ -69,6 +70,8 @@ pub mod swizzled;
 #[path = "11_tensor_core.rs"]
 pub mod tensor_core;
 use tensor_core::{BF16, TF32};
+#[path = "16_gemv.rs"]
+pub mod gemv;
 #[path = "15_mma_packed.rs"]
 pub mod mma_packed;
 #[path = "05_vectorized.rs"]
@@ -229,6 +232,11 @@ impl Precision {
         }
     }
 
+    /// The precision called `name` ([`name`](Self::name)), if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
     /// The largest relative error of one input after rounding to this precision (f32's
     /// own rounding of the data is not counted: the inputs are f32 already): 0, 2⁻¹¹ for
     /// TF32 (round to nearest of a 10-bit mantissa), 2⁻⁸ for BF16.
@@ -238,6 +246,18 @@ impl Precision {
             Self::Tf32 => 1.0 / 2048.0,
             Self::Bf16 => 1.0 / 256.0,
         }
+    }
+
+    /// The largest `|out − exact| / Σ|a||b|` of a length-`k` dot product whose inputs are
+    /// rounded to this precision (relative error `u` each, [`input_rounding`](Self::input_rounding))
+    /// and accumulated in f32: each product `a(1+δ₁)·b(1+δ₂)` is off by at most
+    /// `(2u + u²)|ab|`, and the `k` f32 additions add `k · 2⁻²³` (twice the
+    /// round-to-nearest bound, which also covers the tensor cores' unspecified internal
+    /// rounding, and holds for any order of the additions). The bound every check of a
+    /// product uses, on every host.
+    pub fn dot_error_bound(self, k: usize) -> f64 {
+        let u = self.input_rounding();
+        2.0 * u + u * u + (if k == 0 { 1 } else { k }) as f64 * f32::EPSILON as f64
     }
 }
 

@@ -3,12 +3,19 @@
 //!
 //! ```text
 //! cust-host [--op all|matmul|sum|sliding] [--m M] [--k K] [--n N] [--sgemm tuned|all|NAME]
-//!           [--len N] [--window W] [--iters N] [--warmup N] [--seed S]
+//!           [--precision fp32|tf32|bf16] [--len N] [--window W] [--iters N] [--warmup N]
+//!           [--seed S]
 //! ```
+//!
+//! `--precision` (default fp32) is what `tuned` chooses among and `all` runs: a tuned row
+//! is always of the precision asked for. Every row says its precision and how it was
+//! checked: every output against the f64 product, within that precision's error bound
+//! (`kernels_gpu::sgemm::Precision::dot_error_bound`).
 
 use cust_host::{CustGpu, Error};
 use cust_plan::reference::{self, median};
 use cust_plan::{Kernel, args::MatmulPlan};
+use kernels_gpu::sgemm::Precision;
 use std::process::ExitCode;
 
 /// The command line, with the main binary's defaults on a GPU.
@@ -18,6 +25,7 @@ struct Args {
     k: usize,
     n: usize,
     sgemm: String,
+    precision: Precision,
     len: usize,
     window: usize,
     iters: usize,
@@ -26,7 +34,8 @@ struct Args {
 }
 
 const USAGE: &str = "usage: cust-host [--op all|matmul|sum|sliding] [--m M] [--k K] [--n N] \
-                     [--sgemm tuned|all|NAME] [--len N] [--window W] [--iters N] [--warmup N] [--seed S]";
+                     [--sgemm tuned|all|NAME] [--precision fp32|tf32|bf16] [--len N] \
+                     [--window W] [--iters N] [--warmup N] [--seed S]";
 
 impl Args {
     fn parse(mut words: impl Iterator<Item = String>) -> Result<Self, String> {
@@ -36,6 +45,7 @@ impl Args {
             k: 256,
             n: 5120,
             sgemm: "tuned".into(),
+            precision: Precision::Fp32,
             len: 1 << 28,
             window: 2,
             iters: 20,
@@ -52,6 +62,10 @@ impl Args {
             match flag.as_str() {
                 "--op" => a.op = value.clone(),
                 "--sgemm" => a.sgemm = value.clone(),
+                "--precision" => {
+                    a.precision = Precision::from_name(&value)
+                        .ok_or(format!("--precision {value}: one of fp32, tf32, bf16"))?
+                }
                 "--m" => a.m = number()?,
                 "--k" => a.k = number()?,
                 "--n" => a.n = number()?,
@@ -83,7 +97,11 @@ fn main() -> ExitCode {
         }
     };
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: some results are outside their error bound (see the `ok` column)");
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
@@ -91,7 +109,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> Result<(), Error> {
+/// Returns whether every checked result was within its bound.
+fn run(args: &Args) -> Result<bool, Error> {
     let gpu = CustGpu::new()?;
     eprintln!(
         "{} through cust: median of {} runs after {} warm-up",
@@ -99,25 +118,27 @@ fn run(args: &Args) -> Result<(), Error> {
         args.iters,
         args.warmup
     );
+    let mut ok = true;
     if args.runs("matmul") {
-        matmul(args, &gpu)?;
+        ok &= matmul(args, &gpu)?;
     }
     if args.runs("sum") || args.runs("sliding") {
         vector(args, &gpu)?;
     }
-    Ok(())
+    Ok(ok)
 }
 
-/// The SGEMM configurations `--sgemm` selects: `tuned` times the autotuner's candidates on
-/// this shape and keeps the fastest.
+/// The SGEMM configurations `--sgemm` selects: `tuned` times the autotuner's candidates of
+/// `--precision` on this shape and keeps the fastest; `all` is every configuration of
+/// `--precision`; a name is that configuration, whatever its precision (its row says it).
 fn sgemm_kernels(
     args: &Args, time: &dyn Fn(Kernel, usize, usize) -> Result<f64, Error>,
 ) -> Result<Vec<Kernel>, Error> {
     match args.sgemm.as_str() {
-        "all" => Ok(Kernel::sgemm().collect()),
+        "all" => Ok(Kernel::sgemm_of(args.precision).collect()),
         "tuned" => {
             let mut best: Option<(Kernel, f64)> = None;
-            for k in Kernel::sgemm_candidates() {
+            for k in Kernel::sgemm_candidates(args.precision) {
                 match time(k, 2, 5) {
                     Ok(ms) if best.is_none_or(|(_, b)| ms < b) => best = Some((k, ms)),
                     Ok(_) | Err(Error::Launch(_)) => {} // a shape this device refuses
@@ -125,7 +146,11 @@ fn sgemm_kernels(
                 }
             }
             let (k, ms) = best.expect("some candidate launches");
-            eprintln!("tuned: {} ({ms:.3} ms, median of 5)", k.name());
+            eprintln!(
+                "tuned among the {} candidates: {} ({ms:.3} ms, median of 5)",
+                args.precision.name(),
+                k.name()
+            );
             Ok(vec![k])
         }
         name => Kernel::by_name(name)
@@ -135,7 +160,8 @@ fn sgemm_kernels(
     }
 }
 
-fn matmul(args: &Args, gpu: &CustGpu) -> Result<(), Error> {
+/// Returns whether every result was within its bound.
+fn matmul(args: &Args, gpu: &CustGpu) -> Result<bool, Error> {
     let (m, k, n) = (args.m, args.k, args.n);
     let a = reference::uniform(args.seed, m * k);
     let b = reference::uniform(args.seed ^ 0x5eed, k * n);
@@ -158,14 +184,16 @@ fn matmul(args: &Args, gpu: &CustGpu) -> Result<(), Error> {
         .unwrap_or(0)
         .max(20);
     println!(
-        "{:<width$} {:>4} {:>16} {:>10} {:>10} {:>11}",
-        "kernel", "tw", "m×k×n", "ms", "GFLOP/s", "max_abs"
+        "{:<width$} {:>9} {:>4} {:>16} {:>10} {:>10} {:>11} {:>10} {:>10} {:>5}",
+        "kernel", "precision", "tw", "m×k×n", "ms", "GFLOP/s", "max_abs", "scaled", "bound", "ok"
     );
+    let mut all_ok = true;
     for kernel in kernels {
         // NaN poison: an output the kernel fails to write shows up as an infinite error.
         let mut out = gpu.upload(&vec![f32::NAN; m * n])?;
         gpu.matmul(kernel, &da, &db, &mut out, (m, k, n))?;
-        let err = reference::max_abs_error(&gpu.download(&out)?, &r);
+        let check = r.check(&gpu.download(&out)?, kernel.precision());
+        all_ok &= check.ok();
         let plan = MatmulPlan::new(kernel, (m, k, n), (m * k, k * n, m * n))?;
         let (ms, gflops) = if plan.launch.is_some() {
             let ms = time(kernel, args.warmup, args.iters)?;
@@ -177,16 +205,24 @@ fn matmul(args: &Args, gpu: &CustGpu) -> Result<(), Error> {
             ("-".into(), "-".into())
         };
         println!(
-            "{:<width$} {:>4} {:>16} {:>10} {:>10} {:>11.3e}",
+            "{:<width$} {:>9} {:>4} {:>16} {:>10} {:>10} {:>11.3e} {:>10.3e} {:>10.3e} {:>5}",
             kernel.name(),
+            check.precision.name(),
             kernel.tile_width().map_or("-".into(), |t| t.to_string()),
             format!("{m}×{k}×{n}"),
             ms,
             gflops,
-            err
+            check.max_abs,
+            check.max_scaled,
+            check.bound,
+            if check.ok() { "yes" } else { "NO" }
         );
     }
-    Ok(())
+    println!(
+        "Each row: every output against the f64 product; scaled = max |out − exact| / Σ|a||b|, \
+         bound = that of the row's precision (k·2⁻²³ plus the inputs' rounding)."
+    );
+    Ok(all_ok)
 }
 
 fn vector(args: &Args, gpu: &CustGpu) -> Result<(), Error> {
@@ -239,5 +275,9 @@ fn vector(args: &Args, gpu: &CustGpu) -> Result<(), Error> {
             row(kernel.name(), Some(w), median(&mut ms), bytes, err);
         }
     }
+    println!(
+        "Each row: max_abs = max |out − exact| over every output against its f64 reference \
+         (reported, not held to a bound)."
+    );
     Ok(())
 }

@@ -6,6 +6,7 @@ use kernels_gpu::catalogue::{
     KernelSpec, LECTURE, LectureConfig, REDUCE, ReduceEntry, SGEMM, SLIDING, SgemmConfig,
     SlidingEntry, VectorConfig,
 };
+use kernels_gpu::sgemm::Precision;
 
 /// One catalogue row.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +50,15 @@ impl Kernel {
         }
     }
 
+    /// How a matrix product rounds its inputs: FP32 for the lecture's kernels, the
+    /// configuration's for the SGEMM ladder (and FP32, exact inputs, for the others).
+    pub fn precision(&self) -> Precision {
+        match self {
+            Self::Sgemm(c) => c.precision,
+            _ => Precision::Fp32,
+        }
+    }
+
     /// Whether it computes a matrix product.
     pub fn is_matmul(&self) -> bool {
         matches!(self, Self::Lecture(_) | Self::Sgemm(_))
@@ -73,9 +83,15 @@ impl Kernel {
         SGEMM.iter().map(Self::Sgemm)
     }
 
-    /// The configurations the autotuner times (flagged `autotune` in the SGEMM table).
-    pub fn sgemm_candidates() -> impl Iterator<Item = Kernel> {
-        SGEMM.iter().filter(|c| c.autotune).map(Self::Sgemm)
+    /// Every SGEMM configuration of `precision`, lowest rung first.
+    pub fn sgemm_of(precision: Precision) -> impl Iterator<Item = Kernel> {
+        Self::sgemm().filter(move |k| k.precision() == precision)
+    }
+
+    /// The configurations of `precision` the autotuner times (flagged `autotune` in the
+    /// SGEMM table): a tuned choice never leaves the precision asked for.
+    pub fn sgemm_candidates(precision: Precision) -> impl Iterator<Item = Kernel> {
+        Self::sgemm_of(precision).filter(|k| matches!(k, Self::Sgemm(c) if c.autotune))
     }
 
     /// The sums.
@@ -128,7 +144,28 @@ mod tests {
             "reduce_sum_warp"
         );
         assert!(Kernel::by_name("naive").is_none());
-        assert!(Kernel::sgemm_candidates().count() > 1);
-        assert!(Kernel::sgemm_candidates().all(|k| matches!(k, Kernel::Sgemm(c) if c.autotune)));
+        assert_eq!(
+            Kernel::by_name("sgemm-bf16-128x128x32-w64x64")
+                .unwrap()
+                .precision(),
+            Precision::Bf16
+        );
+    }
+
+    #[test]
+    fn candidates_stay_in_their_precision() {
+        for precision in Precision::ALL {
+            let candidates: std::vec::Vec<Kernel> = Kernel::sgemm_candidates(precision).collect();
+            assert!(!candidates.is_empty(), "{precision:?}");
+            for k in candidates {
+                assert!(matches!(k, Kernel::Sgemm(c) if c.autotune), "{}", k.name());
+                assert_eq!(k.precision(), precision, "{}", k.name());
+            }
+        }
+        // The BF16 configuration an FP32 table once reported is not an FP32 candidate.
+        assert!(
+            Kernel::sgemm_candidates(Precision::Fp32)
+                .all(|k| k.name() != "sgemm-bf16-128x128x32-w64x64")
+        );
     }
 }

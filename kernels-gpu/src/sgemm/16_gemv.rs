@@ -1,0 +1,553 @@
+//! Rung 16: memory-bound products, where one of `m`, `n` or `k` is at most 16 (and tiny
+//! outputs under a long `k`, 33 × 100000 × 33 say, whose work is streaming the operands
+//! through a few hundred slices of `k`). A tile
+//! kernel's figure of merit there is wrong: the arithmetic is a few FMAs per byte, and the
+//! bound is how fast the big operand streams through. So these kernels are measured in
+//! bytes of `a`, `b` and `out` moved per second against a device-to-device copy, and each
+//! streams the large operand once, coalesced, 16 bytes per load where the rows are aligned
+//! (scalar loads at the edges and on misaligned rows), with several loads in flight per
+//! thread before their first use.
+//!
+//! * [`gemv_small_m`] (`m ≤ M`): a few rows of `a` times `b` (`m = 1` is `xᵀ·B`). Each
+//!   output row is a dot of a row of `a` with columns of `b`, so `b` is streamed row by row,
+//!   coalesced along `n`: lane `l` of a warp owns four consecutive columns and keeps
+//!   `M × 4` accumulators; the `M` values of `a` it needs per row of `b` are the same for
+//!   the whole warp (broadcast loads). A block's four warps split its slice of `k` into four
+//!   consecutive parts and add their partial sums through shared memory in warp order. More
+//!   than `M` rows (a tiny output) run in groups of `M` (`blockIdx.z`), each streaming `b`.
+//! * [`gemv_small_n`] (`n ≤ N`): `a` times a few columns (`n = 1` is `A·x`). `a` is streamed
+//!   along its rows (coalesced along `k`): each warp owns four rows, lane `l` four
+//!   consecutive depths of each; `b`'s rows for the block's depths (`n` floats each) are
+//!   staged in shared memory, transposed, so each lane reads its four depths of one column
+//!   with one 16-byte shared load. The lanes' partial sums are added by a butterfly of
+//!   shuffles ([`nvptx_device::warp::sum_f32`]).
+//! * [`gemv_small_k`] (`k ≤ K`): outer-product-like, bound by writing `out`. Each thread
+//!   holds four columns of all `k` rows of `b` in registers and writes four consecutive
+//!   outputs of each of the block's rows, one 16-byte store each.
+//!
+//! **Split k.** Where the output alone would not give every multiprocessor enough warps
+//! (a long `k` under a small output), `k` is cut into slices (`blockIdx.y`): slice `s`
+//! covers depths `[s·slice, (s + 1)·slice)` and writes its partial sums to plane `s` of a
+//! workspace, which [`split_k::sgemm_split_k_reduce`](super::split_k::sgemm_split_k_reduce)
+//! adds in increasing `s`. No atomics: the same bits run to run.
+//!
+//! **Summation order** (what the CPU twins in the tests reproduce). [`gemv_small_k`]: each
+//! output is `fma(a[r, i], b[i, c], acc)` for `i` in increasing order from `0.0`, the order
+//! of every other rung. [`gemv_small_m`]: in slice `s`, warp `w` takes the depths
+//! `[s·slice + w·part, s·slice + (w + 1)·part)` (`part = slice / 4`), an FMA chain in
+//! increasing depth from `0.0`; the slice's value is `((p₀ + p₁) + p₂) + p₃`. [`gemv_small_n`]:
+//! in slice `s`, lane `l` takes the depths `s·slice + KC·c + 4l + q` (`KC = 128` depths a
+//! chunk, chunks `c` and then `q < 4` in increasing order), an FMA chain from `0.0`; the
+//! slice's value is the butterfly sum of the 32 lanes (pairs at distance 16, 8, 4, 2, 1).
+//! Then the slices, `((v₀ + v₁) + v₂) + …`.
+//!
+//! **Error bound.** Each output is a sum of `k` products in a fixed tree: an FMA chain per
+//! warp part (small `m`), lane (small `n`) or output (small `k`), then adds. The f32 error of
+//! such a tree is at most `D·2⁻²⁴·Σ|a||b|` to first order, `D` the most roundings on one
+//! product's path: the FMA chain's length (at most `slice / 4` for [`gemv_small_m`],
+//! `slice / 32` for [`gemv_small_n`], `k` for [`gemv_small_k`]), the in-block adds (3 for
+//! [`gemv_small_m`]'s warps, 5 for [`gemv_small_n`]'s butterfly) and the slices' adds
+//! (`slices − 1`). The host makes every slice but the last at least 16 deep and never longer
+//! than `k` rounded up to 16 (`plan::gemv`), so `slices ≤ k/16 + 1` and
+//! `D ≤ (k + 15)/4 + 3 + k/16 ≤ 2k` for every `k ≥ 4`; for `k ≤ 4` one warp (its first
+//! four depths) or lane holds every product and the others add exact zeros, so `D ≤ k`.
+//! Every check uses the
+//! repository's bound, `k·2⁻²³·Σ|a||b|`
+//! ([`Precision::dot_error_bound`](super::Precision::dot_error_bound)): this one with
+//! `D = 2k`, which the fixed tree stays within.
+
+use super::global::{is_aligned16, store_f32x4};
+use super::unroll::unroll;
+use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec};
+use nvptx_device::intrinsics::{fma, load_f32x4_nc};
+use nvptx_device::shared_array;
+use nvptx_device::thread::{self, Dim3, sync_threads};
+use nvptx_device::warp;
+
+/// Threads per block of every rung-16 kernel.
+pub const THREADS: u32 = 128;
+/// Warps per block.
+pub const WARPS: u32 = THREADS / 32;
+/// Columns of `out` per block of [`gemv_small_m`]: four per lane, all four warps on the same
+/// columns.
+pub const SMALL_M_COLS: u32 = 128;
+/// Rows of `a` per warp of [`gemv_small_n`].
+pub const SMALL_N_ROWS_PER_WARP: u32 = 4;
+/// Rows of `a` per block of [`gemv_small_n`].
+pub const SMALL_N_ROWS: u32 = WARPS * SMALL_N_ROWS_PER_WARP;
+/// Depths of `a` and `b` a block of [`gemv_small_n`] stages per step: four per lane.
+pub const SMALL_N_CHUNK: u32 = 128;
+/// Columns of `out` per block of [`gemv_small_k`]: four per thread.
+pub const SMALL_K_COLS: u32 = 4 * THREADS;
+/// Rows of `out` per block of [`gemv_small_k`].
+pub const SMALL_K_ROWS: u32 = 16;
+/// How a slice of `k` must be aligned: a multiple of this many depths (four for each of
+/// [`gemv_small_m`]'s four warps, so that every part starts 16-byte aligned), except the
+/// last slice.
+pub const SLICE_ALIGN: u32 = 16;
+
+/// Reads `p[0..4]`: one 16-byte load if `vec`, else four scalar loads of the first `valid`
+/// (zero past them).
+///
+/// # Safety
+/// `p[0..valid]` is readable and nothing writes it during the kernel; if `vec`, `valid == 4`
+/// and `p` is 16-byte aligned.
+#[inline(always)]
+unsafe fn load4(p: *const f32, valid: u32, vec: bool) -> [f32; 4] {
+    if vec {
+        // SAFETY: the caller's contract.
+        unsafe { load_f32x4_nc(p) }
+    } else {
+        let mut v = [0.0f32; 4];
+        unroll!(4, |e| {
+            if (e as u32) < valid {
+                // SAFETY: e < valid.
+                v[e] = unsafe { *p.add(e) };
+            }
+        });
+        v
+    }
+}
+
+/// Rows of `a` (`m × k`) times `b` (`k × n`), `M` rows at a time: this block's group of `M`
+/// rows (`blockIdx.z`; the last group takes what is left), its 128 columns and slice
+/// `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into `out` (`m × n`)
+/// if the launch has one slice, else into plane `blockIdx.y` of `out` (`slices · m · n`
+/// floats). One group (`m ≤ M`) streams `b` once; a tiny output under a long `k` (33 × 33,
+/// say) takes a few groups, `b` streamed once per group. See the [module](self) for the
+/// order of the sums.
+///
+/// Launch [`THREADS`] threads per block on a `cdiv(n, 128) × slices × cdiv(m, M)` grid.
+///
+/// # Safety
+/// `a`, `b` hold `m·k` and `k·n` floats that nothing writes during the kernel, `out` as above;
+/// `m ≥ 1`, `n ≥ 1`, `slice ≥ 1`, the grid's y extent `cdiv(k, slice)` (at least 1), its z
+/// extent `cdiv(m, M)`, and every product of sizes fits `u32`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemv_small_m<const M: usize>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+) {
+    let red = shared_array!(f32; WARPS as usize * M * SMALL_M_COLS as usize);
+    // This block's rows: `rows` of them from row `g0`.
+    let g0 = thread::block_idx_z() * M as u32;
+    let rows = m.saturating_sub(g0).min(M as u32);
+    // SAFETY: g0 < m (the grid's z extent), so row g0 starts inside a.
+    let a = unsafe { a.add(g0 as usize * k as usize) };
+    let t = thread::thread_idx_x();
+    let (w, lane) = (t / 32, t % 32);
+    let c0 = thread::block_idx_x() * SMALL_M_COLS;
+    let c = c0 + 4 * lane;
+    let s = thread::block_idx_y();
+    let k0 = s * slice;
+    let k1 = k.min(k0 + slice);
+    let part = slice / WARPS;
+    let (p0, p1) = ((k0 + w * part).min(k1), (k0 + (w + 1) * part).min(k1));
+    let cols = n.saturating_sub(c).min(4);
+    // 16-byte loads of b's rows where this lane's four columns are inside and aligned, and
+    // of a's rows where they are aligned (every part starts at a multiple of 4).
+    let vec_b = cols == 4 && n.is_multiple_of(4) && is_aligned16(b);
+    let vec_a = k.is_multiple_of(4) && is_aligned16(a);
+    let mut acc = [[0.0f32; 4]; M];
+    // SAFETY: the caller's contract, and the group's rows start inside a (above).
+    unsafe {
+        if vec_b {
+            small_m_part::<M, true>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+        } else if cols > 0 {
+            small_m_part::<M, false>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+        }
+    }
+    // The four warps' partial sums of each output, added in warp order.
+    unroll!(M, |i| {
+        // SAFETY: (w·M + i)·128 + 4·lane + 4 <= 4·M·128, a multiple of 4.
+        unsafe { red.set4_unchecked((w * M as u32 + i as u32) * SMALL_M_COLS + 4 * lane, acc[i]) };
+    });
+    sync_threads();
+    let col = c0 + t;
+    if col < n {
+        let plane = if thread::grid_dim_y() > 1 {
+            s as usize * m as usize * n as usize
+        } else {
+            0
+        };
+        unroll!(M, |i| {
+            if (i as u32) < rows {
+                let mut v = red.get(i as u32 * SMALL_M_COLS + t);
+                unroll!(3, |x| {
+                    v += red.get(((x as u32 + 1) * M as u32 + i as u32) * SMALL_M_COLS + t);
+                });
+                let row = g0 as usize + i;
+                // SAFETY: row < m, column col < n of this slice's plane (or of out).
+                unsafe { *out.add(plane + row * n as usize + col as usize) = v };
+            }
+        });
+    }
+}
+
+/// One lane's part of [`gemv_small_m`]: `acc[i][e] += a[i, p]·b[p, c + e]` for the depths
+/// `p` of `part` in increasing order, `i < rows`, `e < cols`; `b`'s rows by one 16-byte load
+/// each if `VB` (a separate instantiation, so the hot loop has no branch per load), `a`'s
+/// by 16-byte loads where `vec_a`.
+///
+/// # Safety
+/// `a` holds `rows` rows of `k` and `b` `k` rows of `n` floats that nothing writes during
+/// the kernel; `part` is inside `0..k` and starts at a multiple of 4; columns `c..c + cols`
+/// are inside `b`; if `VB`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte aligned; if
+/// `vec_a`, `k % 4 == 0` and `a` is 16-byte aligned.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn small_m_part<const M: usize, const VB: bool>(
+    acc: &mut [[f32; 4]; M], a: *const f32, b: *const f32, n: u32, k: u32, c: u32, cols: u32,
+    rows: u32, (p0, p1): (u32, u32), vec_a: bool,
+) {
+    // Eight rows of b per step: eight 16-byte loads in flight per lane.
+    let mut p = p0;
+    while p + 8 <= p1 {
+        let mut bq = [[0.0f32; 4]; 8];
+        unroll!(8, |j| {
+            // SAFETY: row p + j < k, columns c..c + cols inside b; aligned where VB.
+            bq[j] = unsafe {
+                load4(
+                    b.add((p + j as u32) as usize * n as usize + c as usize),
+                    cols,
+                    VB,
+                )
+            };
+        });
+        unroll!(M, |i| {
+            if (i as u32) < rows {
+                let row = i * k as usize + p as usize;
+                // SAFETY: depths p..p + 8 < k of row i < rows; aligned where vec_a (p % 4 == 0).
+                let (lo, hi) =
+                    unsafe { (load4(a.add(row), 4, vec_a), load4(a.add(row + 4), 4, vec_a)) };
+                unroll!(4, |j| {
+                    unroll!(4, |e| {
+                        acc[i][e] = fma(lo[j], bq[j][e], acc[i][e]);
+                    });
+                });
+                unroll!(4, |j| {
+                    unroll!(4, |e| {
+                        acc[i][e] = fma(hi[j], bq[4 + j][e], acc[i][e]);
+                    });
+                });
+            }
+        });
+        p += 8;
+    }
+    while p < p1 {
+        // SAFETY: row p < k, columns c..c + cols inside b; aligned where VB.
+        let bq = unsafe { load4(b.add(p as usize * n as usize + c as usize), cols, VB) };
+        unroll!(M, |i| {
+            if (i as u32) < rows {
+                // SAFETY: depth p < k of row i < rows.
+                let x = unsafe { *a.add(i * k as usize + p as usize) };
+                unroll!(4, |e| {
+                    acc[i][e] = fma(x, bq[e], acc[i][e]);
+                });
+            }
+        });
+        p += 1;
+    }
+}
+
+/// `a` (`m × k`) times `n ≤ N` columns (`b`, `k × n`): this block's 16 rows (four per
+/// warp) and slice `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into
+/// `out` (`m × n`) if the launch has one slice, else into plane `blockIdx.y` of `out`
+/// (`slices · m · n` floats). See the [module](self) for the order of the sums.
+///
+/// Launch [`THREADS`] threads per block on a `cdiv(m, 16) × slices` grid.
+///
+/// # Safety
+/// As [`gemv_small_m`], with `m ≥ 1` and `1 ≤ n ≤ N`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemv_small_n<const N: usize>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+) {
+    const R: usize = SMALL_N_ROWS_PER_WARP as usize;
+    // b's rows of the chunk, transposed: column j's depths at j·CHUNK.
+    let bt = shared_array!(f32; N * SMALL_N_CHUNK as usize);
+    let t = thread::thread_idx_x();
+    let (w, lane) = (t / 32, t % 32);
+    let r0 = (thread::block_idx_x() * WARPS + w) * SMALL_N_ROWS_PER_WARP;
+    let s = thread::block_idx_y();
+    let k0 = s * slice;
+    let k1 = k.min(k0 + slice);
+    let vec_a = k.is_multiple_of(4) && is_aligned16(a);
+    let mut acc = [[0.0f32; N]; R];
+    let mut p0 = k0;
+    while p0 < k1 {
+        let depth = (k1 - p0).min(SMALL_N_CHUNK);
+        // This lane's four depths of each of the warp's rows: in flight during the staging.
+        let d = p0 + 4 * lane;
+        let valid = k1.saturating_sub(d).min(4);
+        let mut aq = [[0.0f32; 4]; R];
+        unroll!(R, |r| {
+            if r0 + (r as u32) < m && valid > 0 {
+                // SAFETY: row r0 + r < m, depths d..d + valid < k; aligned where vec_a and
+                // the four are inside (d % 4 == 0: slices and chunks start at multiples of 4).
+                aq[r] = unsafe {
+                    load4(
+                        a.add((r0 as usize + r) * k as usize + d as usize),
+                        valid,
+                        vec_a && valid == 4,
+                    )
+                };
+            }
+        });
+        // The chunk's rows of b are depth · n consecutive floats: thread t stages elements
+        // t, t + 128, … at bt[j·CHUNK + depth]. (`n ≥ 1`: dividing by `max(n, 1)` leaves no
+        // division-by-zero panic branch, which would part the threads before the barrier.)
+        let nz = n.max(1);
+        let mut e = t;
+        while e < depth * n {
+            let (i, j) = (e / nz, e % nz);
+            // SAFETY: depth p0 + i < k, column j < n; j < N and i < CHUNK inside bt.
+            unsafe {
+                bt.set_unchecked(
+                    j * SMALL_N_CHUNK + i,
+                    *b.add(p0 as usize * n as usize + e as usize),
+                )
+            };
+            e += THREADS;
+        }
+        sync_threads();
+        if valid == 4 {
+            unroll!(N, |j| {
+                if (j as u32) < n {
+                    // SAFETY: j < N; 4·lane + 4 <= CHUNK, a multiple of 4; all four depths
+                    // were staged this step.
+                    let bq = unsafe { bt.get4_unchecked(j as u32 * SMALL_N_CHUNK + 4 * lane) };
+                    unroll!(R, |r| {
+                        unroll!(4, |q| {
+                            acc[r][j] = fma(aq[r][q], bq[q], acc[r][j]);
+                        });
+                    });
+                }
+            });
+        } else if valid > 0 {
+            // The slice's last depths: only those inside it (no FMA of a zero pad, which
+            // would turn an accumulated −0 into +0).
+            unroll!(N, |j| {
+                if (j as u32) < n {
+                    unroll!(4, |q| {
+                        if (q as u32) < valid {
+                            let x = bt.get(j as u32 * SMALL_N_CHUNK + 4 * lane + q as u32);
+                            unroll!(R, |r| {
+                                acc[r][j] = fma(aq[r][q], x, acc[r][j]);
+                            });
+                        }
+                    });
+                }
+            });
+        }
+        sync_threads();
+        p0 += SMALL_N_CHUNK;
+    }
+    let plane = if thread::grid_dim_y() > 1 {
+        s as usize * m as usize * n as usize
+    } else {
+        0
+    };
+    unroll!(R, |r| {
+        unroll!(N, |j| {
+            // SAFETY: all 32 lanes of the warp are here (no lane has returned).
+            let v = unsafe { warp::sum_f32(acc[r][j]) };
+            let row = r0 + r as u32;
+            if lane == ((r * N + j) % 32) as u32 && row < m && (j as u32) < n {
+                // SAFETY: row < m, column j < n of this slice's plane (or of out).
+                unsafe { *out.add(plane + row as usize * n as usize + j) = v };
+            }
+        });
+    });
+}
+
+/// `out = a · b` for `k ≤ K`: this block's 16 rows and 512 columns of `out` (four per
+/// thread), each output the FMA chain over `i` in increasing order from `0.0` (the bits
+/// of every other rung).
+///
+/// Launch [`THREADS`] threads per block on a `cdiv(n, 512) × cdiv(m, 16)` grid.
+///
+/// # Safety
+/// `a`, `b`, `out` hold `m·k`, `k·n` and `m·n` floats, `out` overlapping neither; `k ≤ K`;
+/// every product of sizes fits `u32`.
+#[inline(always)]
+pub unsafe fn gemv_small_k<const K: usize>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+) {
+    let t = thread::thread_idx_x();
+    let c = thread::block_idx_x() * SMALL_K_COLS + 4 * t;
+    let r0 = thread::block_idx_y() * SMALL_K_ROWS;
+    let cols = n.saturating_sub(c).min(4);
+    if cols == 0 {
+        return;
+    }
+    let vec = cols == 4 && n.is_multiple_of(4) && is_aligned16(b) && is_aligned16(out);
+    let mut bq = [[0.0f32; 4]; K];
+    unroll!(K, |i| {
+        if (i as u32) < k {
+            // SAFETY: row i < k, columns c..c + cols inside b.
+            bq[i] = unsafe { load4(b.add(i * n as usize + c as usize), cols, vec) };
+        }
+    });
+    let vec_a = k.is_multiple_of(4) && is_aligned16(a);
+    // This thread's four outputs of `row`.
+    let outputs = |row: u32| {
+        let mut ar = [0.0f32; K];
+        unroll!(K / 4, |q| {
+            let i = 4 * q as u32;
+            if i < k {
+                // SAFETY: depths i..min(i + 4, k) of row < m; aligned where vec_a.
+                let v = unsafe {
+                    load4(
+                        a.add(row as usize * k as usize + i as usize),
+                        (k - i).min(4),
+                        vec_a,
+                    )
+                };
+                unroll!(4, |e| {
+                    ar[4 * q + e] = v[e];
+                });
+            }
+        });
+        let mut v = [0.0f32; 4];
+        unroll!(K, |i| {
+            if (i as u32) < k {
+                unroll!(4, |e| {
+                    v[e] = fma(ar[i], bq[i][e], v[e]);
+                });
+            }
+        });
+        v
+    };
+    let rows = r0..m.min(r0 + SMALL_K_ROWS);
+    // Two loops rather than a branch per store: with one loop LLVM merged the 16-byte store
+    // with the scalar ones into narrower stores.
+    if vec {
+        for row in rows {
+            // SAFETY: row < m, columns c..c + 4 <= n, 16-byte aligned (vec).
+            unsafe {
+                store_f32x4(
+                    out.add(row as usize * n as usize + c as usize),
+                    outputs(row),
+                )
+            };
+        }
+    } else {
+        for row in rows {
+            let v = outputs(row);
+            unroll!(4, |e| {
+                if (e as u32) < cols {
+                    // SAFETY: row < m, column c + e < n.
+                    unsafe { *out.add(row as usize * n as usize + c as usize + e) = v[e] };
+                }
+            });
+        }
+    }
+}
+
+/// Which operand a rung-16 kernel is built around.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GemvClass {
+    /// [`gemv_small_m`]: `m ≤ bound`.
+    SmallM,
+    /// [`gemv_small_n`]: `n ≤ bound`.
+    SmallN,
+    /// [`gemv_small_k`]: `k ≤ bound`.
+    SmallK,
+}
+
+/// A rung-16 entry point as the simulator calls it: `(a, b, out, m, n, k, slice)` (the small-k
+/// kernel ignores `slice`).
+#[cfg(not(target_arch = "nvptx64"))]
+pub type GemvEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32, u32);
+
+/// One rung-16 configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct GemvConfig {
+    /// The name on command lines and in reports: the entry's, with dashes.
+    pub name: &'static str,
+    pub class: GemvClass,
+    /// The most rows (small m), columns (small n) or depths (small k) it takes.
+    pub bound: u32,
+    /// How to launch it: the grid's x extent (see each kernel), y from the host.
+    pub spec: KernelSpec,
+    /// The entry point as the simulator calls it.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim: GemvEntry,
+}
+
+/// The parameters of every rung-16 entry point.
+pub const GEMV_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32
+);
+
+/// [`gemv_small_k`] with the entries' parameter list (`slice` unused).
+///
+/// # Safety
+/// As [`gemv_small_k`].
+#[inline(always)]
+pub unsafe fn gemv_small_k_entry<const K: usize>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, _slice: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { gemv_small_k::<K>(a, b, out, m, n, k) }
+}
+
+/// The launch description of a configuration: [`THREADS`] threads, a tile rule whose
+/// `cols` is the kernel's x extent per block (the host passes the extent it tiles: `n` for
+/// small m and small k, `m` for small n) and whose `rows` tiles the y extent (the slices:
+/// 1; small k: [`SMALL_K_ROWS`] rows of `out`).
+const fn spec(entry: &'static str, class: GemvClass, static_floats: usize) -> KernelSpec {
+    let (rows, cols) = match class {
+        GemvClass::SmallM => (1, SMALL_M_COLS),
+        GemvClass::SmallN => (1, SMALL_N_ROWS),
+        GemvClass::SmallK => (SMALL_K_ROWS, SMALL_K_COLS),
+    };
+    KernelSpec {
+        entry,
+        params: GEMV_PARAMS,
+        block: Dim3::x(THREADS),
+        grid: GridRule::Tiles { rows, cols },
+        static_shared_bytes: (static_floats * 4) as u32,
+        dynamic_shared: DynamicShared::None,
+        launch_bounds: None,
+    }
+}
+
+/// The rung-16 table: one line per entry point, `name = class<bound>`.
+macro_rules! gemv_configs {
+    ($( $entry:ident = $class:ident<$bound:literal> => $kernel:ident, $floats:expr; )*) => {
+        #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+        nvptx_device::entry_points! {$(
+            #[allow(clippy::too_many_arguments)]
+            $entry(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32)
+                => $kernel::<$bound>;
+        )*}
+
+        /// Every rung-16 configuration, each class by increasing bound.
+        pub const GEMV_CONFIGS: &[GemvConfig] = &[$(GemvConfig {
+            name: dashed!(stringify!($entry)),
+            class: GemvClass::$class,
+            bound: $bound,
+            spec: spec(stringify!($entry), GemvClass::$class, $floats),
+            #[cfg(not(target_arch = "nvptx64"))]
+            sim: entry::$entry,
+        },)*];
+    };
+}
+
+gemv_configs! {
+    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize;
+    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize;
+    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize;
+    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize;
+    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize;
+    gemv_small_n1 = SmallN<1> => gemv_small_n, SMALL_N_CHUNK as usize;
+    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * SMALL_N_CHUNK as usize;
+    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * SMALL_N_CHUNK as usize;
+    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * SMALL_N_CHUNK as usize;
+    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * SMALL_N_CHUNK as usize;
+    gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0;
+    gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0;
+}

@@ -1,0 +1,128 @@
+//! Rung 16, the memory-bound kernels, on the GPU: every configuration that covers a shape,
+//! at the device's split and at fixed ones, on odd and degenerate shapes (`m`, `n` or `k` =
+//! 1, primes, 16 and 17, a long `k` under a tiny output, and a few large ones where the
+//! 16-byte paths and many slices run), bit for bit against the CPU twin that sums in the
+//! kernels' order ([`Gemv::cpu`]), within the f64 bound, and the same bits on a second run;
+//! and the autotuner's choice on memory-bound shapes.
+//!
+//! Uses a libtest-compatible harness so that, without a GPU, every test is reported as
+//! *ignored* with the reason printed — never as passed.
+
+#[path = "common/gemv_cases.rs"]
+mod gemv_cases;
+#[path = "common/gpu_harness.rs"]
+mod harness;
+
+use gemv_cases::{SHAPES, bits, inputs};
+use harness::Test;
+use kernels_gpu_host::check::reference;
+use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::autotune::{self, Tuned};
+use kernels_gpu_host::plan::gemv::Gemv;
+use kernels_gpu_host::{MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
+use libtest_mimic::Failed;
+
+/// Larger shapes than the simulator's: `xᵀ·B` and `A·x` at 4096², skinny products with 16
+/// and 17 beside each other, 33 × 100000 × 1 (k split over hundreds of slices), an
+/// outer-product-like 4096 × 4 × 4096, and a tiny output under a long k (33 × 100000 × 33,
+/// the small-m kernel in three groups of rows).
+const LARGE: [(usize, usize, usize); 8] = [
+    (1, 4096, 4096),
+    (4096, 4096, 1),
+    (16, 4096, 4097),
+    (4099, 4093, 16),
+    (33, 100_000, 1),
+    (4096, 4, 4096),
+    (1000, 13, 999),
+    (33, 100_000, 33),
+];
+
+/// `g` on `shape`: the twin's bits, within the f64 bound, the same bits again.
+fn check(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed> {
+    let (a, b) = inputs(shape, seed);
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let mut out = gpu.nans(shape.lens().2)?;
+    gpu.matmul_gemv_device(g, &da, &db, &mut out, shape)?;
+    gpu.synchronize(g.config().spec.entry)?;
+    let got = gpu.download(&out)?;
+    let slice = g.launch(shape, gpu.multiprocessors(), &gpu.limits())?.slice;
+    let want = g.cpu(&a, &b, shape, slice);
+    if let Some(i) = got
+        .iter()
+        .zip(&want)
+        .position(|(x, y)| x.to_bits() != y.to_bits())
+    {
+        return Err(format!(
+            "{g} on {shape}: element {i} is {}, the twin gives {}",
+            got[i], want[i]
+        )
+        .into());
+    }
+    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+    let acc = reference::compare(&got, &reference::matmul_f64(&a, &b, m, k, n));
+    if !acc.within_bound(k, Precision::Fp32) {
+        return Err(format!("{g} on {shape}: {acc:?}").into());
+    }
+    gpu.fill_nan(&mut out)?;
+    gpu.matmul_gemv_device(g, &da, &db, &mut out, shape)?;
+    if bits(&gpu.download(&out)?) != bits(&got) {
+        return Err(format!("{g} on {shape}: a second run gave other bits").into());
+    }
+    Ok(())
+}
+
+/// The autotuned SGEMM on a memory-bound shape: it times the rung-16 candidates beside the
+/// others, and whatever it chooses is within the bound.
+fn autotuned(gpu: &Gpu, shape: MatmulShape) -> Result<(), Failed> {
+    let (a, b) = inputs(shape, 5);
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let mut out = gpu.zeros(shape.lens().2)?;
+    let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
+    gpu.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
+    let choice = autotune::choose(gpu, &da, &db, &mut out, shape, Precision::Fp32)?;
+    let timed = Tuned::candidates(shape, Precision::Fp32);
+    if !timed.iter().any(|c| matches!(c, Tuned::Gemv(_))) {
+        return Err(format!("{shape}: no rung-16 candidate").into());
+    }
+    gpu.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
+    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+    let acc = reference::compare(
+        &gpu.download(&out)?,
+        &reference::matmul_f64(&a, &b, m, k, n),
+    );
+    if !acc.within_bound(k, Precision::Fp32) {
+        return Err(format!("{shape} by {choice}: {acc:?}").into());
+    }
+    eprintln!("{shape}: the autotuner chose {choice}");
+    Ok(())
+}
+
+fn main() {
+    let gpu = harness::gpu();
+    let mut trials = vec![];
+    for (i, &(m, k, n)) in SHAPES.iter().chain(&LARGE).enumerate() {
+        let shape = MatmulShape::new(m, k, n).expect("a valid shape");
+        for g in Gemv::candidates(shape) {
+            let test: Test = Box::new(move |gpu| check(gpu, g, shape, 300 + i as u64));
+            trials.push(harness::trial(
+                &gpu,
+                format!("gemv::{g}::{m}x{k}x{n}"),
+                test,
+            ));
+        }
+    }
+    for (m, k, n) in [
+        (1, 4096, 4096),
+        (4096, 4096, 3),
+        (4096, 8, 4096),
+        (33, 100_000, 1),
+    ] {
+        let shape = MatmulShape::new(m, k, n).expect("a valid shape");
+        trials.push(harness::trial(
+            &gpu,
+            format!("gemv::autotuned::{m}x{k}x{n}"),
+            move |gpu| autotuned(gpu, shape),
+        ));
+    }
+    harness::run(trials)
+}

@@ -1,0 +1,185 @@
+//! Rung 16, the memory-bound kernels, in the simulator: every configuration that covers a
+//! shape, at the device's split and at fixed ones, on odd and degenerate shapes (`m`, `n` or
+//! `k` = 1, primes, 16 and 17 beside each other), bit for bit against the CPU twin that sums
+//! in the kernels' order ([`Gemv::cpu`]), within the f64 bound, the same bits on a second
+//! run and on misaligned operands (the scalar paths).
+
+#[path = "common/gemv_cases.rs"]
+mod gemv_cases;
+
+use gemv_cases::{SHAPES, bits, inputs};
+use kernels_gpu_host::check::reference;
+use kernels_gpu_host::gpu::autotune::Tuned;
+use kernels_gpu_host::plan::gemv::{Gemv, GemvClass, applies};
+use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
+use kernels_gpu_host::{Error, MatmulShape, Precision};
+
+#[test]
+fn every_configuration_is_its_cpu_twin_and_within_the_bound() {
+    let sim = Simulator::default();
+    for (i, &(m, k, n)) in SHAPES.iter().enumerate() {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        assert!(applies(shape), "{shape}");
+        let (a, b) = inputs(shape, 100 + i as u64);
+        // 16-byte aligned, as device allocations are: the vector paths.
+        let (av, bv) = (aligned_copy(&a), aligned_copy(&b));
+        let (a16, b16) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
+        let exact = reference::matmul_f64(&a, &b, m, k, n);
+        let candidates = Gemv::candidates(shape);
+        assert!(!candidates.is_empty(), "{shape}");
+        for g in candidates {
+            let l = g
+                .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
+                .unwrap();
+            let want = g.cpu(&a, &b, shape, l.slice);
+            let got = sim.matmul_gemv(g, a16, b16, shape).unwrap();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "{g} on {shape} ({} slices)",
+                l.slices
+            );
+            let acc = reference::compare(&got, &exact);
+            assert!(
+                acc.within_bound(k, Precision::Fp32),
+                "{g} on {shape}: {acc:?}"
+            );
+            let again = sim.matmul_gemv(g, a16, b16, shape).unwrap();
+            assert_eq!(bits(&again), bits(&got), "{g} on {shape}: a second run");
+        }
+    }
+}
+
+#[test]
+fn misaligned_operands_take_the_scalar_paths_with_the_same_bits() {
+    let sim = Simulator::default();
+    for &(m, k, n) in &[(3, 64, 132), (132, 64, 4), (64, 8, 132)] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let (a, b) = inputs(shape, 7);
+        // One float past a 16-byte boundary: every row is misaligned.
+        let pad = |x: &[f32]| {
+            let mut v = vec![0.0f32];
+            v.extend_from_slice(x);
+            aligned_copy(&v)
+        };
+        let (av, bv) = (pad(&a), pad(&b));
+        let (a1, b1) = (
+            &aligned_floats(&av, a.len() + 1)[1..],
+            &aligned_floats(&bv, b.len() + 1)[1..],
+        );
+        for g in Gemv::candidates(shape) {
+            let slice = g
+                .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
+                .unwrap()
+                .slice;
+            let got = sim.matmul_gemv(g, a1, b1, shape).unwrap();
+            assert_eq!(
+                bits(&got),
+                bits(&g.cpu(&a, &b, shape, slice)),
+                "{g} on {shape}"
+            );
+        }
+    }
+}
+
+#[test]
+fn long_k_under_a_tiny_output_splits_and_reduces_in_order() {
+    // 3 × 20000 × 2: both the small-m and the small-n kernel split k over many slices.
+    let sim = Simulator::default();
+    let shape = MatmulShape::new(3, 20_000, 2).unwrap();
+    let (a, b) = inputs(shape, 9);
+    let exact = reference::matmul_f64(&a, &b, 3, 20_000, 2);
+    let (av, bv) = (aligned_copy(&a), aligned_copy(&b));
+    let (a16, b16) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
+    for class in [GemvClass::SmallM, GemvClass::SmallN] {
+        let g = Gemv {
+            config: Gemv::smallest(class, shape).unwrap(),
+            split: Some(64),
+        };
+        let l = g.launch(shape, 2, &sim.limits).unwrap();
+        assert!(l.slices > 30, "{g}: {} slices", l.slices);
+        let got = sim.matmul_gemv(g, a16, b16, shape).unwrap();
+        assert_eq!(bits(&got), bits(&g.cpu(&a, &b, shape, l.slice)), "{g}");
+        assert!(reference::compare(&got, &exact).within_bound(20_000, Precision::Fp32));
+    }
+}
+
+#[test]
+fn the_autotuner_times_rung_16_on_memory_bound_and_tiny_fp32_shapes_only() {
+    let gemv = |shape, precision| {
+        Tuned::candidates(shape, precision)
+            .into_iter()
+            .filter(|c| matches!(c, Tuned::Gemv(_)))
+            .collect::<Vec<_>>()
+    };
+    let shape = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+    for s in [
+        shape(1, 4096, 4096),
+        shape(4096, 4096, 7),
+        shape(4096, 16, 4096),
+    ] {
+        let fp32 = gemv(s, Precision::Fp32);
+        assert!(!fp32.is_empty(), "{s}");
+        for c in fp32 {
+            assert_eq!(Tuned::from_name(&c.name()), Some(c));
+        }
+        assert!(gemv(s, Precision::Tf32).is_empty(), "{s}");
+        assert!(gemv(s, Precision::Bf16).is_empty(), "{s}");
+    }
+    // Neither memory-bound nor a tiny output under a long k.
+    assert!(gemv(shape(17, 1000, 17), Precision::Fp32).is_empty());
+    assert!(gemv(shape(65, 4096, 17), Precision::Fp32).is_empty());
+    assert!(!gemv(shape(17, 4096, 17), Precision::Fp32).is_empty());
+}
+
+#[test]
+fn a_configuration_that_does_not_cover_the_shape_is_a_typed_error() {
+    let sim = Simulator::default();
+    let shape = MatmulShape::new(8, 8, 5).unwrap();
+    let n4 = Gemv::from_name("gemv-small-n4").unwrap();
+    let err = sim
+        .matmul_gemv(n4, &[0.0; 64], &[0.0; 40], shape)
+        .unwrap_err();
+    assert!(matches!(err, Error::GemvBound { .. }), "{err}");
+    // A trivial product is zeros, whatever the configuration.
+    let empty = MatmulShape::new(8, 0, 5).unwrap();
+    assert_eq!(sim.matmul_gemv(n4, &[], &[], empty).unwrap(), vec![0.0; 40]);
+}
+
+/// More rows than a small-`m` configuration's bound: its groups of rows (in z), each
+/// streaming `b`, with the twin's bits; a tiny output under a long `k` among them.
+#[test]
+fn small_m_configurations_take_more_rows_in_groups() {
+    let sim = Simulator::default();
+    for (name, (m, k, n)) in [
+        ("gemv-small-m4", (5, 40, 9)),
+        ("gemv-small-m1", (3, 17, 130)),
+        ("gemv-small-m16", (33, 2048, 33)),
+    ] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let (a, b) = inputs(shape, 21);
+        let (av, bv) = (aligned_copy(&a), aligned_copy(&b));
+        let (a16, b16) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
+        let g = Gemv::from_name(name).unwrap();
+        let l = g
+            .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
+            .unwrap();
+        assert!(l.main.grid.z > 1, "{g} on {shape}");
+        let got = sim.matmul_gemv(g, a16, b16, shape).unwrap();
+        assert_eq!(
+            bits(&got),
+            bits(&g.cpu(&a, &b, shape, l.slice)),
+            "{g} on {shape}"
+        );
+        let exact = reference::matmul_f64(&a, &b, m, k, n);
+        assert!(reference::compare(&got, &exact).within_bound(k, Precision::Fp32));
+    }
+    // 33 × 2048 × 33 is a tiny output: the autotuner's candidates have the small-m kernel.
+    let tiny = MatmulShape::new(33, 2048, 33).unwrap();
+    assert!(applies(tiny));
+    assert!(
+        Gemv::candidates(tiny)
+            .iter()
+            .all(|g| g.config().class == GemvClass::SmallM)
+    );
+}
