@@ -33,7 +33,7 @@ use criterion::{
 use cudarc::driver::CudaSlice;
 #[path = "common/bench_report.rs"]
 mod bench_report;
-use bench_report::{Check, Contender, Measurement, Summary};
+use bench_report::{Check, Contender, HALF_NAME, Measurement, Summary};
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
@@ -199,6 +199,8 @@ struct Runner<'a> {
     /// `a` and `b` rounded to BF16, for the BF16 GEMM and cuBLAS BF16 (converted before
     /// any timing).
     bf16: (CudaSlice<u16>, CudaSlice<u16>),
+    /// The same BF16 values as `half::bf16`, for rung 17 (on a Hopper only).
+    half: Option<(CudaSlice<half::bf16>, CudaSlice<half::bf16>)>,
 }
 
 impl Runner<'_> {
@@ -222,6 +224,15 @@ impl Runner<'_> {
             Contender::Packed(i) => {
                 self.gpu
                     .matmul_packed_device(PACKED_CONFIGS[i], &self.a, &self.b, out, self.shape)
+            }
+            Contender::Half => {
+                let (a, b) = self.half.as_ref().ok_or(Error::NeedsHopper {
+                    entry: HALF_NAME.to_owned(),
+                    device: (0, 0),
+                })?;
+                self.gpu
+                    .gemm_half_auto_device(a, b, out, self.shape)
+                    .map(drop)
             }
             Contender::Cublas(math) => {
                 let handles = self.cublas.expect("cuBLAS contenders only run with cuBLAS");
@@ -281,9 +292,12 @@ fn gpu_benches(
             ));
         }
     }
+    // Rung 17 runs on a Hopper only.
+    let hopper = info.compute_capability == (9, 0);
     let contenders: Vec<Contender> = Contender::all()
         .into_iter()
         .filter(|c| cublas.is_some() || !matches!(c, Contender::Cublas(_)))
+        .filter(|c| hopper || *c != Contender::Half)
         .collect();
     let (warmup, runs) = if kind.test {
         (1, 2)
@@ -309,6 +323,10 @@ fn gpu_benches(
             a: gpu.upload(&a)?,
             b: gpu.upload(&b)?,
             bf16: (gpu.upload_bf16(&a)?, gpu.upload_bf16(&b)?),
+            half: match hopper {
+                true => Some((gpu.upload_half(&a)?, gpu.upload_half(&b)?)),
+                false => None,
+            },
         };
         let mut out = gpu.zeros(lo)?;
 

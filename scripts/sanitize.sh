@@ -15,9 +15,9 @@
 # SANITIZE_ONLY (an extended regular expression: only the runs whose name matches it, such
 # as 'matmul|row_split|repacked'; the names are those the summary prints),
 # SANITIZE_GPU_MATMUL (the built `gpu_matmul` test binary: each tool also runs its
-# `bf16_gemm`, `row_split`, `repacked` and `gpu::packed::` tests, rung 13 on BF16 matrices,
+# `bf16_gemm`, `row_split`, `repacked`, `gpu::packed::` and `gpu::half::` tests, rung 13 on BF16 matrices,
 # the autotuner's row splits and repacked products, and rungs 14 and 15's configurations on
-# packed operands (rung 14 on a Hopper only; elsewhere the test checks the typed refusal),
+# packed operands and rung 17 on 16-bit ones (rungs 14 and 17 on a Hopper only; elsewhere the test checks the typed refusal),
 # which the command line does not run one by one; build it with
 # `cargo test --release -p kernels-gpu-host --test gpu_matmul --no-run`),
 # SANITIZE_GPU_GEMV (the built `gpu_gemv` test binary: each tool also runs its `gemv::`
@@ -207,7 +207,7 @@ for tool in "${TOOLS[@]}"; do
     # packing).
     # The same for rung 16's tests and the GEMM API's BLAS cases.
     test_runs=()
-    for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked gpu::packed::}; do
+    for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked gpu::packed:: gpu::half::}; do
         test_runs+=("$SANITIZE_GPU_MATMUL|$filter")
     done
     for filter in ${SANITIZE_GPU_GEMV:+gemv::}; do

@@ -405,6 +405,79 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             }),
         );
     }
+    for config in kernels_gpu_host::plan::half::WS_CONFIGS {
+        add(
+            format!("gpu::half::{}", config.name),
+            Box::new(move |g| {
+                // Rung 17 (16-bit matrices, Hopper): odd shapes, several k-tiles with a
+                // partial last one, k and n not multiples of 8 (padded copies), degenerate
+                // shapes, unsplit and split in 2 and 4; within the f32 accumulation bound
+                // of the f64 product of the rounded inputs, the same bits on a second run.
+                // Another GPU must refuse it with the typed error.
+                use kernels_gpu::nvptx_device::wgmma::Half;
+                use kernels_gpu_host::plan::half::{HalfFloat, HalfRun};
+                fn one<
+                    T: HalfFloat + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+                >(
+                    g: &Gpu, run: HalfRun, (m, k, n): (usize, usize, usize), seed: u64,
+                ) -> Result<(), Failed> {
+                    let shape = MatmulShape::new(m, k, n)?;
+                    let mut rng = Rng::new(seed);
+                    let signed =
+                        |x: Vec<f32>| x.into_iter().map(|v| 2.0 * v - 1.0).collect::<Vec<_>>();
+                    let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                    let (da, db) = (g.upload_half::<T>(&a)?, g.upload_half::<T>(&b)?);
+                    let mut out = g.nans(m * n)?;
+                    let mut go = || -> Result<Vec<f32>, Failed> {
+                        g.fill_nan(&mut out)?;
+                        g.gemm_half_run_device(run, &da, &db, &mut out, shape)?;
+                        Ok(g.download(&out)?)
+                    };
+                    let (first, second) = (go()?, go()?);
+                    let round = |x: &[f32]| {
+                        x.iter()
+                            .map(|&v| T::from_f32(v).to_f32())
+                            .collect::<Vec<_>>()
+                    };
+                    let exact = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
+                    let acc = reference::compare(&first, &exact);
+                    if first.len() != m * n || !acc.within_f32_bound(k) {
+                        return Err(format!("{} {shape}: {acc:?}", run.name()).into());
+                    }
+                    if !same_bits(&first, &second) {
+                        return Err(format!("{} {shape}: two runs differ", run.name()).into());
+                    }
+                    Ok(())
+                }
+                let shapes = SHAPES.into_iter().chain(TENSOR_TILES).chain(DEGENERATE);
+                let shapes = shapes.chain([(300, 520, 260), (129, 4100, 67)]);
+                if g.info()?.compute_capability != (9, 0) {
+                    let x = g.upload_half::<half::bf16>(&[1.0; 64])?;
+                    let run = HalfRun { config, splits: 1 };
+                    let mut out = g.nans(64)?;
+                    let shape = MatmulShape::new(8, 8, 8)?;
+                    return match config.half {
+                        Half::Bf16 => match g.gemm_half_run_device(run, &x, &x, &mut out, shape) {
+                            Err(Error::NeedsHopper { .. }) => Ok(()),
+                            other => Err(format!("expected NeedsHopper, got {other:?}").into()),
+                        },
+                        Half::F16 => Ok(()),
+                    };
+                }
+                for (i, shape) in shapes.enumerate() {
+                    for splits in [1, 2, 4] {
+                        let run = HalfRun { config, splits };
+                        let seed = 170 + 3 * i as u64 + splits as u64;
+                        match config.half {
+                            Half::Bf16 => one::<half::bf16>(g, run, shape, seed)?,
+                            Half::F16 => one::<half::f16>(g, run, shape, seed)?,
+                        }
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
     for config in PACKED_CONFIGS {
         add(
             format!("gpu::packed::{}", config.name),

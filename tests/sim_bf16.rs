@@ -94,3 +94,89 @@ fn catalogue_is_consistent() {
         assert_eq!(c.spec.entry.replace('_', "-"), c.name);
     }
 }
+
+/// Rung 17 (16-bit matrices on Hopper's `wgmma`, fed by the tensor-memory accelerator,
+/// warp-specialized) in the simulator, which needs a Hopper's shared memory.
+fn hopper() -> Simulator {
+    Simulator {
+        limits: kernels_gpu_host::launch::Limits::HOPPER,
+    }
+}
+
+/// Every configuration of rung 17, bf16 and f16, on shapes that take its edges (rows and
+/// columns past a tile, `k` past a k-tile and not a multiple of 8, `n` not a multiple of
+/// 8: the padded copies), split and unsplit: within the f32 accumulation bound of the f64
+/// product of the rounded inputs, and the same bits on a second run. The producer, the
+/// consumers and the ring of barriers run with the simulator's semantics: a protocol that
+/// deadlocks, or reads a slot before it lands, fails here.
+#[test]
+fn rung_17_every_configuration_on_edges_and_splits() {
+    use kernels_gpu_host::kernels_gpu::nvptx_device::wgmma::Half;
+    use kernels_gpu_host::plan::half::{HalfFloat, HalfRun, WS_CONFIGS};
+    fn run<T: HalfFloat>(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
+        check_rounded_product(
+            shape,
+            seed,
+            Precision::Bf16,
+            |x| T::from_f32(x).to_f32(),
+            &run.name(),
+            |a, b, shape| {
+                let (a16, b16) = (
+                    kernels_gpu_host::plan::half::round_all::<T>(a),
+                    kernels_gpu_host::plan::half::round_all::<T>(b),
+                );
+                let first = hopper().gemm_half(run, &a16, &b16, shape)?;
+                let again = hopper().gemm_half(run, &a16, &b16, shape)?;
+                assert!(
+                    first
+                        .iter()
+                        .zip(&again)
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{}: two runs differ",
+                    run.name()
+                );
+                Ok(first)
+            },
+        );
+    }
+    for (i, config) in WS_CONFIGS.iter().enumerate() {
+        let (bm, bn) = (config.geometry.bm as usize, config.geometry.bn as usize);
+        // One tile and a sliver past it each way; k = 72 (two k-tiles, the second partial)
+        // or 37 (padded to 40); n not a multiple of 8 where the tile allows.
+        let shapes = [(bm + 3, 72, bn + 5), (5, 37, 11)];
+        for (j, &shape) in shapes.iter().enumerate() {
+            let splits = if j == 0 { 2 } else { 1 };
+            let r = HalfRun { config, splits };
+            let seed = 0x17 + 10 * i as u64 + j as u64;
+            match config.half {
+                Half::Bf16 => run::<half::bf16>(r, shape, seed),
+                Half::F16 => run::<half::f16>(r, shape, seed),
+            }
+        }
+    }
+}
+
+/// The simulator catches a rung-17 product given the other element type, and refuses a
+/// launch beyond the shared memory of a GPU that is not a Hopper.
+#[test]
+fn rung_17_refuses_a_mismatch_and_a_small_device() {
+    use kernels_gpu_host::plan::half::{HalfRun, default_config};
+    let shape = MatmulShape::new(8, 8, 8).unwrap();
+    let run = HalfRun {
+        config: default_config::<half::f16>(),
+        splits: 1,
+    };
+    let x = vec![half::bf16::ONE; 64];
+    assert!(matches!(
+        hopper().gemm_half(run, &x, &x, shape),
+        Err(Error::ElementMismatch { .. })
+    ));
+    let run = HalfRun {
+        config: default_config::<half::bf16>(),
+        splits: 1,
+    };
+    assert!(matches!(
+        Simulator::default().gemm_half(run, &x, &x, shape),
+        Err(Error::Launch(_))
+    ));
+}

@@ -30,6 +30,11 @@ pub enum Contender {
     /// Rung 14 (TF32 on Hopper's `wgmma`) or 15 (TF32 `mma.sync`) in configuration
     /// `PACKED_CONFIGS[i]`, packing of the operands included.
     Packed(usize),
+    /// Rung 17 (Hopper) on the BF16 copies of the operands (the ones cuBLAS BF16 reads), in
+    /// the run the autotuner chooses for the shape: the kernel alone, as `--suite
+    /// --precision bf16` times it (the CLI's `sgemm-autotuned-bf16` also converts f32
+    /// inputs, and says how long each part takes).
+    Half,
     Cublas(CublasMath),
 }
 
@@ -50,6 +55,7 @@ impl Contender {
             .flat_map(|&k| k.tile_widths().iter().map(move |&tw| Self::kernel(k, tw)))
             .chain((0..BF16_CONFIGS.len()).map(Self::Bf16Gemm))
             .chain((0..PACKED_CONFIGS.len()).map(Self::Packed))
+            .chain([Self::Half])
             .chain(CublasMath::ALL.map(Self::Cublas))
             .collect()
     }
@@ -60,6 +66,7 @@ impl Contender {
             Self::Kernel { kernel, .. } => kernel.name(),
             Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name,
             Self::Packed(i) => PACKED_CONFIGS[*i].name,
+            Self::Half => HALF_NAME,
             Self::Cublas(_) => "cublas",
         }
     }
@@ -68,7 +75,7 @@ impl Contender {
     pub fn variant(&self) -> Option<String> {
         match self {
             Self::Kernel { tw, .. } => tw.map(|tw| format!("tw{tw}")),
-            Self::Bf16Gemm(_) | Self::Packed(_) => None,
+            Self::Bf16Gemm(_) | Self::Packed(_) | Self::Half => None,
             Self::Cublas(math) => Some(math.name().to_owned()),
         }
     }
@@ -83,10 +90,14 @@ impl Contender {
             } => format!("{} tw{tw}", kernel.name()),
             Self::Bf16Gemm(i) => BF16_CONFIGS[*i].name.to_owned(),
             Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
+            Self::Half => HALF_NAME.to_owned(),
             Self::Cublas(math) => math.label().to_owned(),
         }
     }
 }
+
+/// How reports name [`Contender::Half`].
+pub const HALF_NAME: &str = "gemm-bf16-ws-autotuned";
 
 impl std::fmt::Display for Contender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,7 +129,7 @@ pub fn bound_for(contender: Contender, k: u32) -> f64 {
             kernels_gpu_host::check::reference::error_bound(k as usize, kernel.precision())
         }
         // Inputs rounded to nearest even on the host, exact products, f32 accumulation.
-        Contender::Bf16Gemm(_) => {
+        Contender::Bf16Gemm(_) | Contender::Half => {
             kernels_gpu_host::check::reference::error_bound(k as usize, Precision::Bf16)
         }
         // Inputs rounded by `cvt.rna` when packed, as rung 11 rounds.
@@ -582,6 +593,7 @@ fn color(c: Contender) -> plotters::style::RGBColor {
         Contender::Cublas(CublasMath::Tf32) => ((148, 103, 189), None),
         Contender::Cublas(CublasMath::Bf16) => ((140, 86, 75), None),
         Contender::Bf16Gemm(_) => ((188, 189, 34), None),
+        Contender::Half => ((106, 61, 154), None),
         Contender::Packed(_) => ((23, 190, 207), None),
         Contender::Kernel { kernel, tw } => (
             match kernel {

@@ -3,6 +3,7 @@
 //! problems: `--check`), and prints a table or JSON lines.
 
 use clap::Parser;
+use cudarc::driver::CudaSlice;
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::reference::{self, Accuracy, Reference};
@@ -564,10 +565,49 @@ fn run_gpu(args: &Args, gpu: &Gpu) -> Result<Vec<Row>, Error> {
             row.ms_median = Some(median);
             row.gflops = Some(shape.flops() / (median * 1e-3) / 1e9);
             steps.done(|| format!("{}: warm-ups and {} timed runs", name(), ms.len()));
+            bf16_breakdown(gpu, kernel, (&da, &db), shape, &budget, median)?;
         }
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Where the autotuned BF16 product of f32 inputs runs rung 17 (a Hopper), says on stderr
+/// what its `ms` (`total`) holds: the conversion of both operands to `bf16` on the device,
+/// and the kernel on them, each timed alone as `--suite --precision bf16` and the bench's
+/// BF16 rows time them (the kernel on `bf16` inputs, beside cuBLAS on the same bits).
+fn bf16_breakdown(
+    gpu: &Gpu, kernel: MatmulKernel, (da, db): (&CudaSlice<f32>, &CudaSlice<f32>),
+    shape: MatmulShape, budget: &TimeBudget, total: f64,
+) -> Result<(), Error> {
+    use kernels_gpu_host::gpu::autotune::{self, Tuned};
+    if kernel != MatmulKernel::Sgemm(SgemmKernel::AutotunedBf16) {
+        return Ok(());
+    }
+    let Some(Tuned::Half(run)) = autotune::cached(gpu, shape, Precision::Bf16)? else {
+        return Ok(());
+    };
+    let MatmulShape { m, k, n } = shape;
+    let convert = || -> Result<_, Error> {
+        Ok((
+            gpu.convert_half::<half::bf16>(da, m, k, k)?,
+            gpu.convert_half::<half::bf16>(db, k, n, n)?,
+        ))
+    };
+    let (a16, b16) = convert()?;
+    let convert_ms = budget::median(&mut gpu.time_within(budget, || convert().map(drop))?);
+    let mut out = gpu.zeros(shape.lens().2)?;
+    let kernel_ms = budget::median(&mut gpu.time_within(budget, || {
+        gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)
+    })?);
+    eprintln!(
+        "sgemm-autotuned-bf16 on {shape}: {total:.4} ms with the f32 inputs converted to bf16 \
+         on the device ({convert_ms:.4} ms alone); the kernel on bf16 inputs, {}: \
+         {kernel_ms:.4} ms ({:.0} GFLOP/s), as --suite --precision bf16 and the bench time it",
+        run.name(),
+        shape.flops() / (kernel_ms * 1e-3) / 1e9
+    );
+    Ok(())
 }
 
 /// `--suite`: every shape of the suite, one line each as it finishes.

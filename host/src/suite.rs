@@ -23,6 +23,8 @@ use crate::plan::sgemm::SgemmKernel;
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
+use cudarc::driver::CudaSlice;
+use kernels_gpu::sgemm::Precision;
 use kernels_gpu::sgemm::epilogue::exp_f32;
 
 /// The suite's shapes, `(m, k, n)`: the lecture's, powers of two from 512 to 8192, odd
@@ -184,6 +186,10 @@ pub struct SuiteRow {
     pub cublas_check: Check,
     /// The device's copy bandwidth measured in the same run, GB/s (read plus written).
     pub copy_gbps: f64,
+    /// Where ours runs on 16-bit operands converted from the f32 inputs on the device (BF16
+    /// on a Hopper: rung 17): the conversion's median milliseconds, both operands, which
+    /// [`ms`](Self::ms) leaves out as cuBLAS's time leaves out its operands' rounding.
+    pub convert_ms: Option<f64>,
 }
 
 impl SuiteRow {
@@ -228,21 +234,22 @@ pub fn check_note(math: CublasMath) -> String {
 /// The table's header line (the columns of [`line()`]).
 pub fn header() -> String {
     format!(
-        "{:<20} {:>10} {:>10} {:>8} {:>7}  {:<10} chosen configuration",
-        "m×k×n", "ours ms", "cuBLAS ms", "ratio", "% copy", "check"
+        "{:<20} {:>10} {:>10} {:>8} {:>7} {:>10}  {:<10} chosen configuration",
+        "m×k×n", "ours ms", "cuBLAS ms", "ratio", "% copy", "convert ms", "check"
     )
 }
 
 /// One row of the table.
 pub fn line(r: &SuiteRow) -> String {
     format!(
-        "{:<20} {:>10.3} {:>10.3} {:>7.3}× {:>7}  {:<10} {}",
+        "{:<20} {:>10.3} {:>10.3} {:>7.3}× {:>7} {:>10}  {:<10} {}",
         r.shape.to_string(),
         r.ms,
         r.cublas_ms,
         r.ratio(),
         r.copy_share()
             .map_or("-".to_owned(), |s| format!("{:.1}", 100.0 * s)),
+        r.convert_ms.map_or("-".to_owned(), |ms| format!("{ms:.3}")),
         format!("{SAMPLES} {}", if r.checked() { "ok" } else { "WRONG" }),
         r.kernel
     )
@@ -308,10 +315,25 @@ pub fn run(
             None => cublas.sgemm(&da, &db, out, shape),
         };
         let mut out = gpu.zeros(lo)?;
+        let bound = error_bound(shape.k as usize, precision);
+        if precision == Precision::Bf16 && gpu.info()?.compute_capability == (9, 0) {
+            let row = half_row(
+                gpu,
+                &a,
+                &b,
+                (&da, &db),
+                shape,
+                (warmup, runs),
+                bound,
+                theirs,
+            )?;
+            progress(&row);
+            rows.push(SuiteRow { copy_gbps, ..row });
+            continue;
+        }
         // The first launch tunes the shape (once per device, shape and build).
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
         let kernel = crate::gpu::autotune::choose(gpu, &da, &db, &mut out, shape, precision)?;
-        let bound = error_bound(shape.k as usize, precision);
         // Zeros before each checked run: never right for inputs in [0, 1).
         let zero = |out: &mut _| {
             gpu.stream()
@@ -339,11 +361,55 @@ pub fn run(
             check,
             cublas_check,
             copy_gbps,
+            convert_ms: None,
         };
         progress(&row);
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// One BF16 row on a Hopper: the f32 inputs converted to `bf16` on the device, rung 17's
+/// autotuned run timed on them (kernel only; the conversion timed on its own), and `theirs`
+/// (cuBLAS on the same bits), both spot-checked within `bound`.
+#[allow(clippy::too_many_arguments)]
+fn half_row(
+    gpu: &Gpu, a: &[f32], b: &[f32], (da, db): (&CudaSlice<f32>, &CudaSlice<f32>),
+    shape: MatmulShape, (warmup, runs): (usize, usize), bound: f64,
+    theirs: impl Fn(&mut CudaSlice<f32>) -> Result<()>,
+) -> Result<SuiteRow> {
+    use half::bf16;
+    let MatmulShape { m, k, n } = shape;
+    let convert = || -> Result<_> {
+        Ok((
+            gpu.convert_half::<bf16>(da, m, k, k)?,
+            gpu.convert_half::<bf16>(db, k, n, n)?,
+        ))
+    };
+    let (a16, b16) = convert()?;
+    let convert_ms = median(&mut gpu.time_ms(warmup, runs, || convert().map(drop))?);
+    let mut out = gpu.nans(shape.lens().2)?;
+    let run = gpu.gemm_half_auto_device(&a16, &b16, &mut out, shape)?;
+    gpu.fill_nan(&mut out)?;
+    gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)?;
+    let check = spot_check(a, b, &gpu.download(&out)?, shape, SAMPLES, bound);
+    let ms = median(&mut gpu.time_ms(warmup, runs, || {
+        gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)
+    })?);
+    gpu.fill_nan(&mut out)?;
+    theirs(&mut out)?;
+    let cublas_check = spot_check(a, b, &gpu.download(&out)?, shape, SAMPLES, bound);
+    let cublas_ms = median(&mut gpu.time_ms(warmup, runs, || theirs(&mut out))?);
+    Ok(SuiteRow {
+        shape,
+        kernel: Tuned::Half(run),
+        ms,
+        cublas_ms,
+        check,
+        cublas_check,
+        copy_gbps: 0.0,
+        convert_ms: Some(convert_ms),
+    })
 }
 
 #[cfg(test)]
@@ -418,6 +484,7 @@ mod tests {
                 bound: 1.0,
             },
             copy_gbps: 3000.0,
+            convert_ms: None,
         };
         // 67 MB in 0.1 ms is 671 GB/s, 22% of 3000.
         let share = row.copy_share().unwrap();

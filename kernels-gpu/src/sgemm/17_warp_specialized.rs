@@ -384,15 +384,17 @@ pub const WS_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
 /// kernel copies (64 × `bm` and 64 × 64 elements), then the entry.
 ///
 /// # Safety
-/// As the entry's, on `a` (`m × k`) and `b` (`k × n`) instead of their maps.
+/// As the entry's, on `a` (`m` rows of `k` rounded up to a multiple of 8) and `b` (`k`
+/// rows of `n` rounded up to 8), zero past `k` and `n`, instead of their maps.
 #[cfg(not(target_arch = "nvptx64"))]
 #[allow(clippy::too_many_arguments)]
 unsafe fn sim_maps(
     entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32, u32), bm: u32,
     a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32, splits: u32,
 ) {
-    let amap = TensorMap::simulated_16bit(a, m, k, bm);
-    let bmap = TensorMap::simulated_16bit(b, k, n, BK);
+    // Rows of whole 16-byte units, as a GPU host maps them.
+    let amap = TensorMap::simulated_16bit(a, m, k.next_multiple_of(8), bm);
+    let bmap = TensorMap::simulated_16bit(b, k, n.next_multiple_of(8), BK);
     // SAFETY: the maps describe the operands in the kernel's boxes, as the entry requires.
     unsafe { entry(&amap, &bmap, out, m, n, k, splits) }
 }
