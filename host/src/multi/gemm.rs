@@ -468,9 +468,14 @@ impl Gpus {
         }
         // From here on, every return waits for the transfers before these buffers go.
         let settle = self.settle();
-        let mut starts = vec![];
-        for d in 0..self.len() {
-            starts.push(mark(self.gpu(d).stream())?);
+        // Each part's clock starts when the root's does (once the root's earlier work is
+        // done): a device that finished the previous product early would otherwise count
+        // its idle time as waiting for operands, get fewer rows next time and idle longer.
+        let mut starts = vec![mark(self.gpu(0).stream())?];
+        for d in 1..self.len() {
+            let stream = self.gpu(d).stream();
+            stream.wait(&starts[0]).call("cuStreamWaitEvent")?;
+            starts.push(mark(stream)?);
         }
         // The root's own rows of `a`, copied into a buffer of their own (the kernels take
         // whole buffers).

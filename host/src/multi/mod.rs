@@ -108,7 +108,18 @@ impl Gpus {
         let comm = if devices.len() > 1 {
             let nccl = nccl::load(devices.len())?;
             for d in &mut devices {
-                d.transfers = Some(d.gpu.context().new_stream().call("cuStreamCreate")?);
+                // The transfers' stream has the highest priority: NCCL's kernels then get
+                // the next free multiprocessors while a product's grid still has blocks
+                // waiting, instead of after its last (which serialised the devices: the
+                // root's sends waited for its own compute).
+                let ctx = d.gpu.context();
+                ctx.bind_to_thread().call("cuCtxSetCurrent")?;
+                let (_, highest) = cudarc::driver::result::stream::get_priority_range()
+                    .call("cuCtxGetStreamPriorityRange")?;
+                d.transfers = Some(
+                    ctx.new_stream_with_priority(highest)
+                        .call("cuStreamCreateWithPriority")?,
+                );
             }
             Some(Mutex::new(Communicator::new(nccl, ordinals)?))
         } else {
