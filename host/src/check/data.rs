@@ -73,7 +73,7 @@ impl Rng {
 mod tests {
     use super::*;
 
-    /// One draw after another, as `uniform` was written before it used every core.
+    /// One draw after another: the sequence `uniform` must give on any number of cores.
     fn one_by_one(rng: &mut Rng, len: usize) -> Vec<f32> {
         (0..len).map(|_| rng.next_f32()).collect()
     }

@@ -55,9 +55,8 @@ use std::time::Duration;
 /// How each candidate is timed ([`crate::plan::budget`]): up to 2 warm-ups and 5 timed runs (the
 /// median decides), each phase stopping once it has taken 100 ms, with at least one run of
 /// each. Up to 8192³ on an H100 (about 23 ms a run for the best candidates) that is all 7
-/// runs for them, as before there was a bound; at 16384³ (0.2 s and more a run) one warm-up
-/// and one timed run, so that tuning such a shape costs seconds rather than most of a
-/// minute.
+/// runs for them; at 16384³ (0.2 s and more a run) one warm-up and one timed run, so that
+/// tuning such a shape costs seconds rather than most of a minute.
 pub const TIMING: TimeBudget = TimeBudget::new(2, 5, Some(Duration::from_millis(100)));
 /// The cache file's format version; a file with another one is ignored.
 pub const CACHE_VERSION: u32 = 1;

@@ -10,9 +10,9 @@
 //! 14's `wgmma`, `mma.sync` runs on every GPU of compute capability 8.0 and later.
 //!
 //! Rounding `a` in the loop, not in a pass of its own, saves that pass (a read and a write
-//! of `a`) for about 30 µs of rounding at 4096³. On an H100 (two runs, before and after)
-//! the default configuration went from 186,228 to 189,423 GFLOP/s at 4096³ and from
-//! 123,890 to 134,046 on 5120 × 256 × 5120.
+//! of `a`) for about 30 µs of rounding at 4096³, and measured faster at 4096³ and on
+//! 5120 × 256 × 5120 (H100, 2026-11-26). The figures of this section's measurements:
+//! docs/notes/kernels-sgemm-mma-packed.md.
 //!
 //! Shared layout of one stage: the `a` tile (`BM` rows of 32 depths, 128 bytes each), then
 //! the `b` tile (`BN` rows, the columns of `b`, of 32 depths), each row 8 chunks of 16 bytes
@@ -30,19 +30,14 @@
 //!
 //! Addresses cost one or two integer instructions per step, not per load: each step's
 //! loads are one register ([`opaque_u32`]) plus constant offsets, and each k-tile's copies
-//! come from a [`PackedCopy`] set up once per block. Computing every address afresh (the
-//! first build) issued 1.6 integer instructions per `mma`; on an H200, in one run, the
-//! change took 4096³ from 184,793 to 192,414 GFLOP/s and 5120 × 256 × 5120 from 109,113 to
-//! 124,313 (with rung 11's 8-byte stores, [`store_pair`](super::tensor_core::store_pair)).
+//! come from a [`PackedCopy`] set up once per block. Computing every address afresh issues
+//! 1.6 integer instructions per `mma`, and measured slower (H200, 2026-11-25).
 //!
 //! On a Hopper the same warp tiles have a second table, [`MMA_TMA_CONFIGS`]
 //! ([`sgemm_mma_tma`], in the `sm_90a` module beside rung 14): there the tensor-memory
 //! accelerator ([`nvptx_device::tma`]) copies the k-tiles, one thread issuing each stage's
-//! two tile copies, so the warps that run the `mma`s issue no copies at all. Measured on an
-//! H100 (4096³, one run, packing of `b` included): 216,803–217,549 GFLOP/s against the
-//! `cp.async` default's 189,489–190,947, 0.52× cuBLAS TF32. Builds that left the copies out
-//! had shown what issuing them cost: about a sixth of the kernel, with the data arriving in
-//! time all the same (see the README's rung 15 section).
+//! two tile copies, so the warps that run the `mma`s issue no copies at all: issuing them
+//! cost the `cp.async` table about a sixth of the kernel (H100, 2026-11-26; the note above).
 //!
 //! The ring is rung 11's (its `run_ring` macro): `STAGES - 1` tiles in flight before the loop, one
 //! barrier per 32 of depth. Any `m` and `n`: rows of either operand past the matrix and

@@ -2,10 +2,16 @@
 //! window: the window sum ending at position `p` is the inclusive scan of
 //! `e[p] = a[p] - a[p - window]` (the second term only where `p >= window`), because the
 //! differences telescope. Each block needs the sum of the window that ends just before its
-//! tile. Where the window fits in a tile, the block finds it in its own staged inputs; where
-//! it spans up to [`FAR_TILES`] whole tiles more, the block adds those tiles' published
-//! aggregates; a longer window's running sum is carried across blocks by a chained scan
-//! ("decoupled look-back").
+//! tile, and finds it one of three ways, by the window's length (`sliding_scan_path`):
+//!
+//! - a window within a tile: in its own staged inputs (the halo path);
+//! - a window spanning up to [`FAR_TILES`] whole tiles more: its staged halo plus those
+//!   tiles' published aggregates (the far path);
+//! - a longer window: a running sum carried across blocks by a chained scan ("decoupled
+//!   look-back").
+//!
+//! Measurements behind the figures below, and the designs measured and left out:
+//! docs/notes/kernels-sliding-scan.md.
 //!
 //! # One tile, one block
 //!
@@ -19,11 +25,19 @@
 //! the block then stores its outputs as aligned 16-byte words, coalesced. Only `a[p]` is
 //! normally read from DRAM: `a[p - window]` was read `window` places (a few tiles) earlier and
 //! comes from L2, or lies in the same tile. So the DRAM traffic is a copy's, whatever the
-//! window.
+//! window. While its copies are in flight, each block asks L2 for the tile [`L2_AHEAD`]
+//! tiles on, so that the block of that tile copies from L2.
 //!
 //! The staged streams are laid out with a 16-byte gap after every eight 16-byte words
 //! (`slot`), so that eight threads reading four consecutive words each (one phase of a
 //! 16-byte shared load) touch 32 distinct banks.
+//!
+//! Four blocks per SM ([`MIN_BLOCKS`], the register file's limit at 64 registers) are what
+//! hide the latency of each block's chain of barriers and L2 round trips; a block's speed
+//! follows that chain more than the instructions it issues. This is why the design keeps
+//! one tile per block, and why designs that keep more per block (persistent grids, blocks
+//! walking runs of tiles) or read a third stream through L2 measured slower (see the
+//! note named above).
 //!
 //! # A window within a tile
 //!
@@ -31,20 +45,10 @@
 //! the staged `a[p - window]` of the tile's first `window` positions: the block sums that
 //! halo with the tile's own sums, and needs nothing from any other block. Such a launch
 //! publishes nothing, never looks back and reads no state ([`reads_state`]); its blocks are
-//! independent, each takes the tile of its block index, and the result is the same every
-//! run. On an H100 (2^28 values, the CLI's median of 20, two rounds in one device run) this
-//! runs at 94.5–94.6, 91.1, 94.1 and 94.0–94.1% of device-copy bandwidth at windows 2, 16, 64
-//! and 1,024, with each block asking L2 for a tile [`L2_AHEAD`] tiles on while its own copies
-//! are in flight; without that prefetch (every figure in this section below), at 88.0, 85.4,
-//! 88.4 and 88.5% (three runs within 0.2 point). In another device run, the build before the
-//! leaner warp scans and folds (`warp_scan`, `fold_warps`) ran at 86.2, 85.4, 87.1 and
-//! 86.1%, and the first build with them at 87.2,
-//! 85.0, 87.8 and 88.0%; that build differed from this one only in its far path, so how much
-//! a body's speed depends on the rest of the kernel's code is about half a point. Window 16
-//! runs the same body as 64 and 1,024 yet is the slowest; not profiled further (its two
-//! streams read the same lines 64 bytes apart, which may be why). A build that took a
-//! ticket per block here too, as the other paths do, ran 1.4–2.0 points slower than one
-//! without, in the same session (84.1, 82.3, 84.7, 83.5% against 86.5, 84.3, 86.1, 85.4%).
+//! independent, each takes the tile of its block index (no ticket: its atomic and barrier
+//! cost 1.4–2.0 points of copy bandwidth, H100, 2026-11-25), and the result is the same
+//! every run. On an H100 (2^28 values, 2026-11-27) it runs at 91–95% of device-copy
+//! bandwidth at windows 2 to 1,024.
 //!
 //! # A window within a few tiles
 //!
@@ -55,75 +59,12 @@
 //! differences, and publishes that aggregate before the warps' scans and anything it waits
 //! for; one warp then waits for the `f` aggregates it needs, one per lane, and adds them in
 //! a fixed order. No block's published value depends on another's, so nothing forms a
-//! chain, and the result is the same every run. On an H100 (2^28 values): 75.8–75.9% of copy
-//! at window 4,097 and 74.9% at 100,000 with the L2 prefetch ([`L2_AHEAD`]); 71.2–71.3% and
-//! 70.6–70.7% without it.
+//! chain, and the result is the same every run.
 //!
-//! Nsight Compute's stall reasons (an H100, 2^26 values; per issued instruction, 15.8
-//! cycles at window 1,024 with 7.5 warps per scheduler) point at the shared-memory and
-//! shuffle pipe: 3.44 cycles waiting for a short-scoreboard result (shared loads, shuffles,
-//! conversions), 2.77 for a full MIO queue, 2.54 for a global load, 2.28 at fixed-latency
-//! dependencies, 1.18 at barriers; at window 100,000, 3.63 at barriers, 2.67, 1.31, 1.88
-//! and 2.19, and 25% more instructions. The f32-to-f64 conversions (five per position) are
-//! not what bounds it: a build that converted with integer operations instead (right only
-//! for normal numbers and zeros, so a measurement, not a kernel) ran at 81.4% against 88.5%
-//! at window 1,024, 80.8% against 87.9–88.1% at 2 and 62.7% against 70.7% at 100,000, in
-//! the same device run.
-//!
-//! Where the far path's time goes, from builds that compute wrong means on purpose (an
-//! H100, 2^28 values, the CLI's median of 20, two rounds in one device run; this build at
-//! 70.6% of copy at window 100,000 and 71.2–71.4% at 4,097): without warp 0's reads of the
-//! aggregates (their sum taken as zero, its barrier kept), 77.3–77.4% and 80.5–80.6%;
-//! without that barrier too, 77.7% and 81.8–81.9%; without the aggregate at all (no sum of
-//! `a[p]`, no barrier, no fold, nothing published), 86.4–86.5% and 86.8–86.9%; and without
-//! the ticket as well, 87.4% and 89.0%. So the aggregates cost about 16 points at window
-//! 100,000: about 9 to publish (a sum, a barrier and a fold that the halo path does not
-//! have) and 7 to wait for. The wait is not the L2 round trip alone: at window 4,097 the one
-//! aggregate a block adds is that of tile `b - 1`, whose block started just before, and
-//! waiting for it costs 9 points; that block is often still loading its own tile.
-//!
-//! What the far path loses is the aggregates, not its streams. The halo path at windows
-//! 2,048 to 4,096, whose `a[p - window]` is most or all of the previous tile's `a[p]` (read
-//! by another block, from L2, as on the far path), ran at 93.4, 92.9, 92.4–92.5 and
-//! 92.2–92.4% of copy at 2,048, 3,072, 4,000 and 4,096, against 75.9–76.0% at 4,097 in the
-//! same H100 run (94.0–94.1% at 1,024): the far path's streams cost about 2 points, its
-//! aggregates (the ticket, the sum, two barriers, the fold, the publish and the wait) 16.
-//! Two builds that compute wrong means on purpose split those 16, against this build at
-//! 74.8–74.9% (100,000) and 75.9% (4,097) in the same run: warp 0 publishing its own warp's
-//! sum as the tile's aggregate (no barrier, no fold), 77.0–77.3% and 80.1%; that and no
-//! read of the far aggregates either (no wait, no barrier), 83.7–83.8% and 88.2–88.3%. In
-//! another run that last build ran at 88.0–88.2% at every window whose halo is one position
-//! (4,097, 8,193, 16,385, 32,769, 65,537 and 98,305), but at 82.8–82.9% with a halo of
-//! 2,048 positions (6,144), 83.7–83.8% with 1,696 (100,000) and 82.9–83.0% with 4,096
-//! (102,400): with no wait, the warps that sum the halo (the first `halo / ITEMS` threads)
-//! hold every warp at the next barrier. This build barely notices the halo (74.9–75.0% at
-//! 98,305, 74.4–74.6% at 102,400, same run): the wait hides it. So at window 100,000 a
-//! design that published for free and never waited would still be short of 85% unless its
-//! halo cost less too.
-//!
-//! So the far path runs at about 75% of copy at window 100,000, short of 85%. By the
-//! second of the two splits above (the first is of a build before the L2 prefetch), it pays
-//! about 2 points for the publish's barrier and fold, about 7 to read and wait for the
-//! aggregates, and, once nothing waits, about 4 for a halo of 1,696 positions. Each design
-//! under
-//! [Designs measured and left out](#designs-measured-and-left-out) took some of these
-//! costs away and paid more elsewhere. A far block's speed follows the latency along its
-//! chain of barriers and L2 round trips more than the instructions it issues, and four
-//! blocks per SM (the register file's limit) are what hide that latency: designs that keep
-//! more per block (a persistent grid, the walkers) leave fewer warps to hide it, and one
-//! that reads a third stream through L2 costs more than the waits it saves.
-//!
-//! For comparison, CUB's scan of the same differences (`scripts/cub-sliding/`:
-//! `cub::DeviceScan::InclusiveSum` of the f64 differences, each mean written as an f32;
-//! CCCL 3.0.1, nvcc 13.0, `sm_90`), timed beside this build by its `compare.sh` on an H100
-//! (2^28 values, two interleaved rounds, medians): 1.207 ms at window 100,000 against this
-//! build's 0.955 ms, so this build is 1.26× faster (1.56–1.66× at windows 2 to 1,024, 1.04×
-//! at 135,169, where both carry a chained look-back). CUB's scan runs at 57.5–61.1% of its
-//! own device copy at every window from 2 to 135,169, and at 70.9–73.9% with f32 sums. Its
-//! plain f32 inclusive sum of the same input, which moves only a copy's bytes (no second
-//! stream), runs at 81.1%: a one-pass scan with a decoupled look-back, as the best-known
-//! library builds it, stays below 85% of copy on this GPU even with nothing but the scan to
-//! do.
+//! On an H100 (2^28 values, 2026-11-27) this path runs at about 75% of copy at windows
+//! 4,097 to 100,000. What it pays beyond the halo path is the aggregates (publishing them:
+//! a sum, a barrier and a fold; and waiting for them), not its streams, which cost about 2
+//! points.
 //!
 //! # Order and progress
 //!
@@ -136,8 +77,7 @@
 //! With a window past `FAR_TILES` whole tiles, a block looks back over its predecessors'
 //! published aggregates and inclusive prefixes. One look-back step reads [`LOOK_BACK`]
 //! predecessors, so the chain of inclusive prefixes advances up to that many tiles per L2
-//! round trip (59.3% of copy on an H100 at window 135,169; 56.3% before the leaner scans and
-//! folds).
+//! round trip (about 60% of copy at window 135,169; H100, 2026-11-26).
 //!
 //! Each published value is one word of a tile's 16-byte head, the f64 sum itself unless
 //! the tally has non-finite counts ([`Descriptors`]): every word says whether it has been
@@ -177,304 +117,6 @@
 //! With a window past `FAR_TILES` whole tiles, the grouping of the f64 additions depends on
 //! how far each look-back reaches, so two runs can differ in the last bits of an f64 sum
 //! (almost never in the f32 output).
-//!
-//! # Designs measured and left out
-//!
-//! Windows past a tile. Each design was measured against the far path as it stood then
-//! (its figures beside theirs), on an H100 with 2^28 values and the CLI's median of 20
-//! unless said otherwise; the first ones before the L2 prefetch, against 71.2–71.3% at
-//! window 4,097 and 70.6–70.7% at 100,000.
-//!
-//! A build that summed the aggregate in a pass of its own ran at 71.3% and 68.6% in the
-//! same runs; one that also had the earlier, costlier warp scans and folds, at 70.0% and
-//! 65.0% in another device run. On earlier builds (69.9% and 64.6%) the aggregate's own
-//! pass and barrier cost about 12 points against the halo path (measured with no window to
-//! wait for), the wait about 6 more; a build that published the aggregate after the scan's
-//! pass instead, saving that barrier, waited longer and ran at 61.2% and 55.6%; one that
-//! summed the aggregate in the scan's pass, as this build does, spilled in its loops (61%
-//! with nothing to wait for, 49.7% at 100,000); one whose waiting warp read the scan's
-//! pass, holding them in registers through it, ran at 62.4% and 59.2%; one in which each
-//! block summed the tile 256 to 2,048 tickets ahead (loaded from global memory with its
-//! stages, published after the scan's barrier), so that no block ever waited and no pass or
-//! barrier of its own was needed, ran at 63.2–63.4% at 100,000 whatever the lead: the lead
-//! tile's loads, conversions and sums cost more than what they saved (68.6% for the same
-//! build without them). Two more, against this build in the same H100 run: every warp
-//! waiting for and adding the aggregates itself, with no barrier after the wait, 67.4%
-//! against 70.8% at 100,000 (eight warps' reads and sums cost more than the barrier); warp
-//! 0 waiting for them right after it publishes, before the scans' barrier instead of after
-//! it, 59.2–59.3% against 70.9–71.1% (the aggregates are then seldom there yet: Nsight
-//! Compute counts 1.08 polls per block where the wait is now). Nsight Compute at 100,000
-//! against 1,024: 57.5 against 46.1 thread instructions per value (the far path's per-block
-//! sums and folds), and 23% of the stall samples at barriers against 8%, 40% of those the
-//! seven warps waiting for the one that waits.
-//!
-//! Fewer instructions alone do not make it faster. A build in which the threads holding no
-//! halo ran a scan pass without the halo's per-position test and select (two copies of the
-//! pass, chosen per thread) took each such thread's pass from about 196 to 84 SASS
-//! instructions for 16 positions (ptxas 12.9, `sm_90`). On an H100, against this build in
-//! the same device run (CLI median of 20, two rounds), it ran at the same 88.6% at window
-//! 1,024, where the halo ends at a warp's edge; everywhere else it was slower: 85.7 against
-//! 88.1% at window 2, 84.2–84.3 against 85.3–85.4% at 16, 87.1 against 88.4% at 64, 70.2–70.4
-//! against 71.3% at 4,097, 67.8–67.9 against 70.7% at 100,000. Where the halo ends inside a
-//! warp, that warp runs both copies one after the other, and every warp then waits for it
-//! at the scans' barrier. So what bounds a block is its slowest warp's way to each
-//! barrier, not the instructions the SM issues.
-//!
-//! A build that spread both costs over the warps was slower. Each warp published the sum of
-//! its run of `a[p]` in a record of its own (no barrier, no fold); each warp read its share
-//! of the far tiles' records as its means pass began and waited for them only after it;
-//! the means pass staged f64 running sums over the inputs it had read (4 KiB more shared
-//! memory); and the store pass added the far tiles' sum, scaled and converted, the barrier
-//! before the stores covering both. It was correct (`gpu_vector`'s sliding tests, the
-//! CLI's full checks at seven windows, compute-sanitizer's four tools), but against this
-//! build in the same runs it ran at 69.1% against 70.7% at window 100,000 and 72.0%
-//! against 71.2–71.3% at 4,097, the halo path within 0.4 point; without its reads of the
-//! records (a wrong result), at 75.6% and 74.8%. The records, the staged f64 sums and the
-//! folds cost more than the barrier they replaced, and the wait remained.
-//!
-//! A persistent grid that published every aggregate a whole step before anyone waited for
-//! it was slower still. Its blocks (two per SM, 264 on an H100: three stages of both
-//! streams fill a block's 108 KiB) took tickets one step ahead; in each step a block
-//! scanned its newest tile and published that tile's aggregate after the scans' barrier,
-//! then produced the means of the tile it had scanned the step before, whose far tiles'
-//! aggregates had been published a step earlier, and meanwhile its next tile was being
-//! copied: no barrier beyond the one-tile block's three, and no wait. It was correct
-//! (`gpu_vector`'s 39 sliding tests, the CLI's full checks at nine windows,
-//! compute-sanitizer's four tools), and slow: on an H100 (2^28 values, the CLI's median of
-//! 20, this build in the same runs at 70.5–70.9% and 71.2–71.4%) it ran at 45.5% at window
-//! 100,000 and 52.2% at 4,097; 47.2–47.4% and 48.2–48.3% with the ticket's atomic and the
-//! first reads of the aggregates overlapped with the step's passes (unchanged with the
-//! shared-memory carveout set to its maximum); 45.5% and 51.8% without any reads of the
-//! aggregates (a wrong result); 35.2% and 39.3% with 512-thread blocks of 8 positions per
-//! thread (64 registers, 976 bytes of spills). Nsight Compute (2^26 values, window 100,000)
-//! says why: two blocks of eight warps leave each scheduler 4 warps, against 7.6 for the
-//! one-tile blocks, and both kernels are bound by latency (10.8 cycles per issued
-//! instruction, 0.52 eligible warps and 0.37 instructions issued per cycle and scheduler,
-//! against 15.6, 1.09 and 0.49); 128 registers per thread still spilled, 12 times the
-//! one-tile blocks' local-memory requests. The four one-tile blocks per SM hide the passes'
-//! latencies; a pipeline that holds three tiles per block cannot have as many.
-//!
-//! What bounds a far block is the latency along its chain of barriers, not the instructions
-//! it issues. Nsight Compute's per-instruction counts (an H100, 2^26 values) give this build
-//! 57.5 thread instructions per value at window 100,000 against 46.1 at 1,024. Per thread of 16
-//! positions at 100,000: 119 for the ticket and staging, 251 for the scan's pass and the
-//! aggregate, 131 for the warp scans, 143 for the folds and the read of the far aggregates,
-//! 144 for the means and 131 for the stores. The largest stalls are the copies' wait (11% of
-//! the samples) and the barrier behind warp 0's read of the far aggregates (9%). Measured and
-//! left out, each against this build (or the build named beside it) in the same H100 runs
-//! (2^28 values, the CLI's median of 20, two rounds):
-//! - Warp 0 alone folding the totals and halos and writing every warp's base, with the halo
-//!   summed in a strided loop instead of the scan's pass: 50.1 instructions per value, but
-//!   63.6% against 70.6–70.7% at window 100,000 and 85.9% against 88.6% at 1,024. Warp 0's
-//!   serial folds became the chain: 21% of the samples sat at the barrier after them.
-//! - Reading the far aggregates early into registers: 63.0% (warp 0, after it publishes),
-//!   58.0% and 58.6% (every warp, before the totals' barrier or after the publish barrier),
-//!   against 70.7%. The held registers pushed the passes into spills. Fetched into shared
-//!   memory with `cp.async` instead, by warp 0 after it publishes or just before the
-//!   totals' barrier: 64.2% and 66.6% (against 70.6–70.7%), and 67.2% for the second with the
-//!   volatile reads below (against 70.6% for those alone); after the earlier publish below,
-//!   the same fetch gained.
-//! - 20 positions per thread (five 16-byte words, conflict-free without gaps, 41 KiB):
-//!   25–31% at every window. ptxas kept the scan pass's loaded words and their conversions in
-//!   local memory.
-//! - Publishing the aggregate at the staging barrier: each thread sums the 16 `a[p]` its own
-//!   copies brought in (visible to it after its own wait, with no barrier), its warp's sum goes
-//!   to shared memory before the staging barrier, and warp 0 publishes the tile's aggregate
-//!   right after that barrier. So the publish barrier goes, and the aggregate is published a
-//!   whole scan pass earlier. As built, ptxas kept the scan pass's words for the rare
-//!   non-finite pass, which reads them again (113 64-bit local stores in the entry, ptxas
-//!   12.9, where this build has none): 33%. With that pass reading its words through
-//!   `ld.volatile.shared`, which ended those spills, it ran at 71.1% at window 100,000 and
-//!   72.6% at 4,097 (70.5% and 73.3% for the volatile reads alone). With warp 0 also fetching
-//!   the far aggregates' heads into shared memory with `cp.async` just before the totals'
-//!   barrier: 73.0–73.1% against 70.5–70.6% at 100,000 and 76.3% against 71.0–71.2% at 4,097;
-//!   with a register read there instead, 71.0% and 73.4%. Left out because:
-//!   - it is 12 points short of 85%;
-//!   - it costs the halo path 0.8–1.5 points: 86.5, 84.4, 86.8 and 87.0–87.1% against 87.9,
-//!     85.2–85.3, 88.3 and 88.4–88.5% at windows 2, 16, 64 and 1,024. With the volatile reads
-//!     confined to the far bodies (73.2–73.3% and 76.3% there, against 70.5–70.6% and
-//!     71.2–71.3%), the halo bodies' code still changed shape and lost 0.5–2.5 points (85.4,
-//!     84.9, 87.7 and 87.8–87.9% against 87.9–88.0, 85.3–85.4, 88.3–88.4 and 88.5–88.6%);
-//!   - compute-sanitizer's synccheck reported its warp-0 branch around the fetch, just before
-//!     a barrier (780 errors at window 12,001);
-//!   - its `cp.async` read of a head that another SM may be writing is a weak read, which
-//!     relies on aligned 8-byte reads being single-copy atomic;
-//!   - with the L2 prefetch it gains nothing at window 100,000. The build with the volatile
-//!     reads in the far bodies only, on top of this one, against this one in the same H100
-//!     run: 73.8% against 74.6% at 100,000 and 77.2–77.3% against 75.7–75.8% at 4,097; 91.7,
-//!     91.0–91.1, 94.4 and 94.4% against 94.4–94.5, 90.9, 93.9–94.0 and 93.9% at windows 2, 16,
-//!     64 and 1,024 (the CLI's full checks passed at windows 2, 4,097, 100,000, 100,001 and
-//!     135,168).
-//!
-//! With the L2 prefetch, one more design was measured and left out: tickets that run `LEAD`
-//! tiles ahead of their tiles. Ticket `k` summed tile `k`'s `a[p]` from global memory (an L2
-//! hit after the prefetch) and published that aggregate right after the staging barrier, then
-//! took tile `k - LEAD`, whose far tiles' aggregates had been published `LEAD` tickets
-//! earlier; warp 0 read their heads before the staging wait and added them before the totals'
-//! barrier, so the far path had the halo path's barriers and no pass of its own (`LEAD` more
-//! blocks, the first `LEAD` only summing). It was correct (the CLI's full checks at windows 2,
-//! 4,097, 100,000 and 135,168) and slow: against 74.8–74.9% (100,000) and 75.9–76.0% (4,097)
-//! for the prefetch alone in the same H100 runs, 56.3% and 57.6% with `LEAD` 128, 61.0% and
-//! 63.0% with 256, 58.4–58.5% and 59.8% with 512, 55.8–55.9% and 55.4–55.5% with 1,024. Not
-//! profiled; that more lead helped up to 256 says the waits for the aggregates remained. (Its
-//! first build left the rare non-finite passes' closures to LLVM, which did not inline them
-//! in the far bodies, and ran at 50.2–50.3%; the builds above had those passes out of line.)
-//!
-//! A third stage for the lead tile was slower still. Ticket `k` copied tile `k`'s `a[p]`
-//! with its own two streams into 18 KiB of dynamic shared memory (still four blocks per
-//! SM), summed it in a pass of its own before the scan's, and the last warp folded and
-//! published that aggregate after the totals' barrier while warp 0 read the far tiles'
-//! (published `LEAD` tickets earlier): no publish barrier, no wait after publishing. Each
-//! against 74.7–74.8% at window 100,000 and 75.8–75.9% at 4,097 for this build in the same
-//! H100 runs, with the L2 prefetch 256 tiles past the scanned tile: 59.7–59.8% and 62.5% with
-//! `LEAD` 16, 60.8–60.9% and 63.3% with 64, 69.4% and 69.7–69.8% with 256; prefetching past
-//! the lead tile instead, 70.4% and 70.9–71.0% with 256, 69.2% and 69.6–69.7% with 512.
-//! It was correct (the CLI's full checks at windows 2, 4,097, 8,193, 100,000, 100,001 and
-//! 135,168); with `LEAD` 64 the halo path moved by −0.9 to +0.3 points (93.6–93.7 and 94.3%
-//! against 94.5–94.6 and 94.0–94.2% at windows 2 and 1,024). Without any read of the far
-//! aggregates (a wrong result) it ran at only 72.8% and 72.2–72.3%: the third stream cost more
-//! than every wait.
-//!
-//! Nsight Compute (2^26 values) says why. L2 runs at 80% of its peak throughput on the
-//! halo path at window 1,024 (DRAM at 65%), 74% on this build's far path at 100,000 (DRAM
-//! 52%), and 77% for the third-stage build without reads (DRAM 49%). The kernel is close to
-//! what L2 delivers, so a design that moves more bytes through L2 (16 KiB more per tile
-//! here) loses more than it saves.
-//!
-//! Blocks that each walk a contiguous run of tiles, carrying the window sum from one tile to
-//! the next, would wait for no one, but were not built. Each block would read `a[p - window]`
-//! `window` places after it read the same value as `a[p]`. With an H100's 528 resident blocks
-//! walking at once, 528 × 400 KB = 211 MB pass through L2 between the two reads at window
-//! 100,000, about four times its capacity, so the second stream would come from DRAM.
-//! Besides, each run's first window, the `window` values before it, is an extra read: 10% of a
-//! copy's traffic with 528 runs. (The team walkers at the end of this section, a design
-//! study, walk 33 to 132 runs instead.)
-//!
-//! Three more designs were measured against this build in the same H100 runs (2^28 values,
-//! the CLI's median of 20, two rounds; one round for the smaller clusters) and left out;
-//! their diffs are kept outside the repository.
-//!
-//! - **A thread-block cluster per run of tiles (`sm_90`).** The staged `a[p - window]` of a
-//!   cluster of `C` consecutive tiles cover `C` tiles of positions, so where `window <=
-//!   C·TILE` the window before the cluster's first tile is the sum of its first blocks'
-//!   staged halos, and the window before tile `j` adds the differences' totals of tiles
-//!   `0..j`. Each block wrote its halo and total to its shared memory; after a cluster
-//!   barrier every warp read the cluster's records through distributed shared memory
-//!   (`mapa`, `ld.shared::cluster`) and scanned them: no ticket, no state, no wait for any
-//!   other cluster. Window 100,000 needs `C·TILE >= 100,000`: 16 blocks of 512 threads
-//!   (8,192 positions, two per SM, the stages in dynamic shared memory). It was correct
-//!   (the CLI's full checks at windows 4,097, 8,193, 65,537, 100,000, 100,001 and 131,072;
-//!   memcheck and synccheck clean) and slow: 23.7% at 100,000, 33.9% at 4,097 and 21.9% at
-//!   131,072. At window 1,024 (this build 94.0%), with smaller clusters and blocks: one
-//!   block of 256 threads per cluster 75.0%, four 65.8%, sixteen 40.3%; of 512 threads, one
-//!   66.6%, four 56.7%, eight 50.7%. Even a cluster of one ran 19 points below this build
-//!   (`ptxas` lowers the cluster barrier's release to `MEMBAR.ALL.GPU` and its acquire to
-//!   an L1 invalidation, twice per block, besides the records' reads and scans), and each
-//!   larger cluster lost more: its blocks start, wait and leave together, so their loads no
-//!   longer overlap other blocks' passes. (A first build signalled the cluster barrier
-//!   before the values its remote reads returned were used, and its launches failed;
-//!   signalling after their use fixed it.)
-//! - **Tiles of 8,192 positions**: 32 per thread, three blocks per SM, the stages in
-//!   dynamic shared memory, the rare non-finite passes reading through `ld.volatile.shared`
-//!   (without that, `ptxas` kept the scan pass's words for them: 669 64-bit local stores at
-//!   80 registers). Correct (full checks at windows 2, 8,193, 100,000 and 100,001);
-//!   75.2–75.3% against 74.7–74.8% at 100,000 and 75.8–75.9% against 75.4–75.5% at 8,193,
-//!   but 88.3–88.4% against 94.5% at window 2 and 91.5–91.6% against 94.1% at 1,024. Half
-//!   as many aggregates per value, and the far path did not gain: what it pays is not a
-//!   fixed cost per block.
-//! - **Fewer instructions per position.** Each thread summed all its `a[p - window]` (no
-//!   test per position for the halo), the tile's aggregate came from that sum and the
-//!   differences' (no sum of `a[p]`), the one thread holding part of the halo summed that
-//!   part again in a loop of its own, and on the far path only warp 0 folded the halo. No
-//!   local stores; correct (full checks at eleven windows from 2 to 135,169); slower
-//!   everywhere: 73.1% against 74.7–74.8% at 100,000, 73.9% against 75.8–75.9% at 4,097,
-//!   and 92.3, 90.4, 93.5–93.6 and 93.4% against 94.6, 91.0–91.1, 94.0–94.1 and 94.1–94.2%
-//!   at windows 2, 16, 64 and 1,024. Not profiled: at 4,097, where the one thread's loop
-//!   runs once, it lost 2 points too, so that loop is not all of it; warp 0 folding the
-//!   halo before its wait lengthens the path every warp waits for at the barrier after it.
-//!
-//! Three more, measured the same way against this build (its figures beside theirs) and left
-//! out; their diffs too are kept outside the repository.
-//!
-//! - **Blocks that walk down rows of `window` positions (a persistent grid).** Laid out as
-//!   rows of `window` positions, the window ending at `p = r·window + c` is row `r − 1`'s
-//!   columns after `c` and row `r`'s up to `c`, so `a[p − window]` is the same column one
-//!   row up. Each block took a run of columns of a band of consecutive rows and walked down
-//!   them, keeping the row above in shared memory, so `a[p − window]` never came back from
-//!   L2; it scanned each row one row ahead of producing its means and published its
-//!   tile's sum then. The window before its tile is its own tile one row up, the tiles to
-//!   its right one row up and those to its left in its row, published two rows and one row
-//!   earlier. The grid was a whole number of bands of `window.div_ceil(TILE)` blocks, all
-//!   resident at once (the occupancy calculator's count; blocks wait for blocks after
-//!   them, so a launch that could not be resident whole would need a cooperative launch's
-//!   guarantee): no ticket. It was correct (the CLI's full checks at seven windows from
-//!   4,100 to 196,608, multiples of 4 only) and slow. At windows 100,000 and 8,192, against
-//!   74.6–74.9% and 75.1–75.4% for this build:
-//!   - four stages (the row above, the row, the next row, one in flight; 72 KiB, three
-//!     blocks per SM at 80 registers): 58.7% and 61.1–61.2%;
-//!   - 3,072 columns per block in four unpadded 12 KiB stages (four blocks per SM at 64
-//!     registers): 51.8–52.0% and 47.8%;
-//!   - three stages (four blocks per SM; the next row copied one iteration ahead, asked of
-//!     L2 two rows ahead): 50.5–50.6% and 53.0–53.1%, and 58.0–58.1% and 57.6–57.7% without
-//!     any read of other blocks' sums (a wrong result). A four-stage build with the same L2
-//!     requests ran at 53.5–53.6% and 56.6–56.7%, and without the reads at 61.9–62.0% and
-//!     61.7–61.8%.
-//!
-//!   So even free of every wait the walkers stay below this build. Nsight Compute (2^26
-//!   values, window 100,000): the first build issued about as many instructions as this
-//!   one, at 0.41 per cycle and scheduler against 0.50, with 5.6 active warps per scheduler
-//!   against 7.6. A walking block runs its passes back to back, and three such blocks per
-//!   SM are too few warps to hide the passes' latencies; a fourth needs the fourth stage's
-//!   shared memory, which the slack behind the published sums depends on.
-//! - **Blocks of 128 threads** (2,048 positions, eight blocks per SM, the far aggregates
-//!   two per lane): correct (full checks at windows 2, 4,097 and 100,000), but `ptxas`
-//!   kept 362 64-bit spills in the entry at 64 registers: 33.1% and 32.1% at windows 2 and
-//!   1,024, 24.0% and 25.5% at 4,097 and 100,000, against 94.6%, 94.1%, 75.9% and 74.7%.
-//! - **Tickets interleaved over `D` segments of tiles**, so that the tile before a block's
-//!   own was taken `D` tickets earlier: ticket `k` took tile `(k mod D)·tiles/D + k/D`. A
-//!   segment's first tiles would need the window reaching into the segment before, taken
-//!   last, summed apart; the builds measured took it as zero there (a wrong result at those
-//!   tiles only).
-//!   - The chained look-back at every window past a tile (each tile publishes the total of
-//!     its differences, then its window sum): 62.2, 65.9, 68.2 and 60.8% at window 100,000
-//!     with `D` = 1, 4, 16 and 64, and 61.4, 66.3–66.4, 71.0 and 76.0–76.1% at 4,097,
-//!     against 74.8–74.9% and 75.9–76.0%. At 135,169, where this build takes the chained
-//!     look-back too (61.7–61.8%): 61.8–61.9, 66.2, 65.3 and 59.3–59.4%.
-//!   - This build's far path without a halo: each tile published, besides its aggregate,
-//!     the sum of its last `window - f·TILE` positions, and the window before tile `b`
-//!     added that sum of tile `b - f - 1` to the `f` aggregates. Both were published after
-//!     the totals' barrier (no barrier of their own); `ptxas` kept 15 64-bit spills.
-//!     Correct with `D` = 1 (the CLI's full checks at windows 4,097, 8,191, 100,000 and
-//!     126,976), and slow: 60.4–60.5, 65.2–65.4, 66.2 and 60.3% at 100,000 with `D` = 1,
-//!     8, 16 and 32, and 62.2, 64.7, 68.0 and 70.5–70.6% at 4,097, against 74.8% and
-//!     75.8–75.9% in another run.
-//!   - This build with its tickets interleaved, nothing else changed: 73.7, 73.0–73.1 and
-//!     69.9% at 100,000 with `D` = 4, 8 and 16; 75.5, 74.8 and 73.6–73.7% at 4,097; 75.2,
-//!     74.2 and 72.1% at 65,537; against 74.8–74.9%, 75.9% and 75.1–75.2% in the same run.
-//!
-//!   So a head start of `D` tickets is worth less than this build's early publish with a
-//!   head start of one, and on top of it gains less than the interleaving costs, even at
-//!   window 4,097, where the reads stay in L2 (not profiled). At window 100,000 the head
-//!   start cannot grow far either: `D` segments put about `24·D` tickets between the two
-//!   reads of each value, and the slowdown past `D` ≈ 16 suggests that `a[p - window]`
-//!   then no longer comes from L2 (not profiled).
-//!
-//! One more, as a design study in CUDA C++ (nvcc 13.0, not ported; kept outside the
-//! repository), timed against this build in the same H100 run (2^28 values, medians of 20):
-//!
-//! - **Team walkers.** One block of 1,024 threads per SM: four warpgroups, each working a
-//!   tile of 4,096 positions as this kernel's blocks do (both streams staged with
-//!   `cp.async`, f64 sums, the L2 prefetch). A team of `K` blocks walks one contiguous run of
-//!   tiles, groups of four consecutive tiles going to its blocks in turn, and the window sum
-//!   is carried from tile to tile (`W + D`) through shared memory inside a block and through
-//!   a global slot between blocks; each run's first window is summed directly. No ticket,
-//!   no look-back, and `a[p - window]` stays in L2 with 33 to 132 runs. It was correct (256
-//!   outputs against f64 window sums at each window) and slow: 49.6, 56.1 and 61.6% of copy
-//!   at window 100,000 with `K` = 1, 2 and 4 (56.7 and 49.3% with the prefetch 16 and 32
-//!   tiles ahead instead of 8), and 68.6, 77.5 and 68.3% at 4,100, against 74.8% and 73.8%
-//!   for this build. Not profiled: the four warpgroups of a block start and finish their
-//!   tiles nearly in step, where four independent blocks per SM overlap one block's loads
-//!   with another's passes.
 
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::atomic;
@@ -522,9 +164,9 @@ pub const HEAD_WORDS: usize = 2;
 pub const FULL_WORDS: usize = 8;
 /// Predecessors a look-back step reads: `PER_LANE` per lane of a warp. More per step
 /// means fewer steps, but every block near the front of the scan polls the heads of the
-/// same few recent tiles, so each step's requests queue at the same few L2 lines: on an
-/// H100 (2^28 values, windows 2 and 100,000) 1, 2, 4 and 8 per lane ran at 55–57%, 52–55%,
-/// 46–47% and 36–37% of device-copy bandwidth.
+/// same few recent tiles, so each step's requests queue at the same few L2 lines: one per
+/// lane measured fastest of 1, 2, 4 and 8 (H100, 2026-11-23;
+/// docs/notes/kernels-sliding-scan.md).
 pub const LOOK_BACK: u32 = WARP_SIZE * PER_LANE;
 const PER_LANE: u32 = 1;
 
@@ -550,40 +192,15 @@ pub const fn far_tiles(window: u32) -> u32 {
 /// copies are in flight, so that the block of that tile, which starts about as many blocks
 /// later, copies from L2 rather than DRAM: without it four blocks per SM keep too few bytes
 /// in flight to cover DRAM's latency. The DRAM traffic stays a copy's (each line is fetched
-/// once, and 256 tiles are 4 MiB of L2).
-///
-/// Measured on an H100 (2^28 values, the CLI's median of 20, two rounds in one device run),
-/// in % of device-copy bandwidth at windows 2, 16, 64, 1,024, 4,097 and 100,000: with no
-/// prefetch 87.9–88.0, 85.4, 88.4, 88.5–88.6, 71.2 and 70.5–70.7; 128 tiles ahead 93.3,
-/// 90.3–90.4, 92.9, 92.9–93.0, 75.9 and 75.0–75.1; 256 ahead 94.5–94.6, 91.1, 94.1,
-/// 94.0–94.1, 75.8–75.9 and 74.9; 512 ahead 93.2–93.3, 90.5, 93.1, 93.1, 74.8 and 74.5;
-/// 1,024 ahead 67–68, 61.4 and 60.3–60.4 (not profiled; 16 MiB ahead is a third of the L2).
+/// once, and 256 tiles are 4 MiB of L2). 256 measured fastest of 128 to 1,024, about 6
+/// points of copy bandwidth above no prefetch on the halo path and 4 on the far path
+/// (H100, 2026-11-27; docs/notes/kernels-sliding-scan.md).
 pub const L2_AHEAD: u32 = 256;
 
 /// Blocks per SM the entry's launch bounds ask for (`.minnctapersm`), so at most 64
-/// registers per thread (ptxas spills in the rare non-finite passes at this bound).
-///
-/// Measured on an H100 (2^28 values, an earlier build), in % of device-copy bandwidth:
-/// 84.1 / 83.7 / 86.0 / 84.8% at windows 2 / 16 / 64 / 1,024 (the halo path, when it took
-/// tickets), 64.6% at 100,000 (a halo and 24 tiles' aggregates) and 56.3% at 135,169 (the
-/// look-back); for this build's figures, see the [module](self) docs. A build whose halo
-/// sums skipped the warps without halo ran 1–2 points faster on the halo path, but failed
-/// synccheck (see `sliding_scan_shifted`). On earlier builds (same design, no rotation in
-/// `store_means`),
-/// 3, 5 and 2 blocks per SM (80, 48 and 128 registers) ran slower at windows 2, 1,024 and
-/// 100,000: 73–79%, 70–72% and 62–64% on the halo path. So did 128-thread blocks of 32
-/// positions per thread (27–30%: they spill 11 KB), and a persistent grid that staged each
-/// block's next tile while it looked back for the current one (51% at window 2, 19.5% at
-/// 100,000 with 2,048-position tiles): a tile staged early publishes its aggregate only once
-/// its block has finished the tile before, so the aggregates themselves formed a chain.
-/// On this build, 5 blocks per SM (48 registers; ptxas 12.9 spills 16 KB, nearly all in the
-/// rare non-finite passes, a few words around the scan pass) ran at 95.0%, 90.3–90.5%,
-/// 64.5% and 59.2% at windows 2, 1,024, 4,097 and 100,000, against 94.5–94.6%, 94.1%,
-/// 75.8–75.9% and 74.8–74.9% in the same H100 run (the CLI's median of 20, two rounds): a
-/// fifth block per SM does not hide the far path's waits (not profiled).
-/// Before the halo path, with the look-back at every window, this kernel ran at 55–58%;
-/// Nsight Compute (2^26 values, window 1,024) then found 43% of the cycles between a warp's
-/// instructions spent waiting at a barrier for warp 0's look-back.
+/// registers per thread (ptxas spills in the rare non-finite passes at this bound). Two,
+/// three and five blocks per SM each measured slower (H100, 2026-11-23 and 2026-11-28;
+/// docs/notes/kernels-sliding-scan.md).
 pub const MIN_BLOCKS: u32 = 4;
 
 /// Where 16-byte word `q` of a staged stream lies, in words: a gap after every eight.
@@ -1363,7 +980,7 @@ unsafe fn sliding_scan_shifted<const S: usize, const PATH: u8>(
     } = shared;
 
     // A halo-path block depends on no other, so it takes its tile from its block index: no
-    // atomic, and no barrier before its loads (see the module docs for what that gained).
+    // atomic, and no barrier before its loads (the module docs say what that gains).
     // The other paths wait for earlier tiles, so they take tickets, in the order their
     // blocks start.
     let b = if PATH == HALO {
