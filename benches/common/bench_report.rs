@@ -748,8 +748,10 @@ mod tests {
                 + kernels_gpu_host::SgemmKernel::ALL.len()
                 + BF16_CONFIGS.len()
                 + PACKED_CONFIGS.len()
+                + 1 // the 16-bit-input rung, Contender::Half
                 + CublasMath::ALL.len()
         );
+        assert!(all.iter().any(|c| c.label() == HALF_NAME));
         assert!(all.iter().any(|c| c.label() == "sgemm-autotuned"));
         assert_eq!(all[0].label(), "naive");
         assert!(all.iter().any(|c| c.label() == "tiled-dynamic-const tw32"));
