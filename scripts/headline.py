@@ -11,6 +11,7 @@ names its own device and date). Nothing here is typed in by hand but the choice 
 the names of the configurations they quote. Python 3 standard library only.
 """
 
+import functools
 import json
 import math
 import re
@@ -41,6 +42,7 @@ def read(path):
         raise LogError(f"{path}: {e.strerror}") from e
 
 
+@functools.cache
 def devices():
     """file name -> device, from the results folder's README table."""
     found = {}
@@ -53,17 +55,11 @@ def devices():
     return found
 
 
-DEVICES = None
-
-
 def device(name):
-    global DEVICES
-    if DEVICES is None:
-        DEVICES = devices()
-    if name not in DEVICES:
+    if name not in devices():
         raise LogError(f"{RUNS / 'README.md'} lists no device for {name}")
     # "H100 80GB HBM3, driver 580.159.04" -> "H100 80GB HBM3"; "(another machine)" dropped.
-    d = DEVICES[name].split(",")[0]
+    d = devices()[name].split(",")[0]
     return re.sub(r"\s*\(.*?\)", "", d).strip()
 
 
@@ -223,9 +219,8 @@ def multi_row(what, one, two, kernel, how):
         raise LogError(f"{one}, {two}: no 1- and 2-GPU rows of {kernel}")
     (ms1, bits1), (ms2, bits2) = (runs[k] for k in keys)
     same = "same bits" if bits1 and bits1 == bits2 else "bits differ"
-    figure = f"{times(ms1 / ms2)} one GPU ({ms1:.1f} → {ms2:.1f} ms, {same}; bar 1.9×)"
-    if ms1 < 10:
-        figure = f"{times(ms1 / ms2)} one GPU ({ms1:.3f} → {ms2:.3f} ms, {same}; bar 1.9×)"
+    digits = 3 if ms1 < 10 else 1
+    figure = f"{times(ms1 / ms2)} one GPU ({ms1:.{digits}f} → {ms2:.{digits}f} ms, {same}; bar 1.9×)"
     logs = link(RUNS / one) if one == two else f"{link(RUNS / one)}, {link(RUNS / two)}"
     return (what, figure, device(two), how, logs)
 
@@ -312,7 +307,7 @@ def readme_block(text):
 def main(argv):
     mode = argv[1] if len(argv) > 1 else None
     if mode not in (None, "--write", "--check") or len(argv) > 2:
-        print(__doc__.strip().splitlines()[2:5], file=sys.stderr)
+        print("\n".join(__doc__.strip().splitlines()[2:5]), file=sys.stderr)
         return 2
     try:
         new = table()
