@@ -418,10 +418,7 @@ fn without_a_driver_cudarc_panics_and_gpu_new_is_a_typed_error() {
 
 /// The command-line page's words, whitespace collapsed to single spaces.
 fn command_line_words() -> String {
-    CLI_PAGE
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    CLI_PAGE.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[test]
@@ -511,8 +508,8 @@ fn pages(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut found = vec![root.join("README.md")];
     let mut folders = vec![root.join("docs")];
     while let Some(folder) = folders.pop() {
-        let entries = std::fs::read_dir(&folder)
-            .unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+        let entries =
+            std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
         for entry in entries {
             let path = entry.expect("a folder entry").path();
             if path.is_dir() {
@@ -535,10 +532,16 @@ fn every_relative_link_of_the_readme_and_docs_resolves() {
     let mut broken = Vec::new();
     let mut checked = 0;
     for page in pages(&root) {
-        let text = std::fs::read_to_string(&page)
-            .unwrap_or_else(|e| panic!("{}: {e}", page.display()));
-        let name = page.strip_prefix(&root).unwrap_or(&page).display().to_string();
-        let prose = spans.replace_all(&outside_code_blocks(&text), "").into_owned();
+        let text =
+            std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        let name = page
+            .strip_prefix(&root)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
+        let prose = spans
+            .replace_all(&outside_code_blocks(&text), "")
+            .into_owned();
         for (number, line) in prose.lines().enumerate() {
             for target in link.captures_iter(line).map(|c| c[1].to_owned()) {
                 if target.contains("://") || target.starts_with("mailto:") {
