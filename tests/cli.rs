@@ -1,7 +1,8 @@
 //! The `host` binary's command line: a bad flag or value is a usage message and exit code
 //! 2, a bad problem size is a typed error and exit code 1, never a panic. Runs the built
 //! binary with `--simulate` (or with flags rejected before any device is touched), so no
-//! GPU is needed.
+//! GPU is needed. The usage on the command-line page (`docs/cli.md`) names the flags
+//! `--help` lists.
 
 use std::process::{Command, Output};
 
@@ -352,4 +353,35 @@ fn check_applies_to_the_fusion_lesson_and_the_vector_operations() {
         let rows = ok_json_rows(&[&args[..], &["--check", "sample"]].concat());
         assert!(rows.iter().all(|r| r["check"] == "full"), "{op}: {rows:?}");
     }
+}
+
+/// The long flags in `text` (`--name`), without `--help` and `--version`, which clap adds.
+fn long_flags(text: &str) -> std::collections::BTreeSet<String> {
+    let flag = regex::Regex::new(r"--([a-z][a-z0-9-]*)").expect("a valid pattern");
+    flag.captures_iter(text)
+        .map(|c| c[1].to_owned())
+        .filter(|f| f != "help" && f != "version")
+        .collect()
+}
+
+/// The command-line page (`docs/cli.md`) opens with the usage: every flag the binary takes
+/// is there, and every flag there is one the binary takes.
+#[test]
+fn cli_page_usage_names_every_flag_of_help_and_no_other() {
+    let page = include_str!("../docs/cli.md");
+    let usage = page
+        .split("```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/cli.md starts with a usage block");
+    let out = host(&["--help"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let help = String::from_utf8_lossy(&out.stdout);
+    let usage = usage.replace("cargo run --release --", "");
+    let (documented, taken) = (long_flags(&usage), long_flags(&help));
+    assert!(taken.len() >= 20, "only {taken:?} in --help:\n{help}");
+    assert_eq!(
+        documented, taken,
+        "docs/cli.md's usage block against --help:\n{help}"
+    );
 }

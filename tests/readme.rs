@@ -4,13 +4,15 @@
 //! with the host library's version and features), the `build.rs` and kernel snippets are
 //! those of the crates they quote, and the cudarc launch snippet checks for the driver before
 //! `CudaContext::new`, which panics where there is none. The pages' Rust snippets also run as
-//! doctests; this covers what a doctest cannot see. The main README's command-line section's
-//! defaults and sample notice are the library's. On the CPU.
+//! doctests; this covers what a doctest cannot see. The command-line page's (`docs/cli.md`)
+//! defaults and sample notice are the library's, and every relative link of `README.md` and
+//! `docs/` leads to a file, and to a heading where it names one. On the CPU.
 
 use kernels_gpu_host::Error;
 use kernels_gpu_host::gpu::Gpu;
 
 const MAIN_README: &str = include_str!("../README.md");
+const CLI_PAGE: &str = include_str!("../docs/cli.md");
 const TOOLCHAIN: &str = include_str!("../rust-toolchain.toml");
 
 /// A publishable crate: its folder, page, manifest and library root.
@@ -414,16 +416,13 @@ fn without_a_driver_cudarc_panics_and_gpu_new_is_a_typed_error() {
     }
 }
 
-/// The command-line section's words, whitespace collapsed to single spaces.
+/// The command-line page's words, whitespace collapsed to single spaces.
 fn command_line_words() -> String {
-    section(MAIN_README, "## Command line")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    CLI_PAGE.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[test]
-fn readme_default_kernel_set_notice_is_the_one_the_binary_prints() {
+fn cli_page_default_kernel_set_notice_is_the_one_the_binary_prints() {
     use kernels_gpu_host::{MatmulKernel, MatmulShape, Precision};
     let shape = MatmulShape::new(16384, 16384, 16384).unwrap();
     let notice = MatmulKernel::default_set(shape, Precision::Fp32)
@@ -431,24 +430,156 @@ fn readme_default_kernel_set_notice_is_the_one_the_binary_prints() {
         .notice(shape)
         .expect("16384³ is above the threshold");
     assert!(
-        section(MAIN_README, "## Command line").contains(&format!("\n{notice}\n")),
-        "the README's line at 16384³ is not:\n{notice}"
+        CLI_PAGE.contains(&format!("\n{notice}\n")),
+        "docs/cli.md's line at 16384³ is not:\n{notice}"
     );
     let threshold = kernels_gpu_host::check::spot::FULL_CHECK_MAX_MACS;
-    assert_eq!(threshold, 1 << 33, "the README says 2³³");
+    assert_eq!(threshold, 1 << 33, "docs/cli.md says 2³³");
     assert!(command_line_words().contains("a product of up to 2³³ multiply-adds"));
 }
 
 #[test]
-fn readme_time_budget_default_is_the_librarys() {
+fn cli_page_time_budget_default_is_the_librarys() {
     assert_eq!(
         kernels_gpu_host::plan::budget::DEFAULT,
         std::time::Duration::from_secs(1),
-        "the README says 1 second"
+        "docs/cli.md says 1 second"
     );
     assert!(
         command_line_words().contains("`--time-budget` (default 1 second)"),
         "{}",
         command_line_words()
+    );
+}
+
+/// The repository's root: the host package's parent folder.
+fn repository() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the host package is in the repository")
+        .to_path_buf()
+}
+
+/// `text` with the lines of its fenced code blocks left empty (so that line numbers stay).
+fn outside_code_blocks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The anchors of `text`'s headings, as GitHub makes them: lower case, everything but
+/// letters, digits, spaces, `-` and `_` dropped, spaces made `-`, and a repeated anchor
+/// numbered `-1`, `-2`, ….
+fn anchors(text: &str) -> Vec<String> {
+    let mut seen = std::collections::HashMap::new();
+    let mut found = Vec::new();
+    for line in outside_code_blocks(text).lines() {
+        let hashes = line.len() - line.trim_start_matches('#').len();
+        if !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let slug: String = line[hashes..]
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|&c| c.is_alphanumeric() || c == ' ' || c == '-' || c == '_')
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let times: &mut usize = seen.entry(slug.clone()).or_default();
+        found.push(match *times {
+            0 => slug,
+            n => format!("{slug}-{n}"),
+        });
+        *times += 1;
+    }
+    found
+}
+
+/// The markdown files whose links are checked: the README and every page under `docs/`.
+fn pages(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = vec![root.join("README.md")];
+    let mut folders = vec![root.join("docs")];
+    while let Some(folder) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+        for entry in entries {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_relative_link_of_the_readme_and_docs_resolves() {
+    let root = repository();
+    let link = regex::Regex::new(r"\]\(([^)\s]+)(?:\s[^)]*)?\)").expect("a valid pattern");
+    // Inline code spans: a link's text may be one, and code may show brackets that are no link.
+    let spans = regex::Regex::new(r"`[^`]*`").expect("a valid pattern");
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in pages(&root) {
+        let text =
+            std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        let name = page
+            .strip_prefix(&root)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
+        let prose = spans
+            .replace_all(&outside_code_blocks(&text), "")
+            .into_owned();
+        for (number, line) in prose.lines().enumerate() {
+            for target in link.captures_iter(line).map(|c| c[1].to_owned()) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (path, anchor) = target.split_once('#').unwrap_or((&target, ""));
+                let file = if path.is_empty() {
+                    page.clone()
+                } else {
+                    page.parent().expect("a page's folder").join(path)
+                };
+                checked += 1;
+                let at = format!("{name}:{}: ({target})", number + 1);
+                if !file.exists() {
+                    broken.push(format!("{at}: no such file"));
+                } else if !anchor.is_empty() && file.extension().is_some_and(|e| e == "md") {
+                    let heads = anchors(&std::fs::read_to_string(&file).expect("a page"));
+                    if !heads.iter().any(|h| h == anchor) {
+                        broken.push(format!("{at}: no heading #{anchor}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} links found");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_are_github_s() {
+    let text = "# Rung 14: `wgmma` on Hopper (TF32)\n```\n# not a heading\n```\n## Against the lecture's CUDA C\n## Notes\n### Notes\n";
+    assert_eq!(
+        anchors(text),
+        [
+            "rung-14-wgmma-on-hopper-tf32",
+            "against-the-lectures-cuda-c",
+            "notes",
+            "notes-1"
+        ]
     );
 }

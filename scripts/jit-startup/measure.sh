@@ -43,7 +43,7 @@ first_test() {
       test\ *\ ...\ *) [ -n "$first" ] || first=$(now) ;;
     esac
   done < <(CUDA_CACHE_PATH=$cache XDG_CACHE_HOME=$cache/xdg "$@" 2>&1)
-  printf '| %s | %s | %s | %s |\n' "$label" "$(secs "$t0" "${first:-$(now)}")" "${first:+0}${first:-no test ran}" "$(du -sh "$cache" | cut -f1)"
+  printf '| %s | %s | %s | %s |\n' "$label" "$(secs "$t0" "${first:-$(now)}")" "$([ -n "$first" ] && echo 0 || echo "no test ran")" "$(du -sh "$cache" | cut -f1)"
 }
 
 echo "| what | wall s | exit | JIT cache after |"
