@@ -42,6 +42,7 @@ use kernels_gpu_host::plan::budget::median;
 use kernels_gpu_host::plan::packed::PACKED_CONFIGS;
 use kernels_gpu_host::problem::error::Result;
 use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::suite::cube;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, TileWidth};
 use std::hint::black_box;
 use std::time::Duration;
@@ -50,10 +51,6 @@ use std::time::Duration;
 const GPU_SHAPES: [(usize, usize, usize); 4] =
     [(5120, 256, 5120), cube(1024), cube(2048), cube(4096)];
 
-/// A square product of `side × side` matrices.
-const fn cube(side: usize) -> (usize, usize, usize) {
-    (side, side, side)
-}
 /// The summary's runs per contender and shape: untimed, then timed (the median is reported).
 const SUMMARY_WARMUP: usize = 3;
 const SUMMARY_RUNS: usize = 20;

@@ -674,10 +674,10 @@ impl Backend for Simulator {
         &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
     ) -> Result<Vec<f32>> {
         let (shape, outputs) = AxisShape::checked(op, axis, x.len(), rows, cols)?;
+        let AxisShape { rows, cols } = shape;
         if outputs == 0 {
             return Ok(vec![]);
         }
-        let AxisShape { rows, cols } = shape;
         if axis == Axis::Cols {
             let plan = shape.cols_plan();
             let scale = op.scale(rows);
