@@ -8,9 +8,9 @@
 //! (per product) and cuBLAS's strided batch.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
+use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use kernels_gpu_host::plan::budget::median;
-use kernels_gpu_host::{Error, check::data::Rng};
 use kernels_gpu_host::{Gemm, GemmKernel, Op};
 use std::time::Duration;
 
@@ -70,12 +70,9 @@ fn main() {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .configure_from_args();
-    let gpu = match Gpu::new() {
-        Ok(gpu) => gpu,
-        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
-            println!("GEMM benchmarks skipped: {e}");
-            return;
-        }
+    let gpu = match Gpu::new_or_skip("GEMM benchmarks") {
+        Ok(Some(gpu)) => gpu,
+        Ok(None) => return,
         Err(e) => {
             eprintln!("error: a GPU is present but could not be set up: {e}");
             std::process::exit(1);

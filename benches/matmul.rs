@@ -42,17 +42,15 @@ use kernels_gpu_host::plan::budget::median;
 use kernels_gpu_host::plan::packed::PACKED_CONFIGS;
 use kernels_gpu_host::problem::error::Result;
 use kernels_gpu_host::sim::Simulator;
+use kernels_gpu_host::suite::cube;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, TileWidth};
 use std::hint::black_box;
 use std::time::Duration;
 
 /// The lecture's problem, then square ones.
-const GPU_SHAPES: [(usize, usize, usize); 4] = [
-    (5120, 256, 5120),
-    (1024, 1024, 1024),
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-];
+const GPU_SHAPES: [(usize, usize, usize); 4] =
+    [(5120, 256, 5120), cube(1024), cube(2048), cube(4096)];
+
 /// The summary's runs per contender and shape: untimed, then timed (the median is reported).
 const SUMMARY_WARMUP: usize = 3;
 const SUMMARY_RUNS: usize = 20;
@@ -151,20 +149,15 @@ fn main() {
         .measurement_time(Duration::from_secs(2))
         .configure_from_args();
     let mut all_correct = true;
-    match Gpu::new() {
-        Ok(gpu) => match gpu_benches(&mut c, &gpu, &kind, &home) {
+    match Gpu::new_or_skip("GPU benchmarks") {
+        Ok(Some(gpu)) => match gpu_benches(&mut c, &gpu, &kind, &home) {
             Ok(correct) => all_correct = correct,
             Err(e) => {
                 eprintln!("error: {e}");
                 std::process::exit(1);
             }
         },
-        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
-            let reason = match &e {
-                Error::NoDriver(why) => format!("no CUDA driver ({why})"),
-                other => other.to_string(),
-            };
-            println!("GPU benchmarks skipped: {reason}");
+        Ok(None) => {
             println!(
                 "Benchmarking the CPU side instead: the simulator running the kernels, and the f64 \
                  reference (criterion's `elem/s` is FLOP/s: 2·m·k·n per product)."

@@ -20,7 +20,7 @@ use kernels_gpu_host::plan::reduce::ReduceKernel;
 use kernels_gpu_host::plan::shard::{Chunks, SlidingPlan};
 use kernels_gpu_host::plan::sliding::SlidingKernel;
 use kernels_gpu_host::problem::error::Result;
-use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
+use kernels_gpu_host::{MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 use std::time::{Duration, Instant};
 
 #[path = "common/bench_report.rs"]
@@ -36,11 +36,7 @@ const VECTOR_LEN: usize = 1 << 30;
 const WINDOWS: [usize; 2] = [2, 100_000];
 
 fn input(len: usize) -> Vec<f32> {
-    Rng::new(42)
-        .uniform(len)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
+    Rng::new(42).signed(len)
 }
 
 /// `iters` runs of `launch`, waited for on every device, on the host's clock.
@@ -140,11 +136,11 @@ fn main() {
         .configure_from_args();
     let present = match device_count() {
         Ok(n) => n,
-        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
-            println!("multi-GPU benchmarks skipped: {e}");
-            return;
-        }
         Err(e) => {
+            if let Some(why) = e.no_gpu() {
+                println!("multi-GPU benchmarks skipped: {why}");
+                return;
+            }
             eprintln!("error: {e}");
             std::process::exit(1);
         }

@@ -11,6 +11,7 @@
 //! Without a GPU it says so and benchmarks the simulator on a small input instead.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
+use kernels_gpu_host::Backend;
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
 use kernels_gpu_host::plan::reduce::ReduceKernel;
@@ -18,7 +19,6 @@ use kernels_gpu_host::plan::sliding::{SlidingKernel, SlidingShape};
 use kernels_gpu_host::problem::axis::{Axis, AxisOp, AxisShape};
 use kernels_gpu_host::problem::error::Result;
 use kernels_gpu_host::sim::Simulator;
-use kernels_gpu_host::{Backend, Error};
 
 #[path = "common/bench_report.rs"]
 mod bench_report;
@@ -38,11 +38,7 @@ const AXIS_SHAPES: [(usize, usize); 2] = [(16384, 16384), (1 << 22, 64)];
 const FUSION_SHAPE: (usize, usize, usize) = (1024, 256, 1024);
 
 fn input(len: usize) -> Vec<f32> {
-    Rng::new(42)
-        .uniform(len)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
+    Rng::new(42).signed(len)
 }
 
 fn gpu_benches(c: &mut Criterion, gpu: &Gpu) -> Result<()> {
@@ -226,15 +222,14 @@ fn cpu_benches(c: &mut Criterion) {
 
 fn main() {
     let mut c = bench_report::criterion(Duration::from_millis(300), Duration::from_secs(1));
-    match Gpu::new() {
-        Ok(gpu) => {
+    match Gpu::new_or_skip("GPU benchmarks") {
+        Ok(Some(gpu)) => {
             if let Err(e) = gpu_benches(&mut c, &gpu) {
                 eprintln!("error: {e}");
                 std::process::exit(1);
             }
         }
-        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
-            println!("GPU benchmarks skipped: {e}");
+        Ok(None) => {
             println!("Benchmarking the simulator instead (it says nothing about GPU speed).");
             cpu_benches(&mut c);
         }

@@ -15,11 +15,11 @@ mod gemm_cases;
 #[path = "common/gpu_harness.rs"]
 mod harness;
 
-use gemm_cases::{Case, blas_cases, cases, expected_bits};
+use gemm_cases::{Case, blas_cases, cases, expected_bits, long_batches};
+use kernels_gpu_host::GemmKernel;
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use kernels_gpu_host::plan::gemm::BLAS_TILES;
-use kernels_gpu_host::{GemmKernel, Op, Order};
 use kernels_gpu_host::{MatmulKernel, SgemmKernel, TileWidth};
 use libtest_mimic::Failed;
 
@@ -106,30 +106,7 @@ fn main() {
         .chain([GemmKernel::Auto])
         .collect();
     // Past the grid's z limit: 70,000 products, rung 12 in two launches, and `α = 0`.
-    let huge = [
-        gemm_cases::case(
-            Order::RowMajor,
-            (Op::N, Op::T),
-            (3, 5, 2),
-            0,
-            70_000,
-            1,
-            false,
-            (1.5, 0.5),
-            7,
-        ),
-        gemm_cases::case(
-            Order::ColMajor,
-            (Op::T, Op::N),
-            (2, 1, 3),
-            0,
-            70_000,
-            0,
-            true,
-            (0.0, 0.5),
-            8,
-        ),
-    ];
+    let huge = long_batches(70_000);
     let shapes: Vec<_> = gemm_cases::SMALL.iter().chain(&TILED).copied().collect();
     for case in cases(&TILED)
         .into_iter()

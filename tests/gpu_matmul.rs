@@ -17,7 +17,7 @@ use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::Gpu;
-use kernels_gpu_host::gpu::autotune::Tuned;
+use kernels_gpu_host::gpu::autotune::{self, Tuned};
 use kernels_gpu_host::plan::budget::TimeBudget;
 use kernels_gpu_host::plan::packed::{MMA_PACKED_CONFIGS, PACKED_CONFIGS, PackedRung};
 use kernels_gpu_host::plan::row_split::RowSplit;
@@ -86,22 +86,37 @@ fn runs_as_simulated(
     Ok(())
 }
 
+/// Runs `launch` twice into an output of NaNs, and fails naming `what` unless the first
+/// result is within the f32 accumulation bound of `exact` (the f64 product of the inputs as
+/// the kernel reads them) and the second has the same bits.
+fn twice_within_f32_bound(
+    g: &Gpu, what: &str, (m, k, n): (usize, usize, usize), exact: &reference::Reference,
+    mut launch: impl FnMut(&mut CudaSlice<f32>) -> Result<(), Error>,
+) -> Result<(), Failed> {
+    let mut out = g.nans(m * n)?;
+    let mut run = || -> Result<Vec<f32>, Failed> {
+        g.fill_nan(&mut out)?;
+        launch(&mut out)?;
+        Ok(g.download(&out)?)
+    };
+    let (first, second) = (run()?, run()?);
+    let acc = reference::compare(&first, exact);
+    if first.len() != m * n || !acc.within_f32_bound(k) {
+        return Err(format!("{what}: {acc:?}").into());
+    }
+    if !same_bits(&first, &second) {
+        return Err(format!("{what}: two runs differ").into());
+    }
+    Ok(())
+}
+
 fn check(
     gpu: &Gpu, kernel: MatmulKernel, tw: TileWidth, (m, k, n): (usize, usize, usize), seed: u64,
 ) -> Result<(), Failed> {
     let shape = MatmulShape::new(m, k, n)?;
     let mut rng = Rng::new(seed);
     // Signed inputs, so cancellation is exercised too.
-    let a: Vec<f32> = rng
-        .uniform(m * k)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect();
-    let b: Vec<f32> = rng
-        .uniform(k * n)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect();
+    let (a, b) = (rng.signed(m * k), rng.signed(k * n));
     let out = gpu.matmul(kernel, tw, &a, &b, shape)?;
     let acc = reference::compare(&out, &reference::matmul_f64(&a, &b, m, k, n));
     // Each kernel against the bound of its own precision (TF32: inputs rounded to a 10-bit
@@ -189,14 +204,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 g.upload(&rng.uniform(256 * 384))?,
             );
             let mut out = g.zeros(512 * 384)?;
-            let (best, choice) = kernels_gpu_host::gpu::autotune::tune(
-                g,
-                &da,
-                &db,
-                &mut out,
-                shape,
-                Precision::Fp32,
-            )?;
+            let (best, choice) = autotune::tune(g, &da, &db, &mut out, shape, Precision::Fp32)?;
             let all_ran = Tuned::candidates(shape, Precision::Fp32).iter().all(|k| {
                 choice
                     .candidates_ms
@@ -212,14 +220,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
             g.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
             let tuned = g.download(&out)?;
-            let best = kernels_gpu_host::gpu::autotune::choose(
-                g,
-                &da,
-                &db,
-                &mut out,
-                shape,
-                Precision::Fp32,
-            )?;
+            let best = autotune::choose(g, &da, &db, &mut out, shape, Precision::Fp32)?;
             best.run(g, &da, &db, &mut out, shape)?;
             if tuned != g.download(&out)? {
                 return Err("autotuned output differs from the tuned kernel's".into());
@@ -316,9 +317,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 let (m, k, n) = (260, 260, 264);
                 let shape = MatmulShape::new(m, k, n)?;
                 let mut rng = Rng::new(13);
-                let signed =
-                    |x: Vec<f32>| -> Vec<f32> { x.into_iter().map(|v| 2.0 * v - 1.0).collect() };
-                let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                let (a, b) = (rng.signed(m * k), rng.signed(k * n));
                 let round = |x: &[f32]| -> Vec<f32> {
                     x.iter()
                         .map(|&v| match precision {
@@ -341,8 +340,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 }
                 let (da, db) = (g.upload(&a)?, g.upload(&b)?);
                 let mut out = g.zeros(m * n)?;
-                let (best, choice) =
-                    kernels_gpu_host::gpu::autotune::tune(g, &da, &db, &mut out, shape, precision)?;
+                let (best, choice) = autotune::tune(g, &da, &db, &mut out, shape, precision)?;
                 // Rungs 14 and 15 (packed operands) are TF32 candidates too, rung 14 on a
                 // Hopper only.
                 let hopper = g.info()?.compute_capability == (9, 0);
@@ -379,27 +377,15 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 for (i, (m, k, n)) in shapes.enumerate() {
                     let shape = MatmulShape::new(m, k, n)?;
                     let mut rng = Rng::new(40 + i as u64);
-                    let signed = |x: Vec<f32>| -> Vec<u16> {
-                        bf16::round_all(&x.into_iter().map(|v| 2.0 * v - 1.0).collect::<Vec<_>>())
-                    };
-                    let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                    let mut signed = |len| bf16::round_all(&rng.signed(len));
+                    let (a, b) = (signed(m * k), signed(k * n));
                     let (da, db) = (g.stream().clone_htod(&a)?, g.stream().clone_htod(&b)?);
-                    let mut out = g.nans(m * n)?;
-                    let mut run = || -> Result<Vec<f32>, Failed> {
-                        g.fill_nan(&mut out)?;
-                        g.gemm_bf16_device(config, &da, &db, &mut out, shape)?;
-                        Ok(g.download(&out)?)
-                    };
-                    let (first, second) = (run()?, run()?);
                     let value = |x: &[u16]| x.iter().map(|&v| bf16::value(v)).collect::<Vec<_>>();
                     let exact = reference::matmul_f64(&value(&a), &value(&b), m, k, n);
-                    let acc = reference::compare(&first, &exact);
-                    if first.len() != m * n || !acc.within_f32_bound(k) {
-                        return Err(format!("{} {shape}: {acc:?}", config.name).into());
-                    }
-                    if !same_bits(&first, &second) {
-                        return Err(format!("{} {shape}: two runs differ", config.name).into());
-                    }
+                    let what = format!("{} {shape}", config.name);
+                    twice_within_f32_bound(g, &what, (m, k, n), &exact, |out| {
+                        g.gemm_bf16_device(config, &da, &db, out, shape)
+                    })?;
                 }
                 Ok(())
             }),
@@ -423,31 +409,18 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 ) -> Result<(), Failed> {
                     let shape = MatmulShape::new(m, k, n)?;
                     let mut rng = Rng::new(seed);
-                    let signed =
-                        |x: Vec<f32>| x.into_iter().map(|v| 2.0 * v - 1.0).collect::<Vec<_>>();
-                    let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                    let (a, b) = (rng.signed(m * k), rng.signed(k * n));
                     let (da, db) = (g.upload_half::<T>(&a)?, g.upload_half::<T>(&b)?);
-                    let mut out = g.nans(m * n)?;
-                    let mut go = || -> Result<Vec<f32>, Failed> {
-                        g.fill_nan(&mut out)?;
-                        g.gemm_half_run_device(run, &da, &db, &mut out, shape)?;
-                        Ok(g.download(&out)?)
-                    };
-                    let (first, second) = (go()?, go()?);
                     let round = |x: &[f32]| {
                         x.iter()
                             .map(|&v| T::from_f32(v).to_f32())
                             .collect::<Vec<_>>()
                     };
                     let exact = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
-                    let acc = reference::compare(&first, &exact);
-                    if first.len() != m * n || !acc.within_f32_bound(k) {
-                        return Err(format!("{} {shape}: {acc:?}", run.name()).into());
-                    }
-                    if !same_bits(&first, &second) {
-                        return Err(format!("{} {shape}: two runs differ", run.name()).into());
-                    }
-                    Ok(())
+                    let what = format!("{} {shape}", run.name());
+                    twice_within_f32_bound(g, &what, (m, k, n), &exact, |out| {
+                        g.gemm_half_run_device(run, &da, &db, out, shape)
+                    })
                 }
                 let shapes = SHAPES.into_iter().chain(TENSOR_TILES).chain(DEGENERATE);
                 let shapes = shapes.chain([(300, 520, 260), (129, 4100, 67)]);
@@ -496,9 +469,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 for (i, (m, k, n)) in shapes.enumerate() {
                     let shape = MatmulShape::new(m, k, n)?;
                     let mut rng = Rng::new(140 + i as u64);
-                    let signed =
-                        |x: Vec<f32>| x.into_iter().map(|v| 2.0 * v - 1.0).collect::<Vec<_>>();
-                    let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+                    let (a, b) = (rng.signed(m * k), rng.signed(k * n));
                     let (da, db) = (g.upload(&a)?, g.upload(&b)?);
                     let mut out = g.nans(m * n)?;
                     let mut run = || -> Result<Vec<f32>, Failed> {

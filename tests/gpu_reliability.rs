@@ -62,6 +62,22 @@ fn naive_bufs(g: &Gpu) -> Result<[CudaSlice<f32>; 3], Failed> {
     Ok([g.upload(&[2.0])?, g.upload(&[3.0])?, g.zeros(1)?])
 }
 
+/// The naive kernel's 3×2 · 2×1 product of ones, through `g.matmul`.
+fn naive_ones(g: &Gpu, what: &str) -> Result<(), Failed> {
+    let shape = MatmulShape::new(3, 2, 1)?;
+    let out = g.matmul(
+        MatmulKernel::Naive,
+        TileWidth::Tw16,
+        &[1.0; 6],
+        &[1.0; 2],
+        shape,
+    )?;
+    if out != vec![2.0; 3] {
+        return Err(format!("{what}: {out:?}").into());
+    }
+    Ok(())
+}
+
 /// Launches `entry` through the checked launcher with the three buffers, then `scalars`
 /// (the entry's u32 parameters), then `extra` if given (a u64 the entry does not take).
 fn launch_with(
@@ -82,365 +98,289 @@ fn launch_with(
     unsafe { args.launch(launch) }
 }
 
-fn limit_tests(add: &mut impl FnMut(&str, bool, Test)) {
-    add(
-        "limits::queried_from_the_device",
-        false,
-        Box::new(|g| {
-            let l = g.limits();
-            let cuda = kernels_gpu_host::launch::Limits::CUDA;
-            if l.max_threads_per_block < 1024
-                || l.max_block_dim != cuda.max_block_dim
-                || l.max_grid_dim != cuda.max_grid_dim
-                || l.max_shared_bytes_per_block < 48 * 1024
-            {
-                return Err(format!("implausible device limits {l:?}").into());
-            }
-            Ok(())
-        }),
-    );
-    add(
-        "limits::entry_attributes_match_the_host",
-        false,
-        Box::new(|g| {
-            let shape = MatmulShape::new(64, 64, 64)?;
-            for (kernel, tw) in ieee::kernel_widths() {
-                let info = g.entry_info(kernel.entry(tw))?;
-                let launch = kernel.launch_within(tw, &shape, &g.limits())?;
-                if info.static_shared_bytes != kernel.static_shared_bytes(tw)
-                    || (info.max_threads_per_block as u64) < launch.block.volume()
-                    || info.param_bytes.is_none()
-                {
-                    return Err(format!("{kernel} tw{tw}: {info:?} vs {launch:?}").into());
-                }
-            }
-            Ok(())
-        }),
-    );
-    add(
-        "limits::too_many_threads_per_block",
-        false,
-        Box::new(|g| {
-            let mut bufs = naive_bufs(g)?;
-            let max = g.limits().max_threads_per_block as u64;
-            let launch = Launch {
-                block: Dim3::xy(64, (max / 64 + 1) as u32),
-                ..one_thread()
-            };
-            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
-            expect("2× the threads", got, |e| {
-                matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::ThreadsPerBlock, requested, limit })
-                    if *requested == launch.block.volume() && *limit == max)
-            })
-        }),
-    );
-    add(
-        "limits::block_dimension_z",
-        false,
-        Box::new(|g| {
-            let mut bufs = naive_bufs(g)?;
-            let z = g.limits().max_block_dim.z;
-            let launch = Launch {
-                block: Dim3::xyz(1, 1, z + 1),
-                ..one_thread()
-            };
-            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
-            expect("block z", got, |e| {
-                matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::BlockDimZ, requested, limit })
-                    if *requested == z as u64 + 1 && *limit == z as u64)
-            })
-        }),
-    );
-    add(
-        "limits::shared_memory_per_block",
-        false,
-        Box::new(|g| {
-            let mut bufs = naive_bufs(g)?;
-            let max = g.limits().max_shared_bytes_per_block;
-            let launch = Launch {
-                dynamic_shared_bytes: max + 4,
-                ..one_thread()
-            };
-            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
-            expect("shared memory", got, |e| {
-                matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::SharedBytesPerBlock, requested, .. })
-                    if *requested == max as u64 + 4)
-            })?;
-            // Static shared memory counts too: the tw32 static kernel has 8 KiB of it.
-            let mut tiles = [
-                g.upload(&[1.0; 1024])?,
-                g.upload(&[1.0; 1024])?,
-                g.zeros(1024)?,
-            ];
-            let launch = Launch {
-                grid: Dim3::xy(1, 1),
-                block: Dim3::xy(32, 32),
-                dynamic_shared_bytes: max - 8192 + 4,
-            };
-            let got = launch_with(
-                g,
-                "matmul_tiled_static_tw32",
-                &launch,
-                &mut tiles,
-                &[32; 3],
-                None,
-            );
-            expect(
-                "static + dynamic",
-                got,
-                |e| matches!(e, Error::Launch(LimitError::Exceeds { requested, .. }) if *requested == max as u64 + 4),
-            )?;
-            // The same buffers with a valid launch work: nothing was poisoned.
-            let shape = MatmulShape::new(32, 32, 32)?;
-            let [a, b, out] = &mut tiles;
-            g.matmul_device(MatmulKernel::TiledStatic, TileWidth::Tw32, a, b, out, shape)?;
-            g.synchronize("matmul_tiled_static_tw32")?;
-            if g.download(out)? != vec![32.0; 1024] {
-                return Err("wrong product after refused launches".into());
-            }
-            Ok(())
-        }),
-    );
-    add(
-        "limits::grid_too_large_through_matmul",
-        false,
-        Box::new(|g| {
-            // 600,000 rows at tile width 8: 75,000 blocks in y.
-            let shape = MatmulShape::new(600_000, 1, 1)?;
-            let limit = g.limits().max_grid_dim.y as u64;
-            let got = g.matmul(
-                MatmulKernel::TiledStatic,
-                TileWidth::Tw8,
-                &vec![1.0; 600_000],
-                &[1.0],
-                shape,
-            );
-            expect(
-                "grid y",
-                got,
-                |e| matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::GridDimY, requested: 75_000, limit: l }) if *l == limit),
-            )
-        }),
-    );
-    add(
-        "limits::empty_launch",
-        false,
-        Box::new(|g| {
-            let mut bufs = naive_bufs(g)?;
-            let launch = Launch {
-                grid: Dim3::xy(0, 1),
-                ..one_thread()
-            };
-            let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
-            expect("empty grid", got, |e| {
-                matches!(e, Error::Launch(LimitError::Empty { .. }))
-            })
-        }),
-    );
-    add(
-        "raw::unknown_entry",
-        false,
-        Box::new(|g| {
-            expect(
-                "function",
-                g.function("nope"),
-                |e| matches!(e, Error::EntryNotFound { entry } if entry == "nope"),
-            )?;
-            let mut bufs = naive_bufs(g)?;
-            let got = launch_with(g, "no\0pe", &one_thread(), &mut bufs, &[], None);
-            expect("NUL in name", got, |e| {
-                matches!(e, Error::EntryNotFound { .. })
-            })
-        }),
-    );
-    add(
-        "raw::argument_mismatch",
-        false,
-        Box::new(|g| {
-            let mut bufs = naive_bufs(g)?;
-            // Refused before launching: one argument short.
-            let got = launch_with(g, "matmul_naive", &one_thread(), &mut bufs, &[1; 2], None);
-            expect("too few", got, |e| {
-                matches!(e, Error::KernelArgMismatch { expected_bytes, actual_bytes, .. }
-                    if *expected_bytes == [8, 8, 8, 4, 4, 4] && *actual_bytes == [8, 8, 8, 4, 4])
-            })?;
-            // Refused before launching: a u64 where the entry takes a u32.
-            let got = launch_with(
-                g,
-                "matmul_naive",
-                &one_thread(),
-                &mut bufs,
-                &[1; 2],
-                Some(1),
-            );
-            expect("wrong size", got, |e| {
-                matches!(e, Error::KernelArgMismatch { .. })
-            })
-        }),
-    );
-    add(
-        "raw::valid_launch_computes",
-        false,
-        Box::new(|g| {
-            let mut bufs = naive_bufs(g)?;
-            launch_with(g, "matmul_naive", &one_thread(), &mut bufs, &[1; 3], None)?;
-            g.synchronize("matmul_naive")?;
-            match g.download(&bufs[2])?.as_slice() {
-                [6.0] => Ok(()),
-                other => Err(format!("2 × 3 = {other:?}").into()),
-            }
-        }),
-    );
+fn queried_from_the_device(g: &Gpu) -> Result<(), Failed> {
+    let l = g.limits();
+    let cuda = kernels_gpu_host::launch::Limits::CUDA;
+    if l.max_threads_per_block < 1024
+        || l.max_block_dim != cuda.max_block_dim
+        || l.max_grid_dim != cuda.max_grid_dim
+        || l.max_shared_bytes_per_block < 48 * 1024
+    {
+        return Err(format!("implausible device limits {l:?}").into());
+    }
+    Ok(())
 }
 
-fn module_and_memory_tests(add: &mut impl FnMut(&str, bool, Test)) {
-    add(
-        "ptx::invalid_module_is_ptx_load",
-        false,
-        Box::new(|g| {
-            let broken = ".version 7.8\n.target sm_80\n.address_size 64\n\n\
-                .visible .entry broken()\n{\n\tnot_an_instruction %r1;\n\tret;\n}\n";
-            for (what, ptx) in [("not PTX", "this is not PTX"), ("bad instruction", broken)] {
-                let got = Gpu::with_ptx(0, ptx).map(drop);
-                expect(what, got, |e| matches!(e, Error::PtxLoad { .. }))?;
-            }
-            // The compiler's log is in the error.
-            match Gpu::with_ptx(0, broken) {
-                Err(e @ Error::PtxLoad { .. }) if e.to_string().contains("not_an_instruction") => {}
-                Err(other) => {
-                    return Err(format!("expected the JIT log in the error: {other}").into());
-                }
-                Ok(_) => return Err("a broken module loaded".into()),
-            }
-            // The module and the context are still fine, and a good module loads: the naive
-            // kernel's own, cut from the embedded one.
-            let naive = ModuleIndex::new(g.ptx())
-                .module("matmul_naive")
-                .ok_or("no matmul_naive in the embedded module")?;
-            let fresh = Gpu::with_ptx(0, &naive)?;
-            let shape = MatmulShape::new(3, 2, 1)?;
-            let out = fresh.matmul(
-                MatmulKernel::Naive,
-                TileWidth::Tw16,
-                &[1.0; 6],
-                &[1.0; 2],
-                shape,
-            )?;
-            if out != vec![2.0; 3] {
-                return Err(format!("after a rejected module: {out:?}").into());
-            }
-            Ok(())
-        }),
-    );
-    add(
-        "modules::compiled_on_first_use_only",
-        false,
-        Box::new(|_| {
-            // A Gpu of its own: the shared one has run other tests' kernels.
-            let fresh = Gpu::new()?;
-            let (naive, tiled, sgemm) = (
-                "matmul_naive",
-                "matmul_tiled_static_tw16",
-                "sgemm_multistage_128x128x16_w64x32",
-            );
-            if [naive, tiled, sgemm].iter().any(|e| fresh.is_loaded(e)) {
-                return Err("a new Gpu has compiled kernels already".into());
-            }
-            let shape = MatmulShape::new(3, 2, 1)?;
-            let out = fresh.matmul(
-                MatmulKernel::Naive,
-                TileWidth::Tw16,
-                &[1.0; 6],
-                &[1.0; 2],
-                shape,
-            )?;
-            if out != vec![2.0; 3] {
-                return Err(format!("naive: {out:?}").into());
-            }
-            if !fresh.is_loaded(naive) || fresh.is_loaded(tiled) || fresh.is_loaded(sgemm) {
-                return Err("one launch loaded more, or less, than its own module".into());
-            }
-            // A list compiles together; an unknown name is an error that leaves the rest
-            // loaded.
-            expect(
-                "unknown entry in a list",
-                fresh.load_entries(&[tiled, "no_such_entry", sgemm]),
-                |e| matches!(e, Error::EntryNotFound { entry } if entry == "no_such_entry"),
-            )?;
-            if !fresh.is_loaded(tiled) || !fresh.is_loaded(sgemm) {
-                return Err("load_entries left a known entry unloaded".into());
-            }
-            Ok(())
-        }),
-    );
-    add(
-        "device::ordinal_past_the_last_gpu",
-        false,
-        Box::new(|_| {
-            let count = CudaContext::device_count()? as usize;
-            expect(
-                "ordinal",
-                Gpu::with_ordinal(count).map(drop),
-                |e| matches!(e, Error::NoSuchDevice { ordinal, count: c } if *ordinal == count && *c == count),
-            )
-        }),
-    );
-    add(
-        "memory::zeros_beyond_the_device",
-        false,
-        Box::new(|g| {
-            let total = g.info()?.total_memory_bytes as u64;
-            expect(
-                "2× memory",
-                g.zeros(total as usize / 2).map(drop),
-                |e| matches!(e, Error::OutOfDeviceMemory { requested, .. } if *requested == 2 * total),
-            )
-        }),
-    );
-    add(
-        "memory::matmul_when_the_device_is_full",
-        true,
-        Box::new(|g| {
-            // A valid shape never needs more than 3 × 16 GiB, less than these GPUs have: fill
-            // the memory but 256 MiB first, then ask for 3 × 256 MiB.
-            let (free, _) = g.context().mem_get_info()?;
-            let ballast = g.zeros(free.saturating_sub(256 << 20) / 4)?;
-            let side = 8192;
-            let shape = MatmulShape::new(side, side, side)?;
-            let a = vec![0.0f32; side * side];
-            let got = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &a, shape);
-            drop(ballast);
-            g.synchronize("(freeing the ballast)")?;
-            let needed = 3 * (side * side * 4) as u64;
-            expect("full device", got, |e| {
-                matches!(e, Error::OutOfDeviceMemory { requested, free, .. }
-                    if *requested == needed && *free < needed)
-            })
-        }),
-    );
-    add(
-        "fault::illegal_address_makes_the_context_unusable",
-        true,
-        Box::new(|_| {
-            let exe = std::env::current_exe()?;
-            let out = std::process::Command::new(exe)
-                .env(FAULT_CHILD, "1")
-                .output()?;
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            if out.status.success() && stdout.contains(FAULT_CHILD_OK) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "child {}: {stdout}{}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr)
-                )
-                .into())
-            }
-        }),
-    );
+fn entry_attributes_match_the_host(g: &Gpu) -> Result<(), Failed> {
+    let shape = MatmulShape::new(64, 64, 64)?;
+    for (kernel, tw) in ieee::kernel_widths() {
+        let info = g.entry_info(kernel.entry(tw))?;
+        let launch = kernel.launch_within(tw, &shape, &g.limits())?;
+        if info.static_shared_bytes != kernel.static_shared_bytes(tw)
+            || (info.max_threads_per_block as u64) < launch.block.volume()
+            || info.param_bytes.is_none()
+        {
+            return Err(format!("{kernel} tw{tw}: {info:?} vs {launch:?}").into());
+        }
+    }
+    Ok(())
 }
 
+fn too_many_threads_per_block(g: &Gpu) -> Result<(), Failed> {
+    let mut bufs = naive_bufs(g)?;
+    let max = g.limits().max_threads_per_block as u64;
+    let launch = Launch {
+        block: Dim3::xy(64, (max / 64 + 1) as u32),
+        ..one_thread()
+    };
+    let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
+    expect("2× the threads", got, |e| {
+        matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::ThreadsPerBlock, requested, limit })
+            if *requested == launch.block.volume() && *limit == max)
+    })
+}
+
+fn block_dimension_z(g: &Gpu) -> Result<(), Failed> {
+    let mut bufs = naive_bufs(g)?;
+    let z = g.limits().max_block_dim.z;
+    let launch = Launch {
+        block: Dim3::xyz(1, 1, z + 1),
+        ..one_thread()
+    };
+    let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
+    expect("block z", got, |e| {
+        matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::BlockDimZ, requested, limit })
+            if *requested == z as u64 + 1 && *limit == z as u64)
+    })
+}
+
+fn shared_memory_per_block(g: &Gpu) -> Result<(), Failed> {
+    let mut bufs = naive_bufs(g)?;
+    let max = g.limits().max_shared_bytes_per_block;
+    let launch = Launch {
+        dynamic_shared_bytes: max + 4,
+        ..one_thread()
+    };
+    let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
+    expect("shared memory", got, |e| {
+        matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::SharedBytesPerBlock, requested, .. })
+            if *requested == max as u64 + 4)
+    })?;
+    // Static shared memory counts too: the tw32 static kernel has 8 KiB of it.
+    let mut tiles = [
+        g.upload(&[1.0; 1024])?,
+        g.upload(&[1.0; 1024])?,
+        g.zeros(1024)?,
+    ];
+    let launch = Launch {
+        grid: Dim3::xy(1, 1),
+        block: Dim3::xy(32, 32),
+        dynamic_shared_bytes: max - 8192 + 4,
+    };
+    let got = launch_with(
+        g,
+        "matmul_tiled_static_tw32",
+        &launch,
+        &mut tiles,
+        &[32; 3],
+        None,
+    );
+    expect(
+        "static + dynamic",
+        got,
+        |e| matches!(e, Error::Launch(LimitError::Exceeds { requested, .. }) if *requested == max as u64 + 4),
+    )?;
+    // The same buffers with a valid launch work: nothing was poisoned.
+    let shape = MatmulShape::new(32, 32, 32)?;
+    let [a, b, out] = &mut tiles;
+    g.matmul_device(MatmulKernel::TiledStatic, TileWidth::Tw32, a, b, out, shape)?;
+    g.synchronize("matmul_tiled_static_tw32")?;
+    if g.download(out)? != vec![32.0; 1024] {
+        return Err("wrong product after refused launches".into());
+    }
+    Ok(())
+}
+
+fn grid_too_large_through_matmul(g: &Gpu) -> Result<(), Failed> {
+    // 600,000 rows at tile width 8: 75,000 blocks in y.
+    let shape = MatmulShape::new(600_000, 1, 1)?;
+    let limit = g.limits().max_grid_dim.y as u64;
+    let got = g.matmul(
+        MatmulKernel::TiledStatic,
+        TileWidth::Tw8,
+        &vec![1.0; 600_000],
+        &[1.0],
+        shape,
+    );
+    expect(
+        "grid y",
+        got,
+        |e| matches!(e, Error::Launch(LimitError::Exceeds { what: Limit::GridDimY, requested: 75_000, limit: l }) if *l == limit),
+    )
+}
+
+fn empty_launch(g: &Gpu) -> Result<(), Failed> {
+    let mut bufs = naive_bufs(g)?;
+    let launch = Launch {
+        grid: Dim3::xy(0, 1),
+        ..one_thread()
+    };
+    let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
+    expect("empty grid", got, |e| {
+        matches!(e, Error::Launch(LimitError::Empty { .. }))
+    })
+}
+
+fn unknown_entry(g: &Gpu) -> Result<(), Failed> {
+    expect(
+        "function",
+        g.function("nope"),
+        |e| matches!(e, Error::EntryNotFound { entry } if entry == "nope"),
+    )?;
+    let mut bufs = naive_bufs(g)?;
+    let got = launch_with(g, "no\0pe", &one_thread(), &mut bufs, &[], None);
+    expect("NUL in name", got, |e| {
+        matches!(e, Error::EntryNotFound { .. })
+    })
+}
+
+fn argument_mismatch(g: &Gpu) -> Result<(), Failed> {
+    let mut bufs = naive_bufs(g)?;
+    // Refused before launching: one argument short.
+    let got = launch_with(g, "matmul_naive", &one_thread(), &mut bufs, &[1; 2], None);
+    expect("too few", got, |e| {
+        matches!(e, Error::KernelArgMismatch { expected_bytes, actual_bytes, .. }
+            if *expected_bytes == [8, 8, 8, 4, 4, 4] && *actual_bytes == [8, 8, 8, 4, 4])
+    })?;
+    // Refused before launching: a u64 where the entry takes a u32.
+    let got = launch_with(
+        g,
+        "matmul_naive",
+        &one_thread(),
+        &mut bufs,
+        &[1; 2],
+        Some(1),
+    );
+    expect("wrong size", got, |e| {
+        matches!(e, Error::KernelArgMismatch { .. })
+    })
+}
+
+fn valid_launch_computes(g: &Gpu) -> Result<(), Failed> {
+    let mut bufs = naive_bufs(g)?;
+    launch_with(g, "matmul_naive", &one_thread(), &mut bufs, &[1; 3], None)?;
+    g.synchronize("matmul_naive")?;
+    match g.download(&bufs[2])?.as_slice() {
+        [6.0] => Ok(()),
+        other => Err(format!("2 × 3 = {other:?}").into()),
+    }
+}
+fn invalid_module_is_ptx_load(g: &Gpu) -> Result<(), Failed> {
+    let broken = ".version 7.8\n.target sm_80\n.address_size 64\n\n\
+        .visible .entry broken()\n{\n\tnot_an_instruction %r1;\n\tret;\n}\n";
+    for (what, ptx) in [("not PTX", "this is not PTX"), ("bad instruction", broken)] {
+        let got = Gpu::with_ptx(0, ptx).map(drop);
+        expect(what, got, |e| matches!(e, Error::PtxLoad { .. }))?;
+    }
+    // The compiler's log is in the error.
+    match Gpu::with_ptx(0, broken) {
+        Err(e @ Error::PtxLoad { .. }) if e.to_string().contains("not_an_instruction") => {}
+        Err(other) => {
+            return Err(format!("expected the JIT log in the error: {other}").into());
+        }
+        Ok(_) => return Err("a broken module loaded".into()),
+    }
+    // The module and the context are still fine, and a good module loads: the naive
+    // kernel's own, cut from the embedded one.
+    let naive = ModuleIndex::new(g.ptx())
+        .module("matmul_naive")
+        .ok_or("no matmul_naive in the embedded module")?;
+    let fresh = Gpu::with_ptx(0, &naive)?;
+    naive_ones(&fresh, "after a rejected module")?;
+    Ok(())
+}
+
+fn compiled_on_first_use_only(_: &Gpu) -> Result<(), Failed> {
+    // A Gpu of its own: the shared one has run other tests' kernels.
+    let fresh = Gpu::new()?;
+    let (naive, tiled, sgemm) = (
+        "matmul_naive",
+        "matmul_tiled_static_tw16",
+        "sgemm_multistage_128x128x16_w64x32",
+    );
+    if [naive, tiled, sgemm].iter().any(|e| fresh.is_loaded(e)) {
+        return Err("a new Gpu has compiled kernels already".into());
+    }
+    naive_ones(&fresh, "naive")?;
+    if !fresh.is_loaded(naive) || fresh.is_loaded(tiled) || fresh.is_loaded(sgemm) {
+        return Err("one launch loaded more, or less, than its own module".into());
+    }
+    // A list compiles together; an unknown name is an error that leaves the rest
+    // loaded.
+    expect(
+        "unknown entry in a list",
+        fresh.load_entries(&[tiled, "no_such_entry", sgemm]),
+        |e| matches!(e, Error::EntryNotFound { entry } if entry == "no_such_entry"),
+    )?;
+    if !fresh.is_loaded(tiled) || !fresh.is_loaded(sgemm) {
+        return Err("load_entries left a known entry unloaded".into());
+    }
+    Ok(())
+}
+
+fn ordinal_past_the_last_gpu(_: &Gpu) -> Result<(), Failed> {
+    let count = CudaContext::device_count()? as usize;
+    expect(
+        "ordinal",
+        Gpu::with_ordinal(count).map(drop),
+        |e| matches!(e, Error::NoSuchDevice { ordinal, count: c } if *ordinal == count && *c == count),
+    )
+}
+
+fn zeros_beyond_the_device(g: &Gpu) -> Result<(), Failed> {
+    let total = g.info()?.total_memory_bytes as u64;
+    expect(
+        "2× memory",
+        g.zeros(total as usize / 2).map(drop),
+        |e| matches!(e, Error::OutOfDeviceMemory { requested, .. } if *requested == 2 * total),
+    )
+}
+
+fn matmul_when_the_device_is_full(g: &Gpu) -> Result<(), Failed> {
+    // A valid shape never needs more than 3 × 16 GiB, less than these GPUs have: fill
+    // the memory but 256 MiB first, then ask for 3 × 256 MiB.
+    let (free, _) = g.context().mem_get_info()?;
+    let ballast = g.zeros(free.saturating_sub(256 << 20) / 4)?;
+    let side = 8192;
+    let shape = MatmulShape::new(side, side, side)?;
+    let a = vec![0.0f32; side * side];
+    let got = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &a, shape);
+    drop(ballast);
+    g.synchronize("(freeing the ballast)")?;
+    let needed = 3 * (side * side * 4) as u64;
+    expect("full device", got, |e| {
+        matches!(e, Error::OutOfDeviceMemory { requested, free, .. }
+            if *requested == needed && *free < needed)
+    })
+}
+
+fn illegal_address_makes_the_context_unusable(_: &Gpu) -> Result<(), Failed> {
+    let exe = std::env::current_exe()?;
+    let out = std::process::Command::new(exe)
+        .env(FAULT_CHILD, "1")
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() && stdout.contains(FAULT_CHILD_OK) {
+        Ok(())
+    } else {
+        Err(format!(
+            "child {}: {stdout}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into())
+    }
+}
 /// In the child process: `matmul_naive` reading and writing through address 0x10.
 fn fault_child() -> Result<String, String> {
     let gpu = Gpu::new().map_err(|e| format!("no GPU in the child: {e}"))?;
@@ -487,25 +427,44 @@ fn fault_child() -> Result<String, String> {
     }
 }
 
-fn ieee_tests(add: &mut impl FnMut(&str, bool, Test)) {
-    for (kernel, tw) in ieee::kernel_widths() {
-        let name = format!("{}::tw{}", kernel.name(), tw.get());
-        add(
-            &format!("ieee::{name}"),
-            false,
-            Box::new(move |g| Ok(ieee::check_special_values(g, kernel, tw)?)),
-        );
-        add(
-            &format!("deterministic::{name}"),
-            false,
-            Box::new(move |g| Ok(ieee::check_deterministic(g, kernel, tw, (257, 129, 511))?)),
-        );
-    }
+/// One test with a body of its own.
+type TestFn = fn(&Gpu) -> Result<(), Failed>;
+
+/// `(name, body)` for test functions listed by group: the name is `group::function`.
+macro_rules! tests {
+    ($($group:literal => [$($test:ident),* $(,)?]),* $(,)?) => {
+        &[$($((concat!($group, "::", stringify!($test)), $test as TestFn)),*),*]
+    };
 }
+
+/// The tests that share the device.
+const SHARED: &[(&str, TestFn)] = tests![
+    "limits" => [
+        queried_from_the_device,
+        entry_attributes_match_the_host,
+        too_many_threads_per_block,
+        block_dimension_z,
+        shared_memory_per_block,
+        grid_too_large_through_matmul,
+        empty_launch,
+    ],
+    "raw" => [unknown_entry, argument_mismatch, valid_launch_computes],
+    "ptx" => [invalid_module_is_ptx_load],
+    "modules" => [compiled_on_first_use_only],
+    "device" => [ordinal_past_the_last_gpu],
+    "memory" => [zeros_beyond_the_device],
+];
+
+/// The tests that need the device to themselves: they fill its memory, or start a process
+/// that faults.
+const EXCLUSIVE: &[(&str, TestFn)] = tests![
+    "memory" => [matmul_when_the_device_is_full],
+    "fault" => [illegal_address_makes_the_context_unusable],
+];
 
 fn trials(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
     let mut trials = vec![];
-    let mut add = |name: &str, exclusive: bool, f: Test| {
+    let mut add = |name: String, exclusive: bool, f: Test| {
         trials.push(harness::trial(&gpu, format!("gpu::{name}"), move |g| {
             let _device = if exclusive {
                 (
@@ -518,9 +477,24 @@ fn trials(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             f(g)
         }));
     };
-    limit_tests(&mut add);
-    module_and_memory_tests(&mut add);
-    ieee_tests(&mut add);
+    for (tests, exclusive) in [(SHARED, false), (EXCLUSIVE, true)] {
+        for &(name, f) in tests {
+            add(name.to_string(), exclusive, Box::new(f));
+        }
+    }
+    for (kernel, tw) in ieee::kernel_widths() {
+        let name = format!("{}::tw{}", kernel.name(), tw.get());
+        add(
+            format!("ieee::{name}"),
+            false,
+            Box::new(move |g| Ok(ieee::check_special_values(g, kernel, tw)?)),
+        );
+        add(
+            format!("deterministic::{name}"),
+            false,
+            Box::new(move |g| Ok(ieee::check_deterministic(g, kernel, tw, (257, 129, 511))?)),
+        );
+    }
     trials
 }
 

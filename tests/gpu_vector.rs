@@ -1,9 +1,12 @@
 //! GPU tests of the reductions (flat, along rows and columns) and sliding averages; ignored,
 //! with the reason printed, where there is no GPU.
 
+#[path = "common/fma_product.rs"]
+mod fma_product;
 #[path = "common/gpu_harness.rs"]
 mod harness;
 
+use fma_product::same_bits;
 use harness::Test;
 use kernels_gpu::sliding::scan;
 use kernels_gpu_host::Backend;
@@ -13,11 +16,7 @@ use kernels_gpu_host::plan::sliding::{self, SlidingKernel};
 use kernels_gpu_host::problem::axis::{self, Axis, AxisOp, AxisShape};
 
 fn signed(seed: u64, n: usize) -> Vec<f32> {
-    Rng::new(seed)
-        .uniform(n)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
+    Rng::new(seed).signed(n)
 }
 
 /// The longest window whose sum before a tile comes from the tile's halo and published
@@ -44,15 +43,10 @@ fn tests() -> Vec<(String, Test)> {
         }
     }
     for k in SlidingKernel::ALL {
-        for (n, w) in [
-            (0usize, 3usize),
-            (2, 3),
-            (1, 1),
-            (6, 2),
-            (1001, 17),
-            (100_003, 300),
-            (5000, 5000),
-        ] {
+        // Empty, shorter than the window, a window of 1; then longer, and as long as the window.
+        let short = [(0usize, 3usize), (2, 3), (1, 1), (6, 2)];
+        let long = [(1001, 17), (100_003, 300), (5000, 5000)];
+        for (n, w) in short.into_iter().chain(long) {
             t.push((
                 format!("gpu::{}::n{n}_w{w}", k.name()),
                 Box::new(move |g| {
@@ -160,18 +154,10 @@ fn tests() -> Vec<(String, Test)> {
             Ok(())
         }),
     ));
-    for (rows, cols) in [
-        (1usize, 1usize),
-        (7, 5),
-        (1, 100_003),
-        (100_003, 1),
-        (1001, 67),
-        (4099, 1027),
-        (1 << 20, 64),
-        (2048, 4096),
-        (3, 0),
-        (0, 3),
-    ] {
+    // Small and thin, then large, then empty.
+    let thin = [(1usize, 1usize), (7, 5), (1, 100_003), (100_003, 1)];
+    let large = [(1001, 67), (4099, 1027), (1 << 20, 64), (2048, 4096)];
+    for (rows, cols) in thin.into_iter().chain(large).chain([(3, 0), (0, 3)]) {
         for axis in Axis::ALL {
             for op in AxisOp::ALL {
                 t.push((
@@ -197,11 +183,7 @@ fn tests() -> Vec<(String, Test)> {
                         }
                         // Fixed combination order: the same bits every run.
                         let again = g.reduce_axis(op, axis, &x, rows, cols)?;
-                        if out
-                            .iter()
-                            .zip(&again)
-                            .any(|(a, b)| a.to_bits() != b.to_bits())
-                        {
+                        if !same_bits(&out, &again) {
                             return Err("two runs differ".into());
                         }
                         Ok(())
@@ -232,17 +214,25 @@ fn tests() -> Vec<(String, Test)> {
             Ok(())
         }),
     ));
+    t.push((
+        "gpu::sliding_naive_and_shared_agree_bitwise".into(),
+        Box::new(|g| {
+            let a = signed(3, 70_001);
+            let (x, y) = (
+                g.sliding_average(SlidingKernel::Naive, &a, 33)?,
+                g.sliding_average(SlidingKernel::Shared, &a, 33)?,
+            );
+            if x != y {
+                return Err("naive and shared differ".into());
+            }
+            Ok(())
+        }),
+    ));
     // The fusion lesson's unfused product: zip into m·n·k, then row sums; within its bound,
     // and the same bits as the simulator's (one rounding per product, the same summation
     // tree).
-    for (m, k, n) in [
-        (1usize, 1usize, 1usize),
-        (7, 1, 3),
-        (3, 13, 1),
-        (33, 67, 17),
-        (64, 515, 40),
-        (5, 0, 2),
-    ] {
+    let degenerate = [(1usize, 1usize, 1usize), (7, 1, 3), (3, 13, 1), (5, 0, 2)];
+    for (m, k, n) in degenerate.into_iter().chain([(33, 67, 17), (64, 515, 40)]) {
         t.push((
             format!("gpu::zip_reduce_matmul::{m}x{k}x{n}"),
             Box::new(move |g| {
@@ -262,31 +252,13 @@ fn tests() -> Vec<(String, Test)> {
                     return Err(format!("outside the bound: {acc:?}").into());
                 }
                 let sim = Simulator::default().zip_reduce_matmul(&a, &b, shape)?;
-                if got
-                    .iter()
-                    .zip(&sim)
-                    .any(|(x, y)| x.to_bits() != y.to_bits())
-                {
+                if !same_bits(&got, &sim) {
                     return Err("GPU and simulator differ".into());
                 }
                 Ok(())
             }),
         ));
     }
-    t.push((
-        "gpu::sliding_naive_and_shared_agree_bitwise".into(),
-        Box::new(|g| {
-            let a = signed(3, 70_001);
-            let (x, y) = (
-                g.sliding_average(SlidingKernel::Naive, &a, 33)?,
-                g.sliding_average(SlidingKernel::Shared, &a, 33)?,
-            );
-            if x != y {
-                return Err("naive and shared differ".into());
-            }
-            Ok(())
-        }),
-    ));
     t
 }
 

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 /// under it) or a file at the root. A module may import modules of its own layer and of
 /// layers below it, never of a layer above.
 const LAYERS: &[(&str, &[&str])] = &[
-    // Progress lines on stderr: imports nothing of the crate.
-    ("progress", &["progress.rs"]),
+    // Progress lines on stderr, and what the unit tests share: import nothing of the crate.
+    ("progress", &["progress.rs", "testing.rs"]),
     // What is asked: shapes, tiles, axes, the GEMM call, the error type.
     ("problem", &["problem"]),
     // f64 references, error bounds, spot checks, the random inputs they check.

@@ -21,14 +21,11 @@ fn every_kernel_is_an_entry_point() {
 
 #[test]
 fn target_is_optimised_not_debug() {
-    let target = KERNELS_PTX
-        .lines()
-        .find(|l| l.starts_with(".target"))
-        .expect(".target line");
-    assert!(target.starts_with(".target sm_"), "{target}");
+    let target = nvptx_builder::ptx::target(KERNELS_PTX).expect("a .target line");
+    assert!(target.arch.starts_with("sm_"), "{target:?}");
     assert!(
-        !target.contains("debug"),
-        "a debug target runs ~4× slower (prebuilt core?): {target}"
+        !target.debug,
+        "a debug target runs ~4× slower (prebuilt core?): {target:?}"
     );
 }
 
@@ -80,12 +77,13 @@ fn products_use_fused_multiply_add() {
             k.entry(kernels_gpu_host::TileWidth::Tw16) == name
                 && matches!(k, MatmulKernel::Sgemm(s) if s.precision() != kernels_gpu_host::Precision::Fp32)
         });
-        if tensor_cores {
-            // The TF32 rung's products are `mma.sync` (checked per tile in ptx_sgemm).
-            assert!(b.contains("mma.sync.aligned"), "{name} has no mma.sync");
+        // The tensor-core rungs' products are `mma.sync` (checked per tile in ptx_sgemm).
+        let product = if tensor_cores {
+            "mma.sync.aligned"
         } else {
-            assert!(b.contains("fma.rn.f32"), "{name} has no FMA");
-        }
+            "fma.rn.f32"
+        };
+        assert!(b.contains(product), "{name} has no {product}");
         assert!(
             !b.contains("mul.rn.f32") && !b.contains("mul.f32"),
             "{name} multiplies separately"

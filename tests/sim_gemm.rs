@@ -8,7 +8,7 @@ mod fma_product;
 mod gemm_cases;
 
 use fma_product::assert_same_bits;
-use gemm_cases::{Case, blas_cases, cases, expected_bits};
+use gemm_cases::{Case, Spec, blas_cases, case, cases, expected_bits, long_batches};
 use kernels_gpu_host::backend::Backend;
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::plan::gemm::BLAS_TILES;
@@ -18,25 +18,6 @@ use kernels_gpu_host::{GemmKernel, Op, Order};
 /// After the small shapes: one interior 64 × 64 tile with k a multiple of 16, and edges around
 /// an interior 128 × 128 tile.
 const TILED: [(usize, usize, usize); 2] = [(64, 32, 64), (130, 48, 129)];
-
-/// A row-major call on random inputs: `(pad, batch, extra)` as [`gemm_cases::case`] takes
-/// them, `b` not shared.
-fn row_major_case(
-    ops: (Op, Op), shape: (usize, usize, usize), (pad, batch, extra): (usize, usize, usize),
-    scale: (f32, f32), seed: u64,
-) -> Case {
-    gemm_cases::case(
-        Order::RowMajor,
-        ops,
-        shape,
-        pad,
-        batch,
-        extra,
-        false,
-        scale,
-        seed,
-    )
-}
 
 fn run(sim: &Simulator, case: &Case, kernel: GemmKernel) -> Vec<f32> {
     let mut c = case.c.clone();
@@ -90,42 +71,7 @@ fn alpha_zero_reads_no_operand_and_interleaved_outputs_run() {
 fn batches_past_the_grid_limit_run_in_several_launches() {
     let mut sim = Simulator::default();
     sim.limits.max_grid_dim.z = 4;
-    let cases = [
-        gemm_cases::case(
-            Order::RowMajor,
-            (Op::N, Op::T),
-            (5, 3, 7),
-            1,
-            11,
-            2,
-            false,
-            (1.5, 0.5),
-            41,
-        ),
-        gemm_cases::case(
-            Order::ColMajor,
-            (Op::T, Op::N),
-            (9, 17, 2),
-            0,
-            11,
-            0,
-            true,
-            (1.0, 0.0),
-            42,
-        ),
-        gemm_cases::case(
-            Order::RowMajor,
-            (Op::N, Op::N),
-            (2, 3, 2),
-            0,
-            11,
-            0,
-            false,
-            (0.0, 2.0),
-            43,
-        ),
-    ];
-    check_all(&sim, cases.into_iter().collect());
+    check_all(&sim, long_batches(11).into());
 }
 
 /// More products than a launch's grid may hold in z (65,535), at the simulator's real
@@ -135,17 +81,17 @@ fn batches_past_the_grid_limit_run_in_several_launches() {
 /// runs its launches at a lowered limit; the GPU test runs 70,000.)
 #[test]
 fn a_batch_of_65537_products_runs() {
-    let case = gemm_cases::case(
-        Order::ColMajor,
-        (Op::T, Op::N),
-        (2, 1, 3),
-        1,
-        65_537,
-        1,
-        false,
-        (0.0, 0.5),
-        44,
-    );
+    let case = case(Spec {
+        order: Order::ColMajor,
+        ops: (Op::T, Op::N),
+        shape: (2, 1, 3),
+        pad: 1,
+        batch: 65_537,
+        extra: 1,
+        scale: (0.0, 0.5),
+        seed: 44,
+        ..Spec::default()
+    });
     check_all(&Simulator::default(), vec![case]);
 }
 
@@ -169,7 +115,15 @@ fn check_all(sim: &Simulator, cases: Vec<Case>) {
 #[test]
 fn a_nan_in_c_is_not_read_when_beta_is_zero() {
     let sim = Simulator::default();
-    let mut case = row_major_case((Op::T, Op::N), (9, 5, 11), (2, 2, 0), (2.0, 0.0), 7);
+    let mut case = case(Spec {
+        ops: (Op::T, Op::N),
+        shape: (9, 5, 11),
+        pad: 2,
+        batch: 2,
+        scale: (2.0, 0.0),
+        seed: 7,
+        ..Spec::default()
+    });
     case.c.iter_mut().for_each(|x| *x = f32::NAN);
     let got = run(&sim, &case, GemmKernel::Auto);
     let want = expected_bits(&case);
@@ -191,7 +145,16 @@ fn a_nan_in_c_is_not_read_when_beta_is_zero() {
 #[test]
 fn k_zero_scales_c_by_beta() {
     let sim = Simulator::default();
-    let case = row_major_case((Op::N, Op::N), (6, 0, 5), (1, 2, 3), (1.0, 0.5), 9);
+    // k = 0: a and b are empty.
+    let case = case(Spec {
+        shape: (6, 0, 5),
+        scale: (1.0, 0.5),
+        pad: 1,
+        batch: 2,
+        extra: 3,
+        seed: 9,
+        ..Spec::default()
+    });
     let got = run(&sim, &case, GemmKernel::Auto);
     assert_eq!(got, expected_bits(&case));
     let p = case
@@ -212,7 +175,12 @@ fn pod_element_types_run_as_f32() {
     #[repr(transparent)]
     struct Weight(f32);
     let sim = Simulator::default();
-    let case = row_major_case((Op::N, Op::T), (7, 3, 6), (0, 1, 0), (1.0, 0.0), 11);
+    let case = case(Spec {
+        ops: (Op::N, Op::T),
+        shape: (7, 3, 6),
+        seed: 11,
+        ..Spec::default()
+    });
     let wrap = |v: &[f32]| v.iter().map(|&x| Weight(x)).collect::<Vec<_>>();
     let (a, b, mut c) = (wrap(&case.a), wrap(&case.b), wrap(&case.c));
     kernels_gpu_host::backend::gemm_pod(&sim, &case.call, GemmKernel::Auto, &a, &b, &mut c)

@@ -145,21 +145,18 @@ fn run_mma(place_a: fn(u32, usize) -> (u32, u32)) -> Vec<f32> {
     d
 }
 
+/// The warp product with the documented layout; a kernel that swaps two `a` registers (rows
+/// 8..16 and columns 4..8 of its fragment) gets a wrong one in the simulator, not only on a
+/// GPU.
 #[test]
-fn mma_computes_the_warp_product() {
-    let (a, b, c) = matrices();
-    assert_eq!(run_mma(a_position), product(&a, &b, &c));
-}
-
-/// A kernel that swaps two `a` registers (rows 8..16 and columns 4..8 of its fragment)
-/// gets a wrong product in the simulator, not only on a GPU.
-#[test]
-fn a_wrong_fragment_layout_fails_on_the_cpu() {
+fn mma_computes_the_warp_product_and_a_wrong_layout_fails_on_the_cpu() {
     fn swapped(lane: u32, reg: usize) -> (u32, u32) {
         a_position(lane, [0, 2, 1, 3][reg])
     }
     let (a, b, c) = matrices();
-    assert_ne!(run_mma(swapped), product(&a, &b, &c));
+    let want = product(&a, &b, &c);
+    assert_eq!(run_mma(a_position), want);
+    assert_ne!(run_mma(swapped), want);
 }
 
 /// The accumulation adds TF32-rounded inputs: an input's low 13 bits never count.
@@ -227,24 +224,8 @@ fn to_tf32_rounds_to_nearest_ties_away_from_zero() {
 #[test]
 fn ldmatrix_x4_loads_an_a_fragment() {
     let (a, _, _) = matrices();
-    let mut got = vec![[0u32; 4]; 32];
-    let out = SharedPtr(got.as_mut_ptr());
-    launch_warp(32, || {
-        let tile = shared_array!(f32; 128);
-        let lane = thread_idx_x();
-        for j in 0..4 {
-            tile.set(4 * lane + j, a[(4 * lane + j) as usize]);
-        }
-        sync_threads();
-        // Row (lane % 8) of matrix q = lane / 8: rows 8·(q % 2).., columns 4·(q / 2)...
-        let q = lane / 8;
-        let row = lane % 8 + 8 * (q % 2);
-        // SAFETY: the whole warp, one tile, aligned rows inside it.
-        let regs = unsafe { ldmatrix_x4(tile, row * 8 + 4 * (q / 2)) };
-        // SAFETY: one writer per lane.
-        unsafe { *out.get().add(lane as usize) = regs };
-    })
-    .unwrap();
+    let words: Vec<u32> = a.iter().map(|x| x.to_bits()).collect();
+    let got = ldmatrix_tile(&words, ldmatrix_x4);
     for (lane, regs) in got.iter().enumerate() {
         for (reg, &bits) in regs.iter().enumerate() {
             let (r, k) = a_position(lane as u32, reg);
@@ -268,13 +249,13 @@ fn tile_16x16_words() -> Vec<u32> {
         .collect()
 }
 
-/// Runs one warp that stages [`tile_16x16_words`] and calls `load` with the tile and the
-/// row lane `l` addresses (row `l % 8 + 8·((l / 8) % 2)`, 8 columns from `8·(l / 16)`):
-/// each lane's four registers.
-fn ldmatrix_16x16(
-    load: unsafe fn(nvptx_device::shared::SharedSlice<u32>, u32) -> [u32; 4],
+/// Runs one warp that stages `words` (a tile of 16 rows of 8 words) and calls `load` with
+/// the tile and the row lane `l` addresses (row `l % 8 + 8·((l / 8) % 2)`, 4 words from
+/// `4·(l / 16)`): each lane's four registers.
+fn ldmatrix_tile(
+    words: &[u32], load: unsafe fn(nvptx_device::shared::SharedSlice<u32>, u32) -> [u32; 4],
 ) -> Vec<[u32; 4]> {
-    let words = tile_16x16_words();
+    assert_eq!(words.len(), 128);
     let mut got = vec![[0u32; 4]; 32];
     let out = SharedPtr(got.as_mut_ptr());
     launch_warp(32, || {
@@ -300,9 +281,10 @@ fn ldmatrix_16x16(
 /// `a_bf16_position` and `b_bf16_position` put it.
 #[test]
 fn ldmatrix_x4_loads_bf16_fragments_plain_and_transposed() {
+    let tile = tile_16x16_words();
     let element = |r: u32, c: u32| 256 * r + c;
     let half = |word: u32, h: usize| (word >> (16 * h)) & 0xffff;
-    for (lane, regs) in ldmatrix_16x16(ldmatrix_x4).iter().enumerate() {
+    for (lane, regs) in ldmatrix_tile(&tile, ldmatrix_x4).iter().enumerate() {
         for (reg, &word) in regs.iter().enumerate() {
             for h in 0..2 {
                 let (r, c) = a_bf16_position(lane as u32, reg, h);
@@ -310,7 +292,7 @@ fn ldmatrix_x4_loads_bf16_fragments_plain_and_transposed() {
             }
         }
     }
-    for (lane, regs) in ldmatrix_16x16(ldmatrix_x4_trans).iter().enumerate() {
+    for (lane, regs) in ldmatrix_tile(&tile, ldmatrix_x4_trans).iter().enumerate() {
         for (reg, &word) in regs.iter().enumerate() {
             for h in 0..2 {
                 let (k, n) = b_bf16_position(lane as u32, reg % 2, h);
@@ -475,28 +457,25 @@ fn bf16_product(a: &[f32], b: &[f32], c: &[f32]) -> Vec<f32> {
     d
 }
 
+/// The BF16 warp product with the documented layout; swapping the halves of every `a`
+/// register (columns `2·quad` and `2·quad + 1`) is caught.
 #[test]
-fn bf16_mma_computes_the_warp_product() {
-    let (a, b, c) = bf16_matrices();
-    assert_eq!(run_bf16_mma(a_bf16_position), bf16_product(&a, &b, &c));
-}
-
-/// Swapping the halves of every `a` register (columns `2·quad` and `2·quad + 1`) is caught.
-#[test]
-fn a_wrong_bf16_layout_fails_on_the_cpu() {
+fn bf16_mma_computes_the_warp_product_and_a_wrong_layout_fails_on_the_cpu() {
     fn swapped(lane: u32, reg: usize, half: usize) -> (u32, u32) {
         a_bf16_position(lane, reg, 1 - half)
     }
-    let (a, b, c) = bf16_matrices();
-    assert_ne!(run_bf16_mma(swapped), bf16_product(&a, &b, &c));
+    let want = {
+        let (a, b, c) = bf16_matrices();
+        bf16_product(&a, &b, &c)
+    };
+    assert_ne!(run_bf16_mma(swapped), want);
+    assert_eq!(run_bf16_mma(a_bf16_position), want);
 }
 
 #[test]
 fn pack_bf16x2_rounds_to_nearest_ties_to_even_low_half_first() {
     let ulp = 2.0f32.powi(-7); // one BF16 unit at 1.0
     let cases = [
-        (1.0, 1.0),
-        (1.0 + ulp, 1.0 + ulp),
         (1.0 + ulp / 2.0, 1.0),                      // tie: to even (down)
         (1.0 + 1.5 * ulp, 1.0 + 2.0 * ulp),          // tie: to even (up)
         (-(1.0 + 1.5 * ulp), -(1.0 + 2.0 * ulp)),    // negative tie
@@ -505,6 +484,8 @@ fn pack_bf16x2_rounds_to_nearest_ties_to_even_low_half_first() {
         (f32::MAX, f32::INFINITY),                   // past the largest finite BF16
         (f32::NEG_INFINITY, f32::NEG_INFINITY),
         (-0.0, -0.0),
+        (1.0, 1.0),
+        (1.0 + ulp, 1.0 + ulp),
     ];
     for (x, want) in cases {
         let packed = pack_bf16x2(x, -x);

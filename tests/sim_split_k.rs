@@ -26,8 +26,7 @@ fn split_k_matches_its_cpu_twin_bit_for_bit() {
     for (m, k, n) in SHAPES {
         let shape = MatmulShape::new(m, k, n).unwrap();
         let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);
-        let signed = |v: Vec<f32>| -> Vec<f32> { v.into_iter().map(|x| 2.0 * x - 1.0).collect() };
-        let (a, b) = (signed(rng.uniform(m * k)), signed(rng.uniform(k * n)));
+        let (a, b) = (rng.signed(m * k), rng.signed(k * n));
         let (aa, ab) = (aligned_copy(&a), aligned_copy(&b));
         let (a, b) = (aligned_floats(&aa, m * k), aligned_floats(&ab, k * n));
         let reference = matmul_f64(a, b, m, k, n);
@@ -123,16 +122,11 @@ fn repacked_products_have_their_configurations_bits() {
         SgemmKernel::DEFAULT,
         SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap(),
     ];
-    // k odd, n odd, both, one of each dimension, k = 1, n = 1; (70, 37, 66) has interior 64 × 64
-    // blocks on the 16-byte path only once repacked.
-    for (m, k, n) in [
-        (70, 37, 66),
-        (5, 8, 7),
-        (17, 33, 65),
-        (1, 1, 1),
-        (9, 1, 130),
-        (7, 5, 1),
-    ] {
+    // k odd, n odd, both ((70, 37, 66) has interior 64 × 64 blocks on the 16-byte path only
+    // once repacked); then one of each dimension, k = 1, n = 1.
+    let odd = [(70, 37, 66), (5, 8, 7), (17, 33, 65)];
+    let ones = [(1, 1, 1), (9, 1, 130), (7, 5, 1)];
+    for (m, k, n) in odd.into_iter().chain(ones) {
         let shape = MatmulShape::new(m, k, n).unwrap();
         let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);
         let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));

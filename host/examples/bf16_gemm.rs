@@ -8,13 +8,8 @@ use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::{Error, MatmulShape, check::reference, plan::bf16};
 
 fn main() -> Result<(), Error> {
-    let gpu = match Gpu::new() {
-        Ok(gpu) => gpu,
-        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
-            println!("no GPU ({e}): skipped");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
+    let Some(gpu) = Gpu::new_or_skip("bf16_gemm")? else {
+        return Ok(());
     };
     let (m, k, n) = (1000, 520, 700);
     let shape = MatmulShape::new(m, k, n)?;

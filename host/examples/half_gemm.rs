@@ -31,13 +31,8 @@ fn error<T: HalfFloat>(a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape) ->
 }
 
 fn main() -> Result<(), Error> {
-    let gpu = match Gpu::new() {
-        Ok(gpu) => gpu,
-        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
-            println!("no GPU ({e}): skipped");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
+    let Some(gpu) = Gpu::new_or_skip("half_gemm")? else {
+        return Ok(());
     };
     let info = gpu.info()?;
     if info.compute_capability != (9, 0) {
@@ -63,16 +58,7 @@ fn main() -> Result<(), Error> {
     for (i, (m, k, n)) in shapes.into_iter().enumerate() {
         let shape = MatmulShape::new(m, k, n)?;
         let mut rng = Rng::new(7 + i as u64);
-        let a: Vec<f32> = rng
-            .uniform(m * k)
-            .into_iter()
-            .map(|x| 2.0 * x - 1.0)
-            .collect();
-        let b: Vec<f32> = rng
-            .uniform(k * n)
-            .into_iter()
-            .map(|x| 2.0 * x - 1.0)
-            .collect();
+        let (a, b) = (rng.signed(m * k), rng.signed(k * n));
         let (a32, b32) = (gpu.upload(&a)?, gpu.upload(&b)?);
         let (ku, nu) = (k as u32, n as u32);
         let (a16, b16) = (

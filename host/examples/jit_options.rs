@@ -9,7 +9,7 @@
 //! ```
 
 use cudarc::driver::sys::{self, CUfunction_attribute as Attr, CUjit_option as Opt};
-use kernels_gpu_host::gpu::Gpu;
+use kernels_gpu_host::gpu::{Gpu, link_cubin};
 use kernels_gpu_host::plan::ptx::KERNELS_PTX;
 use nvptx_builder::ptx::split::ModuleIndex;
 use std::ffi::{CString, c_void};
@@ -46,19 +46,12 @@ fn compile(ptx: &str, entry: &str, options: &[(Opt, usize)]) -> Result<Compiled,
     values.push(std::ptr::null_mut());
     let mut module = std::ptr::null_mut();
     let started = Instant::now();
+    let (n, opts, vals) = (keys.len() as u32, keys.as_mut_ptr(), values.as_mut_ptr());
     // SAFETY: a NUL-terminated module; one value per option, sizes passed by value as the
     // driver reads them; the wall-time slot is written as a float in the pointer's bits.
-    unsafe {
-        sys::cuModuleLoadDataEx(
-            &mut module,
-            text.as_ptr().cast(),
-            keys.len() as u32,
-            keys.as_mut_ptr(),
-            values.as_mut_ptr(),
-        )
-    }
-    .result()
-    .map_err(|e| format!("{entry}: {e}"))?;
+    unsafe { sys::cuModuleLoadDataEx(&mut module, text.as_ptr().cast(), n, opts, vals) }
+        .result()
+        .map_err(|e| format!("{entry}: {e}"))?;
     let wall_ms = started.elapsed().as_secs_f64() * 1e3;
     let jit_ms = f32::from_bits(*values.last().expect("the wall-time slot") as usize as u32);
     let mut function = std::ptr::null_mut();
@@ -85,46 +78,6 @@ fn compile(ptx: &str, entry: &str, options: &[(Opt, usize)]) -> Result<Compiled,
         .result()
         .map_err(|e| e.to_string())?;
     Ok(compiled)
-}
-
-/// Compiles `ptx` to a cubin through the driver's linker (`cuLinkCreate`, `cuLinkAddData`,
-/// `cuLinkComplete`) with `options`, without loading it: the cubin's size, or why not.
-fn link(ptx: &str, options: &[(Opt, usize)]) -> Result<usize, String> {
-    let mut keys: Vec<Opt> = options.iter().map(|o| o.0).collect();
-    let mut values: Vec<*mut c_void> = options.iter().map(|o| o.1 as *mut c_void).collect();
-    let mut state = std::ptr::null_mut();
-    // SAFETY: one value per option; the state is destroyed below.
-    unsafe {
-        sys::cuLinkCreate_v2(
-            keys.len() as u32,
-            keys.as_mut_ptr(),
-            values.as_mut_ptr(),
-            &mut state,
-        )
-    }
-    .result()
-    .map_err(|e| e.to_string())?;
-    let text = CString::new(ptx).map_err(|e| e.to_string())?;
-    let bytes = text.as_bytes_with_nul();
-    let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
-    // SAFETY: the PTX with its NUL, its length; the cubin is the state's until destroyed.
-    let result = unsafe {
-        sys::cuLinkAddData_v2(
-            state,
-            sys::CUjitInputType::CU_JIT_INPUT_PTX,
-            bytes.as_ptr() as *mut c_void,
-            bytes.len(),
-            c"entry.ptx".as_ptr(),
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-        .result()
-        .and_then(|()| sys::cuLinkComplete(state, &mut cubin, &mut size).result())
-    };
-    // SAFETY: created above.
-    let _ = unsafe { sys::cuLinkDestroy(state) };
-    result.map(|()| size).map_err(|e| e.to_string())
 }
 
 /// Runs `work` on every item of `items` from `threads` threads, each first running `setup`;
@@ -199,27 +152,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = sgemm.len();
     println!("\n| {n} FP32 SGEMM entries | threads | wall s |");
     println!("|---|---:|---:|");
-    for threads in [1usize, 8] {
-        let secs = timed_parallel(
-            &sgemm,
-            threads,
-            || gpu.context().bind_to_thread().expect("bind"),
-            |(e, ptx)| {
-                compile(ptx, e, &[]).expect("compile");
-            },
-        );
-        println!("| a module each, one context | {threads} | {secs:.1} |");
-    }
-    for threads in [1usize, 8] {
-        let secs = timed_parallel(
-            &sgemm,
-            threads,
-            || gpu.context().bind_to_thread().expect("bind"),
-            |(_, ptx)| {
-                link(ptx, &[]).expect("link");
-            },
-        );
-        println!("| cuLink to a cubin each, one context | {threads} | {secs:.1} |");
+    for (what, to_cubin) in [
+        ("a module each, one context", false),
+        ("cuLink to a cubin each, one context", true),
+    ] {
+        for threads in [1usize, 8] {
+            let bind = || gpu.context().bind_to_thread().expect("bind");
+            let secs = timed_parallel(&sgemm, threads, bind, |(e, ptx)| {
+                if to_cubin {
+                    link_cubin(gpu.context(), ptx, e).expect("link");
+                } else {
+                    compile(ptx, e, &[]).expect("compile");
+                }
+            });
+            println!("| {what} | {threads} | {secs:.1} |");
+        }
     }
     {
         let mut device = 0;
@@ -260,7 +207,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (e, ptx) = &sgemm[0];
     for round in 1..=2 {
         let started = Instant::now();
-        link(ptx, &[])?;
+        link_cubin(gpu.context(), ptx, e)?;
         println!(
             "| cuLink {e}, round {round} | 1 | {:.2} |",
             started.elapsed().as_secs_f64()

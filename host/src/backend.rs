@@ -63,13 +63,8 @@ pub trait Backend {
         Self: Sized,
         Tw<TW>: Supported,
     {
-        self.matmul(
-            MatmulKernel::TiledStatic,
-            <Tw<TW> as Supported>::WIDTH,
-            a,
-            b,
-            shape,
-        )
+        let tw = <Tw<TW> as Supported>::WIDTH;
+        self.matmul(MatmulKernel::TiledStatic, tw, a, b, shape)
     }
 
     /// Tiled, dynamic shared memory, `TW ∈ {8, 16, 32}` at compile time.
@@ -77,16 +72,11 @@ pub trait Backend {
         &self, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>>
     where
-        Self: Sized,
         Tw<TW>: Supported,
+        Self: Sized,
     {
-        self.matmul(
-            MatmulKernel::TiledDynamicConst,
-            <Tw<TW> as Supported>::WIDTH,
-            a,
-            b,
-            shape,
-        )
+        let tw = <Tw<TW> as Supported>::WIDTH;
+        self.matmul(MatmulKernel::TiledDynamicConst, tw, a, b, shape)
     }
 }
 

@@ -8,6 +8,10 @@
 // Saying on stderr what takes a while: imports nothing of the crate.
 pub mod progress;
 
+// What the unit tests share (temporary folders): imports nothing of the crate.
+#[cfg(test)]
+mod testing;
+
 // What is asked: shapes, tiles, axes, the GEMM call, the error type.
 pub mod problem;
 

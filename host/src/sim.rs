@@ -21,8 +21,8 @@ use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
 use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::reduce::cols::ColumnPlan;
-use kernels_gpu::sgemm::repack::entry as repack_entry;
-use kernels_gpu::sgemm::{CONFIGS, blas, split_k};
+use kernels_gpu::sgemm::repack::{REPACK, entry as repack_entry};
+use kernels_gpu::sgemm::{CONFIGS, SplitKEntry, blas, split_k};
 
 /// Runs kernels from `kernels-gpu` on host threads, with the simulator's checks.
 #[derive(Clone, Debug, Default)]
@@ -116,8 +116,40 @@ impl Simulator {
             return Ok(vec![0.0; len]);
         }
         let l = s.launch(shape)?;
-        let mut ws = vec![Aligned::default(); l.workspace.div_ceil(4)];
-        let mut out = vec![Aligned::default(); len.div_ceil(4)];
+        let partial = CONFIGS[s.config]
+            .sim_split_k
+            .expect("SplitK values name configurations with a split-k entry");
+        let launches = (&l.partial, Some(&l.reduce));
+        // SAFETY: a and b have the shape's lengths (checked above); the launches are the
+        // slice kernel's (the slices in z) and the reduction's, for the plan's slices.
+        unsafe {
+            self.sliced(
+                partial,
+                launches,
+                (l.workspace, l.slice, l.slices),
+                a,
+                b,
+                shape,
+            )
+        }
+    }
+
+    /// A product over slices of `k` (split-k's and rung 16's): `entry` `(a, b, dst, m, n, k,
+    /// slice)` launched with `main`, into a workspace of `workspace` floats (the slices'
+    /// planes, which `reduce` then sums in plane order), or without `reduce` straight into
+    /// the output.
+    ///
+    /// # Safety
+    /// `a` and `b` have `shape`'s lengths, the product is not trivial, `entry` covers
+    /// `shape` in slices of `slice` and `main` and `reduce` are its launches for `slices`
+    /// of them, `workspace` being `slices · m · n` where there is a `reduce`.
+    unsafe fn sliced(
+        &self, entry: SplitKEntry, (main, reduce): (&Launch, Option<&Launch>),
+        (workspace, slice, slices): (usize, u32, u32), a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        let len = shape.lens().2;
+        let mut ws = aligned_zeros(workspace);
+        let mut out = aligned_zeros(len);
         let (pa, pb, pw, po) = (
             SharedPtr(a.as_ptr() as *mut f32),
             SharedPtr(b.as_ptr() as *mut f32),
@@ -125,17 +157,15 @@ impl Simulator {
             SharedPtr(out.as_mut_ptr().cast::<f32>()),
         );
         let MatmulShape { m, k, n } = shape;
-        let (slice, slices) = (l.slice, l.slices);
-        let partial = CONFIGS[s.config]
-            .sim_split_k
-            .expect("SplitK values name configurations with a split-k entry");
-        // SAFETY: a and b have the shape's lengths (checked above), ws holds slices · m · n
-        // floats, and the launch is the slice kernel's with the slices in z.
-        self.launch(&l.partial, move || unsafe {
-            partial(pa.get(), pb.get(), pw.get(), m, n, k, slice)
+        let dst = if reduce.is_some() { pw } else { po };
+        // SAFETY: the caller's contract: dst holds slices · m · n floats (ws) or m · n (out).
+        self.launch(main, move || unsafe {
+            entry(pa.get(), pb.get(), dst.get(), m, n, k, slice)
         })?;
-        // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
-        unsafe { self.reduce_planes(&l.reduce, pw, po, shape, slices) }?;
+        if let Some(reduce) = reduce {
+            // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
+            unsafe { self.reduce_planes(reduce, pw, po, shape, slices) }?;
+        }
         Ok(unaligned(&out, len))
     }
 
@@ -170,27 +200,19 @@ impl Simulator {
             return Ok(vec![0.0; len]);
         }
         let l = g.launch(shape, Self::MULTIPROCESSORS, &self.limits)?;
-        let mut ws = aligned_zeros(l.workspace);
-        let mut out = aligned_zeros(len);
-        let (pa, pb, pw, po) = (
-            SharedPtr(a.as_ptr() as *mut f32),
-            SharedPtr(b.as_ptr() as *mut f32),
-            SharedPtr(ws.as_mut_ptr().cast::<f32>()),
-            SharedPtr(out.as_mut_ptr().cast::<f32>()),
-        );
-        let MatmulShape { m, k, n } = shape;
-        let (slice, slices, entry) = (l.slice, l.slices, g.config().sim);
-        let dst = if slices > 1 { pw } else { po };
-        // SAFETY: a and b have the shape's lengths (checked above), the configuration covers
-        // the shape (Gemv::launch), and dst holds slices · m · n floats (ws) or m · n (out).
-        self.launch(&l.main, move || unsafe {
-            entry(pa.get(), pb.get(), dst.get(), m, n, k, slice)
-        })?;
-        if let Some(reduce) = l.reduce {
-            // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
-            unsafe { self.reduce_planes(&reduce, pw, po, shape, slices) }?;
+        let sizes = (l.workspace, l.slice, l.slices);
+        // SAFETY: a and b have the shape's lengths (checked above), and the configuration
+        // covers the shape with these launches (Gemv::launch), a workspace where it reduces.
+        unsafe {
+            self.sliced(
+                g.config().sim,
+                (&l.main, l.reduce.as_ref()),
+                sizes,
+                a,
+                b,
+                shape,
+            )
         }
-        Ok(unaligned(&out, len))
     }
 
     /// `a · b` split by rows ([`crate::plan::row_split`]): `r.top` on rows `0..r.rows`, then
@@ -237,7 +259,7 @@ impl Simulator {
             );
             // SAFETY: src holds src_rows rows of ld >= src_cols floats (the callers below),
             // dst rows · cols.
-            self.launch(&repack::launch(rows, cols), move || unsafe {
+            self.launch(&repack::launch(&REPACK, rows, cols), move || unsafe {
                 repack_entry::sgemm_repack(ps.get(), ld, src_rows, src_cols, pd.get(), rows, cols)
             })?;
             Ok::<_, crate::problem::error::Error>(dst)
@@ -282,17 +304,11 @@ impl Simulator {
         );
         let MatmulShape { m, k, n } = shape;
         let entry = config.sim;
-        // SAFETY: the copies hold the shape's lengths (checked above), the shape fits u32
-        // indices (MatmulShape), and `launch` is the configuration's.
-        let run = move || unsafe {
-            entry(
-                pa.get() as *const u16,
-                pb.get() as *const u16,
-                o.get(),
-                m,
-                n,
-                k,
-            )
+        let run = move || {
+            let (a, b) = (pa.get().cast_const(), pb.get().cast_const());
+            // SAFETY: the copies hold the shape's lengths (checked above), the shape fits u32
+            // indices (MatmulShape), and `launch` is the configuration's.
+            unsafe { entry(a, b, o.get(), m, n, k) }
         };
         self.launch(&launch, run)?;
         Ok(out)
@@ -658,10 +674,10 @@ impl Backend for Simulator {
         &self, op: AxisOp, axis: Axis, x: &[f32], rows: usize, cols: usize,
     ) -> Result<Vec<f32>> {
         let (shape, outputs) = AxisShape::checked(op, axis, x.len(), rows, cols)?;
+        let AxisShape { rows, cols } = shape;
         if outputs == 0 {
             return Ok(vec![]);
         }
-        let AxisShape { rows, cols } = shape;
         if axis == Axis::Cols {
             let plan = shape.cols_plan();
             let scale = op.scale(rows);
@@ -700,18 +716,12 @@ impl Backend for Simulator {
         );
         let MatmulShape { m: h, k, n: w } = shape;
         let entry = kernel.sim_entry(tw);
-        // SAFETY: the buffers have the shape's lengths (checked above), the shape fits u32
-        // indices (MatmulShape), and `launch` is the kernel's launch shape. (a, b, out, m,
-        // n, k), as the lecture's (m, n, out, h, w, k).
-        let run = move || unsafe {
-            entry(
-                pm.get() as *const f32,
-                pn.get() as *const f32,
-                o.get(),
-                h,
-                w,
-                k,
-            )
+        let run = move || {
+            let (m, n) = (pm.get().cast_const(), pn.get().cast_const());
+            // SAFETY: the buffers have the shape's lengths (checked above), the shape fits u32
+            // indices (MatmulShape), and `launch` is the kernel's launch shape. (a, b, out, m,
+            // n, k), as the lecture's (m, n, out, h, w, k).
+            unsafe { entry(m, n, o.get(), h, w, k) }
         };
         self.launch(&launch, run)?;
         Ok(out)

@@ -32,12 +32,12 @@ use kernels_gpu::sgemm::epilogue::exp_f32;
 /// a wide output over a short `k`.
 pub const SHAPES: [(usize, usize, usize); 14] = [
     (5120, 256, 5120),
-    (512, 512, 512),
-    (1024, 1024, 1024),
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (8192, 8192, 8192),
-    (4093, 4093, 4093),
+    cube(512),
+    cube(1024),
+    cube(2048),
+    cube(4096),
+    cube(8192),
+    cube(4093),
     (2049, 2047, 2051),
     (64, 4096, 4096),
     (4096, 4096, 64),
@@ -46,6 +46,11 @@ pub const SHAPES: [(usize, usize, usize); 14] = [
     (8192, 128, 8192),
     (16384, 256, 16384),
 ];
+
+/// The `(m, k, n)` of a product of two `side × side` matrices.
+pub const fn cube(side: usize) -> (usize, usize, usize) {
+    (side, side, side)
+}
 
 /// [`SHAPES`] as checked shapes.
 pub fn shapes() -> Result<Vec<MatmulShape>> {

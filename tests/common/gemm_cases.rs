@@ -27,18 +27,58 @@ fn span(order: Order, rows: usize, cols: usize, ld: usize, batch: usize, stride:
     (batch - 1) * stride + (lines - 1) * ld + line
 }
 
-/// `n` values in [-1, 1).
-fn signed(rng: &mut Rng, n: usize) -> Vec<f32> {
-    rng.uniform(n).into_iter().map(|x| 2.0 * x - 1.0).collect()
+/// What [`case`] builds a call from. The default: one packed row-major `A·B` of
+/// 1 × 1 × 1, `α = 1`, `β = 0`.
+#[derive(Clone, Copy)]
+pub struct Spec {
+    pub order: Order,
+    pub ops: (Op, Op),
+    /// `(m, k, n)`.
+    pub shape: (usize, usize, usize),
+    /// Floats added to every leading dimension.
+    pub pad: usize,
+    /// Products in the batch.
+    pub batch: usize,
+    /// Floats between consecutive products.
+    pub extra: usize,
+    /// Every product reads the same `b` (stride 0).
+    pub shared_b: bool,
+    /// `(α, β)`.
+    pub scale: (f32, f32),
+    /// Of the random inputs.
+    pub seed: u64,
 }
 
-/// A call with random inputs: `pad` floats added to every leading dimension, `batch`
-/// products with `extra` floats between them (`shared_b`: stride 0 for `b`).
-#[allow(clippy::too_many_arguments)]
-pub fn case(
-    order: Order, ops: (Op, Op), (m, k, n): (usize, usize, usize), pad: usize, batch: usize,
-    extra: usize, shared_b: bool, (alpha, beta): (f32, f32), seed: u64,
-) -> Case {
+impl Default for Spec {
+    fn default() -> Self {
+        Self {
+            order: Order::RowMajor,
+            ops: (Op::N, Op::N),
+            shape: (1, 1, 1),
+            batch: 1,
+            scale: (1.0, 0.0),
+            // Nothing between rows or products, nothing shared.
+            pad: 0,
+            extra: 0,
+            shared_b: false,
+            seed: 0,
+        }
+    }
+}
+
+/// The call `spec` describes, with random inputs.
+pub fn case(spec: Spec) -> Case {
+    let Spec {
+        order,
+        ops,
+        shape: (m, k, n),
+        pad,
+        batch,
+        extra,
+        shared_b,
+        scale: (alpha, beta),
+        seed,
+    } = spec;
     let stored = |op: Op, r: usize, c: usize| if op == Op::N { (r, c) } else { (c, r) };
     let line = |(r, c): (usize, usize)| match order {
         Order::RowMajor => c,
@@ -66,9 +106,9 @@ pub fn case(
         .ld(lda, ldb, ldc)
         .strided(batch, stride_a, stride_b, stride_c);
     let mut rng = Rng::new(seed);
-    let a = signed(&mut rng, span(order, sa.0, sa.1, lda, batch, stride_a));
-    let b = signed(&mut rng, span(order, sb.0, sb.1, ldb, batch, stride_b));
-    let c = signed(&mut rng, span(order, m, n, ldc, batch, stride_c));
+    let a = rng.signed(span(order, sa.0, sa.1, lda, batch, stride_a));
+    let b = rng.signed(span(order, sb.0, sb.1, ldb, batch, stride_b));
+    let c = rng.signed(span(order, m, n, ldc, batch, stride_c));
     Case {
         name: format!(
             "{order:?}-{}{}-{m}x{k}x{n}-pad{pad}-batch{batch}{}-a{alpha}-b{beta}",
@@ -86,6 +126,14 @@ pub fn case(
 /// The small shapes every backend's cases start with: `m`, `k` or `n` = 1, and primes.
 pub const SMALL: [(usize, usize, usize); 4] = [(1, 1, 1), (5, 1, 7), (1, 37, 1), (37, 29, 41)];
 
+/// Every order with every pair of operand layouts.
+fn layouts() -> impl Iterator<Item = (Order, (Op, Op))> {
+    [Order::RowMajor, Order::ColMajor]
+        .into_iter()
+        .flat_map(|order| Op::ALL.into_iter().map(move |a| (order, a)))
+        .flat_map(|(order, a)| Op::ALL.into_iter().map(move |b| (order, (a, b))))
+}
+
 /// The checked cases: every order and layout pair on [`SMALL`] and then the backend's `tiled`
 /// shapes (interior tiles with edges), each plain (packed, α = 1, β = 0, one matrix), with
 /// odd leading dimensions, α/β and a batch of 3 (every other one sharing `b`), and with
@@ -94,29 +142,25 @@ pub const SMALL: [(usize, usize, usize); 4] = [(1, 1, 1), (5, 1, 7), (1, 37, 1),
 pub fn cases(tiled: &[(usize, usize, usize)]) -> Vec<Case> {
     let mut out = vec![];
     let mut seed = 1;
-    for order in [Order::RowMajor, Order::ColMajor] {
-        for op_a in Op::ALL {
-            for op_b in Op::ALL {
-                for &shape in SMALL.iter().chain(tiled) {
-                    for (pad, batch, extra, shared_b, scale) in [
-                        (0, 1, 0, false, (1.0, 0.0)),
-                        (3, 3, 5, seed % 2 == 0, (-1.5, 0.75)),
-                        (4, 2, 8, false, (0.5, 2.0)),
-                    ] {
-                        seed += 1;
-                        out.push(case(
-                            order,
-                            (op_a, op_b),
-                            shape,
-                            pad,
-                            batch,
-                            extra,
-                            shared_b,
-                            scale,
-                            seed,
-                        ));
-                    }
-                }
+    for (order, ops) in layouts() {
+        for &shape in SMALL.iter().chain(tiled) {
+            for (pad, batch, extra, shared_b, scale) in [
+                (0, 1, 0, false, (1.0, 0.0)),
+                (3, 3, 5, seed % 2 == 0, (-1.5, 0.75)),
+                (4, 2, 8, false, (0.5, 2.0)),
+            ] {
+                seed += 1;
+                out.push(case(Spec {
+                    order,
+                    ops,
+                    shape,
+                    pad,
+                    batch,
+                    extra,
+                    shared_b,
+                    scale,
+                    seed,
+                }));
             }
         }
     }
@@ -130,43 +174,93 @@ pub fn cases(tiled: &[(usize, usize, usize)]) -> Vec<Case> {
 pub fn blas_cases(shapes: &[(usize, usize, usize)]) -> Vec<Case> {
     let mut out = vec![];
     let mut seed = 1000;
-    for order in [Order::RowMajor, Order::ColMajor] {
-        for op_a in Op::ALL {
-            for op_b in Op::ALL {
-                for &(m, k, n) in shapes {
-                    seed += 3;
-                    let ops = (op_a, op_b);
-                    let mut poisoned =
-                        case(order, ops, (m, k, n), 1, 2, 3, false, (0.0, 0.5), seed);
-                    if let (Some(a), Some(b)) = (poisoned.a.first_mut(), poisoned.b.last_mut()) {
-                        (*a, *b) = (f32::NAN, f32::INFINITY);
-                    }
-                    poisoned.name += "-nan-in-a-inf-in-b";
-                    out.push(poisoned);
-                    let mut zeros =
-                        case(order, ops, (m, k, n), 0, 3, 1, true, (0.0, 0.0), seed + 1);
-                    zeros.a.iter_mut().for_each(|x| *x = f32::NAN);
-                    zeros.c.iter_mut().for_each(|x| *x = f32::NAN);
-                    zeros.name += "-nan-everywhere";
-                    out.push(zeros);
-                    let line = match order {
-                        Order::RowMajor => n,
-                        Order::ColMajor => m,
-                    };
-                    let lines = (m + n) - line;
-                    let mut woven =
-                        case(order, ops, (m, k, n), 0, 2, 0, false, (1.5, -0.5), seed + 2);
-                    woven.call.ldc = Some(2 * line.max(1));
-                    woven.call.stride_c = Some(line);
-                    let mut rng = Rng::new(seed + 2);
-                    woven.c = signed(&mut rng, span(order, m, n, 2 * line.max(1), 2, line));
-                    woven.name = format!("{}-interleaved-{lines}x{line}", woven.name);
-                    out.push(woven);
-                }
+    for (order, ops) in layouts() {
+        for &(m, k, n) in shapes {
+            seed += 3;
+            let base = Spec {
+                order,
+                ops,
+                shape: (m, k, n),
+                ..Spec::default()
+            };
+            let mut poisoned = case(Spec {
+                pad: 1,
+                batch: 2,
+                extra: 3,
+                scale: (0.0, 0.5),
+                seed,
+                ..base
+            });
+            if let (Some(a), Some(b)) = (poisoned.a.first_mut(), poisoned.b.last_mut()) {
+                (*a, *b) = (f32::NAN, f32::INFINITY);
             }
+            poisoned.name += "-nan-in-a-inf-in-b";
+            out.push(poisoned);
+            let mut zeros = case(Spec {
+                batch: 3,
+                extra: 1,
+                shared_b: true,
+                scale: (0.0, 0.0),
+                seed: seed + 1,
+                ..base
+            });
+            zeros.a.iter_mut().for_each(|x| *x = f32::NAN);
+            zeros.c.iter_mut().for_each(|x| *x = f32::NAN);
+            zeros.name += "-nan-everywhere";
+            out.push(zeros);
+            let line = match order {
+                Order::RowMajor => n,
+                Order::ColMajor => m,
+            };
+            let lines = (m + n) - line;
+            let mut woven = case(Spec {
+                batch: 2,
+                scale: (1.5, -0.5),
+                seed: seed + 2,
+                ..base
+            });
+            woven.call.ldc = Some(2 * line.max(1));
+            woven.call.stride_c = Some(line);
+            let mut rng = Rng::new(seed + 2);
+            woven.c = rng.signed(span(order, m, n, 2 * line.max(1), 2, line));
+            woven.name = format!("{}-interleaved-{lines}x{line}", woven.name);
+            out.push(woven);
         }
     }
     out
+}
+
+/// Batches longer than one launch's grid holds in z (`batch` products each), on three
+/// layouts, one with `α = 0`.
+pub fn long_batches(batch: usize) -> [Case; 3] {
+    [
+        case(Spec {
+            ops: (Op::N, Op::T),
+            shape: (5, 3, 7),
+            pad: 1,
+            batch,
+            extra: 2,
+            scale: (1.5, 0.5),
+            seed: 41,
+            ..Spec::default()
+        }),
+        case(Spec {
+            order: Order::ColMajor,
+            ops: (Op::T, Op::N),
+            shape: (9, 17, 2),
+            batch,
+            shared_b: true,
+            seed: 42,
+            ..Spec::default()
+        }),
+        case(Spec {
+            shape: (2, 3, 2),
+            batch,
+            scale: (0.0, 2.0),
+            seed: 43,
+            ..Spec::default()
+        }),
+    ]
 }
 
 /// What every rung gives, bit for bit: per output `fma(op(a)[r, i], op(b)[i, c], acc)` for

@@ -28,13 +28,7 @@ pub const SHAPES: [(usize, usize, usize); 15] = [
 pub fn inputs(shape: MatmulShape, seed: u64) -> (Vec<f32>, Vec<f32>) {
     let (la, lb, _) = shape.lens();
     let mut rng = Rng::new(seed);
-    let mut signed = |n| {
-        rng.uniform(n)
-            .into_iter()
-            .map(|x| 2.0 * x - 1.0)
-            .collect::<Vec<f32>>()
-    };
-    (signed(la), signed(lb))
+    (rng.signed(la), rng.signed(lb))
 }
 
 /// The bits of each value, to compare results exactly.

@@ -133,13 +133,7 @@ pub fn check_deterministic<B: Backend>(
 ) -> Result<(), String> {
     let shape = MatmulShape::new(m, k, n).map_err(|e| e.to_string())?;
     let mut rng = Rng::new(0xde7e_2319);
-    let mut signed = |len| -> Vec<f32> {
-        rng.uniform(len)
-            .into_iter()
-            .map(|x| 2.0 * x - 1.0)
-            .collect()
-    };
-    let (a, b) = (signed(m * k), signed(k * n));
+    let (a, b) = (rng.signed(m * k), rng.signed(k * n));
     let run = || {
         backend
             .matmul(kernel, tw, &a, &b, shape)

@@ -8,11 +8,7 @@ pub const ODD: [(usize, usize, usize); 4] = [(1, 1, 1), (17, 33, 65), (5, 300, 7
 /// `len` values uniform in [-1, 1) from `seed`.
 #[allow(dead_code)] // not every test binary that includes this file uses it
 pub fn signed(seed: u64, len: usize) -> Vec<f32> {
-    kernels_gpu_host::check::data::Rng::new(seed)
-        .uniform(len)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
+    kernels_gpu_host::check::data::Rng::new(seed).signed(len)
 }
 
 /// Signed operands `a` (`m × k`) and `b` (`k × n`), uniform in [-1, 1), from a seed that
@@ -22,13 +18,7 @@ pub fn signed_operands(seed: u64, m: usize, k: usize, n: usize) -> (Vec<f32>, Ve
     let mut rng = kernels_gpu_host::check::data::Rng::new(
         seed ^ ((m as u64) << 40 | (k as u64) << 20 | n as u64),
     );
-    let mut signed = |len| -> Vec<f32> {
-        rng.uniform(len)
-            .into_iter()
-            .map(|x| 2.0 * x - 1.0)
-            .collect()
-    };
-    (signed(m * k), signed(k * n))
+    (rng.signed(m * k), rng.signed(k * n))
 }
 
 /// Calls `check` on every configuration of `configs` with every shape of [`ODD`], then of

@@ -41,6 +41,14 @@ impl Rng {
         out
     }
 
+    /// `len` values in [-1, 1): `2x − 1` of the next `len` of [`uniform`](Self::uniform), for
+    /// signed inputs (cancellation exercised too).
+    pub fn signed(&mut self, len: usize) -> Vec<f32> {
+        let mut out = self.uniform(len);
+        out.iter_mut().for_each(|x| *x = 2.0 * *x - 1.0);
+        out
+    }
+
     /// Fills `out` with the next `out.len()` values of [`next_f32`](Self::next_f32), on all
     /// cores from `PARALLEL_FROM` values; the generator ends where drawing them one by one
     /// would leave it.

@@ -61,6 +61,21 @@ pub struct Accuracy {
 }
 
 impl Accuracy {
+    /// Counts one output `out` whose f64 value is `value`, with `Σ|a||b| = magnitude`.
+    pub fn add(&mut self, out: f32, value: f64, magnitude: f64) {
+        let o = out as f64;
+        if !o.is_finite() {
+            self.non_finite += 1;
+            return;
+        }
+        let err = (o - value).abs();
+        self.max_abs_err = self.max_abs_err.max(err);
+        if value != 0.0 {
+            self.max_rel_err = self.max_rel_err.max(err / value.abs());
+        }
+        self.max_scaled_err = self.max_scaled_err.max(scaled_err(err, magnitude));
+    }
+
     /// Whether every element is within the f32 dot-product error bound: `k` roundings of at
     /// most 2⁻²⁴ relative to `Σ|a||b|` (with FMA the bound is about half of that).
     pub fn within_f32_bound(&self, k: usize) -> bool {
@@ -97,17 +112,7 @@ pub fn scaled_err(err: f64, magnitude: f64) -> f64 {
 pub fn compare(out: &[f32], reference: &Reference) -> Accuracy {
     let mut acc = Accuracy::default();
     for ((&o, &r), &g) in out.iter().zip(&reference.values).zip(&reference.magnitudes) {
-        let o = o as f64;
-        if !o.is_finite() {
-            acc.non_finite += 1;
-            continue;
-        }
-        let err = (o - r).abs();
-        acc.max_abs_err = acc.max_abs_err.max(err);
-        if r != 0.0 {
-            acc.max_rel_err = acc.max_rel_err.max(err / r.abs());
-        }
-        acc.max_scaled_err = acc.max_scaled_err.max(scaled_err(err, g));
+        acc.add(o, r, g);
     }
     if out.len() != reference.values.len() {
         acc.non_finite += out.len().abs_diff(reference.values.len());

@@ -150,19 +150,7 @@ impl Sample {
     pub fn accuracy(&self, out: &[f32]) -> Accuracy {
         let mut acc = Accuracy::default();
         for &(i, j, value, magnitude) in &self.points {
-            let o = out[i * self.n + j] as f64;
-            if !o.is_finite() {
-                acc.non_finite += 1;
-                continue;
-            }
-            let err = (o - value).abs();
-            acc.max_abs_err = acc.max_abs_err.max(err);
-            if value != 0.0 {
-                acc.max_rel_err = acc.max_rel_err.max(err / value.abs());
-            }
-            acc.max_scaled_err = acc
-                .max_scaled_err
-                .max(crate::check::reference::scaled_err(err, magnitude));
+            acc.add(out[i * self.n + j], value, magnitude);
         }
         acc
     }
@@ -199,13 +187,21 @@ pub fn spot_check(
 mod tests {
     use super::*;
 
+    /// An `m × k × n` product: operands uniform in [0, 1) from `seed`, and their f64
+    /// product rounded to f32.
+    fn rounded_product(
+        (m, k, n): (usize, usize, usize), seed: u64,
+    ) -> (MatmulShape, Vec<f32>, Vec<f32>, Vec<f32>) {
+        let mut rng = crate::check::data::Rng::new(seed);
+        let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
+        let r = crate::check::reference::matmul_f64(&a, &b, m, k, n);
+        let out = r.values.iter().map(|&v| v as f32).collect();
+        (MatmulShape::new(m, k, n).unwrap(), a, b, out)
+    }
+
     #[test]
     fn spot_check_accepts_the_product_and_rejects_its_transpose() {
-        let s = MatmulShape::new(7, 5, 6).unwrap();
-        let mut rng = crate::check::data::Rng::new(1);
-        let (a, b) = (rng.uniform(35), rng.uniform(30));
-        let r = crate::check::reference::matmul_f64(&a, &b, 7, 5, 6);
-        let out: Vec<f32> = r.values.iter().map(|&v| v as f32).collect();
+        let (s, a, b, out) = rounded_product((7, 5, 6), 1);
         let ok = spot_check(&a, &b, &out, s, 32, f32_bound(5));
         assert!(ok.ok(), "{ok:?}");
         assert_eq!(ok.samples, 32);
@@ -220,14 +216,11 @@ mod tests {
     #[test]
     fn sampled_accuracy_matches_the_full_comparison_on_the_elements_it_sees() {
         // 2×3 outputs, 64 samples: every element is seen, so the two must agree.
-        let s = MatmulShape::new(2, 4, 3).unwrap();
-        let mut rng = crate::check::data::Rng::new(3);
-        let (a, b) = (rng.uniform(8), rng.uniform(12));
-        let r = crate::check::reference::matmul_f64(&a, &b, 2, 4, 3);
-        let mut out: Vec<f32> = r.values.iter().map(|&v| v as f32).collect();
+        let (s, a, b, mut out) = rounded_product((2, 4, 3), 3);
         out[4] += 1e-3;
         let (n, sampled) = sampled_accuracy(&a, &b, &out, s, SAMPLES);
         assert_eq!(n, SAMPLES);
+        let r = crate::check::reference::matmul_f64(&a, &b, 2, 4, 3);
         let full = crate::check::reference::compare(&out, &r);
         assert_eq!(sampled.max_abs_err, full.max_abs_err);
         assert!((sampled.max_scaled_err - full.max_scaled_err).abs() <= 1e-15);
@@ -241,34 +234,16 @@ mod tests {
     fn the_default_check_is_full_up_to_the_threshold_and_in_the_simulator() {
         // `--check`'s help (the variants' docs, in the CLI's --help) says 64.
         assert_eq!(SAMPLES, 64);
-        let shape = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+        let mode = |(m, k, n), sim| CheckMode::default_for(MatmulShape::new(m, k, n).unwrap(), sim);
         // The lecture's default problem and the threshold itself: full.
-        assert_eq!(
-            CheckMode::default_for(shape(5120, 256, 5120), false),
-            CheckMode::Full
-        );
-        assert_eq!(
-            CheckMode::default_for(shape(2048, 2048, 2048), false),
-            CheckMode::Full
-        );
+        assert_eq!(mode((5120, 256, 5120), false), CheckMode::Full);
+        assert_eq!(mode((2048, 2048, 2048), false), CheckMode::Full);
         assert_eq!(FULL_CHECK_MAX_MACS, 2048 * 2048 * 2048);
         // One multiply-add more per output: sampled.
-        assert_eq!(
-            CheckMode::default_for(shape(2048, 2049, 2048), false),
-            CheckMode::Sample
-        );
-        assert_eq!(
-            CheckMode::default_for(shape(16384, 16384, 16384), false),
-            CheckMode::Sample
-        );
+        assert_eq!(mode((2048, 2049, 2048), false), CheckMode::Sample);
+        assert_eq!(mode((16384, 16384, 16384), false), CheckMode::Sample);
         // The simulator is always checked in full.
-        assert_eq!(
-            CheckMode::default_for(shape(16384, 16384, 16384), true),
-            CheckMode::Full
-        );
-        assert_eq!(
-            CheckMode::default_for(shape(0, 5, 7), false),
-            CheckMode::Full
-        );
+        assert_eq!(mode((16384, 16384, 16384), true), CheckMode::Full);
+        assert_eq!(mode((0, 5, 7), false), CheckMode::Full);
     }
 }

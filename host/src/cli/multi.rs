@@ -96,6 +96,14 @@ impl MultiRow {
         }
     }
 
+    /// The whole run's timing: the median `ms` of `runs`, and the rate at which it does
+    /// `work` (FLOPs or bytes) in billions a second.
+    fn timed(&mut self, ms: f64, runs: usize, work: f64) {
+        self.ms = Some(ms);
+        self.runs = Some(runs);
+        self.rate = Some(work / (ms * 1e-3) / 1e9);
+    }
+
     /// A row of device `ordinal`'s part of this run.
     fn part(&self, ordinal: usize, part: String) -> Self {
         Self {
@@ -228,9 +236,7 @@ fn matmul(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
             last = Some(gpus.matmul_device(kernel, tw, &da, &db, &mut out, shape)?);
             Ok(())
         })?;
-        total.ms = Some(ms);
-        total.runs = Some(runs);
-        total.rate = Some(shape.flops() / (ms * 1e-3) / 1e9);
+        total.timed(ms, runs, shape.flops());
         root.download_into(&out, &mut host)?;
         total.stable = Some(total.bits.as_deref() == Some(fingerprint(&host).as_str()));
         let last = last.expect("at least one timed run");
@@ -295,9 +301,7 @@ fn sum(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
         let (ms, runs) = ms_of(gpus, args, || gpus.sum_sharded(kernel, &dx, &mut result))?;
         total.stable = Some(root.download(&result)?[0].to_bits() == s.to_bits());
         let bytes = 4.0 * len as f64;
-        total.ms = Some(ms);
-        total.runs = Some(runs);
-        total.rate = Some(bytes / (ms * 1e-3) / 1e9);
+        total.timed(ms, runs, bytes);
         let parts = vector_parts(&total, gpus, &dx.layout(), len, bytes, "elements");
         rows.push(total);
         rows.extend(parts);
@@ -343,9 +347,7 @@ fn reduce(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
             })?;
             total.stable = Some(total.bits == Some(fingerprint(&root.download(&out)?)));
             let bytes = 4.0 * (r * c + outputs) as f64;
-            total.ms = Some(ms);
-            total.runs = Some(runs);
-            total.rate = Some(bytes / (ms * 1e-3) / 1e9);
+            total.timed(ms, runs, bytes);
             let parts = vector_parts(&total, gpus, &layout, r, bytes, "rows");
             rows.push(total);
             rows.extend(parts);
@@ -389,9 +391,7 @@ fn sliding_average(args: &Args, gpus: &Gpus) -> Result<Vec<MultiRow>, Error> {
         let last = last.expect("at least one timed run").download(gpus)?;
         total.stable = Some(total.bits == Some(fingerprint(&last)));
         let bytes = 4.0 * (len + outputs) as f64;
-        total.ms = Some(ms);
-        total.runs = Some(runs);
-        total.rate = Some(bytes / (ms * 1e-3) / 1e9);
+        total.timed(ms, runs, bytes);
         let parts = vector_parts(&total, gpus, &layout, len, bytes, "elements");
         rows.push(total);
         rows.extend(parts);

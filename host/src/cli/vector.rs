@@ -51,11 +51,7 @@ fn check_mode(args: &Args) -> CheckMode {
 }
 
 pub(super) fn input(args: &Args, len: usize) -> Vec<f32> {
-    Rng::new(args.seed)
-        .uniform(len)
-        .into_iter()
-        .map(|x| 2.0 * x - 1.0)
-        .collect()
+    Rng::new(args.seed).signed(len)
 }
 
 fn row(kernel: &str, n: usize, window: Option<usize>) -> VectorRow {

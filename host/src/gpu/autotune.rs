@@ -449,6 +449,13 @@ fn fingerprint(gpu: &Gpu) -> u64 {
     module_fingerprint(gpu.ptx()) ^ module_fingerprint(crate::plan::ptx::HOPPER_PTX).rotate_left(1)
 }
 
+/// [`key`] of `shape` and `precision` on `gpu`.
+fn gpu_key(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<String> {
+    let info = gpu.info()?;
+    let cc = info.compute_capability;
+    Ok(key(&info.name, cc, shape, precision, fingerprint(gpu)))
+}
+
 /// The configuration of `precision` to run for `shape` on `gpu`: memoised, else cached in
 /// the file, else timed now on `a`, `b` and `out` (which it overwrites) and recorded in both.
 /// Once a choice is memoised, every call of this process gets it, even where several threads
@@ -460,14 +467,7 @@ pub fn choose(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
     shape: MatmulShape, precision: Precision,
 ) -> Result<Tuned> {
-    let info = gpu.info()?;
-    let key = key(
-        &info.name,
-        info.compute_capability,
-        shape,
-        precision,
-        fingerprint(gpu),
-    );
+    let key = gpu_key(gpu, shape, precision)?;
     remembered(&MEMO, key, shape, Choice::kernel, || {
         tune(gpu, a, b, out, shape, precision)
     })
@@ -493,13 +493,8 @@ pub fn choose_half<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>, shape: MatmulShape,
 ) -> Result<HalfRun> {
     let info = gpu.info()?;
-    let key = half_key(
-        &info.name,
-        info.compute_capability,
-        shape,
-        T::NAME,
-        fingerprint(gpu),
-    );
+    let cc = info.compute_capability;
+    let key = half_key(&info.name, cc, shape, T::NAME, fingerprint(gpu));
     let parse = |c: &Choice| HalfRun::from_name(&c.kernel);
     remembered(&HALF_MEMO, key, shape, parse, || {
         let candidates = half::candidates(T::HALF, shape, gpu.multiprocessors());
@@ -569,15 +564,11 @@ fn recorded<K: Copy>(
 /// process chose already, or the cache file holds; `None` where `choose` would tune. The
 /// multi-GPU products ask this first, and tune on one GPU only where it says `None`.
 pub fn cached(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<Option<Tuned>> {
-    let info = gpu.info()?;
-    let key = key(
-        &info.name,
-        info.compute_capability,
-        shape,
-        precision,
-        fingerprint(gpu),
-    );
-    Ok(recorded(&MEMO, &key, Choice::kernel))
+    Ok(recorded(
+        &MEMO,
+        &gpu_key(gpu, shape, precision)?,
+        Choice::kernel,
+    ))
 }
 
 /// The choice recorded for `key`: in `memo`, else in the cache file (read by `parse`),
@@ -798,30 +789,11 @@ fn is_refusal(e: &Error) -> bool {
 mod tests {
     use super::*;
     use crate::plan::packed::PackedRung;
+    use crate::problem::shape::valid as shape;
+    use crate::testing::TempDir;
 
     fn by_entry(entry: &str) -> SgemmKernel {
         SgemmKernel::from_entry(entry).expect("a configuration of the table")
-    }
-
-    /// A fresh folder under the system's temporary one, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!(
-                "pure-rust-cuda-kernels-autotune-{}-{name}",
-                std::process::id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            Self(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
     }
 
     fn choice(kernel: SgemmKernel) -> Choice {
@@ -834,10 +806,6 @@ mod tests {
                 .map(|(i, k)| (k.name().to_owned(), 2.5 + i as f64))
                 .collect(),
         }
-    }
-
-    fn shape(m: usize, k: usize, n: usize) -> MatmulShape {
-        MatmulShape::new(m, k, n).unwrap()
     }
 
     #[test]
@@ -877,7 +845,7 @@ mod tests {
 
     #[test]
     fn round_trip_through_the_file() {
-        let dir = TempDir::new("round-trip");
+        let dir = TempDir::new("autotune", "round-trip");
         // The folder is created on save.
         let path = dir.0.join("nested").join("autotune.json");
         let mut cache = TuneCache::load(&path);
@@ -920,7 +888,7 @@ mod tests {
 
     #[test]
     fn corrupted_file_is_ignored_with_a_warning_and_rewritten() {
-        let dir = TempDir::new("corrupted");
+        let dir = TempDir::new("autotune", "corrupted");
         let path = dir.0.join("autotune.json");
         for bad in [
             "{ not json".as_bytes(),
@@ -948,7 +916,7 @@ mod tests {
 
     #[test]
     fn other_versions_and_unknown_kernels_are_not_used() {
-        let dir = TempDir::new("versions");
+        let dir = TempDir::new("autotune", "versions");
         let path = dir.0.join("autotune.json");
         let mut file = CacheFile {
             version: CACHE_VERSION + 1,
@@ -987,7 +955,7 @@ mod tests {
 
     #[test]
     fn unreadable_path_is_a_warning_and_a_failed_save_an_error() {
-        let dir = TempDir::new("unreadable");
+        let dir = TempDir::new("autotune", "unreadable");
         // A folder where the file should be: reading it fails, and so does writing it.
         let path = dir.0.join("autotune.json");
         std::fs::create_dir_all(&path).unwrap();
@@ -996,23 +964,15 @@ mod tests {
         assert!(cache.save().is_err());
     }
 
+    /// The file is `autotune.json` in the cache folder (whose choice between
+    /// `XDG_CACHE_HOME` and `HOME` `cache::dir_from` tests).
     #[test]
-    fn cache_path_follows_xdg_then_home() {
-        let file = |base: &str| Some(Path::new(base).join("pure-rust-cuda-kernels/autotune.json"));
+    fn cache_path_is_in_the_cache_folder() {
+        let file = Path::new("/home/u/.cache/pure-rust-cuda-kernels/autotune.json");
         assert_eq!(
-            cache_path(Some("/xdg".into()), Some("/home/u".into())),
-            file("/xdg")
+            cache_path(None, Some("/home/u".into())).as_deref(),
+            Some(file)
         );
-        // A relative XDG_CACHE_HOME is invalid per the spec: fall back to HOME.
-        assert_eq!(
-            cache_path(Some("rel".into()), Some("/home/u".into())),
-            file("/home/u/.cache")
-        );
-        assert_eq!(
-            cache_path(None, Some("/home/u".into())),
-            file("/home/u/.cache")
-        );
-        assert_eq!(cache_path(None, Some("".into())), None);
         assert_eq!(cache_path(None, None), None);
     }
 

@@ -25,14 +25,8 @@ impl Gpu {
         }
         let launch = bf16::launch(config, shape, &self.limits)?;
         let info = self.entry_info(config.spec.entry)?;
-        let (m, n, k) = (shape.m, shape.n, shape.k);
         let mut args = self.launcher(&info);
-        args.buffer(a)
-            .buffer(b)
-            .buffer_mut(out)
-            .scalar(&m)
-            .scalar(&n)
-            .scalar(&k);
+        args.buffer(a).buffer(b).buffer_mut(out).dims(&shape);
         // SAFETY: (a, b, out, m, n, k) as every BF16 entry declares them (the launcher checks
         // the sizes against the PTX); the buffers have the lengths the shape implies (checked
         // above), and the shape fits u32 indices (MatmulShape).

@@ -149,9 +149,8 @@ mod tests {
 
     #[test]
     fn a_cubin_comes_back_whole_or_not_at_all() {
-        let dir = std::env::temp_dir().join(format!("prck-cubin-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let cache = CubinCache::in_dir(Some(dir.clone()));
+        let dir = crate::testing::TempDir::new("cubin", "whole");
+        let cache = CubinCache::in_dir(Some(dir.0.join("cubins")));
         assert_eq!(cache.get(".entry a"), None, "nothing cached yet");
         cache.put(".entry a", b"\x7fELF cubin");
         assert_eq!(
@@ -170,6 +169,5 @@ mod tests {
         let none = CubinCache::in_dir(None);
         none.put(".entry a", b"x");
         assert_eq!(none.get(".entry a"), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -15,6 +15,18 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use std::ffi::c_int;
 use std::sync::Arc;
 
+/// What [`Cublas::sgemm`]'s errors name: its zeroing of a trivial product, and its call.
+const SGEMM_CALLS: (&str, &str) = (
+    "cublasSgemm (zeroing a trivial product)",
+    "cublasSgemm_v2 (a dimension exceeds i32::MAX)",
+);
+
+/// What [`Cublas::gemm_bf16`]'s errors name.
+const GEMM_EX_CALLS: (&str, &str) = (
+    "cublasGemmEx (zeroing a trivial product)",
+    "cublasGemmEx (a dimension exceeds i32::MAX)",
+);
+
 /// How cuBLAS may compute an FP32 product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -191,17 +203,7 @@ impl Cublas {
     pub fn sgemm(
         &self, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
-        let Some((m, k, n)) = self.dims_or_zero(
-            (
-                "cublasSgemm (zeroing a trivial product)",
-                "cublasSgemm_v2 (a dimension exceeds i32::MAX)",
-            ),
-            a,
-            b,
-            out,
-            shape,
-        )?
-        else {
+        let Some((m, k, n)) = self.dims_or_zero(SGEMM_CALLS, a, b, out, shape)? else {
             return Ok(());
         };
         let cfg = GemmConfig {
@@ -238,17 +240,7 @@ impl Cublas {
     ) -> Result<()> {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
         use sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
-        let Some((m, k, n)) = self.dims_or_zero(
-            (
-                "cublasGemmEx (zeroing a trivial product)",
-                "cublasGemmEx (a dimension exceeds i32::MAX)",
-            ),
-            a,
-            b,
-            out,
-            shape,
-        )?
-        else {
+        let Some((m, k, n)) = self.dims_or_zero(GEMM_EX_CALLS, a, b, out, shape)? else {
             return Ok(());
         };
         let (alpha, beta) = (1.0f32, 0.0f32);

@@ -22,14 +22,8 @@ impl Gpu {
             return Ok(());
         }
         let info = self.entry_info(kernels_gpu::catalogue::ZIP.entry)?;
-        let (m, n, k) = (shape.m, shape.n, shape.k);
         let mut args = self.launcher(&info);
-        args.buffer(a)
-            .buffer(b)
-            .buffer_mut(tmp)
-            .scalar(&m)
-            .scalar(&n)
-            .scalar(&k);
+        args.buffer(a).buffer(b).buffer_mut(tmp).dims(&shape);
         // SAFETY: (a, b, tmp, m, n, k) as the entry declares them; the lengths are checked
         // above and m·n·k fits u32.
         unsafe { args.launch(&zip_launch(len)) }

@@ -36,14 +36,10 @@ impl Gpu {
             return Ok(());
         };
         let info = self.entry_info(SCALE_C.entry)?;
+        let dims = [p.m, p.n, p.ldc];
         let mut args = self.launcher(&info);
-        args.buffer_mut(c)
-            .scalar(&p.m)
-            .scalar(&p.n)
-            .scalar(&p.ldc)
-            .scalar(&p.stride_c)
-            .scalar(&p.batch)
-            .scalar(&p.beta);
+        args.buffer_mut(c).scalars(&dims).scalar(&p.stride_c);
+        args.scalar(&p.batch).scalar(&p.beta);
         // SAFETY: the parameters as SCALE_C_PARAMS declares them (checked against the PTX);
         // Gemm::check found every output inside `c`, m·n within u32 (a span of `c`) and
         // the outputs disjoint; the problem is not empty, so n >= 1.
@@ -71,21 +67,12 @@ impl Gpu {
         &self, info: &EntryInfo, launch: &Launch, p: &Problem, a: &CudaView<f32>,
         b: &CudaView<f32>, c: &mut CudaViewMut<f32>,
     ) -> Result<()> {
+        // m, n, k, lda, ldb, ldc; the batch strides; α, β.
+        let dims = [p.m, p.n, p.k, p.lda, p.ldb, p.ldc];
+        let strides = [p.stride_a, p.stride_b, p.stride_c];
         let mut args = self.launcher(info);
-        args.view(a)
-            .view(b)
-            .view_mut(c)
-            .scalar(&p.m)
-            .scalar(&p.n)
-            .scalar(&p.k)
-            .scalar(&p.lda)
-            .scalar(&p.ldb)
-            .scalar(&p.ldc)
-            .scalar(&p.stride_a)
-            .scalar(&p.stride_b)
-            .scalar(&p.stride_c)
-            .scalar(&p.alpha)
-            .scalar(&p.beta);
+        args.view(a).view(b).view_mut(c).scalars(&dims);
+        args.scalars(&strides).scalar(&p.alpha).scalar(&p.beta);
         // SAFETY: the parameters as BLAS_PARAMS declares them (the launcher checks their
         // sizes against the PTX); Gemm::check found every product's matrices inside the
         // buffers, their offsets within u32 and the outputs disjoint, and the views start

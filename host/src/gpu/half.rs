@@ -7,8 +7,8 @@ use super::tma::{TmaElement, map_view, tensor_map};
 use crate::plan::half::{self, HalfFloat, HalfRun, WsConfig};
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
-use kernels_gpu::nvptx_device::catalogue::{Extent, KernelSpec};
+use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use kernels_gpu::nvptx_device::catalogue::KernelSpec;
 use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::sgemm::repack::REPACK_16BIT;
 
@@ -30,26 +30,13 @@ impl Gpu {
         &self, src: &CudaSlice<f32>, rows: u32, cols: u32, padded_cols: u32,
     ) -> Result<CudaSlice<T>> {
         super::output_len(src.len(), rows as usize * cols as usize)?;
-        let mut dst = self.zeros_of::<T>(rows as usize * padded_cols as usize)?;
         let spec = match T::HALF {
             Half::Bf16 => TO_BF16,
             Half::F16 => TO_F16,
         };
-        // SAFETY: `src` holds rows · cols floats (checked), `dst` rows · padded_cols
-        // elements of 2 bytes (as u16 bits), and the entry takes them as such.
-        unsafe {
-            self.repack_2byte(
-                spec,
-                &src.as_view(),
-                cols,
-                rows,
-                cols,
-                &mut dst_view(&mut dst),
-                rows,
-                padded_cols,
-            )
-        }?;
-        Ok(dst)
+        // SAFETY: `src` holds rows · cols floats (checked), what the conversion reads; `T`
+        // is a 2-byte element type.
+        unsafe { self.repack_padded(spec, src, rows, cols, padded_cols) }
     }
 
     /// `out = a · b` by the run of rung 17 the autotuner chooses for `shape` and `T`
@@ -84,8 +71,7 @@ impl Gpu {
         &self, run: HalfRun, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        check_element::<T>(run)?;
-        if super::zero_if_trivial(&self.stream, run.config.spec.entry, a, b, out, shape)? {
+        if self.trivial_half::<T, _>(run, a, b, out, shape)? {
             return Ok(());
         }
         let (m, n, k) = (shape.m, shape.n, shape.k);
@@ -110,15 +96,24 @@ impl Gpu {
         &self, run: HalfRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        check_element::<T>(run)?;
-        if super::zero_if_trivial(&self.stream, run.config.spec.entry, a, b, out, shape)? {
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        if self.trivial_half::<T, _>(run, a, b, out, shape)? {
             return Ok(());
         }
-        let (m, n, k) = (shape.m, shape.n, shape.k);
         let a16 = self.convert_half::<T>(a, m, k, k.next_multiple_of(8))?;
         let b16 = self.convert_half::<T>(b, k, n, n.next_multiple_of(8))?;
         // SAFETY: converted into rows of k8 and n8 above; `out` m · n (checked).
         unsafe { self.launch_half::<T>(run, &a16, &b16, out, shape) }
+    }
+
+    /// The checks of a rung-17 product of `T`s ([`check_element`], the lengths of `a`, `b`
+    /// and `out`), and whether it is trivial: `out` zeroed, nothing to launch.
+    fn trivial_half<T: HalfFloat, E>(
+        &self, run: HalfRun, a: &CudaSlice<E>, b: &CudaSlice<E>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<bool> {
+        check_element::<T>(run)?;
+        super::zero_if_trivial(&self.stream, run.config.spec.entry, a, b, out, shape)
     }
 
     /// The launches of a rung-17 product past its checks: the tensor maps, the product (into
@@ -165,7 +160,7 @@ impl Gpu {
             Some(planes) => args.view_mut(planes),
             None => args.buffer_mut(out),
         };
-        args.scalar(&m).scalar(&n).scalar(&k).scalar(&splits);
+        args.dims(&shape).scalar(&splits);
         // SAFETY: (amap, bmap, out, m, n, k, splits) as every rung-17 entry declares them:
         // the maps (on the stream before the launch) describe `a` (m rows of k8) and `b` (k
         // rows of n8), 16-byte rows at the starts of their allocations (the caller's
@@ -188,49 +183,36 @@ impl Gpu {
     fn pad_half<T: DeviceRepr + ValidAsZeroBits>(
         &self, src: &CudaSlice<T>, rows: u32, cols: u32, padded: u32,
     ) -> Result<CudaSlice<T>> {
-        let mut dst = self.zeros_of::<T>(rows as usize * padded as usize)?;
         // SAFETY: `src` holds rows · cols elements of 2 bytes (the product's checked
-        // operand), `dst` rows · padded; the entry copies 2-byte elements.
+        // operand), what the entry copies.
+        unsafe { self.repack_padded(REPACK, src, rows, cols, padded) }
+    }
+
+    /// A new buffer of `rows × padded` 2-byte elements: the dense `rows × cols` `src` through
+    /// the repack entry `spec` (a copy, or a conversion from f32), zero past `cols`.
+    ///
+    /// # Safety
+    /// `src` holds `rows · cols` elements of the entry's source type; `T` is a 2-byte type.
+    unsafe fn repack_padded<S, T: DeviceRepr + ValidAsZeroBits>(
+        &self, spec: &KernelSpec, src: &CudaSlice<S>, rows: u32, cols: u32, padded: u32,
+    ) -> Result<CudaSlice<T>> {
+        let mut dst = self.zeros_of::<T>(rows as usize * padded as usize)?;
+        let mut view = dst_view(&mut dst);
+        // SAFETY: `src` as the caller promises (rows of `cols`, so `ld = cols`); `dst` holds
+        // rows · padded 2-byte elements, seen as the u16s the entry writes.
         unsafe {
-            self.repack_2byte(
-                REPACK,
+            self.repack_with(
+                spec,
                 &src.as_view(),
                 cols,
                 rows,
                 cols,
-                &mut dst_view(&mut dst),
+                &mut view,
                 rows,
                 padded,
             )
         }?;
         Ok(dst)
-    }
-
-    /// One launch of a 2-byte repack entry (`spec`): the top-left `src_rows × src_cols` of
-    /// `src` (rows `ld` apart) into the dense `rows × cols` `dst`, zero past it.
-    ///
-    /// # Safety
-    /// `src` holds `src_rows · ld` elements of the entry's source type, `dst` `rows · cols`
-    /// 2-byte elements.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn repack_2byte<S>(
-        &self, spec: &KernelSpec, src: &CudaView<S>, ld: u32, src_rows: u32, src_cols: u32,
-        dst: &mut CudaViewMut<u16>, rows: u32, cols: u32,
-    ) -> Result<()> {
-        let info = self.entry_info(spec.entry)?;
-        let quads = rows.saturating_mul(cols.div_ceil(4));
-        let launch = spec.launch(Extent::Items(quads), 0);
-        let mut args = self.launcher(&info);
-        args.view(src)
-            .scalar(&ld)
-            .scalar(&src_rows)
-            .scalar(&src_cols)
-            .view_mut(dst)
-            .scalar(&rows)
-            .scalar(&cols);
-        // SAFETY: the parameters as the entry declares them; the buffers as the caller
-        // promises.
-        unsafe { args.launch(&launch) }
     }
 }
 

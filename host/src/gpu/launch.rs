@@ -13,6 +13,7 @@
 
 use super::{Gpu, fault};
 use crate::problem::error::{DriverContext, Error, Result};
+use crate::problem::shape::MatmulShape;
 use cudarc::driver::sys::{CUfunction_attribute as FuncAttr, cudaError_enum as Code};
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, DriverError, LaunchArgs,
@@ -71,6 +72,20 @@ impl<'a> Launcher<'a> {
         self.sizes.push(std::mem::size_of::<T>());
         self.args.arg(value);
         self
+    }
+
+    /// Scalar parameters, one after another.
+    pub fn scalars<T: DeviceRepr>(&mut self, values: &'a [T]) -> &mut Self {
+        for value in values {
+            self.scalar(value);
+        }
+        self
+    }
+
+    /// A product's dimensions `m`, `n`, `k`, in the order the matmul-shaped entries take
+    /// them after their buffers.
+    pub fn dims(&mut self, shape: &'a MatmulShape) -> &mut Self {
+        self.scalar(&shape.m).scalar(&shape.n).scalar(&shape.k)
     }
 
     /// A buffer the kernel only reads (its device address, `.param .u64`).

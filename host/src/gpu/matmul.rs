@@ -12,6 +12,8 @@ use crate::problem::error::{DriverContext, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
+use kernels_gpu::catalogue::KernelSpec;
+use kernels_gpu::sgemm::repack::REPACK;
 
 use std::sync::MutexGuard;
 
@@ -73,14 +75,9 @@ impl Gpu {
             .params
             .last()
             .is_some_and(|p| p.name == "tw");
-        let (m, n, k, tw) = (shape.m, shape.n, shape.k, tw.get());
+        let tw = tw.get();
         let mut args = self.launcher(&info);
-        args.view(a)
-            .view(b)
-            .view_mut(out)
-            .scalar(&m)
-            .scalar(&n)
-            .scalar(&k);
+        args.view(a).view(b).view_mut(out).dims(&shape);
         if takes_tw {
             args.scalar(&tw);
         }
@@ -117,16 +114,11 @@ impl Gpu {
         let l = s.launch(shape)?;
         let mut workspace = self.workspace(l.workspace)?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
-        let (m, n, k, slice) = (shape.m, shape.n, shape.k, l.slice);
+        let (m, n) = (shape.m, shape.n);
         let info = self.entry_info(s.spec().entry)?;
         let mut args = self.launcher(&info);
-        args.view(a)
-            .view(b)
-            .buffer_mut(ws)
-            .scalar(&m)
-            .scalar(&n)
-            .scalar(&k)
-            .scalar(&slice);
+        args.view(a).view(b).buffer_mut(ws);
+        args.dims(&shape).scalar(&l.slice);
         // SAFETY: (a, b, ws, m, n, k, slice) as the slice entry declares them; a and b hold
         // the shape's operands (the caller's contract), ws holds slices · m · n floats, and
         // the grid has cdiv(k, slice) slices in z.
@@ -151,7 +143,6 @@ impl Gpu {
             return Ok(());
         }
         let l = g.launch(shape, self.multiprocessors, &self.limits)?;
-        let (m, n, k, slice) = (shape.m, shape.n, shape.k, l.slice);
         let info = self.entry_info(spec.entry)?;
         // Several slices write their planes into the workspace, one writes `out`.
         let mut workspace = match l.reduce {
@@ -163,13 +154,8 @@ impl Gpu {
             None => &mut *out,
         };
         let mut args = self.launcher(&info);
-        args.buffer(a)
-            .buffer(b)
-            .buffer_mut(dst)
-            .scalar(&m)
-            .scalar(&n)
-            .scalar(&k)
-            .scalar(&slice);
+        args.buffer(a).buffer(b).buffer_mut(dst);
+        args.dims(&shape).scalar(&l.slice);
         // SAFETY: (a, b, dst, m, n, k, slice) as every rung-16 entry declares them (the
         // launcher checks the sizes); a and b have the shape's lengths (checked above), dst
         // holds the slices' planes of m · n floats (the workspace) or the one output (out),
@@ -181,6 +167,7 @@ impl Gpu {
             // same stream; out holds m · n floats.
             (Some(_), Some(ws)) => unsafe {
                 let ws = ws.as_ref().expect("allocated by Gpu::workspace");
+                let (m, n) = (shape.m, shape.n);
                 self.split_k_reduce(&ws.as_view(), &mut out.as_view_mut(), m * n, n, l.slices)
             },
             _ => Ok(()),
@@ -306,7 +293,23 @@ impl Gpu {
         &self, src: &CudaView<f32>, ld: u32, src_rows: u32, src_cols: u32,
         dst: &mut CudaViewMut<f32>, rows: u32, cols: u32,
     ) -> Result<()> {
-        let info = self.entry_info(kernels_gpu::sgemm::repack::REPACK.entry)?;
+        // SAFETY: the caller's contract, for the f32 repack entry.
+        unsafe { self.repack_with(&REPACK, src, ld, src_rows, src_cols, dst, rows, cols) }
+    }
+
+    /// One launch of the repack entry `spec` (the f32 one, or a 16-bit copy or conversion):
+    /// the top-left `src_rows × src_cols` of `src` (rows `ld` apart) into the dense
+    /// `rows × cols` `dst`, zero past it.
+    ///
+    /// # Safety
+    /// `src` holds `src_rows · ld` elements of the entry's source type with
+    /// `src_cols <= ld`, `dst` `rows · cols` of its destination type.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn repack_with<S, D>(
+        &self, spec: &KernelSpec, src: &CudaView<S>, ld: u32, src_rows: u32, src_cols: u32,
+        dst: &mut CudaViewMut<D>, rows: u32, cols: u32,
+    ) -> Result<()> {
+        let info = self.entry_info(spec.entry)?;
         let mut args = self.launcher(&info);
         args.view(src)
             .scalar(&ld)
@@ -317,7 +320,7 @@ impl Gpu {
             .scalar(&cols);
         // SAFETY: the parameters as the entry declares them; the buffers as the caller
         // promises.
-        unsafe { args.launch(&repack::launch(rows, cols)) }
+        unsafe { args.launch(&repack::launch(spec, rows, cols)) }
     }
 
     /// How many blocks of `kernel` run at once on one SM with the block and dynamic shared

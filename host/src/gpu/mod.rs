@@ -16,6 +16,7 @@ mod timing;
 mod tma;
 mod vector;
 
+pub use modules::link_cubin;
 pub use vector::{AxisScratch, ReduceScratch, SlidingScratch};
 
 pub use cublas::{Cublas, CublasMath};
@@ -98,6 +99,23 @@ impl Gpu {
     /// GPU 0.
     pub fn new() -> Result<Self> {
         Self::with_ordinal(0)
+    }
+
+    /// GPU 0, or `None` on a machine without one (no CUDA driver, or no device) after
+    /// printing `{what} skipped: no GPU: …` ([`Error::no_gpu`]): for examples and
+    /// benchmarks, which skip visibly there instead of failing. Any other error (a GPU that
+    /// is present but cannot be set up) is returned.
+    pub fn new_or_skip(what: &str) -> Result<Option<Self>> {
+        match Self::new() {
+            Ok(gpu) => Ok(Some(gpu)),
+            Err(e) => match e.no_gpu() {
+                Some(why) => {
+                    println!("{what} skipped: {why}");
+                    Ok(None)
+                }
+                None => Err(e),
+            },
+        }
     }
 
     /// GPU `ordinal`. Fails with [`Error::NoDriver`] or [`Error::NoDevice`] where there is

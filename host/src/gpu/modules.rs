@@ -146,7 +146,7 @@ impl Modules {
         let module = match cached {
             Some(module) => module,
             None => {
-                let cubin = link(&self.ctx, &ptx, entry)?;
+                let cubin = link_cubin(&self.ctx, &ptx, entry)?;
                 self.cubins.put(&ptx, &cubin);
                 load_cubin(&self.ctx, cubin).map_err(|source| Error::PtxLoad {
                     module: entry.to_owned(),
@@ -287,12 +287,14 @@ pub(crate) fn load(ctx: &Arc<CudaContext>, ptx: &str, what: &str) -> Result<Arc<
         })
 }
 
-/// How many bytes of the compiler's error log [`link`] and [`jit_error_log`] keep.
+/// How many bytes of the compiler's error log [`link_cubin`] and [`jit_error_log`] keep.
 const LOG_BYTES: usize = 16 * 1024;
 
-/// Compiles `ptx` for the GPU of `ctx` with the driver's linker, on this thread: the cubin,
-/// or [`Error::PtxLoad`] naming `what` with the compiler's log.
-fn link(ctx: &Arc<CudaContext>, ptx: &str, what: &str) -> Result<Vec<u8>> {
+/// Compiles `ptx` for the GPU of `ctx` with the driver's linker (`cuLinkCreate`,
+/// `cuLinkAddData`, `cuLinkComplete`), on this thread, without loading it: the cubin, or
+/// [`Error::PtxLoad`] naming `what` with the compiler's log ([`Error::PtxNul`] for a NUL in
+/// the text).
+pub fn link_cubin(ctx: &Arc<CudaContext>, ptx: &str, what: &str) -> Result<Vec<u8>> {
     use cudarc::driver::sys::CUjitInputType;
     ctx.bind_to_thread().call("cuCtxSetCurrent")?;
     let Ok(text) = CString::new(ptx) else {
@@ -301,26 +303,14 @@ fn link(ctx: &Arc<CudaContext>, ptx: &str, what: &str) -> Result<Vec<u8>> {
             len: ptx.len(),
         });
     };
-    let mut log = vec![0u8; LOG_BYTES];
-    let mut options = [
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    ];
-    // The driver reads a size option's value from the pointer's bits.
-    let mut values = [log.as_mut_ptr().cast::<c_void>(), LOG_BYTES as *mut c_void];
+    let mut log = ErrorLog::new();
     let mut state = std::ptr::null_mut();
+    let (n, options, values) = log.options();
     // SAFETY: two options with their values; the log buffer outlives the state, which is
     // destroyed below.
-    unsafe {
-        sys::cuLinkCreate_v2(
-            options.len() as u32,
-            options.as_mut_ptr(),
-            values.as_mut_ptr(),
-            &mut state,
-        )
-    }
-    .result()
-    .call("cuLinkCreate")?;
+    unsafe { sys::cuLinkCreate_v2(n, options, values, &mut state) }
+        .result()
+        .call("cuLinkCreate")?;
     let bytes = text.as_bytes_with_nul();
     let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
     // SAFETY: the PTX with its NUL and its length, read during the call; the cubin belongs
@@ -342,17 +332,14 @@ fn link(ctx: &Arc<CudaContext>, ptx: &str, what: &str) -> Result<Vec<u8>> {
     };
     // SAFETY: created above, destroyed once.
     let _ = unsafe { sys::cuLinkDestroy(state) };
-    linked.map_err(|source| {
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        Error::PtxLoad {
-            module: what.to_owned(),
-            source,
-            log: String::from_utf8_lossy(&log[..end]).trim().to_owned(),
-        }
+    linked.map_err(|source| Error::PtxLoad {
+        module: what.to_owned(),
+        source,
+        log: log.text(),
     })
 }
 
-/// Loads machine code compiled by [`link`] into `ctx` (no compiling).
+/// Loads machine code compiled by [`link_cubin`] into `ctx` (no compiling).
 fn load_cubin(
     ctx: &Arc<CudaContext>, cubin: Vec<u8>,
 ) -> std::result::Result<Arc<CudaModule>, cudarc::driver::DriverError> {
@@ -366,31 +353,60 @@ fn jit_error_log(ctx: &Arc<CudaContext>, ptx: &str) -> String {
     let (Ok(()), Ok(text)) = (ctx.bind_to_thread(), CString::new(ptx)) else {
         return String::new();
     };
-    let mut log = vec![0u8; LOG_BYTES];
-    let mut options = [
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    ];
-    // The driver reads a size option's value from the pointer's bits.
-    let mut values = [log.as_mut_ptr().cast::<c_void>(), LOG_BYTES as *mut c_void];
+    let mut log = ErrorLog::new();
     let mut module = std::ptr::null_mut();
+    let (n, options, values) = log.options();
     // SAFETY: `text` is a NUL-terminated module; `options` and `values` are two entries
     // each, the log buffer as long as its size option says and alive for the call.
-    let rc = unsafe {
-        sys::cuModuleLoadDataEx(
-            &mut module,
-            text.as_ptr().cast(),
-            options.len() as u32,
-            options.as_mut_ptr(),
-            values.as_mut_ptr(),
-        )
-    };
+    let rc =
+        unsafe { sys::cuModuleLoadDataEx(&mut module, text.as_ptr().cast(), n, options, values) };
     if rc.result().is_ok() && !module.is_null() {
         // It compiled this time: nothing to report, and nothing to keep.
         // SAFETY: the module was just loaded and nothing else holds it.
         let _ = unsafe { sys::cuModuleUnload(module) }.result();
         return String::new();
     }
-    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-    String::from_utf8_lossy(&log[..end]).trim().to_owned()
+    log.text()
+}
+
+/// A buffer for the JIT compiler's error log, and the two options that hand it to the
+/// driver.
+struct ErrorLog {
+    buf: Vec<u8>,
+    options: [CUjit_option; 2],
+    values: [*mut c_void; 2],
+}
+
+impl ErrorLog {
+    fn new() -> Self {
+        let mut buf = vec![0u8; LOG_BYTES];
+        // The driver reads a size option's value from the pointer's bits. The buffer's heap
+        // storage stays where it is when `buf` moves.
+        let values = [buf.as_mut_ptr().cast::<c_void>(), LOG_BYTES as *mut c_void];
+        let options = [
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        Self {
+            buf,
+            options,
+            values,
+        }
+    }
+
+    /// The option count and arrays, as the driver's calls take them.
+    fn options(&mut self) -> (u32, *mut CUjit_option, *mut *mut c_void) {
+        let n = self.options.len() as u32;
+        (n, self.options.as_mut_ptr(), self.values.as_mut_ptr())
+    }
+
+    /// What the driver wrote, up to its NUL, trimmed.
+    fn text(&self) -> String {
+        let end = self
+            .buf
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(self.buf.len());
+        String::from_utf8_lossy(&self.buf[..end]).trim().to_owned()
+    }
 }

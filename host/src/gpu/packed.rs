@@ -2,7 +2,7 @@
 
 use super::Gpu;
 use super::tma::{TmaElement, tensor_map};
-use crate::plan::packed::{self, PackedConfig, pack_a_launch, pack_b_launch, packed_depth};
+use crate::plan::packed::{self, PackedConfig, pack_b_launch, packed_depth};
 use crate::problem::error::{DriverContext, Result};
 use crate::problem::shape::MatmulShape;
 use cudarc::driver::{CudaSlice, DevicePtr};
@@ -40,18 +40,8 @@ impl Gpu {
         let packs_a = packed::packs_a(config, k);
 
         if packs_a {
-            let a_info = self.entry_info(REPACK_TF32.entry)?;
-            let mut args = self.launcher(&a_info);
-            args.buffer(a)
-                .scalar(&k)
-                .scalar(&m)
-                .scalar(&k)
-                .view_mut(&mut wa)
-                .scalar(&m)
-                .scalar(&kp);
-            // SAFETY: (src, ld, src_rows, src_cols, dst, rows, cols) as the entry declares
-            // them: `a` holds m rows of k (checked above), `wa` m rows of kp >= k.
-            unsafe { args.launch(&pack_a_launch(shape)) }?;
+            // SAFETY: `a` holds m rows of k (checked above), `wa` m rows of kp >= k.
+            unsafe { self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, &mut wa, m, kp) }?;
         }
         let mut args = self.launcher(&b_info);
         args.buffer(b)

@@ -413,16 +413,10 @@ impl Communicator {
     pub unsafe fn send(
         &self, rank: usize, buf: u64, count: usize, peer: usize, stream: RawStream,
     ) -> Result<()> {
+        let (dtype, peer, comm) = (NCCL_FLOAT32, peer as c_int, self.comms[rank]);
         // SAFETY: the caller's contract.
         let rc = unsafe {
-            (self.nccl.calls.send)(
-                buf as *const c_void,
-                count,
-                NCCL_FLOAT32,
-                peer as c_int,
-                self.comms[rank],
-                stream,
-            )
+            (self.nccl.calls.send)(buf as *const c_void, count, dtype, peer, comm, stream)
         };
         self.nccl.check("ncclSend", rc)
     }
@@ -437,17 +431,10 @@ impl Communicator {
     pub unsafe fn recv(
         &self, rank: usize, buf: u64, count: usize, peer: usize, stream: RawStream,
     ) -> Result<()> {
+        let (dtype, peer, comm) = (NCCL_FLOAT32, peer as c_int, self.comms[rank]);
         // SAFETY: the caller's contract.
-        let rc = unsafe {
-            (self.nccl.calls.recv)(
-                buf as *mut c_void,
-                count,
-                NCCL_FLOAT32,
-                peer as c_int,
-                self.comms[rank],
-                stream,
-            )
-        };
+        let rc =
+            unsafe { (self.nccl.calls.recv)(buf as *mut c_void, count, dtype, peer, comm, stream) };
         self.nccl.check("ncclRecv", rc)
     }
 
@@ -502,36 +489,8 @@ impl Drop for Communicator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TempDir;
     use std::collections::HashMap;
-
-    /// A fresh folder under the system's temporary one, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!(
-                "pure-rust-cuda-kernels-nccl-{}-{name}",
-                std::process::id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            Self(dir)
-        }
-
-        /// Creates an empty file at `relative`, and its folders.
-        fn touch(&self, relative: &str) -> PathBuf {
-            let p = self.0.join(relative);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(&p, b"not a library").unwrap();
-            p
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     fn env_of(vars: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + use<> {
         let map: HashMap<String, OsString> = vars
@@ -561,7 +520,7 @@ mod tests {
 
     #[test]
     fn loader_names_then_python_folders_in_order() {
-        let t = TempDir::new("search");
+        let t = TempDir::new("nccl", "search");
         let torch =
             t.touch("opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2");
         let system = t.touch("usr/local/lib/python3.10/dist-packages/nvidia/nccl/lib/libnccl.so.2");
@@ -586,13 +545,13 @@ mod tests {
         );
         assert_eq!(paths(&c), [venv, conda, home, system, torch]);
         // Nothing there: the loader's names only.
-        let empty = TempDir::new("empty");
+        let empty = TempDir::new("nccl", "empty");
         assert_eq!(candidates(&|_| None, &empty.0).len(), NAMES.len());
     }
 
     #[test]
     fn files_that_are_not_nccl_say_why_each_failed() {
-        let t = TempDir::new("broken");
+        let t = TempDir::new("nccl", "broken");
         let fake =
             t.touch("opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2");
         let c = Candidate::Path(fake.clone());

@@ -210,26 +210,16 @@ impl Gpus {
                     let src = t.range.start - from.rows.start;
                     let dst = to.rows.len() + (t.range.start - to.rows.end);
                     let len = t.range.len();
+                    let (sent, received) = (address(&from.buf, src), address(&to.buf, dst));
+                    let (sender, receiver) = (&self.devices[t.from], &self.devices[t.to]);
                     // SAFETY: elements `src..src + len` of the sender's part are its own
                     // values, only read; `dst..dst + len` lie in the room after the
                     // receiver's part (checked above), written by this receive alone, read
                     // by launches queued after it on a stream that waits for it; both parts
                     // are borrowed until the device streams wait for the transfers (below).
                     unsafe {
-                        comm.send(
-                            t.from,
-                            address(&from.buf, src),
-                            len,
-                            t.to,
-                            stream(&self.devices[t.from]),
-                        )?;
-                        comm.recv(
-                            t.to,
-                            address(&to.buf, dst),
-                            len,
-                            t.from,
-                            stream(&self.devices[t.to]),
-                        )?;
+                        comm.send(t.from, sent, len, t.to, stream(sender))?;
+                        comm.recv(t.to, received, len, t.from, stream(receiver))?;
                     }
                 }
                 Ok(())

@@ -347,6 +347,12 @@ impl Gemv {
     }
 }
 
+impl std::fmt::Display for Gemv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
 /// The sum of 32 lanes' values as [`nvptx_device::warp::sum_f32`](kernels_gpu::nvptx_device::warp::sum_f32)
 /// adds them: each lane adds its partner's at distance 16, 8, 4, 2, 1 (lane 0's result,
 /// which every lane holds).
@@ -362,19 +368,10 @@ fn butterfly(mut v: [f32; 32]) -> f32 {
     v[0]
 }
 
-impl std::fmt::Display for Gemv {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.name())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn shape(m: usize, k: usize, n: usize) -> MatmulShape {
-        MatmulShape::new(m, k, n).unwrap()
-    }
+    use crate::problem::shape::valid as shape;
 
     #[test]
     fn memory_bound_shapes_get_the_smallest_covering_configuration_of_each_class() {

@@ -27,27 +27,24 @@ pub trait HalfFloat: Copy + Send + Sync + bytemuck::Pod + 'static {
     fn to_f32(self) -> f32;
 }
 
-impl HalfFloat for half::bf16 {
-    const HALF: Half = Half::Bf16;
-    const NAME: &'static str = "bf16";
-    fn from_f32(x: f32) -> Self {
-        half::bf16::from_f32(x)
-    }
-    fn to_f32(self) -> f32 {
-        half::bf16::to_f32(self)
-    }
+/// [`HalfFloat`] for `half`'s type `$t`: element `$half`, named `$name`.
+macro_rules! half_float {
+    ($t:ty, $half:expr, $name:literal) => {
+        impl HalfFloat for $t {
+            const HALF: Half = $half;
+            const NAME: &'static str = $name;
+            fn from_f32(x: f32) -> Self {
+                <$t>::from_f32(x)
+            }
+            fn to_f32(self) -> f32 {
+                <$t>::to_f32(self)
+            }
+        }
+    };
 }
 
-impl HalfFloat for half::f16 {
-    const HALF: Half = Half::F16;
-    const NAME: &'static str = "f16";
-    fn from_f32(x: f32) -> Self {
-        half::f16::from_f32(x)
-    }
-    fn to_f32(self) -> f32 {
-        half::f16::to_f32(self)
-    }
-}
+half_float!(half::bf16, Half::Bf16, "bf16");
+half_float!(half::f16, Half::F16, "f16");
 
 /// Every element of `x` rounded to `T`.
 pub fn round_all<T: HalfFloat>(x: &[f32]) -> Vec<T> {

@@ -293,10 +293,7 @@ pub(crate) fn named<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn shape(m: usize, k: usize, n: usize) -> MatmulShape {
-        MatmulShape::new(m, k, n).unwrap()
-    }
+    use crate::problem::shape::valid as shape;
 
     const AUTOTUNED: MatmulKernel = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
 

@@ -18,7 +18,6 @@
 
 use crate::problem::error::Result;
 use crate::problem::shape::MatmulShape;
-use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 pub use kernels_gpu::sgemm::mma_packed::{MMA_PACKED_CONFIGS, MMA_TMA_CONFIGS};
 pub use kernels_gpu::sgemm::repack::{PACKED_CONFIGS, PackedConfig};
@@ -56,8 +55,7 @@ pub fn packed_lens(config: &PackedConfig, shape: MatmulShape) -> (usize, usize) 
 /// writing the packed `a`: `m` rows of [`packed_depth`] (items, as
 /// [`crate::plan::repack::launch`]: a 1-D grid of them stays within every device's limits).
 pub fn pack_a_launch(shape: MatmulShape) -> Launch {
-    let kp = packed_depth(shape.k);
-    REPACK_TF32.launch(Extent::Items(shape.m * kp.div_ceil(4)), 0)
+    crate::plan::repack::launch(&REPACK_TF32, shape.m, packed_depth(shape.k))
 }
 
 /// The launch of [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack::sgemm_transpose_tf32)

@@ -14,8 +14,9 @@
 
 use crate::problem::error::Result;
 use crate::problem::shape::MatmulShape;
-use kernels_gpu::catalogue::Extent;
+use kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu::nvptx_device::launch::Launch;
+#[cfg(test)]
 use kernels_gpu::sgemm::repack::REPACK;
 
 /// Whether repacking `shape`'s operands gives them 16-byte aligned rows they lack: `k` or
@@ -33,10 +34,11 @@ pub fn padded(shape: MatmulShape) -> Result<MatmulShape> {
     MatmulShape::new(m as usize, up(k), up(n))
 }
 
-/// The launch of [`kernels_gpu::sgemm::repack::sgemm_repack`] writing a `rows × cols`
-/// matrix.
-pub fn launch(rows: u32, cols: u32) -> Launch {
-    REPACK.launch(Extent::Items(rows * cols.div_ceil(4)), 0)
+/// The launch of a repack entry `spec` ([`kernels_gpu::sgemm::repack::sgemm_repack`], or one
+/// of the 16-bit copies and conversions) writing a `rows × cols` matrix: a thread per four
+/// elements of a row.
+pub fn launch(spec: &KernelSpec, rows: u32, cols: u32) -> Launch {
+    spec.launch(Extent::Items(rows.saturating_mul(cols.div_ceil(4))), 0)
 }
 
 #[cfg(test)]
@@ -51,7 +53,7 @@ mod tests {
         assert_eq!(padded(shape(3, 4093, 2051)).unwrap(), shape(3, 4096, 2052));
         assert_eq!(padded(shape(3, 4, 8)).unwrap(), shape(3, 4, 8));
         // Three rows of two quads each.
-        let l = launch(3, 5);
+        let l = launch(&REPACK, 3, 5);
         assert!(l.grid.x * l.block.x >= 3 * 2);
     }
 }

@@ -95,10 +95,7 @@ pub fn top_rows(bm: u32, bn: u32, shape: MatmulShape, slots: u32) -> Option<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn shape(m: usize, k: usize, n: usize) -> MatmulShape {
-        MatmulShape::new(m, k, n).unwrap()
-    }
+    use crate::problem::shape::valid as shape;
 
     #[test]
     fn splits_after_whole_waves_of_block_rows() {

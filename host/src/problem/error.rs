@@ -337,6 +337,16 @@ pub enum Order {
 }
 
 impl Error {
+    /// Why there is no GPU to use, where this error says so ([`Error::NoDriver`],
+    /// [`Error::NoDevice`]): for programs that skip their GPU work visibly there.
+    pub fn no_gpu(&self) -> Option<String> {
+        match self {
+            Self::NoDriver(why) => Some(format!("no GPU: no CUDA driver ({why})")),
+            Self::NoDevice => Some("no GPU: the CUDA driver reports none".to_owned()),
+            _ => None,
+        }
+    }
+
     /// Whether the CUDA context can still be used after this error. Only a sticky fault
     /// poisons it: [`Error::KernelFault`] with `context_usable: false`, or the same driver
     /// codes reported by a later call ([`Error::Driver`]). Every other error — bad input,

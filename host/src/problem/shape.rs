@@ -92,3 +92,9 @@ impl std::fmt::Display for MatmulShape {
         write!(f, "{}×{}×{}", self.m, self.k, self.n)
     }
 }
+
+/// `m × k × n`, which a unit test knows to be a valid shape.
+#[cfg(test)]
+pub(crate) fn valid(m: usize, k: usize, n: usize) -> MatmulShape {
+    MatmulShape::new(m, k, n).unwrap()
+}

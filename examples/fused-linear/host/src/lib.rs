@@ -65,13 +65,7 @@ impl Operands {
     pub fn random(shape: MatmulShape, seed: u64) -> Self {
         let mut rng = kernels_gpu_host::check::data::Rng::new(seed);
         let (lx, lw, _) = shape.lens();
-        let mut signed = |len| -> Vec<f32> {
-            rng.uniform(len)
-                .into_iter()
-                .map(|v| 2.0 * v - 1.0)
-                .collect()
-        };
-        let (x, w, b) = (signed(lx), signed(lw), signed(shape.n as usize));
+        let (x, w, b) = (rng.signed(lx), rng.signed(lw), rng.signed(shape.n as usize));
         Self { shape, x, w, b }
     }
 
