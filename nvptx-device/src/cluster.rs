@@ -8,36 +8,16 @@
 //! cluster barrier is the block barrier.
 
 /// This block's rank in its cluster (`%cluster_ctarank`).
+#[pure_instruction("mov.u32 {o}, %cluster_ctarank;")]
 #[inline(always)]
 pub fn block_rank() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: u32;
-        // SAFETY: reads a special register.
-        unsafe {
-            core::arch::asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r,
-                             options(pure, nomem, nostack, preserves_flags));
-        }
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
     0
 }
 
 /// The blocks of this block's cluster (`%cluster_nctarank`).
+#[pure_instruction("mov.u32 {o}, %cluster_nctarank;")]
 #[inline(always)]
 pub fn blocks() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: u32;
-        // SAFETY: reads a special register.
-        unsafe {
-            core::arch::asm!("mov.u32 {r}, %cluster_nctarank;", r = out(reg32) r,
-                             options(pure, nomem, nostack, preserves_flags));
-        }
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
     1
 }
 
@@ -51,15 +31,10 @@ pub fn blocks() -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract.
-    unsafe {
-        core::arch::asm!(
-            "barrier.cluster.arrive.release.aligned;",
-            "barrier.cluster.wait.acquire.aligned;",
-            options(nostack, preserves_flags)
-        );
-    }
+    instruction!(
+        "barrier.cluster.arrive.release.aligned;",
+        "barrier.cluster.wait.acquire.aligned;"
+    );
     #[cfg(not(target_arch = "nvptx64"))]
     crate::thread::sync_threads();
 }

@@ -6,13 +6,69 @@
     target_arch = "nvptx64",
     feature(abi_gpu_kernel, asm_experimental_arch, stdarch_nvptx)
 )]
-#![feature(core_intrinsics, allow_internal_unstable)]
+#![feature(core_intrinsics, allow_internal_unstable, macro_attr)]
 // The simulator's current thread, read at every shared access (`sim::context`).
 #![cfg_attr(not(target_arch = "nvptx64"), feature(thread_local))]
 #![allow(internal_features)]
 
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
+
+/// `instruction!("ptx;", ..)`: PTX instructions without operands (fences, commits,
+/// barriers) on the GPU, as one `asm!`; nothing in the simulator. Expanded only in
+/// functions whose own contract is the instructions' (a fence has none).
+macro_rules! instruction {
+    ($($ptx:literal),+) => {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the contract of the function it is expanded in.
+        unsafe {
+            core::arch::asm!($($ptx),+, options(nostack, preserves_flags));
+        }
+    };
+}
+
+/// `#[pure_instruction("ptx", reg)]` on `fn name(x: f32) -> T { body }`, or
+/// `#[pure_instruction("ptx")]` on `fn name() -> u32 { body }`: on the GPU the function is the
+/// one PTX instruction `ptx`, without side effects, from `x`'s bits into a `reg` register
+/// (`"cvt.rn.f16.f32 {o}, {x};"`), or from nothing into a 32-bit one (`"mov.u32 {o},
+/// %laneid;"`); `body` is the simulator's.
+macro_rules! pure_instruction {
+    attr($ptx:literal, $reg:ident)
+        ($(#[$m:meta])* $vis:vis fn $name:ident($x:ident: f32) -> $ty:ty $body:block) => {
+        $(#[$m])*
+        $vis fn $name($x: f32) -> $ty {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let out: $ty;
+                // SAFETY: a register-to-register instruction.
+                unsafe {
+                    core::arch::asm!($ptx, o = out($reg) out, x = in(reg32) $x.to_bits(),
+                                     options(pure, nomem, nostack, preserves_flags));
+                }
+                out
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            $body
+        }
+    };
+    attr($ptx:literal) ($(#[$m:meta])* $vis:vis fn $name:ident() -> u32 $body:block) => {
+        $(#[$m])*
+        $vis fn $name() -> u32 {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let out: u32;
+                // SAFETY: reads a special register.
+                unsafe {
+                    core::arch::asm!($ptx, o = out(reg32) out,
+                                     options(pure, nomem, nostack, preserves_flags));
+                }
+                out
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            $body
+        }
+    };
+}
 
 pub mod atomic;
 pub mod catalogue;

@@ -136,7 +136,8 @@ impl Mbarrier {
                     "mbarrier: the simulator runs clusters of one block (rank {rank} asked for)"
                 );
             }
-            self.sim_update(1, 0, None);
+            // SAFETY: the caller's contract; this block is rank 0, the whole cluster.
+            unsafe { self.arrive() };
         }
     }
 
@@ -280,14 +281,7 @@ impl Mbarrier {
 /// (`fence.mbarrier_init.release.cluster`); a block (or cluster) barrier then publishes it.
 #[inline(always)]
 pub fn fence_init() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a memory fence.
-    unsafe {
-        core::arch::asm!(
-            "fence.mbarrier_init.release.cluster;",
-            options(nostack, preserves_flags)
-        );
-    }
+    instruction!("fence.mbarrier_init.release.cluster;");
 }
 
 /// Where a thread is in a ring of `STAGES` slots: the slot, and the parity of the pass over

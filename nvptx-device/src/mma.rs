@@ -50,25 +50,38 @@
 
 use crate::shared::{SharedSlice, SharedWord};
 
-/// `D = A · B + C` by the `mma.sync` instruction `$op` of shape m16n8kK with f32 `C` and
-/// `D`, four `.b32` registers of `a` and two of `b` (every shape and type here): `D` as
-/// four f32. Unsafe to expand: the whole warp must execute it.
-#[cfg(target_arch = "nvptx64")]
+/// `#[mma_16x8("mma.sync...")]` on `unsafe fn name(a: &A, b: &B, c: FragC) -> FragC { body }`:
+/// on the GPU the function is `D = A · B + C` by that `mma.sync` instruction of shape
+/// m16n8kK with f32 `C` and `D`, four `.b32` registers of `a` and two of `b` (every shape and
+/// type here), `D` as four f32; `body` is the simulator's. The whole warp executes it (the
+/// function's contract).
 macro_rules! mma_16x8 {
-    ($op:literal, $a:expr, $b:expr, $c:expr) => {{
-        let (a, b, c): (&[u32; 4], &[u32; 2], [f32; 4]) = ($a, $b, $c);
-        let (d0, d1, d2, d3): (u32, u32, u32, u32);
-        core::arch::asm!(
-            concat!($op, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"),
-            d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-            a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
-            b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-            c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
-            c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
-            options(pure, nomem, nostack, preserves_flags),
-        );
-        [f32::from_bits(d0), f32::from_bits(d1), f32::from_bits(d2), f32::from_bits(d3)]
-    }};
+    attr($op:literal) ($(#[$m:meta])* $vis:vis unsafe fn $name:ident($a:ident: &$a_ty:ty,
+        $b:ident: &$b_ty:ty, $c:ident: FragC $(,)?) -> FragC $body:block) => {
+        $(#[$m])*
+        $vis unsafe fn $name($a: &$a_ty, $b: &$b_ty, $c: FragC) -> FragC {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let (a, b, c): (&[u32; 4], &[u32; 2], [f32; 4]) = ($a, $b, $c);
+                let (d0, d1, d2, d3): (u32, u32, u32, u32);
+                // SAFETY: the caller guarantees the whole warp is here.
+                unsafe {
+                    core::arch::asm!(
+                        concat!($op, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"),
+                        d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+                        a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+                        b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+                        c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
+                        c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
+                        options(pure, nomem, nostack, preserves_flags),
+                    );
+                }
+                [f32::from_bits(d0), f32::from_bits(d1), f32::from_bits(d2), f32::from_bits(d3)]
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            $body
+        }
+    };
 }
 
 /// Rows of `A`, `C` and `D` in one `mma.m16n8k8`.
@@ -114,22 +127,10 @@ pub const fn c_position(lane: u32, reg: usize) -> (u32, u32) {
 /// from zero: `cvt.rna.tf32.f32`. The result is the `.b32` register an `mma` takes, an f32
 /// bit pattern whose low 13 bits are zero; its relative error is at most 2⁻¹¹. Infinities
 /// stay, NaN stays NaN, and values that round past the largest finite TF32 become infinite.
+#[pure_instruction("cvt.rna.tf32.f32 {o}, {x};", reg32)]
 #[inline(always)]
 pub fn to_tf32(x: f32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let out: u32;
-        // SAFETY: a register-to-register conversion.
-        unsafe {
-            core::arch::asm!("cvt.rna.tf32.f32 {o}, {x};", o = out(reg32) out, x = in(reg32) x.to_bits(),
-                             options(pure, nomem, nostack, preserves_flags));
-        }
-        out
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        tf32_round_bits(x.to_bits())
-    }
+    tf32_round_bits(x.to_bits())
 }
 
 /// [`to_tf32`] on the bits of an f32, in plain integer arithmetic (the simulator's
@@ -168,25 +169,11 @@ pub const fn tf32_value(bits: u32) -> f32 {
 /// # Safety
 /// All 32 lanes of the warp execute the same `mma_m16n8k8_tf32` together (`.sync.aligned`:
 /// the behaviour is undefined otherwise; the simulator reports it).
+#[mma_16x8("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn mma_m16n8k8_tf32(a: &FragA, b: &FragB, c: FragC) -> FragC {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        // SAFETY: the caller guarantees the whole warp is here.
-        unsafe {
-            mma_16x8!(
-                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-                a,
-                b,
-                c
-            )
-        }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        sim::mma_m16n8k8_tf32(a, b, c, core::panic::Location::caller())
-    }
+    sim::mma_m16n8k8_tf32(a, b, c, core::panic::Location::caller())
 }
 
 /// Columns of `A`, rows of `B` in one BF16 `mma.m16n8k16` (`M` and `N` as above).
@@ -254,37 +241,17 @@ pub const fn bf16_round_bits(bits: u32) -> u16 {
 
 /// `x` rounded to BF16 to the nearest, ties to even (`cvt.rn.bf16.f32`), as bits; NaN
 /// stays NaN, values past the largest finite BF16 become infinite.
+#[pure_instruction("cvt.rn.bf16.f32 {o}, {x};", reg16)]
 #[inline(always)]
 pub fn to_bf16(x: f32) -> u16 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let out: u16;
-        // SAFETY: a register-to-register conversion.
-        unsafe {
-            core::arch::asm!("cvt.rn.bf16.f32 {o}, {x};", o = out(reg16) out, x = in(reg32) x.to_bits(),
-                             options(pure, nomem, nostack, preserves_flags));
-        }
-        out
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
     bf16_round_bits(x.to_bits())
 }
 
 /// `x` rounded to IEEE binary16 to the nearest, ties to even (`cvt.rn.f16.f32`), as bits;
 /// NaN stays NaN, values past 65504 become infinite, tiny ones subnormal or zero.
+#[pure_instruction("cvt.rn.f16.f32 {o}, {x};", reg16)]
 #[inline(always)]
 pub fn to_f16(x: f32) -> u16 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let out: u16;
-        // SAFETY: a register-to-register conversion.
-        unsafe {
-            core::arch::asm!("cvt.rn.f16.f32 {o}, {x};", o = out(reg16) out, x = in(reg32) x.to_bits(),
-                             options(pure, nomem, nostack, preserves_flags));
-        }
-        out
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
     f16_round_bits(x.to_bits())
 }
 
@@ -343,25 +310,11 @@ pub const fn bf16_value(bits: u16) -> f32 {
 /// # Safety
 /// All 32 lanes of the warp execute the same `mma_m16n8k16_bf16` together (the simulator
 /// reports a missing lane).
+#[mma_16x8("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn mma_m16n8k16_bf16(a: &FragABf16, b: &FragBBf16, c: FragC) -> FragC {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        // SAFETY: the caller guarantees the whole warp is here.
-        unsafe {
-            mma_16x8!(
-                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-                a,
-                b,
-                c
-            )
-        }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        sim::mma_m16n8k16_bf16(a, b, c, core::panic::Location::caller())
-    }
+    sim::mma_m16n8k16_bf16(a, b, c, core::panic::Location::caller())
 }
 
 /// `ldmatrix.sync.aligned.m8n8{$shape}.shared.b16` of four registers from word `$i` of `$tile`

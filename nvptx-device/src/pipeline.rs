@@ -23,6 +23,31 @@
 
 use crate::shared::{SharedSlice, SharedWord};
 
+/// `#[zfill_copy("cp.async... [{d}], [{s}], BYTES, {n};", BYTES)]` on `unsafe fn name<T:
+/// SharedWord>(dst: SharedSlice<T>, i: u32, src: *const T, full: bool) { body }`: on the GPU
+/// the function is that `cp.async` of `BYTES` bytes from `src` to `dst[i..]`, its source
+/// size `BYTES` where `full`, else 0 (zeros written, nothing read); `body` is the
+/// simulator's.
+macro_rules! zfill_copy {
+    attr($ptx:literal, $bytes:literal) ($(#[$m:meta])* $vis:vis unsafe fn $name:ident<T: SharedWord>(
+        $dst:ident: SharedSlice<T>, $i:ident: u32, $src:ident: *const T, $full:ident: bool $(,)?
+    ) $body:block) => {
+        $(#[$m])*
+        $vis unsafe fn $name<T: SharedWord>($dst: SharedSlice<T>, $i: u32, $src: *const T, $full: bool) {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: the caller guarantees the bounds and alignment of `dst`, and of `src`
+            // where it is read.
+            unsafe {
+                core::arch::asm!($ptx, d = in(reg32) $dst.shared_addr() + $i * 4, s = in(reg64) $src,
+                                 n = in(reg32) if $full { $bytes } else { 0u32 },
+                                 options(nostack, preserves_flags));
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            $body
+        }
+    };
+}
+
 /// Copies the 16 bytes at `src` to `dst[i..i + 4]` asynchronously
 /// (`cp.async.cg.shared.global [dst], [src], 16;`: cached in L2 only, not in L1).
 ///
@@ -59,28 +84,18 @@ pub unsafe fn cp_async_16<T: SharedWord>(dst: SharedSlice<T>, i: u32, src: *cons
 /// # Safety
 /// As [`cp_async_16`] where `full`; otherwise `src` is any 16-byte aligned pointer (it is
 /// not read) and only the conditions on `dst` apply.
+#[zfill_copy("cp.async.cg.shared.global [{d}], [{s}], 16, {n};", 16)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_16_zfill<T: SharedWord>(
     dst: SharedSlice<T>, i: u32, src: *const T, full: bool,
 ) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees bounds and alignment of `dst`, and of `src` where it is read.
-    unsafe {
-        core::arch::asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
-                         d = in(reg32) dst.shared_addr() + i * 4, s = in(reg64) src,
-                         n = in(reg32) if full { 16u32 } else { 0 },
-                         options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        if full {
-            // SAFETY: the caller's contract for a full copy.
-            unsafe { cp_async_16(dst, i, src) };
-        } else {
-            // SAFETY: the store is checked.
-            unsafe { dst.set4_unchecked(i, [T::from_bits(0); 4]) };
-        }
+    if full {
+        // SAFETY: the caller's contract for a full copy.
+        unsafe { cp_async_16(dst, i, src) };
+    } else {
+        // SAFETY: the store is checked.
+        unsafe { dst.set4_unchecked(i, [T::from_bits(0); 4]) };
     }
 }
 
@@ -94,41 +109,27 @@ pub unsafe fn cp_async_16_zfill<T: SharedWord>(
 /// `i < dst.len()`; where `full`, `src` points to a readable word that nothing writes until
 /// the copy completes (otherwise it is any word-aligned pointer, not read); no thread reads
 /// or writes `dst[i]` until the copy completes ([`wait_group`] and a barrier).
+#[zfill_copy("cp.async.ca.shared.global [{d}], [{s}], 4, {n};", 4)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_4_zfill<T: SharedWord>(
     dst: SharedSlice<T>, i: u32, src: *const T, full: bool,
 ) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees the bounds of `dst`, and of `src` where it is read.
-    unsafe {
-        core::arch::asm!("cp.async.ca.shared.global [{d}], [{s}], 4, {n};",
-                         d = in(reg32) dst.shared_addr() + i * 4, s = in(reg64) src,
-                         n = in(reg32) if full { 4u32 } else { 0 },
-                         options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        // The store is checked.
-        let word = if full {
-            // SAFETY: the caller guarantees a readable word where `full`.
-            unsafe { *src }
-        } else {
-            T::from_bits(0)
-        };
-        dst.set(i, word);
-    }
+    // The store is checked.
+    let word = if full {
+        // SAFETY: the caller guarantees a readable word where `full`.
+        unsafe { *src }
+    } else {
+        T::from_bits(0)
+    };
+    dst.set(i, word);
 }
 
 /// Closes this thread's copies issued since the last call into one group
 /// (`cp.async.commit_group;`). A group may be empty.
 #[inline(always)]
 pub fn commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: only orders this thread's own asynchronous copies.
-    unsafe {
-        core::arch::asm!("cp.async.commit_group;", options(nostack, preserves_flags));
-    }
+    instruction!("cp.async.commit_group;");
 }
 
 /// Waits until at most `N` of this thread's committed groups are still in flight

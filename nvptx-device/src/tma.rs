@@ -42,24 +42,25 @@ impl TensorMap {
     /// The simulator's map of the `rows × cols` row-major `f32` matrix at `base` (rows of
     /// `cols` words), in tiles of `box_rows` rows of 32 words.
     pub fn simulated(base: *const f32, rows: u32, cols: u32, box_rows: u32) -> Self {
-        let mut words = [0u64; 16];
-        words[0] = base as usize as u64;
-        words[1] = rows as u64;
-        words[2] = cols as u64;
-        words[3] = box_rows as u64;
-        Self(words)
+        Self::simulated_of(base as usize, rows, cols, box_rows, 0)
     }
 
     /// The simulator's map of the `rows × cols` row-major matrix of 2-byte elements
     /// (`bf16` or `f16` bits) at `base`, in tiles of `box_rows` rows of 64 elements
     /// ([`copy_2d_16bit`]).
     pub fn simulated_16bit(base: *const u16, rows: u32, cols: u32, box_rows: u32) -> Self {
+        Self::simulated_of(base as usize, rows, cols, box_rows, 2)
+    }
+
+    /// The simulator's fields: the matrix's address, rows, columns, the rows of a box, and
+    /// the element size where it is 2 bytes (0 for `f32`).
+    fn simulated_of(base: usize, rows: u32, cols: u32, box_rows: u32, size: u64) -> Self {
         let mut words = [0u64; 16];
-        words[0] = base as usize as u64;
+        words[0] = base as u64;
         words[1] = rows as u64;
         words[2] = cols as u64;
         words[3] = box_rows as u64;
-        words[4] = 2;
+        words[4] = size;
         Self(words)
     }
 }
@@ -96,26 +97,11 @@ pub unsafe fn copy_2d(
         if !(dst.byte_address() + 4 * at).is_multiple_of(TILE_ALIGN) {
             panic!("TMA: a 128-byte-swizzled tile must start on a 1024-byte boundary");
         }
-        // SAFETY: the caller passes a map of the launch.
-        let words = unsafe { (*map).0 };
-        let (base, rows, cols, box_rows) = (
-            words[0] as usize as *const f32,
-            words[1] as u32,
-            words[2] as u32,
-            words[3] as u32,
-        );
-        for r in 0..box_rows {
-            for c in 0..ROW_WORDS {
-                let (row, col) = (y + r, x + c);
-                let v = if row < rows && col < cols {
-                    // SAFETY: inside the matrix the map describes.
-                    unsafe { *base.add(row as usize * cols as usize + col as usize) }
-                } else {
-                    0.0
-                };
-                // SAFETY: checked (the simulator reports an access past `dst`).
-                unsafe { dst.set_unchecked(at + sw128_index(r, c), v) };
-            }
+        // SAFETY: the caller passes a map of the launch, of f32 elements.
+        let (box_rows, elements) = unsafe { sim_read_box::<f32>(map, x, y, ROW_WORDS) };
+        for (r, c, v) in elements {
+            // SAFETY: checked (the simulator reports an access past `dst`).
+            unsafe { dst.set_unchecked(at + sw128_index(r, c), v) };
         }
         bar.landed(box_rows * ROW_BYTES);
     }
@@ -175,38 +161,57 @@ pub unsafe fn copy_2d_16bit(
                 words[4].max(4)
             );
         }
-        let (base, rows, cols, box_rows) = (
-            words[0] as usize as *const u16,
-            words[1] as u32,
-            words[2] as u32,
-            words[3] as u32,
-        );
-        for r in 0..box_rows {
-            for c in 0..ROW_HALVES {
-                let (row, col) = (y + r, x + c);
-                let v = if row < rows && col < cols {
-                    // SAFETY: inside the matrix the map describes.
-                    unsafe { *base.add(row as usize * cols as usize + col as usize) }
-                } else {
-                    0
-                };
-                let byte =
-                    crate::wgmma::swizzle(start + r * ROW_BYTES + 2 * c) - dst.byte_address();
-                let (word, high) = (byte / 4, (byte / 2) % 2 == 1);
-                // The accelerator writes through its own proxy, ordered with the readers by
-                // the barrier, not by block barriers: outside the race checker. An even
-                // element comes first in its word (the swizzle moves 16-byte chunks).
-                let old = if high { dst.get_quiet(word) } else { 0 };
-                let new = if high {
-                    (old & 0xffff) | (u32::from(v) << 16)
-                } else {
-                    u32::from(v)
-                };
-                dst.set_quiet(word, new);
-            }
+        // SAFETY: as above, of 2-byte elements.
+        let (box_rows, elements) = unsafe { sim_read_box::<u16>(map, x, y, ROW_HALVES) };
+        for (r, c, v) in elements {
+            let byte = crate::wgmma::swizzle(start + r * ROW_BYTES + 2 * c) - dst.byte_address();
+            let (word, high) = (byte / 4, (byte / 2) % 2 == 1);
+            // The accelerator writes through its own proxy, ordered with the readers by the
+            // barrier, not by block barriers: outside the race checker. An even element comes
+            // first in its word (the swizzle moves 16-byte chunks).
+            let old = if high { dst.get_quiet(word) } else { 0 };
+            let new = if high {
+                (old & 0xffff) | (u32::from(v) << 16)
+            } else {
+                u32::from(v)
+            };
+            dst.set_quiet(word, new);
         }
         bar.landed(box_rows * ROW_BYTES);
     }
+}
+
+/// The simulator's reading of the box whose first element is column `x`, row `y` of the
+/// matrix of `T` that `map` describes: its rows, and `(r, c, value)` for each of them and
+/// the `row_elems` elements of each, zero past the matrix.
+///
+/// # Safety
+/// `map` points to a [`TensorMap`] of `T` elements, and its matrix outlives the iterator.
+#[cfg(not(target_arch = "nvptx64"))]
+unsafe fn sim_read_box<T: Copy + Default>(
+    map: *const TensorMap, x: u32, y: u32, row_elems: u32,
+) -> (u32, impl Iterator<Item = (u32, u32, T)>) {
+    // SAFETY: the caller's contract.
+    let words = unsafe { (*map).0 };
+    let (base, rows, cols, box_rows) = (
+        words[0] as usize as *const T,
+        words[1] as u32,
+        words[2] as u32,
+        words[3] as u32,
+    );
+    let elements = (0..box_rows).flat_map(move |r| {
+        (0..row_elems).map(move |c| {
+            let (row, col) = (y + r, x + c);
+            let v = if row < rows && col < cols {
+                // SAFETY: inside the matrix the map describes (the caller's contract).
+                unsafe { *base.add(row as usize * cols as usize + col as usize) }
+            } else {
+                T::default()
+            };
+            (r, c, v)
+        })
+    });
+    (box_rows, elements)
 }
 
 #[cfg(test)]

@@ -33,23 +33,17 @@ mod backend {
             let out: u32;
             // SAFETY: `shfl.sync` with the caller's member mask, on registers only.
             unsafe {
-                asm!(concat!("shfl.sync.", $mode, ".b32 {o}, {v}, {b}, ", $c, ", {m};"),
-                     o = out(reg32) out, v = in(reg32) $bits, b = in(reg32) $b,
-                     m = in(reg32) $mask, options(nomem, nostack, preserves_flags));
+                core::arch::asm!(
+                    concat!("shfl.sync.", $mode, ".b32 {o}, {v}, {b}, ", $c, ", {m};"),
+                    o = out(reg32) out, v = in(reg32) $bits, b = in(reg32) $b,
+                    m = in(reg32) $mask, options(nomem, nostack, preserves_flags),
+                );
             }
             out
         }};
     }
 
-    #[inline(always)]
-    pub fn shuffle_down(mask: u32, bits: u32, delta: u32) -> u32 {
-        shfl_sync!("down", "0x1f", mask, bits, delta)
-    }
-
-    #[inline(always)]
-    pub fn shuffle_up(mask: u32, bits: u32, delta: u32) -> u32 {
-        shfl_sync!("up", "0", mask, bits, delta)
-    }
+    pub(super) use shfl_sync;
 
     #[inline(always)]
     pub fn ballot(mask: u32, predicate: u32) -> u32 {
@@ -62,49 +56,20 @@ mod backend {
         }
         out
     }
-
-    #[inline(always)]
-    pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
-        shfl_sync!("bfly", "0x1f", mask, bits, lane_mask)
-    }
-
-    #[inline(always)]
-    pub fn shuffle_idx(mask: u32, bits: u32, src_lane: u32) -> u32 {
-        shfl_sync!("idx", "0x1f", mask, bits, src_lane)
-    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod backend {
-    use crate::sim::warp::{self, Mode};
+    use crate::sim::warp;
+    pub(super) use crate::sim::warp::{Mode, shuffle};
 
     pub fn lane_id() -> u32 {
         crate::sim::context::with(|t| t.linear % super::WARP_SIZE)
     }
 
     #[track_caller]
-    pub fn shuffle_down(mask: u32, bits: u32, delta: u32) -> u32 {
-        warp::shuffle(mask, bits, Mode::Down(delta))
-    }
-
-    #[track_caller]
-    pub fn shuffle_up(mask: u32, bits: u32, delta: u32) -> u32 {
-        warp::shuffle(mask, bits, Mode::Up(delta))
-    }
-
-    #[track_caller]
     pub fn ballot(mask: u32, predicate: u32) -> u32 {
         warp::shuffle(mask, predicate, Mode::Ballot)
-    }
-
-    #[track_caller]
-    pub fn shuffle_xor(mask: u32, bits: u32, lane_mask: u32) -> u32 {
-        warp::shuffle(mask, bits, Mode::Xor(lane_mask))
-    }
-
-    #[track_caller]
-    pub fn shuffle_idx(mask: u32, bits: u32, src_lane: u32) -> u32 {
-        warp::shuffle(mask, bits, Mode::Idx(src_lane))
     }
 }
 
@@ -114,28 +79,52 @@ pub fn lane_id() -> u32 {
     backend::lane_id()
 }
 
-/// `__shfl_down_sync(mask, value, delta)`: the value of lane `lane_id() + delta`, or this
-/// lane's own value where that is past the last lane.
-///
-/// # Safety
-/// The calling lane is in `mask`, and every lane in `mask` executes the same shuffle
-/// (PTX: the behaviour of `shfl.sync` is undefined otherwise). The simulator reports a
-/// lane that is missing or not in the mask instead of hanging.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn shuffle_down<T: SharedWord>(mask: u32, value: T, delta: u32) -> T {
-    T::from_bits(backend::shuffle_down(mask, value.to_bits(), delta))
+/// The shuffles, one line each: `name(arg)` is `unsafe fn name<T>(mask, value: T, arg: u32)
+/// -> T`, `shfl.sync` in mode `$mode` with clamp `$c` on the GPU (see the backend's
+/// `shfl_sync!`), the simulator's exchange in [`Mode`](crate::sim::warp::Mode) `$sim`.
+macro_rules! shuffles {
+    ($($(#[$m:meta])* $name:ident($arg:ident): $mode:literal, $c:literal, $sim:ident;)*) => {$(
+        $(#[$m])*
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $name<T: SharedWord>(mask: u32, value: T, $arg: u32) -> T {
+            #[cfg(target_arch = "nvptx64")]
+            let bits = backend::shfl_sync!($mode, $c, mask, value.to_bits(), $arg);
+            #[cfg(not(target_arch = "nvptx64"))]
+            let bits = backend::shuffle(mask, value.to_bits(), backend::Mode::$sim($arg));
+            T::from_bits(bits)
+        }
+    )*};
 }
 
-/// `__shfl_up_sync(mask, value, delta)`: the value of lane `lane_id() - delta`, or this
-/// lane's own value where that is before lane 0.
-///
-/// # Safety
-/// As [`shuffle_down`].
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn shuffle_up<T: SharedWord>(mask: u32, value: T, delta: u32) -> T {
-    T::from_bits(backend::shuffle_up(mask, value.to_bits(), delta))
+shuffles! {
+    /// `__shfl_down_sync(mask, value, delta)`: the value of lane `lane_id() + delta`, or this
+    /// lane's own value where that is past the last lane.
+    ///
+    /// # Safety
+    /// The calling lane is in `mask`, and every lane in `mask` executes the same shuffle
+    /// (PTX: the behaviour of `shfl.sync` is undefined otherwise). The simulator reports a
+    /// lane that is missing or not in the mask instead of hanging.
+    shuffle_down(delta): "down", "0x1f", Down;
+    /// `__shfl_up_sync(mask, value, delta)`: the value of lane `lane_id() - delta`, or this
+    /// lane's own value where that is before lane 0.
+    ///
+    /// # Safety
+    /// As [`shuffle_down`].
+    shuffle_up(delta): "up", "0", Up;
+    /// `__shfl_xor_sync(mask, value, lane_mask)`: the value of lane `lane_id() ^ lane_mask`.
+    ///
+    /// # Safety
+    /// As [`shuffle_down`]: the calling lane is in `mask`, and every lane in `mask` executes
+    /// the same shuffle.
+    shuffle_xor(lane_mask): "bfly", "0x1f", Xor;
+    /// `__shfl_sync(mask, value, src_lane)`: the value of lane `src_lane % 32`, or this lane's
+    /// own value where that lane is not in `mask`.
+    ///
+    /// # Safety
+    /// As [`shuffle_down`]: the calling lane is in `mask`, and every lane in `mask` executes
+    /// the same shuffle.
+    shuffle_idx(src_lane): "idx", "0x1f", Idx;
 }
 
 /// `__ballot_sync(mask, predicate)` (`vote.sync.ballot.b32`): bit `l` is set for every lane
@@ -148,29 +137,6 @@ pub unsafe fn shuffle_up<T: SharedWord>(mask: u32, value: T, delta: u32) -> T {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn ballot(mask: u32, predicate: bool) -> u32 {
     backend::ballot(mask, predicate as u32)
-}
-
-/// `__shfl_xor_sync(mask, value, lane_mask)`: the value of lane `lane_id() ^ lane_mask`.
-///
-/// # Safety
-/// As [`shuffle_down`]: the calling lane is in `mask`, and every lane in `mask` executes
-/// the same shuffle.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn shuffle_xor<T: SharedWord>(mask: u32, value: T, lane_mask: u32) -> T {
-    T::from_bits(backend::shuffle_xor(mask, value.to_bits(), lane_mask))
-}
-
-/// `__shfl_sync(mask, value, src_lane)`: the value of lane `src_lane % 32`, or this lane's
-/// own value where that lane is not in `mask`.
-///
-/// # Safety
-/// As [`shuffle_down`]: the calling lane is in `mask`, and every lane in `mask` executes
-/// the same shuffle.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn shuffle_idx<T: SharedWord>(mask: u32, value: T, src_lane: u32) -> T {
-    T::from_bits(backend::shuffle_idx(mask, value.to_bits(), src_lane))
 }
 
 /// The sum of `value` over the 32 lanes of a full warp, in every lane (butterfly).

@@ -320,11 +320,10 @@ pub trait Accumulators: Sized {
         &mut self, half: Half, a: Operand16, b: Operand16, accumulate: bool,
     );
 
+    /// [`wait_group::<N>`](wait_group) where `WAIT`, else [`fence`]: the instruction with
+    /// the accumulators tied to it.
     #[doc(hidden)]
-    unsafe fn fence_regs(&mut self);
-
-    #[doc(hidden)]
-    unsafe fn wait_regs<const N: u32>(&mut self);
+    unsafe fn tie_regs<const WAIT: bool, const N: u32>(&mut self);
 }
 
 /// Orders the warpgroup's earlier register and shared-memory accesses before its next
@@ -336,7 +335,7 @@ pub trait Accumulators: Sized {
 #[inline(always)]
 pub unsafe fn fence<A: Accumulators>(acc: &mut A) {
     // SAFETY: the caller's contract.
-    unsafe { acc.fence_regs() }
+    unsafe { acc.tie_regs::<false, 0>() }
 }
 
 /// Closes the warpgroup's `wgmma`s issued since the last commit into one group
@@ -346,14 +345,7 @@ pub unsafe fn fence<A: Accumulators>(acc: &mut A) {
 /// All 128 threads of the warpgroup execute it together.
 #[inline(always)]
 pub unsafe fn commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract.
-    unsafe {
-        core::arch::asm!(
-            "wgmma.commit_group.sync.aligned;",
-            options(nostack, preserves_flags)
-        );
-    }
+    instruction!("wgmma.commit_group.sync.aligned;");
 }
 
 /// Waits until at most `N` of the warpgroup's committed groups are in flight
@@ -365,7 +357,7 @@ pub unsafe fn commit_group() {
 #[inline(always)]
 pub unsafe fn wait_group<const N: u32, A: Accumulators>(acc: &mut A) {
     // SAFETY: the caller's contract.
-    unsafe { acc.wait_regs::<N>() }
+    unsafe { acc.tie_regs::<true, N>() }
 }
 
 /// Raises each thread's register limit for the rest of the warpgroup's run to `N`
@@ -377,13 +369,8 @@ pub unsafe fn wait_group<const N: u32, A: Accumulators>(acc: &mut A) {
 /// (launch bounds) that leaves the block room for every warpgroup's limit.
 #[inline(always)]
 pub unsafe fn setmaxnreg_inc<const N: u32>() {
-    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
-    unsafe {
-        core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N,
-                         options(nostack, preserves_flags));
-    }
+    unsafe { setmaxnreg::<N, true>() }
 }
 
 /// Lowers each thread's register limit for the rest of the warpgroup's run to `N`
@@ -394,12 +381,27 @@ pub unsafe fn setmaxnreg_inc<const N: u32>() {
 /// As [`setmaxnreg_inc`].
 #[inline(always)]
 pub unsafe fn setmaxnreg_dec<const N: u32>() {
+    // SAFETY: the caller's contract.
+    unsafe { setmaxnreg::<N, false>() }
+}
+
+/// [`setmaxnreg_inc`] where `INC`, else [`setmaxnreg_dec`].
+///
+/// # Safety
+/// As [`setmaxnreg_inc`].
+#[inline(always)]
+unsafe fn setmaxnreg<const N: u32, const INC: bool>() {
     const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
     unsafe {
-        core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N,
-                         options(nostack, preserves_flags));
+        if INC {
+            core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N,
+                             options(nostack, preserves_flags));
+        } else {
+            core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N,
+                             options(nostack, preserves_flags));
+        }
     }
 }
 
@@ -408,33 +410,34 @@ pub unsafe fn setmaxnreg_dec<const N: u32>() {
 /// (`fence.proxy.async.shared::cta`); a barrier then publishes them to the warpgroup.
 #[inline(always)]
 pub fn fence_proxy_async() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a memory fence.
-    unsafe {
-        core::arch::asm!(
-            "fence.proxy.async.shared::cta;",
-            options(nostack, preserves_flags)
-        );
-    }
+    instruction!("fence.proxy.async.shared::cta;");
 }
 
 /// The simulator's `wgmma`: this thread's accumulators from the whole operand tiles.
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 fn sim_mma(acc: &mut [FragC], a: Operand, b: Operand) {
+    for (row, col, d) in sim_accumulators(acc) {
+        let mut sum = *d as f64;
+        for kk in 0..K_TF32 {
+            sum += a.element(row, kk) as f64 * b.element(col, kk) as f64;
+        }
+        *d = sum as f32;
+    }
+}
+
+/// This thread's accumulators in the simulator, each with its row and column of the
+/// warpgroup's `64 × N` tile of `D`.
+#[cfg(not(target_arch = "nvptx64"))]
+fn sim_accumulators(acc: &mut [FragC]) -> impl Iterator<Item = (u32, u32, &mut f32)> {
     let t = crate::thread::thread_idx_x() % WARPGROUP;
     let (warp, lane) = (t / 32, t % 32);
-    for (j, frag) in acc.iter_mut().enumerate() {
-        for (e, d) in frag.iter_mut().enumerate() {
+    acc.iter_mut().enumerate().flat_map(move |(j, frag)| {
+        frag.iter_mut().enumerate().map(move |(e, d)| {
             let (r, c) = crate::mma::c_position(lane, e);
-            let (row, col) = (16 * warp + r, 8 * j as u32 + c);
-            let mut sum = *d as f64;
-            for kk in 0..K_TF32 {
-                sum += a.element(row, kk) as f64 * b.element(col, kk) as f64;
-            }
-            *d = sum as f32;
-        }
-    }
+            (16 * warp + r, 8 * j as u32 + c, d)
+        })
+    })
 }
 
 /// The simulator's 16-bit `wgmma`: this thread's accumulators from the shared tiles, each
@@ -451,24 +454,18 @@ fn sim_mma_16bit(
             panic!("wgmma: operand {name} starts at byte {start}, not a multiple of 16");
         }
     }
-    let t = crate::thread::thread_idx_x() % WARPGROUP;
-    let (warp, lane) = (t / 32, t % 32);
-    for (j, frag) in acc.iter_mut().enumerate() {
-        for (e, d) in frag.iter_mut().enumerate() {
-            let (r, c) = crate::mma::c_position(lane, e);
-            let (row, col) = (16 * warp + r, 8 * j as u32 + c);
-            let mut sum = if accumulate { *d as f64 } else { 0.0 };
-            for kk in 0..K_16BIT {
-                let x = half.value(a.element(a.desc.k_major_address(row, kk)));
-                let y = half.value(if b_mn_major {
-                    b.element(b.desc.mn_major_address(kk, col))
-                } else {
-                    b.element(b.desc.k_major_address(col, kk))
-                });
-                sum += x as f64 * y as f64;
-            }
-            *d = sum as f32;
+    for (row, col, d) in sim_accumulators(acc) {
+        let mut sum = if accumulate { *d as f64 } else { 0.0 };
+        for kk in 0..K_16BIT {
+            let x = half.value(a.element(a.desc.k_major_address(row, kk)));
+            let y = half.value(if b_mn_major {
+                b.element(b.desc.mn_major_address(kk, col))
+            } else {
+                b.element(b.desc.k_major_address(col, kk))
+            });
+            sum += x as f64 * y as f64;
         }
+        *d = sum as f32;
     }
 }
 
@@ -546,38 +543,30 @@ macro_rules! accumulators {
             }
 
             #[inline(always)]
-            unsafe fn fence_regs(&mut self) {
+            unsafe fn tie_regs<const WAIT: bool, const N: u32>(&mut self) {
                 #[cfg(target_arch = "nvptx64")]
                 {
                     let d = self.as_flattened_mut();
+                    // The registers are named in a comment, so that they are tied to the
+                    // instruction.
                     // SAFETY: the caller's contract.
                     unsafe {
-                        core::arch::asm!(
-                            "wgmma.fence.sync.aligned;",
-                            // The registers, named so that they are tied to the fence.
-                            concat!("// {", $first, "}" $(, " {", $rest, "}")*),
-                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
-                            options(nostack, preserves_flags),
-                        );
-                    }
-                }
-            }
-
-            #[inline(always)]
-            unsafe fn wait_regs<const N: u32>(&mut self) {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let d = self.as_flattened_mut();
-                    // SAFETY: the caller's contract.
-                    unsafe {
-                        core::arch::asm!(
-                            "wgmma.wait_group.sync.aligned {n};",
-                            // The registers, named so that they are tied to the wait.
-                            concat!("// {", $first, "}" $(, " {", $rest, "}")*),
-                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
-                            n = const N,
-                            options(nostack, preserves_flags),
-                        );
+                        if WAIT {
+                            core::arch::asm!(
+                                "wgmma.wait_group.sync.aligned {n};",
+                                concat!("// {", $first, "}" $(, " {", $rest, "}")*),
+                                inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                                n = const N,
+                                options(nostack, preserves_flags),
+                            );
+                        } else {
+                            core::arch::asm!(
+                                "wgmma.fence.sync.aligned;",
+                                concat!("// {", $first, "}" $(, " {", $rest, "}")*),
+                                inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                                options(nostack, preserves_flags),
+                            );
+                        }
                     }
                 }
             }

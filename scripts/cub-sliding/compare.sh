@@ -37,20 +37,9 @@ for w in "${windows[@]}"; do
 done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=$here/cub_sliding.cu
-[[ -f $src ]] || die "$src is missing"
-
-command -v python3 >/dev/null || die "python3 is needed to read the JSON rows and print the table"
 # shellcheck source=../nvcc.sh
 source "$here/../nvcc.sh"
-find_nvcc
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/cub-sliding.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-echo "compare.sh: building $src with $nvcc ($nvcc_version) -O3 -std=c++17 -arch=$arch" >&2
-"$nvcc" -O3 -std=c++17 -arch="$arch" -o "$work/cub_sliding" "$src" ||
-  die "nvcc failed to build cub_sliding.cu"
+nvcc_build "$here/cub_sliding.cu" cub_sliding -std=c++17
 
 # Runs one binary; keeps the lines that start with '{' (the JSON rows), tagged with the side
 # and the round, and stops on a failure (a GPU error on either side ends the comparison).

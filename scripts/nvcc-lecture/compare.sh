@@ -50,19 +50,9 @@ else
 fi
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=$here/lecture5.cu
-[[ -f $src ]] || die "$src is missing"
-
-command -v python3 >/dev/null || die "python3 is needed to read the JSON rows and print the table"
 # shellcheck source=../nvcc.sh
 source "$here/../nvcc.sh"
-find_nvcc
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/nvcc-lecture.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-echo "compare.sh: building $src with $nvcc ($nvcc_version) -O3 -arch=$arch" >&2
-"$nvcc" -O3 -arch="$arch" -o "$work/lecture5" "$src" || die "nvcc failed to build lecture5.cu"
+nvcc_build "$here/lecture5.cu" lecture5
 
 # A quick check on a shape that is a multiple of no tile width (padding on every edge): it
 # also fails early, before any long run, if there is no usable GPU.

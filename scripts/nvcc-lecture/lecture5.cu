@@ -5,10 +5,10 @@
 // lecture_005/matmul_l5.ipynb; shared/seeds/lecture5-matmul-notebook.txt, cells 13, 40, 50
 // and 56) with their names, argument lists and bodies unchanged. Each notebook cell was
 // its own extension module, so several kernels there share the name `matmul_k`; here
-// each cell's code sits in its own namespace instead. One addition: the lecture's
+// each cell's code sits in its own namespace instead. One change: the lecture's
 // static-shared-memory kernel exists only at tile width 16 (`constexpr int tw = 16`), so
-// `lecture_static_template::matmul_ks<tw>` repeats it with `tw` as a template parameter,
-// to compare tile widths 8 and 32 as well. Tile width 16 runs the lecture's own kernel.
+// `lecture_static::matmul_ks<tw>` takes `tw` as a template parameter, to compare tile
+// widths 8 and 32 as well; at 16 it is the lecture's kernel.
 //
 // Launch shapes are the lecture's, which are also our Rust host's: 16×16 blocks for the
 // naive kernel, tw×tw blocks for the tiled ones, grid (cdiv(w, bx), cdiv(h, by)), and
@@ -89,39 +89,10 @@ __global__ void matmul_k(float *m, float *n, float *out, int h, int w, int k, in
 }
 }  // namespace lecture_dynamic
 
-// Cell 50 ("CUDA static shared"): static shared arrays, tile width 16, as in the lecture.
+// Cell 50 ("CUDA static shared"): static shared arrays. The lecture has it at tile width 16
+// only (`constexpr int tw = 16`); here `tw` is a template parameter, the body unchanged, so
+// that tile widths 8 and 32 can be compared with our `tiled_static::<8>` and `::<32>`.
 namespace lecture_static {
-constexpr int tw = 16;
-
-__global__ void matmul_ks(float *m, float *n, float *out, int h, int w, int k) {
-    __shared__ float ms[tw][tw], ns[tw][tw];
-    int tc = threadIdx.x;
-    int tr = threadIdx.y;
-    int r = blockIdx.y * blockDim.y + tr;
-    int c = blockIdx.x * blockDim.x + tc;
-
-    float p = 0.0f;
-    for (int ph = 0; ph < cdiv(k, tw); ++ph) {
-        int idx = ph * tw;
-        ms[tr][tc] = r < h && idx + tc < k ? m[tc + idx + r * k] : 0.0f;
-        ns[tr][tc] = c < w && idx + tr < k ? n[(tr + idx) * w + c] : 0.0f;
-        __syncthreads();
-        for (int i = 0; i < tw; ++i) {
-            p += ms[tr][i] * ns[i][tc];
-        }
-        __syncthreads();
-    }
-
-    if (r < h && c < w) {
-        out[r * w + c] = p;
-    }
-}
-}  // namespace lecture_static
-
-// NOT in the lecture: cell 50's kernel with `constexpr int tw = 16` turned into a template
-// parameter (the body is unchanged), so that tile widths 8 and 32 can be compared with our
-// `tiled_static::<8>` and `::<32>`. The lecture itself only ever ran it at 16.
-namespace lecture_static_template {
 template<int tw>
 __global__ void matmul_ks(float *m, float *n, float *out, int h, int w, int k) {
     __shared__ float ms[tw][tw], ns[tw][tw];
@@ -146,7 +117,7 @@ __global__ void matmul_ks(float *m, float *n, float *out, int h, int w, int k) {
         out[r * w + c] = p;
     }
 }
-}  // namespace lecture_static_template
+}  // namespace lecture_static
 
 // Cell 56 ("Extra: Optimized Dynamic CUDA with Template"): dynamic shared memory, tile
 // width a template parameter.
@@ -235,9 +206,9 @@ static void launch(Kernel kern, int tw, float* m, float* n, float* out, int h, i
             dim3 tpb(tw, tw);
             dim3 blocks(cdiv(w, tpb.x), cdiv(h, tpb.y));
             switch (tw) {
-                case 8: lecture_static_template::matmul_ks<8><<<blocks, tpb>>>(m, n, out, h, w, k); break;
-                case 16: lecture_static::matmul_ks<<<blocks, tpb>>>(m, n, out, h, w, k); break;
-                case 32: lecture_static_template::matmul_ks<32><<<blocks, tpb>>>(m, n, out, h, w, k); break;
+                case 8: lecture_static::matmul_ks<8><<<blocks, tpb>>>(m, n, out, h, w, k); break;
+                case 16: lecture_static::matmul_ks<16><<<blocks, tpb>>>(m, n, out, h, w, k); break;
+                case 32: lecture_static::matmul_ks<32><<<blocks, tpb>>>(m, n, out, h, w, k); break;
                 default: die("tiled-static: tile width must be 8, 16 or 32");
             }
             break;

@@ -16,6 +16,19 @@
 //! guarantees `m`, `n` and `out` point to `h*k`, `k*w` and `h*w` valid f32s and that those
 //! products fit in `u32` (the index arithmetic is 32-bit, as in the lecture's `int`s).
 
+/// The entry points of a kernel generic over its tile width `TW`, with the lecture's
+/// arguments: `tile_width_entries!(kernel: entry = TW, ..)`, exported only with the
+/// `entries` feature (the simulator twins always exist).
+macro_rules! tile_width_entries {
+    ($kernel:ident: $($entry:ident = $tw:literal),* $(,)?) => {
+        #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+        nvptx_device::entry_points! {$(
+            $entry(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
+                => $kernel::<$tw>;
+        )*}
+    };
+}
+
 pub mod naive;
 pub mod tiled;
 pub mod tiled_dynamic;

@@ -20,13 +20,8 @@ pub unsafe fn matmul_tiled_dynamic_const<const TW: usize>(
     unsafe { tiled_phases(ms, ns, TW as u32, m, n, out, h, w, k) }
 }
 
-// Exported only with the `entries` feature; the simulator twins always exist.
-#[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
-nvptx_device::entry_points! {
-    matmul_tiled_dynamic_const_tw8(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
-        => matmul_tiled_dynamic_const::<8>;
-    matmul_tiled_dynamic_const_tw16(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
-        => matmul_tiled_dynamic_const::<16>;
-    matmul_tiled_dynamic_const_tw32(m: *const f32, n: *const f32, out: *mut f32, h: u32, w: u32, k: u32)
-        => matmul_tiled_dynamic_const::<32>;
-}
+tile_width_entries!(matmul_tiled_dynamic_const:
+    matmul_tiled_dynamic_const_tw8 = 8,
+    matmul_tiled_dynamic_const_tw16 = 16,
+    matmul_tiled_dynamic_const_tw32 = 32,
+);

@@ -43,7 +43,8 @@
 //! [`store_pair`], one function of `(row, column, value)` for every accumulator.
 
 use super::epilogue::Epilogue;
-use super::parts::global::{is_aligned16, store_out};
+use super::parts::global::store_out;
+use super::parts::mma_tile::{MmaTile, mma_tiled};
 use super::parts::unroll::unroll;
 use super::{BlockTile, Geometry, at};
 use nvptx_device::intrinsics::F32x2;
@@ -52,7 +53,7 @@ use nvptx_device::mma::{
     pack_bf16x2, to_tf32,
 };
 use nvptx_device::pipeline::cp_async_16_zfill;
-use nvptx_device::shared::{SharedSlice, dynamic_shared};
+use nvptx_device::shared::SharedSlice;
 use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
 
@@ -104,13 +105,9 @@ pub type Acc<const MI: usize, const NI: usize> = [[FragC; NI]; MI];
 ///
 /// # Safety
 /// See the [module contract](super); `out` does not overlap `a` or `b`.
+#[mma_tiled]
 #[inline(always)]
 pub unsafe fn sgemm_tensor_core<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const MI: usize,
-    const NI: usize,
     const STAGES: usize,
     const THREADS: usize,
     const GROUP: u32,
@@ -119,33 +116,21 @@ pub unsafe fn sgemm_tensor_core<
 >(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
-    let () = MmaTile::<BM, BN, BK, MI, NI, THREADS>::VALID;
+    let () = MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::VALID;
     const { assert!(OP == TF32 || (OP == BF16 && BK.is_multiple_of(16))) };
-    // a_tile[stage][a_index(r, c)], then b_tile[stage][b_index(r, c)]: dynamic shared
-    // memory, which may outgrow the 48 KiB of static arrays (the launch gives `geometry`'s).
-    let (a_tile, b_tile) = dynamic_shared::<f32>().split_at((STAGES * BM * BK) as u32);
-    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
-    let t = thread::thread_idx_x();
-    let warp = MmaTile::<BM, BN, BK, MI, NI, THREADS>::warp_of(t);
-    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
-    let tiles = k.div_ceil(BK as u32);
-    let (a_stage, b_stage) = ((BM * BK) as u32, (BK * BN) as u32);
-    let asynchronous = tile.is_interior(BM as u32, BN as u32)
-        && k.is_multiple_of(4)
-        && n.is_multiple_of(4)
-        && is_aligned16(a)
-        && is_aligned16(b);
-
-    run_stages!(
-        STAGES,
-        tiles,
-        asynchronous,
+    // a_tile[stage][a_index(r, c)], then b_tile[stage][b_index(r, c)].
+    mma_block!(
+        MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>,
+        f32,
+        accumulate::<OP>,
+        (a, b, out, m, n, k, epilogue),
+        |a_tile, b_tile, a_stage, b_stage, tile, t|
         // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
         issue = |p| {
             let stage = p % STAGES as u32;
             let k0 = p * BK as u32;
-            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
-                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::A_COPIES, |j| {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::a_chunk(t, j);
                 let full = k0 + c < k; // k % 4 == 0: a chunk is wholly inside or outside
                 // SAFETY: only on the asynchronous path: the tile is interior, so
                 // row0 + r < m; where `full`, columns k0 + c..+4 are inside `a` (k % 4 == 0) and
@@ -164,8 +149,8 @@ pub unsafe fn sgemm_tensor_core<
                     )
                 };
             });
-            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
-                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::B_COPIES, |j| {
+                let (r, c) = MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::b_chunk(t, j);
                 let full = k0 + r < k;
                 // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
                 // are zero-filled without a read, n % 4 == 0 and `b` aligned.
@@ -182,39 +167,78 @@ pub unsafe fn sgemm_tensor_core<
                     )
                 };
             });
-        },
-        checked = |p| {
-            // SAFETY: every element is checked against m, k and n before it is read.
-            unsafe {
-                MmaTile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                    a_tile,
-                    b_tile,
-                    a,
-                    b,
-                    &tile,
-                    p * BK as u32,
-                    n,
-                    k,
-                    t,
-                )
-            };
-        },
-        accumulate = |stage| {
-            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-            // and barrier); every lane of every warp is here.
-            unsafe {
-                MmaTile::<BM, BN, BK, MI, NI, THREADS>::accumulate::<OP>(
-                    &mut acc,
-                    a_tile.split_at(stage * a_stage).1,
-                    b_tile.split_at(stage * b_stage).1,
-                    warp,
-                )
-            };
         }
     );
-    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
-    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
+
+/// The body of the tensor-core rungs (11 and 13) after their checks, for the block's
+/// [`MmaTile`] `$tile` on stages of `$word`s in dynamic shared memory (`a`'s ring, then
+/// `b`'s, as many bytes as the launch gives): the block tile in `GROUP` order, the k loop
+/// ([`run_stages`]) with the kernel's `issue` and the rung's `stage_checked` and
+/// `$accumulate` (its `impl` of `$tile`), and the accumulators written through
+/// [`store_acc`]. A block takes the `cp.async` path where its tile is interior, `k` and `n`
+/// are multiples of the elements of a chunk (so every chunk of a row is 16-byte aligned)
+/// and `a`, `b` 16-byte aligned.
+///
+/// `mma_block!(tile, word, accumulate::<..>, (a, b, out, m, n, k, epilogue), |a_tile,
+/// b_tile, a_stage, b_stage, tile, t| issue = |p| { .. })`, in an unsafe kernel whose
+/// contract holds, with `STAGES` and `GROUP` in scope: `issue` (pasted into [`run_ring`])
+/// sees the rings, their stages' words, the block tile and the thread under the names the
+/// kernel gives them. Every thread of the block runs it.
+macro_rules! mma_block {
+    ($tile:ty, $word:ty, $accumulate:ident $(::<$op:tt>)?,
+     ($a:ident, $b:ident, $out:ident, $m:ident, $n:ident, $k:ident, $epilogue:ident),
+     |$a_tile:ident, $b_tile:ident, $a_stage:ident, $b_stage:ident, $block:ident, $t:ident|
+     issue = |$p:ident| $issue:block) => {{
+        let ($a_tile, $b_tile) = nvptx_device::shared::dynamic_shared::<$word>()
+            .split_at(STAGES as u32 * <$tile>::A_STAGE);
+        let $block = $crate::sgemm::BlockTile::ordered(BM as u32, BN as u32, $m, $n, GROUP);
+        let $t = nvptx_device::thread::thread_idx_x();
+        let warp = <$tile>::warp_of($t);
+        let mut acc: $crate::sgemm::tensor_core::Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
+        let tiles = $k.div_ceil(BK as u32);
+        let ($a_stage, $b_stage) = (<$tile>::A_STAGE, <$tile>::B_STAGE);
+        let asynchronous = $block.is_interior(BM as u32, BN as u32)
+            && $k.is_multiple_of(<$tile>::ELEMS)
+            && $n.is_multiple_of(<$tile>::ELEMS)
+            && $crate::sgemm::parts::global::is_aligned16($a as *const f32)
+            && $crate::sgemm::parts::global::is_aligned16($b as *const f32);
+
+        $crate::sgemm::tensor_core::run_stages!(
+            STAGES,
+            tiles,
+            asynchronous,
+            issue = |$p| $issue,
+            checked = |p| {
+                // SAFETY: every element is checked against m, k and n before it is read.
+                unsafe {
+                    <$tile>::stage_checked(
+                        $a_tile, $b_tile, $a, $b, &$block, p * BK as u32, $n, $k, $t,
+                    )
+                };
+            },
+            accumulate = |stage| {
+                // SAFETY: the stage holds a whole k-tile, complete and visible to the block
+                // (wait and barrier); every lane of every warp is here.
+                unsafe {
+                    <$tile>::$accumulate $(::<$op>)? (
+                        &mut acc,
+                        $a_tile.split_at(stage * $a_stage).1,
+                        $b_tile.split_at(stage * $b_stage).1,
+                        warp,
+                    )
+                };
+            }
+        );
+        // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
+        unsafe {
+            $crate::sgemm::tensor_core::store_acc(
+                &acc, warp, $out, $n, &$block, BM as u32, BN as u32, &$epilogue,
+            )
+        };
+    }};
+}
+pub(super) use mma_block;
 
 /// The k loop of the tensor-core rungs (11 and 13), on a block's ring of `$stages` stages,
 /// for `$tiles` k-tiles:
@@ -368,67 +392,17 @@ pub unsafe fn store_pair<E: Epilogue>(
     }
 }
 
-/// The parameters of [`sgemm_tensor_core`] (a type only for its constants and functions).
-pub struct MmaTile<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const MI: usize,
-    const NI: usize,
-    const THREADS: usize,
->;
-
-impl<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const MI: usize,
-    const NI: usize,
-    const THREADS: usize,
-> MmaTile<BM, BN, BK, MI, NI, THREADS>
-{
-    /// Rows of a warp tile.
-    pub const WM: usize = 16 * MI;
-    /// Columns of a warp tile.
-    pub const WN: usize = 8 * NI;
-    /// 16-byte chunks per thread of one `a` tile.
-    pub const A_COPIES: usize = BM * BK / 4 / THREADS;
-    /// 16-byte chunks per thread of one `b` tile.
-    pub const B_COPIES: usize = BK * BN / 4 / THREADS;
-    /// The parameters fit: warps tile the block in whole mma tiles, the swizzles apply
-    /// (`BK` 8, 16 or 32; `BN` and `WN` multiples of 32 so a warp's columns are whole
-    /// 8-chunk groups), and every thread copies the same whole number of chunks.
+/// Rung 11's part of [`MmaTile`]: f32 stages, four elements to a chunk.
+#[mma_tiled(4)]
+impl MmaTile {
+    /// The parameters fit ([`MmaTile::FITS`]) and the swizzles apply (`BK` 8, 16 or 32; `BN`
+    /// and `WN` multiples of 32 so a warp's columns are whole 8-chunk groups).
     const VALID: () = assert!(
-        BM.is_multiple_of(16 * MI)
-            && BN.is_multiple_of(8 * NI)
+        Self::FITS
             && NI.is_multiple_of(4)
             && BN.is_multiple_of(32)
-            && THREADS == (BM / (16 * MI)) * (BN / (8 * NI)) * WARP_SIZE as usize
             && (BK == 8 || BK == 16 || BK == 32)
-            && (BM * BK / 4).is_multiple_of(THREADS)
-            && (BK * BN / 4).is_multiple_of(THREADS)
-            && BM * BK / 4 >= THREADS
-            && BK * BN / 4 >= THREADS
     );
-
-    /// The first row and column of thread `t`'s warp tile in the block tile.
-    #[inline(always)]
-    pub fn warp_of(t: u32) -> (u32, u32) {
-        warp_origin(t, BN, Self::WM, Self::WN)
-    }
-
-    /// Row and first column of thread `t`'s chunk `j` of an `a` tile: consecutive threads on
-    /// consecutive chunks of a row, so a warp reads whole rows of `a`.
-    #[inline(always)]
-    pub fn a_chunk(t: u32, j: usize) -> (u32, u32) {
-        chunk_of(t, j, THREADS, BK / 4)
-    }
-
-    /// Row and first column of thread `t`'s chunk `j` of a `b` tile.
-    #[inline(always)]
-    pub fn b_chunk(t: u32, j: usize) -> (u32, u32) {
-        chunk_of(t, j, THREADS, BN / 4)
-    }
 
     /// Fills stage 0 with k-tile `k0..k0 + BK` through scalar loads, zero outside the
     /// matrices: the path of edge blocks and of shapes `cp.async` cannot take.

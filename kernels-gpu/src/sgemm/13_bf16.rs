@@ -29,13 +29,13 @@
 //! outside the matrices), one stage at a time, and runs the same warp tiles.
 
 use super::epilogue::Epilogue;
-use super::parts::global::is_aligned16;
+use super::parts::mma_tile::{MmaTile, b_fragment_pair, mma_tiled};
 use super::parts::unroll::unroll;
-use super::tensor_core::{Acc, a_index_in, chunk_of, run_stages, store_acc, warp_origin};
+use super::tensor_core::{Acc, a_index_in, mma_block};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::mma::{FragABf16, FragBBf16, ldmatrix_x4, ldmatrix_x4_trans, mma_m16n8k16_bf16};
 use nvptx_device::pipeline::cp_async_16_zfill;
-use nvptx_device::shared::{SharedSlice, dynamic_shared};
+use nvptx_device::shared::SharedSlice;
 use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
 
@@ -59,13 +59,9 @@ pub const fn b_index(bnw: u32, r: u32, w: u32) -> u32 {
 /// # Safety
 /// `a`, `b` and `out` point to `m·k`, `k·n` and `m·n` valid elements (BF16 patterns for `a`
 /// and `b`), those products fit `u32`, and `out` does not overlap `a` or `b`.
+#[mma_tiled]
 #[inline(always)]
 pub unsafe fn gemm_bf16<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const MI: usize,
-    const NI: usize,
     const STAGES: usize,
     const THREADS: usize,
     const GROUP: u32,
@@ -73,31 +69,20 @@ pub unsafe fn gemm_bf16<
 >(
     a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
-    let () = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::VALID;
+    let () = MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::VALID;
     // a_tile[stage][a_index(r, w)], then b_tile[stage][b_index(r, w)], in words.
-    let (a_tile, b_tile) = dynamic_shared::<u32>().split_at((STAGES * BM * BK / 2) as u32);
-    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
-    let t = thread::thread_idx_x();
-    let warp = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::warp_of(t);
-    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
-    let tiles = k.div_ceil(BK as u32);
-    let (a_stage, b_stage) = ((BM * BK / 2) as u32, (BK * BN / 2) as u32);
-    let asynchronous = tile.is_interior(BM as u32, BN as u32)
-        && k.is_multiple_of(8)
-        && n.is_multiple_of(8)
-        && is_aligned16(a as *const f32)
-        && is_aligned16(b as *const f32);
-
-    run_stages!(
-        STAGES,
-        tiles,
-        asynchronous,
+    mma_block!(
+        MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>,
+        u32,
+        accumulate,
+        (a, b, out, m, n, k, epilogue),
+        |a_tile, b_tile, a_stage, b_stage, tile, t|
         // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
         issue = |p| {
             let stage = p % STAGES as u32;
             let k0 = p * BK as u32;
-            unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::A_COPIES, |j| {
-                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::a_chunk(t, j);
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::A_COPIES, |j| {
+                let (r, w) = MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::a_chunk(t, j);
                 let c = k0 + 2 * w; // first element of the chunk
                 let full = c < k; // k % 8 == 0: a chunk is wholly inside or outside
                 // SAFETY: only on the asynchronous path: the tile is interior, so
@@ -117,8 +102,8 @@ pub unsafe fn gemm_bf16<
                     )
                 };
             });
-            unroll!(Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::B_COPIES, |j| {
-                let (r, w) = Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::b_chunk(t, j);
+            unroll!(MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::B_COPIES, |j| {
+                let (r, w) = MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::b_chunk(t, j);
                 let full = k0 + r < k;
                 // SAFETY: as for `a`: the block's BN columns are inside `b`, rows past `k`
                 // are zero-filled without a read, n % 8 == 0 and `b` aligned.
@@ -135,100 +120,21 @@ pub unsafe fn gemm_bf16<
                     )
                 };
             });
-        },
-        checked = |p| {
-            // SAFETY: every element is checked against m, k and n before it is read.
-            unsafe {
-                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::stage_checked(
-                    a_tile,
-                    b_tile,
-                    a,
-                    b,
-                    &tile,
-                    p * BK as u32,
-                    n,
-                    k,
-                    t,
-                )
-            };
-        },
-        accumulate = |stage| {
-            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
-            // and barrier); every lane of every warp is here.
-            unsafe {
-                Bf16Tile::<BM, BN, BK, MI, NI, THREADS>::accumulate(
-                    &mut acc,
-                    a_tile.split_at(stage * a_stage).1,
-                    b_tile.split_at(stage * b_stage).1,
-                    warp,
-                )
-            };
         }
     );
-    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
-    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
 
-/// The parameters of [`gemm_bf16`] (a type only for its constants and functions).
-pub struct Bf16Tile<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const MI: usize,
-    const NI: usize,
-    const THREADS: usize,
->;
-
-impl<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const MI: usize,
-    const NI: usize,
-    const THREADS: usize,
-> Bf16Tile<BM, BN, BK, MI, NI, THREADS>
-{
-    /// Rows of a warp tile.
-    pub const WM: usize = 16 * MI;
-    /// Columns of a warp tile.
-    pub const WN: usize = 8 * NI;
-    /// 16-byte chunks (8 elements) per thread of one `a` tile.
-    pub const A_COPIES: usize = BM * BK / 8 / THREADS;
-    /// 16-byte chunks per thread of one `b` tile.
-    pub const B_COPIES: usize = BK * BN / 8 / THREADS;
-    /// The parameters fit: warps tile the block in whole mma tiles, `b` fragments come in
-    /// pairs (`NI` even), the swizzles apply (`BK / 2` words of 8, 16 or 32; `BN / 2` a
-    /// multiple of 32 words), and every thread copies the same whole number of chunks.
+/// Rung 13's part of [`MmaTile`]: stages of words of two BF16, eight elements to a chunk.
+#[mma_tiled(8)]
+impl MmaTile {
+    /// The parameters fit ([`MmaTile::FITS`]), `b` fragments come in pairs (`NI` even), and
+    /// the swizzles apply (`BK / 2` words of 8, 16 or 32; `BN / 2` a multiple of 32 words).
     const VALID: () = assert!(
-        BM.is_multiple_of(16 * MI)
-            && BN.is_multiple_of(8 * NI)
+        Self::FITS
             && NI.is_multiple_of(2)
             && BN.is_multiple_of(64)
-            && THREADS == (BM / (16 * MI)) * (BN / (8 * NI)) * WARP_SIZE as usize
             && (BK == 16 || BK == 32 || BK == 64)
-            && (BM * BK / 8).is_multiple_of(THREADS)
-            && (BK * BN / 8).is_multiple_of(THREADS)
-            && BM * BK / 8 >= THREADS
-            && BK * BN / 8 >= THREADS
     );
-
-    /// The first row and column of thread `t`'s warp tile in the block tile.
-    #[inline(always)]
-    pub fn warp_of(t: u32) -> (u32, u32) {
-        warp_origin(t, BN, Self::WM, Self::WN)
-    }
-
-    /// Row and first word of thread `t`'s chunk `j` of an `a` tile (8 elements a chunk).
-    #[inline(always)]
-    pub fn a_chunk(t: u32, j: usize) -> (u32, u32) {
-        chunk_of(t, j, THREADS, BK / 8)
-    }
-
-    /// Row and first word of thread `t`'s chunk `j` of a `b` tile.
-    #[inline(always)]
-    pub fn b_chunk(t: u32, j: usize) -> (u32, u32) {
-        chunk_of(t, j, THREADS, BN / 8)
-    }
 
     /// Fills stage 0 with k-tile `k0..k0 + BK` through 16-bit loads, zero outside the
     /// matrices: the path of edge blocks and of shapes `cp.async` cannot take.
@@ -315,9 +221,8 @@ impl<
                     (warp.1 + (16 * jp) as u32) / 2 + chunk,
                 );
                 // SAFETY: as above.
-                let [b0, b1, b2, b3] = unsafe { ldmatrix_x4_trans(b_stage, at) };
-                frag_b[2 * jp] = [b0, b1];
-                frag_b[2 * jp + 1] = [b2, b3];
+                (frag_b[2 * jp], frag_b[2 * jp + 1]) =
+                    b_fragment_pair(unsafe { ldmatrix_x4_trans(b_stage, at) });
             });
             unroll!(MI, |i| {
                 unroll!(NI, |j| {
@@ -403,17 +308,9 @@ macro_rules! bf16_configs {
 ///
 /// # Safety
 /// As [`gemm_bf16`].
+#[mma_tiled]
 #[inline(always)]
-unsafe fn store<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const MI: usize,
-    const NI: usize,
-    const STAGES: usize,
-    const THREADS: usize,
-    const GROUP: u32,
->(
+unsafe fn store<const STAGES: usize, const THREADS: usize, const GROUP: u32>(
     a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     // SAFETY: the caller's contract.

@@ -46,6 +46,7 @@
 //! [`store_pair`](super::tensor_core::store_pair) with the rungs' [`Epilogue`].
 
 use super::epilogue::Epilogue;
+use super::parts::mma_tile::{b_fragment_pair, mma_tiled};
 use super::parts::unroll::unroll;
 use super::repack::{PackedConfig, PackedCopy, packed_config};
 use super::tensor_core::{Acc, run_ring, store_acc, warp_origin};
@@ -75,12 +76,9 @@ pub const BK: usize = ROW_WORDS as usize;
 /// `a`, `bt` and `out` point to `m·k`, `n·k` and `m·n` valid f32, `a` and `bt` 16-byte
 /// aligned, `k` a multiple of 4, those products fit `u32`, and `out` overlaps neither
 /// operand.
+#[mma_tiled(packed)]
 #[inline(always)]
 pub unsafe fn sgemm_mma_packed<
-    const BM: usize,
-    const BN: usize,
-    const MI: usize,
-    const NI: usize,
     const STAGES: usize,
     const THREADS: usize,
     const GROUP: u32,
@@ -212,9 +210,8 @@ impl<const BM: usize, const BN: usize, const MI: usize, const NI: usize, const T
             unroll!(NI / 2, |jp| {
                 let at = b_at + (16 * jp) as u32 * ROW_WORDS;
                 // SAFETY: as above.
-                let [b0, b1, b2, b3] = unsafe { ldmatrix_x4(b_stage, at) };
-                frag_b[2 * jp] = [b0, b1];
-                frag_b[2 * jp + 1] = [b2, b3];
+                (frag_b[2 * jp], frag_b[2 * jp + 1]) =
+                    b_fragment_pair(unsafe { ldmatrix_x4(b_stage, at) });
             });
             unroll!(MI, |i| {
                 unroll!(NI, |j| {
@@ -256,25 +253,37 @@ pub const fn geometry(
     Geometry::new(bm, bn, BK, threads, stages * (bm + bn) * BK).in_dynamic_shared()
 }
 
-/// Declares rung 15's table: one entry point per line, in the main module, and
-/// [`MMA_PACKED_CONFIGS`].
-macro_rules! mma_packed_configs {
-    ($( $(#[$meta:meta])* $entry:ident = <$bm:literal, $bn:literal, $mi:literal, $ni:literal,
+/// Declares one of rung 15's tables: one entry point per line, exported with the feature
+/// `$feature` (`entries` for the main module, `hopper` for the `sm_90a` one), taking
+/// `$params` and calling `$store`, and the table `$configs`, a `$config!(entry, geometry,
+/// min_blocks, default, bm, bn)` per line with `$geometry`'s geometry.
+macro_rules! mma_configs {
+    ($(#[$doc:meta])* $configs:ident: $feature:literal, ($a:ident: $a_ty:ty, $b:ident: $b_ty:ty)
+        => $store:ident, $geometry:ident, $config:ident;
+     $( $(#[$meta:meta])* $entry:ident = <$bm:literal, $bn:literal, $mi:literal, $ni:literal,
         $stages:literal, $threads:literal, $group:literal>
         $([$($flag:ident),*])? $(, min_blocks($mb:literal))?; )*) => {
-        #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
+        #[cfg(any(feature = $feature, not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             $(#[$meta])*
-            $entry(a: *const f32, bt: *const f32, out: *mut f32, m: u32, n: u32, k: u32)
-                => store::<$bm, $bn, $mi, $ni, $stages, $threads, $group>
+            $entry($a: $a_ty, $b: $b_ty, out: *mut f32, m: u32, n: u32, k: u32)
+                => $store::<$bm, $bn, $mi, $ni, $stages, $threads, $group>
                 $(, launch_bounds($threads, $mb))?;
         )*}
 
-        /// Every configuration of rung 15, in table order.
-        pub const MMA_PACKED_CONFIGS: &[PackedConfig] = &[$({
-            const GEOMETRY: Geometry = geometry($bm, $bn, $mi, $ni, $stages, $threads, $group);
-            packed_config!($entry, GEOMETRY, opt!($($mb)?), has_flag!(default in $($($flag),*)?), true)
+        $(#[$doc])*
+        pub const $configs: &[PackedConfig] = &[$({
+            const GEOMETRY: Geometry = $geometry($bm, $bn, $mi, $ni, $stages, $threads, $group);
+            $config!($entry, GEOMETRY, opt!($($mb)?), has_flag!(default in $($($flag),*)?), $bm, $bn)
         },)*];
+    };
+}
+
+/// A row of [`MMA_PACKED_CONFIGS`]: `packed_config!`'s, rounding `a` (the block tile's sizes
+/// are the geometry's).
+macro_rules! cp_async_config {
+    ($entry:ident, $geometry:expr, $min_blocks:expr, $default:expr, $bm:literal, $bn:literal) => {
+        packed_config!($entry, $geometry, $min_blocks, $default, true)
     };
 }
 
@@ -313,7 +322,9 @@ with_store! {
     store = sgemm_mma_packed(a: *const f32, bt: *const f32)
 }
 
-mma_packed_configs! {
+mma_configs! {
+    /// Every configuration of rung 15, in table order.
+    MMA_PACKED_CONFIGS: "entries", (a: *const f32, bt: *const f32) => store, geometry, cp_async_config;
     // entry point                            = <block, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group>
     /// 4 warps of 64 × 64, three stages of 32 KiB: two blocks per SM. The default.
     sgemm_mma_packed_128x128_w64x64           = <128, 128, 4, 8, 3, 128, 0> [default], min_blocks(2);
@@ -340,13 +351,10 @@ mma_packed_configs! {
 ///
 /// # Safety
 /// As [`sgemm_mma_packed`], and the maps describe `a` and `bt` so.
+#[mma_tiled(packed)]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sgemm_mma_tma<
-    const BM: usize,
-    const BN: usize,
-    const MI: usize,
-    const NI: usize,
     const STAGES: usize,
     const THREADS: usize,
     const GROUP: u32,
@@ -448,38 +456,27 @@ pub const fn tma_geometry(
     .in_dynamic_shared()
 }
 
-/// Declares rung 15's Hopper table: one entry point per line, exported by the `hopper`
-/// feature (whose module is built for `sm_90a`), and [`MMA_TMA_CONFIGS`]. Each simulator
-/// twin is called through [`sim_tma`], which maps the packed operands as a GPU host does.
-macro_rules! mma_tma_configs {
-    ($( $(#[$meta:meta])* $entry:ident = <$bm:literal, $bn:literal, $mi:literal, $ni:literal,
-        $stages:literal, $threads:literal, $group:literal>
-        $(, min_blocks($mb:literal))?; )*) => {
-        #[cfg(any(feature = "hopper", not(target_arch = "nvptx64")))]
-        nvptx_device::entry_points! {$(
-            $(#[$meta])*
-            $entry(amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32)
-                => store_tma::<$bm, $bn, $mi, $ni, $stages, $threads, $group>
-                $(, launch_bounds($threads, $mb))?;
-        )*}
-
-        /// Every configuration of rung 15 fed by the tensor-memory accelerator (Hopper only).
-        pub const MMA_TMA_CONFIGS: &[PackedConfig] = &[$({
-            const GEOMETRY: Geometry = tma_geometry($bm, $bn, $mi, $ni, $stages, $threads, $group);
-            PackedConfig {
-                name: dashed!(stringify!($entry)),
-                geometry: GEOMETRY,
-                spec: GEOMETRY.spec(stringify!($entry), opt!($($mb)?)),
-                default: false,
-                rounds_a: true,
-                tma: Some(TmaBoxes { a_rows: $bm, b_rows: $bn }),
-                #[cfg(not(target_arch = "nvptx64"))]
-                sim: |a, bt, out, m, n, k| {
-                    // SAFETY: forwarded (`sim_tma`'s contract is the entry's).
-                    unsafe { sim_tma(entry::$entry, $bm, $bn, a, bt, out, m, n, k) }
-                },
-            }
-        },)*];
+/// A row of [`MMA_TMA_CONFIGS`]: tiles of `$bm` rows of `a` and `$bn` of `bt` copied by
+/// the tensor-memory accelerator, the simulator twin called through [`sim_tma`], which maps
+/// the packed operands as a GPU host does.
+macro_rules! tma_config {
+    ($entry:ident, $geometry:expr, $min_blocks:expr, $default:expr, $bm:literal, $bn:literal) => {
+        PackedConfig {
+            name: dashed!(stringify!($entry)),
+            geometry: $geometry,
+            spec: $geometry.spec(stringify!($entry), $min_blocks),
+            default: $default,
+            rounds_a: true,
+            tma: Some(TmaBoxes {
+                a_rows: $bm,
+                b_rows: $bn,
+            }),
+            #[cfg(not(target_arch = "nvptx64"))]
+            sim: |a, bt, out, m, n, k| {
+                // SAFETY: forwarded (`sim_tma`'s contract is the entry's).
+                unsafe { sim_tma(entry::$entry, $bm, $bn, a, bt, out, m, n, k) }
+            },
+        }
     };
 }
 
@@ -520,7 +517,10 @@ unsafe fn sim_tma(
 mod on_tma {
     use super::*;
 
-    mma_tma_configs! {
+    mma_configs! {
+        /// Every configuration of rung 15 fed by the tensor-memory accelerator (Hopper only).
+        MMA_TMA_CONFIGS: "hopper", (amap: *const TensorMap, bmap: *const TensorMap)
+            => store_tma, tma_geometry, tma_config;
         // entry point                      = <block, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group>
         /// The default's tiles and stages, copied by the tensor-memory accelerator.
         sgemm_mma_tma_128x128_w64x64        = <128, 128, 4, 8, 3, 128, 0>, min_blocks(2);

@@ -429,11 +429,19 @@ unsafe fn store<
     }
 }
 
-/// Declares rung 17's table: one entry point per line (exported by the `hopper` feature,
-/// whose module is built for `sm_90a`) and [`WS_CONFIGS`].
+/// Declares rung 17's table: per line, the entry points of one configuration on `bf16` and on
+/// `f16` (exported by the `hopper` feature, whose module is built for `sm_90a`), and
+/// [`WS_CONFIGS`]: every `bf16` configuration, then every `f16` one, in table order.
 macro_rules! ws_configs {
-    ($( $(#[$meta:meta])* $entry:ident = <$t:ident, $c:literal, $bn:literal, $stages:literal, $group:literal>
-        $([$($flag:ident),*])?; )*) => {
+    ($( $(#[$meta:meta])* $bf16:ident, $f16:ident = <$c:literal, $bn:literal, $stages:literal,
+        $group:literal> $([$($flag:ident),*])?; )*) => {
+        ws_configs!(@entries
+            $( $(#[$meta])* $bf16 = <Bf16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
+            $( $(#[$meta])* $f16 = <F16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
+        );
+    };
+    (@entries $( $(#[$meta:meta])* $entry:ident = <$t:ident, $c:literal, $bn:literal,
+        $stages:literal, $group:literal> $([$($flag:ident),*])?; )*) => {
         #[cfg(any(feature = "hopper", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             $(#[$meta])*
@@ -462,25 +470,18 @@ macro_rules! ws_configs {
 }
 
 ws_configs! {
-    // entry point                 = <element, consumer warpgroups, N, stages, group>
+    // entry points (bf16, f16)                  = <consumer warpgroups, N, stages, group>
     /// Two consumers of 64 × 256, four slots of 48 KiB: the default.
-    gemm_bf16_ws_128x256           = <Bf16, 2, 256, 4, 8> [default];
+    gemm_bf16_ws_128x256, gemm_f16_ws_128x256    = <2, 256, 4, 8> [default];
     /// Two consumers of 64 × 192, four slots of 40 KiB.
-    gemm_bf16_ws_128x192           = <Bf16, 2, 192, 4, 8>;
+    gemm_bf16_ws_128x192, gemm_f16_ws_128x192    = <2, 192, 4, 8>;
     /// Two consumers of 64 × 128, six slots of 32 KiB: twice the tiles, for outputs with few.
-    gemm_bf16_ws_128x128           = <Bf16, 2, 128, 6, 8>;
+    gemm_bf16_ws_128x128, gemm_f16_ws_128x128    = <2, 128, 6, 8>;
     /// Two consumers of 64 × 64, eight slots of 24 KiB: outputs of few columns.
-    gemm_bf16_ws_128x64            = <Bf16, 2, 64, 8, 8>;
+    gemm_bf16_ws_128x64, gemm_f16_ws_128x64      = <2, 64, 8, 8>;
     /// Two consumers of 64 × 32 (a box of 64 columns copied, 32 used): outputs of 32 columns
     /// or fewer.
-    gemm_bf16_ws_128x32            = <Bf16, 2, 32, 8, 8>;
+    gemm_bf16_ws_128x32, gemm_f16_ws_128x32      = <2, 32, 8, 8>;
     /// One consumer of 64 × 256, five slots of 40 KiB: outputs of few rows.
-    gemm_bf16_ws_64x256            = <Bf16, 1, 256, 5, 8>;
-    /// The same tiles on `f16`.
-    gemm_f16_ws_128x256            = <F16, 2, 256, 4, 8> [default];
-    gemm_f16_ws_128x192            = <F16, 2, 192, 4, 8>;
-    gemm_f16_ws_128x128            = <F16, 2, 128, 6, 8>;
-    gemm_f16_ws_128x64             = <F16, 2, 64, 8, 8>;
-    gemm_f16_ws_128x32             = <F16, 2, 32, 8, 8>;
-    gemm_f16_ws_64x256             = <F16, 1, 256, 5, 8>;
+    gemm_bf16_ws_64x256, gemm_f16_ws_64x256      = <1, 256, 5, 8>;
 }

@@ -160,33 +160,22 @@ pub unsafe fn repack_16bit(
     unsafe { repack_2byte(src_rows, src_cols, dst, rows, cols, value) }
 }
 
-/// [`sgemm_repack`] from f32 to `bf16` bits, rounded to nearest even ([`to_bf16`]): f32
-/// operands for rung 17, padded on the way where their rows need it.
+/// [`sgemm_repack`] from f32 to `bf16` bits, rounded to nearest even ([`to_bf16`]), or with
+/// `F16` to `f16` bits ([`to_f16`]): f32 operands for rung 17, padded on the way where their
+/// rows need it (entry points `convert_bf16` and `convert_f16`).
 ///
 /// # Safety
 /// As [`sgemm_repack`], `dst` in 2-byte elements.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn convert_bf16(
+pub unsafe fn convert_16bit<const F16: bool>(
     src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32, cols: u32,
 ) {
-    // SAFETY: inside `src` for r < src_rows, c < src_cols <= ld (the contract).
-    let value = |r: u32, c: u32| to_bf16(unsafe { *src.add((r * ld + c) as usize) });
-    // SAFETY: forwarded.
-    unsafe { repack_2byte(src_rows, src_cols, dst, rows, cols, value) }
-}
-
-/// [`convert_bf16`] to `f16` bits ([`to_f16`]).
-///
-/// # Safety
-/// As [`convert_bf16`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn convert_f16(
-    src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32, cols: u32,
-) {
-    // SAFETY: inside `src` for r < src_rows, c < src_cols <= ld (the contract).
-    let value = |r: u32, c: u32| to_f16(unsafe { *src.add((r * ld + c) as usize) });
+    let value = |r: u32, c: u32| {
+        // SAFETY: inside `src` for r < src_rows, c < src_cols <= ld (the contract).
+        let x = unsafe { *src.add((r * ld + c) as usize) };
+        if F16 { to_f16(x) } else { to_bf16(x) }
+    };
     // SAFETY: forwarded.
     unsafe { repack_2byte(src_rows, src_cols, dst, rows, cols, value) }
 }
@@ -268,48 +257,36 @@ pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *
     }
 }
 
+/// How to launch entry point `$entry`, as [`REPACK`] describes.
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! repack_spec {
+    ($entry:ident) => {
+        KernelSpec::items(
+            stringify!($entry),
+            entry::params::$entry,
+            REPACK_BLOCK,
+            REPACK_BLOCK,
+        )
+    };
+}
+
 /// How to launch [`sgemm_repack`] for a `rows × cols` destination (as items: its
 /// `rows · cdiv(cols, 4)` quads). (Host only, as the catalogue.)
 #[cfg(not(target_arch = "nvptx64"))]
-pub const REPACK: KernelSpec = KernelSpec::items(
-    "sgemm_repack",
-    entry::params::sgemm_repack,
-    REPACK_BLOCK,
-    REPACK_BLOCK,
-);
+pub const REPACK: KernelSpec = repack_spec!(sgemm_repack);
 
-/// How to launch [`repack_16bit`], [`convert_bf16`] and [`convert_f16`]: as [`REPACK`], one
-/// spec each.
+/// How to launch [`repack_16bit`] and [`convert_16bit`]'s `convert_bf16` and `convert_f16`:
+/// as [`REPACK`], one spec each.
 #[cfg(not(target_arch = "nvptx64"))]
 pub const REPACK_16BIT: [KernelSpec; 3] = [
-    KernelSpec::items(
-        "repack_16bit",
-        entry::params::repack_16bit,
-        REPACK_BLOCK,
-        REPACK_BLOCK,
-    ),
-    KernelSpec::items(
-        "convert_bf16",
-        entry::params::convert_bf16,
-        REPACK_BLOCK,
-        REPACK_BLOCK,
-    ),
-    KernelSpec::items(
-        "convert_f16",
-        entry::params::convert_f16,
-        REPACK_BLOCK,
-        REPACK_BLOCK,
-    ),
+    repack_spec!(repack_16bit),
+    repack_spec!(convert_bf16),
+    repack_spec!(convert_f16),
 ];
 
 /// How to launch [`sgemm_repack_tf32`], as [`REPACK`].
 #[cfg(not(target_arch = "nvptx64"))]
-pub const REPACK_TF32: KernelSpec = KernelSpec::items(
-    "sgemm_repack_tf32",
-    entry::params::sgemm_repack_tf32,
-    REPACK_BLOCK,
-    REPACK_BLOCK,
-);
+pub const REPACK_TF32: KernelSpec = repack_spec!(sgemm_repack_tf32);
 
 /// How to launch [`sgemm_transpose_tf32`]: a tile rule over its `ld × cols` destination
 /// seen transposed (`rows`: the `ld` depths, `cols`: the columns of `src`).
@@ -347,11 +324,11 @@ nvptx_device::entry_points! {
     convert_bf16(
         src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32,
         cols: u32
-    ) => convert_bf16;
+    ) => convert_16bit::<false>;
     convert_f16(
         src: *const f32, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32,
         cols: u32
-    ) => convert_f16;
+    ) => convert_16bit::<true>;
 }
 
 /// Thread `t`'s share, in a block of `threads`, of the `cp.async` copies of a packed
