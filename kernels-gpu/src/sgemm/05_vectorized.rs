@@ -1,9 +1,8 @@
 //! Rung 5, vectorized memory access (siboehm's kernel 6): rung 4's `TM × TN` register tile,
 //! with every access 16 bytes wide where it can be.
 //!
-//! * Global loads of both tiles are `ld.global.v4`
-//!   ([`stage_k_tiles`](super::tile_io::stage_k_tiles)) and the outputs are written with
-//!   `st.global.v4`, on the block-uniform fast path.
+//! * Global loads of both tiles are `ld.global.v4` ([`stage_k_tiles`]) and the outputs are
+//!   written with `st.global.v4`, on the block-uniform fast path.
 //! * The `a` tile is stored transposed (`a_tile[c][r]`, `BK × BM`), so a thread's `TM` values
 //!   of one column are contiguous: its fragments of `a` and of `b` are both `ld.shared.v4`
 //!   loads, `TM/4 + TN/4` of them per step instead of `TM + TN` scalar ones.
