@@ -43,7 +43,7 @@
 //! [`store_pair`], one function of `(row, column, value)` for every accumulator.
 
 use super::epilogue::Epilogue;
-use super::parts::global::store_out;
+use super::parts::global::{is_aligned16, store_out};
 use super::parts::mma_tile::{MmaTile, mma_tiled};
 use super::parts::unroll::unroll;
 use super::{BlockTile, Geometry, at};
@@ -53,7 +53,7 @@ use nvptx_device::mma::{
     pack_bf16x2, to_tf32,
 };
 use nvptx_device::pipeline::cp_async_16_zfill;
-use nvptx_device::shared::SharedSlice;
+use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
 
@@ -119,12 +119,27 @@ pub unsafe fn sgemm_tensor_core<
     let () = MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::VALID;
     const { assert!(OP == TF32 || (OP == BF16 && BK.is_multiple_of(16))) };
     // a_tile[stage][a_index(r, c)], then b_tile[stage][b_index(r, c)].
-    mma_block!(
-        MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>,
-        f32,
-        accumulate::<OP>,
-        (a, b, out, m, n, k, epilogue),
-        |a_tile, b_tile, a_stage, b_stage, tile, t|
+    let (a_tile, b_tile) = dynamic_shared::<f32>()
+        .split_at(STAGES as u32 * MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::A_STAGE);
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let t = thread::thread_idx_x();
+    let warp = MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::warp_of(t);
+    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
+    let tiles = k.div_ceil(BK as u32);
+    let (a_stage, b_stage) = (
+        MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::A_STAGE,
+        MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::B_STAGE,
+    );
+    let asynchronous = tile.is_interior(BM as u32, BN as u32)
+        && k.is_multiple_of(MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::ELEMS)
+        && n.is_multiple_of(MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::ELEMS)
+        && is_aligned16(a)
+        && is_aligned16(b);
+
+    run_stages!(
+        STAGES,
+        tiles,
+        asynchronous,
         // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
         issue = |p| {
             let stage = p % STAGES as u32;
@@ -167,78 +182,39 @@ pub unsafe fn sgemm_tensor_core<
                     )
                 };
             });
+        },
+        checked = |p| {
+            // SAFETY: every element is checked against m, k and n before it is read.
+            unsafe {
+                MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::stage_checked(
+                    a_tile,
+                    b_tile,
+                    a,
+                    b,
+                    &tile,
+                    p * BK as u32,
+                    n,
+                    k,
+                    t,
+                )
+            };
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                MmaTile::<BM, BN, BK, MI, NI, THREADS, 4>::accumulate::<OP>(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
         }
     );
+    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
+    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
-
-/// The body of the tensor-core rungs (11 and 13) after their checks, for the block's
-/// [`MmaTile`] `$tile` on stages of `$word`s in dynamic shared memory (`a`'s ring, then
-/// `b`'s, as many bytes as the launch gives): the block tile in `GROUP` order, the k loop
-/// ([`run_stages`]) with the kernel's `issue` and the rung's `stage_checked` and
-/// `$accumulate` (its `impl` of `$tile`), and the accumulators written through
-/// [`store_acc`]. A block takes the `cp.async` path where its tile is interior, `k` and `n`
-/// are multiples of the elements of a chunk (so every chunk of a row is 16-byte aligned)
-/// and `a`, `b` 16-byte aligned.
-///
-/// `mma_block!(tile, word, accumulate::<..>, (a, b, out, m, n, k, epilogue), |a_tile,
-/// b_tile, a_stage, b_stage, tile, t| issue = |p| { .. })`, in an unsafe kernel whose
-/// contract holds, with `STAGES` and `GROUP` in scope: `issue` (pasted into [`run_ring`])
-/// sees the rings, their stages' words, the block tile and the thread under the names the
-/// kernel gives them. Every thread of the block runs it.
-macro_rules! mma_block {
-    ($tile:ty, $word:ty, $accumulate:ident $(::<$op:tt>)?,
-     ($a:ident, $b:ident, $out:ident, $m:ident, $n:ident, $k:ident, $epilogue:ident),
-     |$a_tile:ident, $b_tile:ident, $a_stage:ident, $b_stage:ident, $block:ident, $t:ident|
-     issue = |$p:ident| $issue:block) => {{
-        let ($a_tile, $b_tile) = nvptx_device::shared::dynamic_shared::<$word>()
-            .split_at(STAGES as u32 * <$tile>::A_STAGE);
-        let $block = $crate::sgemm::BlockTile::ordered(BM as u32, BN as u32, $m, $n, GROUP);
-        let $t = nvptx_device::thread::thread_idx_x();
-        let warp = <$tile>::warp_of($t);
-        let mut acc: $crate::sgemm::tensor_core::Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
-        let tiles = $k.div_ceil(BK as u32);
-        let ($a_stage, $b_stage) = (<$tile>::A_STAGE, <$tile>::B_STAGE);
-        let asynchronous = $block.is_interior(BM as u32, BN as u32)
-            && $k.is_multiple_of(<$tile>::ELEMS)
-            && $n.is_multiple_of(<$tile>::ELEMS)
-            && $crate::sgemm::parts::global::is_aligned16($a as *const f32)
-            && $crate::sgemm::parts::global::is_aligned16($b as *const f32);
-
-        $crate::sgemm::tensor_core::run_stages!(
-            STAGES,
-            tiles,
-            asynchronous,
-            issue = |$p| $issue,
-            checked = |p| {
-                // SAFETY: every element is checked against m, k and n before it is read.
-                unsafe {
-                    <$tile>::stage_checked(
-                        $a_tile, $b_tile, $a, $b, &$block, p * BK as u32, $n, $k, $t,
-                    )
-                };
-            },
-            accumulate = |stage| {
-                // SAFETY: the stage holds a whole k-tile, complete and visible to the block
-                // (wait and barrier); every lane of every warp is here.
-                unsafe {
-                    <$tile>::$accumulate $(::<$op>)? (
-                        &mut acc,
-                        $a_tile.split_at(stage * $a_stage).1,
-                        $b_tile.split_at(stage * $b_stage).1,
-                        warp,
-                    )
-                };
-            }
-        );
-        // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
-        unsafe {
-            $crate::sgemm::tensor_core::store_acc(
-                &acc, warp, $out, $n, &$block, BM as u32, BN as u32, &$epilogue,
-            )
-        };
-    }};
-}
-pub(super) use mma_block;
 
 /// The k loop of the tensor-core rungs (11 and 13), on a block's ring of `$stages` stages,
 /// for `$tiles` k-tiles:

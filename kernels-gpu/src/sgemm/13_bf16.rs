@@ -29,13 +29,15 @@
 //! outside the matrices), one stage at a time, and runs the same warp tiles.
 
 use super::epilogue::Epilogue;
+use super::parts::global::is_aligned16;
 use super::parts::mma_tile::{MmaTile, b_fragment_pair, mma_tiled};
 use super::parts::unroll::unroll;
-use super::tensor_core::{Acc, a_index_in, mma_block};
+use super::tensor_core::{Acc, a_index_in, run_stages, store_acc};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::mma::{FragABf16, FragBBf16, ldmatrix_x4, ldmatrix_x4_trans, mma_m16n8k16_bf16};
 use nvptx_device::pipeline::cp_async_16_zfill;
 use nvptx_device::shared::SharedSlice;
+use nvptx_device::shared::dynamic_shared;
 use nvptx_device::thread;
 use nvptx_device::warp::WARP_SIZE;
 
@@ -71,12 +73,27 @@ pub unsafe fn gemm_bf16<
 ) {
     let () = MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::VALID;
     // a_tile[stage][a_index(r, w)], then b_tile[stage][b_index(r, w)], in words.
-    mma_block!(
-        MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>,
-        u32,
-        accumulate,
-        (a, b, out, m, n, k, epilogue),
-        |a_tile, b_tile, a_stage, b_stage, tile, t|
+    let (a_tile, b_tile) = dynamic_shared::<u32>()
+        .split_at(STAGES as u32 * MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::A_STAGE);
+    let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
+    let t = thread::thread_idx_x();
+    let warp = MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::warp_of(t);
+    let mut acc: Acc<MI, NI> = [[[0.0f32; 4]; NI]; MI];
+    let tiles = k.div_ceil(BK as u32);
+    let (a_stage, b_stage) = (
+        MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::A_STAGE,
+        MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::B_STAGE,
+    );
+    let asynchronous = tile.is_interior(BM as u32, BN as u32)
+        && k.is_multiple_of(MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::ELEMS)
+        && n.is_multiple_of(MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::ELEMS)
+        && is_aligned16(a as *const f32)
+        && is_aligned16(b as *const f32);
+
+    run_stages!(
+        STAGES,
+        tiles,
+        asynchronous,
         // Thread t's 16-byte copies of k-tile `p` into its stage, zero past `k`.
         issue = |p| {
             let stage = p % STAGES as u32;
@@ -120,8 +137,38 @@ pub unsafe fn gemm_bf16<
                     )
                 };
             });
+        },
+        checked = |p| {
+            // SAFETY: every element is checked against m, k and n before it is read.
+            unsafe {
+                MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::stage_checked(
+                    a_tile,
+                    b_tile,
+                    a,
+                    b,
+                    &tile,
+                    p * BK as u32,
+                    n,
+                    k,
+                    t,
+                )
+            };
+        },
+        accumulate = |stage| {
+            // SAFETY: the stage holds a whole k-tile, complete and visible to the block (wait
+            // and barrier); every lane of every warp is here.
+            unsafe {
+                MmaTile::<BM, BN, BK, MI, NI, THREADS, 8>::accumulate(
+                    &mut acc,
+                    a_tile.split_at(stage * a_stage).1,
+                    b_tile.split_at(stage * b_stage).1,
+                    warp,
+                )
+            };
         }
     );
+    // SAFETY: `out` is the m × n output `tile` was made for; this block alone writes it.
+    unsafe { store_acc(&acc, warp, out, n, &tile, BM as u32, BN as u32, &epilogue) };
 }
 
 /// Rung 13's part of [`MmaTile`]: stages of words of two BF16, eight elements to a chunk.
