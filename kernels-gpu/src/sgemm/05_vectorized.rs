@@ -1,7 +1,7 @@
 //! Rung 5, vectorized memory access (siboehm's kernel 6): rung 4's `TM × TN` register tile,
 //! with every access 16 bytes wide where it can be.
 //!
-//! * Global loads of both tiles are `ld.global.v4` ([`stage_k_tiles`]) and the outputs are
+//! * Global loads of both tiles are `ld.global.v4` ([`VecTile::load`]) and the outputs are
 //!   written with `st.global.v4`, on the block-uniform fast path.
 //! * The `a` tile is stored transposed (`a_tile[c][r]`, `BK × BM`), so a thread's `TM` values
 //!   of one column are contiguous: its fragments of `a` and of `b` are both `ld.shared.v4`
@@ -9,7 +9,7 @@
 
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned16, store_out4};
-use super::tile_io::stage_k_tiles;
+use super::tile_io::{TileVectors, VecTile};
 use super::unroll::unroll;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::intrinsics::fma;
@@ -48,7 +48,7 @@ pub unsafe fn sgemm_vectorized<
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
     let tile = BlockTile::of_block(bm, bn, m, n);
     let t = thread::thread_idx_x();
-    let vec = (rows_aligned16(k, a), rows_aligned16(n, b));
+    let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
     // This thread's outputs: rows tr * TM .. + TM, columns tc * TN .. + TN of the tile.
     let (tr, tc) = (t / (bn / TN as u32), t % (bn / TN as u32));
     let (row_base, col_base) = (tr * TM as u32, tc * TN as u32);
@@ -61,8 +61,29 @@ pub unsafe fn sgemm_vectorized<
         // bounds, or take the fast path only for interior tiles); the shared arrays hold
         // BK * BM and BK * BN words.
         unsafe {
-            stage_k_tiles::<BM, BN, BK, THREADS>(a, b, k, n, &tile, k0, vec, a_tile, b_tile, t)
-        };
+            let sa = VecTile::<BM, BK, THREADS>::load(
+                a,
+                k,
+                tile.row0,
+                k0,
+                tile.rows_left,
+                k - k0,
+                vec_a,
+                t,
+            );
+            let sb = VecTile::<BK, BN, THREADS>::load(
+                b,
+                n,
+                k0,
+                tile.col0,
+                k - k0,
+                tile.cols_left,
+                vec_b,
+                t,
+            );
+            VecTile::<BM, BK, THREADS>::store_transposed(a_tile, 0, &sa, t);
+            VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
+        }
         sync_threads();
         unroll!(BK, |dot| {
             let dot = dot as u32;

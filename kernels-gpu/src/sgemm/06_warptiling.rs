@@ -8,7 +8,7 @@
 
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned16};
-use super::tile_io::stage_k_tiles;
+use super::tile_io::{TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::shared_array;
@@ -29,7 +29,7 @@ pub unsafe fn sgemm_warptiling<E: Epilogue>(
     let b_tile = shared_array!(f32; BK * BN); // b_tile[r * BN + c]
     let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
     let t = thread::thread_idx_x();
-    let vec = (rows_aligned16(k, a), rows_aligned16(n, b));
+    let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
     let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
@@ -39,8 +39,29 @@ pub unsafe fn sgemm_warptiling<E: Epilogue>(
         // SAFETY: the loads stay inside the operands (bounds-checked, or the fast path for
         // interior tiles only); the shared arrays hold one BK-deep tile each.
         unsafe {
-            stage_k_tiles::<BM, BN, BK, THREADS>(a, b, k, n, &tile, k0, vec, a_tile, b_tile, t)
-        };
+            let sa = VecTile::<BM, BK, THREADS>::load(
+                a,
+                k,
+                tile.row0,
+                k0,
+                tile.rows_left,
+                k - k0,
+                vec_a,
+                t,
+            );
+            let sb = VecTile::<BK, BN, THREADS>::load(
+                b,
+                n,
+                k0,
+                tile.col0,
+                k - k0,
+                tile.cols_left,
+                vec_b,
+                t,
+            );
+            VecTile::<BM, BK, THREADS>::store_transposed(a_tile, 0, &sa, t);
+            VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
+        }
         sync_threads();
         // SAFETY: both tiles are complete (barrier above); the slices start at the origin.
         unsafe { warp.accumulate(&mut acc, a_frags, b_frags) };

@@ -15,7 +15,7 @@
 
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned16};
-use super::tile_io::{TileVectors, VecTile, load_k_tiles_at, stage_k_tiles};
+use super::tile_io::{TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::shared_array;
@@ -38,7 +38,7 @@ pub unsafe fn sgemm_double_buffered<E: Epilogue>(
     let (a_stage, b_stage) = ((BK * BM) as u32, (BK * BN) as u32);
     let tile = BlockTile::of_block(BM as u32, BN as u32, m, n);
     let t = thread::thread_idx_x();
-    let vec = (rows_aligned16(k, a), rows_aligned16(n, b));
+    let (vec_a, vec_b) = (rows_aligned16(k, a), rows_aligned16(n, b));
     let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
@@ -46,29 +46,48 @@ pub unsafe fn sgemm_double_buffered<E: Epilogue>(
     // Prologue: tile 0 into stage 0.
     // SAFETY: the loads stay inside the operands (bounds-checked, or the fast path for
     // interior tiles only); stage 0 holds one tile of each.
-    unsafe { stage_k_tiles::<BM, BN, BK, THREADS>(a, b, k, n, &tile, 0, vec, a_tile, b_tile, t) };
+    unsafe {
+        let sa = VecTile::<BM, BK, THREADS>::load(a, k, tile.row0, 0, tile.rows_left, k, vec_a, t);
+        let sb = VecTile::<BK, BN, THREADS>::load(b, n, 0, tile.col0, k, tile.cols_left, vec_b, t);
+        VecTile::<BM, BK, THREADS>::store_transposed(a_tile, 0, &sa, t);
+        VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
+    }
     sync_threads();
 
     let tiles = cdiv(k, BK as u32);
     for phase in 0..tiles {
         let (stage, next) = (phase % 2, (phase + 1) % 2);
         // The next tile's global loads go first, so they are in flight during the FMAs. On
-        // the last trip there is no next tile: the load is all zeros without touching
-        // memory, and the store fills a stage nobody reads. No branch on "is there a next
-        // tile" means LLVM has no reason to duplicate the FMA block on both sides of one (it
-        // did: twice the code, for nothing).
-        // SAFETY: as in the prologue.
+        // the last trip there is no next tile: `k_left = 0` makes the load all zeros without
+        // touching memory, and the store fills a stage nobody reads. No branch on "is there a
+        // next tile" means LLVM has no reason to duplicate the FMA block on both sides of one
+        // (it did: twice the code, for nothing).
+        let k1 = (phase + 1) * BK as u32; // < u32::MAX: k <= u32::MAX - 64 (host check)
+        let k_left = k.saturating_sub(k1);
+        let k1 = k1.min(k);
+        // SAFETY: as in the prologue (nothing is read where k_left = 0).
         let (sa, sb) = unsafe {
-            load_k_tiles_at::<VecTile<BM, BK, THREADS>, VecTile<BK, BN, THREADS>, false>(
-                a,
-                k,
-                b,
-                n,
-                &tile,
-                phase + 1,
-                k,
-                vec,
-                t,
+            (
+                VecTile::<BM, BK, THREADS>::load(
+                    a,
+                    k,
+                    tile.row0,
+                    k1,
+                    tile.rows_left,
+                    k_left,
+                    vec_a,
+                    t,
+                ),
+                VecTile::<BK, BN, THREADS>::load(
+                    b,
+                    n,
+                    k1,
+                    tile.col0,
+                    k_left,
+                    tile.cols_left,
+                    vec_b,
+                    t,
+                ),
             )
         };
         let (_, a_frags) = a_tile.split_at(stage * a_stage + origin.0);

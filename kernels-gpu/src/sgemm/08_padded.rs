@@ -12,7 +12,7 @@
 
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned16};
-use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile, load_k_tiles, load_k_tiles_at};
+use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::shared::SharedSlice;
@@ -64,7 +64,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let t = thread::thread_idx_x();
-    let vec = (rows_aligned16(lda, a), rows_aligned16(n, b));
+    let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(n, b));
     let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
@@ -72,9 +72,18 @@ pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
     // Prologue: tile 0 into stage 0.
     // SAFETY: as in `sgemm_double_buffered`; `a` and `b` are read-only during the kernel.
     unsafe {
-        let (sa, sb) = load_k_tiles::<ATile<BM, BK, THREADS, LDA>, VecTile<BK, BN, THREADS>, true>(
-            a, lda, b, n, tile, 0, k, vec, t,
+        let sa = ATile::<BM, BK, THREADS, LDA>::load_nc(
+            a,
+            lda,
+            tile.row0,
+            0,
+            tile.rows_left,
+            k,
+            vec_a,
+            t,
         );
+        let sb =
+            VecTile::<BK, BN, THREADS>::load_nc(b, n, 0, tile.col0, k, tile.cols_left, vec_b, t);
         ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t);
         VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
     }
@@ -84,18 +93,32 @@ pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
     for phase in 0..tiles {
         let (stage, next) = (phase % 2, (phase + 1) % 2);
         // As in `sgemm_double_buffered`: no branch on "is there a next tile".
-        // SAFETY: as in the prologue.
+        let k1 = (phase + 1) * BK as u32; // < u32::MAX: k <= u32::MAX - 64 (host check)
+        let k_left = k.saturating_sub(k1);
+        let k1 = k1.min(k);
+        // SAFETY: as in the prologue (nothing is read where k_left = 0).
         let (sa, sb) = unsafe {
-            load_k_tiles_at::<ATile<BM, BK, THREADS, LDA>, VecTile<BK, BN, THREADS>, true>(
-                a,
-                lda,
-                b,
-                n,
-                tile,
-                phase + 1,
-                k,
-                vec,
-                t,
+            (
+                ATile::<BM, BK, THREADS, LDA>::load_nc(
+                    a,
+                    lda,
+                    tile.row0,
+                    k1,
+                    tile.rows_left,
+                    k_left,
+                    vec_a,
+                    t,
+                ),
+                VecTile::<BK, BN, THREADS>::load_nc(
+                    b,
+                    n,
+                    k1,
+                    tile.col0,
+                    k_left,
+                    tile.cols_left,
+                    vec_b,
+                    t,
+                ),
             )
         };
         let (_, a_frags) = a_tile.split_at(stage * a_stage + origin.0);

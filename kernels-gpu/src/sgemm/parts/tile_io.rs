@@ -1,6 +1,6 @@
 //! Moving a `ROWS × COLS` tile of a row-major operand from global to shared memory 16 bytes
-//! at a time, in two halves: [`load`](load_k_tiles) into registers, then
-//! [`VecTile::store`] (as it is) or [`TileVectors::store_transposed`] into shared memory. The
+//! at a time, in two halves: [`load`](TileVectors::load) into registers, then
+//! [`VecTile::store`] (as it is) or [`VecTile::store_transposed`] into shared memory. The
 //! split lets the double-buffered rung keep the next tile's global loads in flight while it
 //! computes on this one. (Rungs 3 and 4 move theirs one float at a time:
 //! [`load_tiles_scalar`].)
@@ -82,9 +82,6 @@ pub trait TileVectors {
     const COLS: usize;
     /// Vectors each thread moves.
     const VECS: usize;
-    /// Floats between the rows of the transposed shared tile
-    /// ([`store_transposed`](Self::store_transposed)): `ROWS`, unless padded.
-    const TRANSPOSED_LD: usize = Self::ROWS;
 
     /// The tile row and column of thread `t`'s vector `j` (`j < VECS`): the row `< ROWS`, the
     /// column a multiple of 4 and `+ 4 <= COLS`.
@@ -93,14 +90,30 @@ pub trait TileVectors {
     /// Thread `t`'s vectors of the tile whose top-left element is `src[row0, col0]`, in a
     /// matrix with `ld` columns that has `rows_left` rows and `cols_left` columns from there
     /// on; zero outside the matrix. `vectors_ok` says 16-byte loads are allowed at all:
-    /// `ld % 4 == 0` and `src` 16-byte aligned. The fast path's 16-byte loads go through the
-    /// read-only data path ([`load_f32x4_nc`]); [`load_k_tiles`] also has plain ones.
+    /// `ld % 4 == 0` and `src` 16-byte aligned.
     ///
     /// # Safety
     /// `src` points to a row-major matrix of `row0 + rows_left` rows of `ld` floats whose
     /// `row0 + r, col0 + c` offsets fit `u32` wherever `r < rows_left`, `c < cols_left`;
     /// `col0` is a multiple of 4; `cols_left <= ld - col0`; every thread of the block passes
-    /// the same values except `t`; nothing writes `src` while the kernel runs.
+    /// the same values except `t`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn load(
+        src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
+        vectors_ok: bool, t: u32,
+    ) -> Staged {
+        // SAFETY: the caller's contract.
+        unsafe {
+            load_vectors::<Self, false>(src, ld, row0, col0, rows_left, cols_left, vectors_ok, t)
+        }
+    }
+
+    /// As [`load`](Self::load), with the fast path's 16-byte loads through the read-only
+    /// data path ([`load_f32x4_nc`]).
+    ///
+    /// # Safety
+    /// As [`load`](Self::load), and nothing writes `src` while the kernel runs.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn load_nc(
@@ -111,106 +124,6 @@ pub trait TileVectors {
         unsafe {
             load_vectors::<Self, true>(src, ld, row0, col0, rows_left, cols_left, vectors_ok, t)
         }
-    }
-
-    /// Stores `staged` (from a load by the same `t`) transposed, element `[r][c]` at
-    /// `dst[offset + c * TRANSPOSED_LD + r]`: the tile's columns become contiguous, so a
-    /// thread's `TM` values of one column of an `a` tile are one or two 16-byte shared loads
-    /// instead of `TM` strided ones.
-    ///
-    /// # Safety
-    /// `dst` holds `offset + COLS * TRANSPOSED_LD` words.
-    #[inline(always)]
-    unsafe fn store_transposed(dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32) {
-        unroll!(Self::VECS, |j| {
-            let (r, c) = Self::position(t, j);
-            unroll!(4, |e| {
-                let at = offset + (c + e as u32) * Self::TRANSPOSED_LD as u32 + r;
-                // SAFETY: c + e < COLS and r < ROWS <= TRANSPOSED_LD.
-                unsafe { dst.set_unchecked(at, staged[j][e]) };
-            });
-        });
-    }
-}
-
-/// Thread `t`'s share of the block's k-step at depth `k0`, `k_left` of the depth from
-/// there: the tile `A` of `a` (`lda` floats a row) from `[tile.row0, k0]` and the tile `B`
-/// of `b` (`n` floats a row) from `[k0, tile.col0]`, by [`TileVectors::load_nc`]'s path
-/// (its read-only 16-byte loads where `NC`, plain ones otherwise), zero outside the
-/// matrices. Where `k_left` is 0 it reads nothing.
-///
-/// # Safety
-/// `a`, `b` and `tile` follow the [module contract](crate::sgemm) (`tile` is this block's,
-/// `a`'s rows `lda` floats apart), `k0 + k_left` is `k`, and the loads' contract holds for
-/// both (`vec_a`, `vec_b` as their `vectors_ok`), but for `NC`'s read-only condition where
-/// `NC` is false.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn load_k_tiles<A: TileVectors, B: TileVectors, const NC: bool>(
-    a: *const f32, lda: u32, b: *const f32, n: u32, tile: &BlockTile, k0: u32, k_left: u32,
-    (vec_a, vec_b): (bool, bool), t: u32,
-) -> (Staged, Staged) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        (
-            load_vectors::<A, NC>(a, lda, tile.row0, k0, tile.rows_left, k_left, vec_a, t),
-            load_vectors::<B, NC>(b, n, k0, tile.col0, k_left, tile.cols_left, vec_b, t),
-        )
-    }
-}
-
-/// [`load_k_tiles`] for k-tile `p` of `A::COLS` depths, none past `k`: with `p` past the
-/// last tile the loads are all zeros and read nothing, so that a loop that loads the next
-/// tile needs no branch on whether there is one.
-///
-/// # Safety
-/// As [`load_k_tiles`]; `(p + 1) · A::COLS` fits `u32`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn load_k_tiles_at<A: TileVectors, B: TileVectors, const NC: bool>(
-    a: *const f32, lda: u32, b: *const f32, n: u32, tile: &BlockTile, p: u32, k: u32,
-    vec: (bool, bool), t: u32,
-) -> (Staged, Staged) {
-    let k0 = p * A::COLS as u32; // < u32::MAX: k <= u32::MAX - 64 (host check)
-    let k_left = k.saturating_sub(k0);
-    let k0 = k0.min(k);
-    // SAFETY: the caller's contract; nothing is read where k_left = 0.
-    unsafe { load_k_tiles::<A, B, NC>(a, lda, b, n, tile, k0, k_left, vec, t) }
-}
-
-/// The k-step of rungs 5 and 6 (and rung 7's first): [`load_k_tiles`] at depth `k0 < k`
-/// with 16-byte loads, the `BM × BK` tile of `a` (`m × k`) stored transposed into
-/// `a_tile[c * BM + r]` and the `BK × BN` tile of `b` (`k × n`) into `b_tile[r * BN + c]`.
-///
-/// # Safety
-/// As [`load_k_tiles`] (`lda = k`, `k_left = k - k0`); `a_tile` and `b_tile` hold `BK · BM`
-/// and `BK · BN` words, which no thread uses until a barrier.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn stage_k_tiles<
-    const BM: usize,
-    const BN: usize,
-    const BK: usize,
-    const THREADS: usize,
->(
-    a: *const f32, b: *const f32, k: u32, n: u32, tile: &BlockTile, k0: u32, vec: (bool, bool),
-    a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, t: u32,
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        let (sa, sb) = load_k_tiles::<VecTile<BM, BK, THREADS>, VecTile<BK, BN, THREADS>, false>(
-            a,
-            k,
-            b,
-            n,
-            tile,
-            k0,
-            k - k0,
-            vec,
-            t,
-        );
-        VecTile::<BM, BK, THREADS>::store_transposed(a_tile, 0, &sa, t);
-        VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
     }
 }
 
@@ -249,7 +162,7 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
             && ROWS * COLS / 4 / THREADS <= MAX_VECS
     );
 
-    /// Stores `staged` (from a load by the same `t`) as rows of the tile:
+    /// Stores `staged` (from [`load`](TileVectors::load) by the same `t`) as rows of the tile:
     /// `dst[offset + r * COLS + c ..+ 4]`, one 16-byte shared store per vector.
     ///
     /// # Safety
@@ -302,15 +215,33 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
             };
         });
     }
+
+    /// Stores `staged` transposed, element `[r][c]` at `dst[offset + c * ROWS + r]`: the
+    /// tile's columns become contiguous, so a thread's `TM` values of one column of an `a`
+    /// tile are one or two 16-byte shared loads instead of `TM` strided ones.
+    ///
+    /// # Safety
+    /// `dst` holds `offset + ROWS * COLS` words.
+    #[inline(always)]
+    pub unsafe fn store_transposed(dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32) {
+        unroll!(Self::VECS, |j| {
+            let (r, c) = Self::position(t, j);
+            unroll!(4, |e| {
+                let at = offset + (c + e as u32) * ROWS as u32 + r;
+                // SAFETY: c + e < COLS and r < ROWS.
+                unsafe { dst.set_unchecked(at, staged[j][e]) };
+            });
+        });
+    }
 }
 
-/// The body of every tile load ([`TileVectors::load_nc`], [`load_k_tiles`]): fast path
+/// The body of every tile load ([`TileVectors::load`], [`TileVectors::load_nc`]): fast path
 /// (`ld.global.v4`, or `ld.global.nc.v4` if `NC`) only if the whole tile is inside the matrix
 /// and `vectors_ok`; a whole tile whose rows are not 16-byte aligned by scalar loads without
 /// bounds checks; else checked scalar loads, zero outside.
 ///
 /// # Safety
-/// As [`TileVectors::load_nc`], but for its read-only condition where `NC` is false.
+/// As [`TileVectors::load`], and if `NC`, nothing writes `src` while the kernel runs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
@@ -379,7 +310,6 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize
     const ROWS: usize = ROWS;
     const COLS: usize = COLS;
     const VECS: usize = ROWS * COLS / 4 / THREADS;
-    const TRANSPOSED_LD: usize = LD;
 
     #[inline(always)]
     fn position(t: u32, j: usize) -> (u32, u32) {
@@ -410,4 +340,21 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize, const LD: usize
             && LD >= ROWS
             && LD.is_multiple_of(4)
     );
+
+    /// Stores `staged` (from [`load_nc`](TileVectors::load_nc) by the same `t`) transposed:
+    /// element `[r][c]` at `dst[offset + c * LD + r]`.
+    ///
+    /// # Safety
+    /// `dst` holds `offset + COLS * LD` words.
+    #[inline(always)]
+    pub unsafe fn store_transposed(dst: SharedSlice<f32>, offset: u32, staged: &Staged, t: u32) {
+        unroll!(Self::VECS, |j| {
+            let (r, c) = Self::position(t, j);
+            unroll!(4, |e| {
+                let at = offset + (c + e as u32) * LD as u32 + r;
+                // SAFETY: c + e < COLS and r < ROWS <= LD.
+                unsafe { dst.set_unchecked(at, staged[j][e]) };
+            });
+        });
+    }
 }
