@@ -262,12 +262,14 @@ impl Gpus {
     /// [`Error::WrongDevice`] unless `buf` is on device `device`.
     fn check_on(&self, operand: &'static str, buf: &CudaSlice<f32>, device: usize) -> Result<()> {
         let (actual, expected) = (buf.context().ordinal(), self.devices[device].ordinal);
-        let wrong = Error::WrongDevice {
-            operand,
-            expected,
-            actual,
-        };
-        (actual == expected).then_some(()).ok_or(wrong)
+        if actual != expected {
+            return Err(Error::WrongDevice {
+                operand,
+                expected,
+                actual,
+            });
+        }
+        Ok(())
     }
 }
 
