@@ -167,8 +167,13 @@ pub fn run(args: &Args, count: GpuCount) -> Result<bool, Error> {
         .map_or("no NCCL (one GPU)".to_owned(), |(v, path)| {
             format!("NCCL {}.{}.{} from {path}", v.0, v.1, v.2)
         });
+    let copies = match (gpus.len(), gpus.direct_copies()) {
+        (1, _) => "",
+        (_, true) => ", copies between GPUs direct",
+        (_, false) => ", copies between GPUs through the host (no peer access)",
+    };
     eprintln!(
-        "{} GPU(s) [{}], {nccl}; seed {}, {}",
+        "{} GPU(s) [{}], {nccl}{copies}; seed {}, {}",
         gpus.len(),
         names.join(", "),
         args.seed,

@@ -286,6 +286,26 @@ impl Gpu {
         .call("cuMemPoolSetAttribute")
     }
 
+    /// Opens the device's memory pool (where its buffers come from) to device `peer`
+    /// (a CUDA ordinal): that device's kernels and copy engines may then read and write
+    /// them directly. Nothing to do where the device has no pool.
+    pub(crate) fn open_memory_to(&self, peer: usize) -> Result<()> {
+        let Some(pool) = self.memory_pool()? else {
+            return Ok(());
+        };
+        let desc = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: peer as i32,
+            },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: one access descriptor for a live pool, read during the call.
+        unsafe { sys::cuMemPoolSetAccess(pool, &desc, 1) }
+            .result()
+            .call("cuMemPoolSetAccess")
+    }
+
     /// Returns the memory the device's pool keeps from freed buffers to the driver.
     fn trim_freed_memory(&self) -> Result<()> {
         let Some(pool) = self.memory_pool()? else {

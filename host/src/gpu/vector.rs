@@ -75,23 +75,62 @@ impl Gpu {
         self.sum_parts(kernel, input, &mut scratch.partials, out)
     }
 
+    /// The first of [`sum_into`](Self::sum_into)'s passes (the only one where a single
+    /// block suffices: then straight into `out`). Several devices queue their first passes
+    /// before their second, so that each starts as soon as it can.
+    pub(crate) fn sum_first_pass(
+        &self, kernel: ReduceKernel, input: &CudaView<f32>, scratch: &mut ReduceScratch,
+        out: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
+        self.first_pass(kernel, input, &mut scratch.partials, out)
+    }
+
+    /// The second of [`sum_into`](Self::sum_into)'s passes, after
+    /// [`sum_first_pass`](Self::sum_first_pass) over `len` values.
+    pub(crate) fn sum_second_pass(
+        &self, kernel: ReduceKernel, len: usize, scratch: &ReduceScratch,
+        out: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
+        self.second_pass(kernel, len, &scratch.partials, out)
+    }
+
     fn sum_parts(
         &self, kernel: ReduceKernel, input: &CudaView<f32>, partials: &mut CudaSlice<f32>,
         out: &mut CudaViewMut<f32>,
     ) -> Result<()> {
+        self.first_pass(kernel, input, partials, out)?;
+        self.second_pass(kernel, input.len(), partials, out)
+    }
+
+    /// One pass where a single block suffices (straight into `out`), else the first pass
+    /// into `partials`.
+    fn first_pass(
+        &self, kernel: ReduceKernel, input: &CudaView<f32>, partials: &mut CudaSlice<f32>,
+        out: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
         let n = reduce::check_len(input.len())?;
-        if n == 0 {
-            return self
+        match reduce::first_pass_blocks(n) {
+            _ if n == 0 => self
                 .stream
                 .memset_zeros(out)
-                .map_err(|e| fault(kernel.entry(), e));
+                .map_err(|e| fault(kernel.entry(), e)),
+            1 => self.reduce_pass(kernel, input, n, out),
+            _ => self.reduce_pass(kernel, input, n, &mut partials.as_view_mut()),
         }
-        let blocks = reduce::first_pass_blocks(n);
-        if blocks == 1 {
-            return self.reduce_pass(kernel, input, n, out);
+    }
+
+    /// The second pass over the partials of a first pass over `len` values (nothing where
+    /// that pass wrote the sum).
+    fn second_pass(
+        &self, kernel: ReduceKernel, len: usize, partials: &CudaSlice<f32>,
+        out: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
+        let n = reduce::check_len(len)?;
+        match reduce::first_pass_blocks(n) {
+            _ if n == 0 => Ok(()),
+            1 => Ok(()),
+            blocks => self.reduce_pass(kernel, &partials.as_view(), blocks, out),
         }
-        self.reduce_pass(kernel, input, n, &mut partials.as_view_mut())?;
-        self.reduce_pass(kernel, &partials.as_view(), blocks, out)
     }
 
     /// Queues the sliding average of `a` over windows of `window` into `out`, which must

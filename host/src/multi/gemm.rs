@@ -1,5 +1,5 @@
 //! `C = A·B` over several GPUs: `A` and `C` split by rows ([`crate::plan::shard::split`] at
-//! multiples of the kernel's block rows), `B` broadcast to every device (NCCL), each device running
+//! multiples of the kernel's block rows), `B` sent to every device ([`super::peer`]), each device running
 //! on its rows the kernel one GPU runs on the whole product, and `C`'s rows gathered on the
 //! root or left where they were computed.
 //!
@@ -10,20 +10,24 @@
 //! (FP32, TF32, BF16). A named kernel runs as named.
 //!
 //! **Why rows and a broadcast.** Splitting `A` by rows leaves each output's summation as it
-//! is and moves `B` whole, contiguous, in one broadcast; a 2-D split would move fewer bytes
-//! only for four devices and more, square products and non-contiguous column panels of
-//! `B`, packed before and after, with the split-k and row-split choices to re-derive for
-//! column blocks.
+//! is and moves `B` whole, contiguous; a 2-D split would move fewer bytes only for four
+//! devices and more, square products and non-contiguous column panels of `B`, packed
+//! before and after, with the split-k and row-split choices to re-derive for column blocks.
 //!
-//! **Overlap.** The transfers run on a stream of their own on each device: the root starts
-//! its rows while `B` and the other devices' rows of `A` leave it, and receives their rows
-//! of `C` while it computes; the other devices start once theirs have arrived. They start
-//! later than the root, so the split gives the root more rows: after each product, the
-//! time each device waited, computed and sent back is measured (CUDA events on its own
+//! **Transfers.** Every byte moves by the copy engines ([`super::peer`]), so the root's
+//! multiprocessors compute its rows undisturbed: device `d` pulls one piece of `B` and its
+//! rows of `A` from the root, and the other pieces of `B` from the devices that pulled
+//! them (the root's links carry `B` once, as NCCL's pipelined broadcast does); the rows of
+//! `C` are pushed back to the root by each device once computed.
+//!
+//! **Overlap.** The root starts its rows at once; the other devices start once their
+//! operands have arrived, and send their rows back while the root may still compute. They
+//! start later than the root, so the split gives the root more rows: after each product,
+//! the time each device waited, computed and sent back is measured (CUDA events on its own
 //! streams), and the next product of the same shape and kernel is split so that all would
 //! end together ([`crate::plan::shard::balance`]). The split never changes the bits.
 
-use super::{Gpus, Rows, Shard, Shards, address, lock, stream};
+use super::{Gpus, Rows, Shard, Shards, address, lock, peer};
 use crate::gpu::Gpu;
 use crate::gpu::autotune::{self, Tuned};
 use crate::plan::kernels::MatmulKernel;
@@ -448,23 +452,40 @@ impl Gpus {
             return Ok((shards, self.finish(key, pinned, parts, marks)));
         }
 
-        // Buffers: `b` on every device but the root, each device's rows of `a` (unless they
-        // are a shard already), each device's rows of the product.
+        // Each device's rows in steps: where its rows of `a` come from the root and its rows
+        // of `c` go back there, every device but the root runs its part in [`STEPS`] steps,
+        // so that the first starts once its own rows of `a` have arrived and each step's
+        // rows of `c` leave while the next computes. Steps end at multiples of the block
+        // rows, as the parts do, so they change no bits.
+        let stepped = matches!(a, Rows::Root(_)) && out.is_some();
+        let steps: Vec<Vec<Range<usize>>> = layout
+            .iter()
+            .enumerate()
+            .map(|(d, r)| {
+                let count = if d > 0 && stepped { STEPS } else { 1 };
+                shard::even(r.len(), count, pinned.block_rows())
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .map(|s| r.start + s.start..r.start + s.end)
+                    .collect()
+            })
+            .collect();
+        // Buffers: `b` on every device but the root; each step's rows of `a` (unless they
+        // are a shard already) and of the product.
         let mut b_copies: Vec<Option<CudaSlice<f32>>> = vec![None];
         for d in 1..self.len() {
             b_copies.push(Some(self.gpu(d).uninit(k * n)?));
         }
-        let mut a_rows: Vec<Option<CudaSlice<f32>>> = vec![];
-        let mut c_rows: Vec<Option<CudaSlice<f32>>> = vec![];
-        for (d, r) in layout.iter().enumerate() {
+        let mut a_steps: Vec<Vec<CudaSlice<f32>>> = vec![];
+        let mut c_steps: Vec<Vec<CudaSlice<f32>>> = vec![];
+        for (d, st) in steps.iter().enumerate() {
             let gpu = self.gpu(d);
-            let own_a = matches!(a, Rows::Root(_)) && !r.is_empty();
-            a_rows.push(own_a.then(|| gpu.uninit(r.len() * k)).transpose()?);
-            c_rows.push(
-                (!r.is_empty())
-                    .then(|| gpu.uninit(r.len() * n))
-                    .transpose()?,
-            );
+            let own_a = matches!(a, Rows::Root(_));
+            let bufs = |cols: usize| -> Result<Vec<CudaSlice<f32>>> {
+                st.iter().map(|s| gpu.uninit(s.len() * cols)).collect()
+            };
+            a_steps.push(if own_a { bufs(k)? } else { vec![] });
+            c_steps.push(bufs(n)?);
         }
         // From here on, every return waits for the transfers before these buffers go.
         let settle = self.settle();
@@ -479,7 +500,7 @@ impl Gpus {
         }
         // The root's own rows of `a`, copied into a buffer of their own (the kernels take
         // whole buffers).
-        if let (Rows::Root(a), Some(a0)) = (a, a_rows[0].as_mut()) {
+        if let (Rows::Root(a), Some(a0)) = (a, a_steps[0].first_mut()) {
             let len = layout[0].len() * k;
             self.gpu(0)
                 .stream()
@@ -487,122 +508,152 @@ impl Gpus {
                 .call("cuMemcpyDtoD")?;
         }
         self.transfers_follow_kernels()?;
-        {
-            let comm = self.comm()?;
-            comm.group(|| {
-                for (d, dev) in self.devices.iter().enumerate() {
-                    let (send, recv) = match &b_copies[d] {
-                        None => (address(b, 0), address(b, 0)),
-                        Some(copy) => (0, address(copy, 0)),
-                    };
-                    // SAFETY: `b` holds k·n floats on the root, only read until the
-                    // broadcast is done (the root's stream waits for it before this call
-                    // returns, so the caller can free it only after); each copy has room
-                    // for k·n on its device, written by this broadcast alone, read by
-                    // kernels queued after it on a stream that waits for it.
-                    unsafe { comm.broadcast(d, send, recv, k * n, 0, stream(dev)) }?;
-                }
-                if let Rows::Root(a) = a {
-                    for (d, r) in layout.iter().enumerate().skip(1) {
-                        let Some(dst) = &a_rows[d] else { continue };
-                        let len = r.len() * k;
-                        // SAFETY: rows `r` of `a` are `len` floats on the root, only read;
-                        // `dst` holds `len` on device `d`, written by this receive alone;
-                        // both outlive it (streams ordered as for `b`).
-                        unsafe {
-                            comm.send(
-                                0,
-                                address(a, r.start * k),
-                                len,
-                                d,
-                                stream(&self.devices[0]),
-                            )?;
-                            comm.recv(d, address(dst, 0), len, 0, stream(&self.devices[d]))?;
-                        }
-                    }
-                }
-                Ok(())
-            })?;
+        // The operands, by the copy engines ([`super::peer`]). `b` is cut into pieces, each
+        // owned by one device but the root, in turn: the owner pulls it from the root on its
+        // transfer stream, and every other device pulls it from the owner, on its own
+        // stream, once it has arrived there. So the root's links carry `b` once, however
+        // many devices there are, and the pieces flow on as they arrive. Then each device
+        // pulls its steps' rows of `a` from the root, after its pieces of `b`.
+        let senders = self.len() - 1;
+        let pieces = shard::even(k * n, senders * PIECES, PIECE_ALIGN);
+        let owner = |j: usize| 1 + j % senders;
+        let copy_of_b = |d: usize| {
+            b_copies[d]
+                .as_ref()
+                .expect("`b` copied to every device but the root")
+        };
+        let mut arrived = vec![];
+        for (j, piece) in pieces.iter().enumerate() {
+            let d = owner(j);
+            let t = self.devices[d].transfers();
+            // SAFETY: `piece` lies within `b`'s k·n floats on the root and within its copy's
+            // on device `d`, written by this copy alone; the transfer stream follows the
+            // root's start (the writes of `b` and `a`) and the copy's allocation; every
+            // stream waits for every copy before this call returns (`settle`).
+            unsafe {
+                self.copy_peer(
+                    t,
+                    (d, address(copy_of_b(d), piece.start)),
+                    (0, address(b, piece.start)),
+                    piece.len(),
+                )
+            }?;
+            arrived.push(peer::mark(t)?);
         }
-        // Every device but the root computes once its operands have arrived; the root
-        // starts at once, beside its sends.
-        for d in self.devices.iter().skip(1) {
-            follow(d.gpu.stream(), d.transfers())?;
-        }
-        let mut ready = vec![];
-        let mut computed = vec![];
-        for (d, r) in layout.iter().enumerate() {
-            let gpu = self.gpu(d);
-            ready.push(mark(gpu.stream())?);
-            if let Some(c) = c_rows[d].as_mut() {
-                let a_part = match (&a_rows[d], a) {
-                    (Some(own), _) => own,
-                    (None, Rows::Shards(s)) => &s.parts[d].buf,
-                    (None, Rows::Root(_)) => unreachable!("rows of `a` were copied for every part"),
-                };
-                let b_part = b_copies[d].as_ref().unwrap_or(b);
-                pinned
-                    .for_rows(r)
-                    .run(gpu, a_part, b_part, c, part_shape(r)?)?;
+        let mut a_arrived: Vec<Vec<CudaEvent>> = vec![vec![]];
+        for d in 1..self.len() {
+            let t = self.devices[d].transfers();
+            let mut events = vec![];
+            if let Rows::Root(a) = a {
+                for (s, dst) in steps[d].iter().zip(&a_steps[d]) {
+                    // SAFETY: rows `s` of `a` on the root into a buffer of as many floats
+                    // on device `d`, written by this copy alone; ordered as `b`'s pieces.
+                    unsafe {
+                        self.copy_peer(
+                            t,
+                            (d, address(dst, 0)),
+                            (0, address(a, s.start * k)),
+                            s.len() * k,
+                        )
+                    }?;
+                    events.push(peer::mark(t)?);
+                }
             }
-            computed.push(mark(gpu.stream())?);
+            a_arrived.push(events);
+        }
+        for d in 1..self.len() {
+            let own = self.gpu(d).stream();
+            for (j, piece) in pieces.iter().enumerate().filter(|(j, _)| owner(*j) != d) {
+                own.wait(&arrived[j]).call("cuStreamWaitEvent")?;
+                // SAFETY: the owner's copy of `b` holds `piece` once `arrived[j]` has
+                // passed; device `d`'s copy is written there by this copy alone; ordered as
+                // above.
+                unsafe {
+                    self.copy_peer(
+                        own,
+                        (d, address(copy_of_b(d), piece.start)),
+                        (owner(j), address(copy_of_b(owner(j)), piece.start)),
+                        piece.len(),
+                    )
+                }?;
+            }
         }
 
-        let mut gathered: Vec<Option<CudaEvent>> = (0..self.len()).map(|_| None).collect();
-        let shards = match out {
-            None => {
-                for (d, g) in gathered.iter_mut().enumerate() {
-                    *g = Some(mark(self.gpu(d).stream())?);
+        // Each device computes its steps once their operands have arrived (the root at
+        // once), and, where `c` is gathered, sends each step's rows to the root as soon as
+        // they are computed.
+        let (mut ready, mut computed, mut gathered) = (vec![], vec![], vec![]);
+        for (d, st) in steps.iter().enumerate() {
+            let gpu = self.gpu(d);
+            let own = gpu.stream();
+            let t = self.devices[d].transfers();
+            if d > 0 && a_arrived[d].is_empty() {
+                // Its pieces of `b` (no rows of `a` to wait for).
+                follow(own, t)?;
+            }
+            for (i, rows) in st.iter().enumerate() {
+                if let Some(event) = a_arrived[d].get(i) {
+                    own.wait(event).call("cuStreamWaitEvent")?;
                 }
-                Some(self.shards(m, n, &layout, |d, _| match c_rows[d].take() {
-                    Some(c) => Ok(c),
-                    None => self.gpu(d).zeros(1),
+                if i == 0 {
+                    ready.push(mark(own)?);
+                }
+                let a_part = match a {
+                    Rows::Root(_) => &a_steps[d][i],
+                    Rows::Shards(s) => &s.parts[d].buf,
+                };
+                let b_part = b_copies[d].as_ref().unwrap_or(b);
+                let c = &mut c_steps[d][i];
+                pinned
+                    .for_rows(rows)
+                    .run(gpu, a_part, b_part, c, part_shape(rows)?)?;
+                if let (Some(out), true) = (out.as_deref_mut(), d > 0) {
+                    follow(t, own)?;
+                    // SAFETY: `c` holds this step's rows of the product, written by the
+                    // kernel the transfer stream now follows; those rows of `out` on the
+                    // root are written by this copy alone; every stream waits for it before
+                    // this call returns (`settle`).
+                    unsafe {
+                        self.copy_peer(
+                            t,
+                            (0, address(out, rows.start * n)),
+                            (d, address(c, 0)),
+                            rows.len() * n,
+                        )
+                    }?;
+                }
+            }
+            if st.is_empty() {
+                ready.push(mark(own)?);
+            }
+            computed.push(mark(own)?);
+            gathered.push(match (out.as_deref_mut(), d) {
+                (Some(out), 0) => {
+                    if let Some(c0) = c_steps[0].first() {
+                        let len = layout[0].len() * n;
+                        own.memcpy_dtod(c0, &mut out.slice_mut(..len))
+                            .call("cuMemcpyDtoD")?;
+                    }
+                    mark(own)?
+                }
+                (Some(_), _) => mark(t)?,
+                (None, _) => mark(own)?,
+            });
+        }
+        let shards = match out {
+            Some(_) => None,
+            None => {
+                let mut c_steps = c_steps.into_iter();
+                Some(self.shards(m, n, &layout, |d, _| {
+                    match c_steps.next().and_then(|c| c.into_iter().next()) {
+                        Some(c) => Ok(c),
+                        None => self.gpu(d).zeros(1),
+                    }
                 })?)
             }
-            Some(out) => {
-                if let Some(c0) = &c_rows[0] {
-                    let len = layout[0].len() * n;
-                    self.gpu(0)
-                        .stream()
-                        .memcpy_dtod(c0, &mut out.slice_mut(..len))
-                        .call("cuMemcpyDtoD")?;
-                }
-                gathered[0] = Some(mark(self.gpu(0).stream())?);
-                for d in self.devices.iter().skip(1) {
-                    follow(d.transfers(), d.gpu.stream())?;
-                }
-                let comm = self.comm()?;
-                comm.group(|| {
-                    for (d, r) in layout.iter().enumerate().skip(1) {
-                        let Some(c) = &c_rows[d] else { continue };
-                        let len = r.len() * n;
-                        // SAFETY: `c` holds this device's `len` floats of the product,
-                        // written by the kernels its transfer stream now follows; rows `r`
-                        // of `out` on the root are written by this receive alone; both
-                        // outlive it (each device's stream waits for its transfers before
-                        // anything is freed on it).
-                        unsafe {
-                            comm.send(d, address(c, 0), len, 0, stream(&self.devices[d]))?;
-                            comm.recv(
-                                0,
-                                address(out, r.start * n),
-                                len,
-                                d,
-                                stream(&self.devices[0]),
-                            )?;
-                        }
-                    }
-                    Ok(())
-                })?;
-                drop(comm);
-                for (d, dev) in self.devices.iter().enumerate().skip(1) {
-                    gathered[d] = Some(mark(dev.transfers())?);
-                }
-                None
-            }
         };
-        // Each device's stream waits for its transfers: the root's product is whole there,
-        // and the buffers dropped below are freed after the transfers that read them.
+        // Every stream waits for every copy: the root's product is whole there, and the
+        // buffers dropped below are freed after the copies that read them.
         settle.done()?;
         for (d, (((start, ready), computed), gathered)) in starts
             .into_iter()
@@ -612,11 +663,11 @@ impl Gpus {
             .enumerate()
         {
             let has_rows = !layout[d].is_empty();
-            marks.push(has_rows.then(|| Marks {
+            marks.push(has_rows.then_some(Marks {
                 start,
                 ready,
                 computed,
-                gathered: gathered.expect("marked above"),
+                gathered,
             }));
         }
         Ok((shards, self.finish(key, pinned, parts, marks)))
@@ -659,6 +710,17 @@ impl Gpus {
         }
     }
 }
+
+/// The pieces of `b` per device but the root ([`Gpus::product`]): enough that each arrives
+/// quickly and flows on to the other devices while the next is on its way.
+const PIECES: usize = 8;
+
+/// The unit the pieces of `b` are cut at (floats: 4 KiB).
+const PIECE_ALIGN: usize = 1024;
+
+/// The steps each device but the root runs its rows in, where `a` comes from the root and
+/// `c` goes back there ([`Gpus::product`]).
+const STEPS: usize = 2;
 
 /// Makes `waiter` wait for the work queued so far on `on` (two streams of one device).
 fn follow(waiter: &CudaStream, on: &CudaStream) -> Result<()> {

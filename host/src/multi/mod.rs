@@ -16,6 +16,7 @@
 
 pub mod gemm;
 pub mod nccl;
+mod peer;
 pub mod simulated;
 pub mod vector;
 
@@ -40,6 +41,11 @@ pub struct Gpus {
     chunk: usize,
     /// Each product's last split and timings, for the next split ([`gemm`]).
     balance: Mutex<gemm::Balance>,
+    /// Whether every pair of devices copies directly ([`peer::open`]).
+    direct: bool,
+    /// Each device's scratch for sums, kept between calls ([`vector`]): every use is on
+    /// that device's stream, so one call's use is done before the next one's starts.
+    sum_scratch: Mutex<Vec<Option<crate::gpu::ReduceScratch>>>,
 }
 
 struct Device {
@@ -125,11 +131,14 @@ impl Gpus {
         } else {
             None
         };
+        let direct = peer::open(&devices)?;
         Ok(Self {
             devices,
             comm,
             chunk: VECTOR_CHUNK,
             balance: Mutex::new(gemm::Balance::default()),
+            direct,
+            sum_scratch: Mutex::new(vec![]),
         })
     }
 
@@ -151,6 +160,12 @@ impl Gpus {
     /// The CUDA ordinal of device `i`.
     pub fn ordinal(&self, i: usize) -> usize {
         self.devices[i].ordinal
+    }
+
+    /// Whether every pair of devices copies directly (NVLink or PCIe peer-to-peer), rather
+    /// than through the host ([`peer`]).
+    pub fn direct_copies(&self) -> bool {
+        self.direct
     }
 
     /// NCCL's version and where it was loaded from; `None` with one GPU.
@@ -248,10 +263,10 @@ impl Gpus {
         Ok(())
     }
 
-    /// A guard that, dropped, makes every device's stream wait for its transfers: made
-    /// after a call's buffers and before its transfers are queued, so that on any return,
-    /// an error's too, the buffers are freed (on the devices' streams) after the transfers
-    /// that use them.
+    /// A guard that, dropped, makes every device's stream wait for every other's and for
+    /// the transfers ([`Gpus::join`]): made after a call's buffers and before its transfers
+    /// are queued, so that on any return, an error's too, the buffers are freed (on the
+    /// devices' streams) after the transfers that use them.
     fn settle(&self) -> Settle<'_> {
         Settle {
             gpus: self,
@@ -284,7 +299,7 @@ impl Settle<'_> {
     /// fails.
     fn done(mut self) -> Result<()> {
         self.armed = false;
-        self.gpus.kernels_follow_transfers()
+        self.gpus.join()
     }
 }
 
@@ -293,7 +308,7 @@ impl Drop for Settle<'_> {
         if self.armed {
             // On an error's way out: a failure here is a failed device, which the call's
             // own error or the next synchronisation reports.
-            let _ = self.gpus.kernels_follow_transfers();
+            let _ = self.gpus.join();
         }
     }
 }
@@ -448,7 +463,7 @@ impl Gpus {
     }
 
     /// Gathers `shards` into `out` on the root, rows in order: the root's own by a copy on
-    /// the device, the others' through NCCL. Queued, as the device operations are.
+    /// the device, the others' by their copy engines. Queued, as the device operations are.
     pub fn gather(&self, shards: &Shards, out: &mut CudaSlice<f32>) -> Result<()> {
         let cols = shards.cols;
         crate::gpu::output_len(out.len(), shards.rows * cols)?;
@@ -466,9 +481,9 @@ impl Gpus {
     }
 
     /// Copies each piece into `out` on the root at its offset: the root's by a copy on the
-    /// device, the others' through NCCL (one group), then makes the root's stream wait for
-    /// them. Every device's stream waits for its transfers, so that the pieces are freed
-    /// after them.
+    /// device, the others' by their copy engines ([`peer`]), each from its device's transfer
+    /// stream; then every stream waits for every other ([`Gpus::join`]), so that the root's
+    /// reads `out` whole and the pieces are freed after the copies.
     fn gather_pieces(&self, pieces: &[Piece<'_>], out: &mut CudaSlice<f32>) -> Result<()> {
         self.check_on("out", out, 0)?;
         for p in pieces {
@@ -500,22 +515,20 @@ impl Gpus {
         }
         let settle = self.settle();
         self.transfers_follow_kernels()?;
-        let comm = self.comm()?;
-        comm.group(|| {
-            for p in &remote {
-                let (dev, root) = (&self.devices[p.device], &self.devices[0]);
-                // SAFETY: the piece holds `len` floats on its device, written by the work
-                // its transfer stream now follows; `out` on the root has room for them at
-                // `at` (checked above), written there by this receive alone; both outlive
-                // the transfers (each device's stream waits for them below, before anything
-                // can be freed on it).
-                unsafe {
-                    comm.send(p.device, address(p.src, 0), p.len, 0, stream(dev))?;
-                    comm.recv(0, address(out, p.at), p.len, p.device, stream(root))?;
-                }
-            }
-            Ok(())
-        })?;
+        for p in &remote {
+            // SAFETY: the piece holds `len` floats on its device, written by the work its
+            // transfer stream now follows; `out` on the root has room for them at `at`
+            // (checked above), written there by this copy alone; both outlive it (every
+            // stream waits for every copy below, before anything can be freed).
+            unsafe {
+                self.copy_peer(
+                    self.devices[p.device].transfers(),
+                    (0, address(out, p.at)),
+                    (p.device, address(p.src, 0)),
+                    p.len,
+                )
+            }?;
+        }
         settle.done()
     }
 }

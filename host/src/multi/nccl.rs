@@ -1,4 +1,4 @@
-//! NCCL, found and loaded at run time: the library search, the dozen calls the multi-GPU
+//! NCCL, found and loaded at run time: the library search, the few calls the multi-GPU
 //! handle makes, and typed errors for every way they fail. NCCL is never needed to build,
 //! nor to run on one GPU.
 //!
@@ -27,9 +27,9 @@
 //! environment, always: NVLink SHARP (multicast objects) can take every GPU of a shared
 //! host out of service, and nothing here needs it (nor calls `cuMulticastCreate`). It also
 //! sets `NCCL_P2P_DIRECT_DISABLE=1` unless the variable is set already: this crate's
-//! buffers come from CUDA's stream-ordered allocator, whose memory is not open to the other
-//! GPUs of the process, so NCCL must move data through its own buffers rather than read a
-//! peer's directly.
+//! buffers come from CUDA's stream-ordered allocator, which NCCL cannot map for direct
+//! access by its peers' kernels, so NCCL moves data through its own buffers. (Bulk
+//! transfers go by the copy engines instead: [`super::peer`].)
 
 use crate::problem::error::{Error, Result};
 use std::ffi::{CStr, OsString, c_char, c_int, c_void};
@@ -170,15 +170,6 @@ struct Calls {
     send:
         unsafe extern "C" fn(*const c_void, usize, c_int, c_int, RawComm, RawStream) -> NcclResult,
     recv: unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, RawComm, RawStream) -> NcclResult,
-    broadcast: unsafe extern "C" fn(
-        *const c_void,
-        *mut c_void,
-        usize,
-        c_int,
-        c_int,
-        RawComm,
-        RawStream,
-    ) -> NcclResult,
 }
 
 /// The loaded library: where from, its version, its calls. Loaded once per process
@@ -267,7 +258,6 @@ fn open(candidate: &Candidate) -> std::result::Result<Nccl, String> {
             group_end: symbol(&library, "ncclGroupEnd")?,
             send: symbol(&library, "ncclSend")?,
             recv: symbol(&library, "ncclRecv")?,
-            broadcast: symbol(&library, "ncclBroadcast")?,
         }
     };
     let mut code = 0;
@@ -436,30 +426,6 @@ impl Communicator {
         let rc =
             unsafe { (self.nccl.calls.recv)(buf as *mut c_void, count, dtype, peer, comm, stream) };
         self.nccl.check("ncclRecv", rc)
-    }
-
-    /// Queues rank `rank`'s part of a broadcast of `count` f32s from rank `root`: `send` is
-    /// read on the root, `recv` written on every rank (the root's may be its `send`).
-    ///
-    /// # Safety
-    /// As [`send`](Self::send) for `send` on the root and [`recv`](Self::recv) for `recv`
-    /// on every rank; every rank of the communicator queues its part.
-    pub unsafe fn broadcast(
-        &self, rank: usize, send: u64, recv: u64, count: usize, root: usize, stream: RawStream,
-    ) -> Result<()> {
-        // SAFETY: the caller's contract.
-        let rc = unsafe {
-            (self.nccl.calls.broadcast)(
-                send as *const c_void,
-                recv as *mut c_void,
-                count,
-                NCCL_FLOAT32,
-                root as c_int,
-                self.comms[rank],
-                stream,
-            )
-        };
-        self.nccl.check("ncclBroadcast", rc)
     }
 
     /// The first asynchronous error any communicator has met (a peer that failed, a

@@ -93,31 +93,53 @@ impl Gpus {
                 .map_err(|e| crate::gpu::fault(kernel.entry(), e));
         }
         // Every chunk's sum into its own element: the root's straight into the gathered
-        // partials, the others' into partials of their own, sent there.
+        // partials, the others' into partials of their own, sent there. The launches are
+        // queued a pass over a chunk of every device at a time, so that no device waits for
+        // the host to queue another's work before it starts.
         let mut all = root.uninit(count)?;
         let mut own: Vec<Option<CudaSlice<f32>>> = vec![];
+        let mut kept = super::lock(&self.sum_scratch);
+        kept.resize_with(self.len(), || None);
         for p in &x.parts {
             let gpu = self.gpu(p.device);
             let mine = chunks.within(&p.rows);
-            if mine.is_empty() {
-                own.push(None);
-                continue;
-            }
-            let mut scratch = gpu.reduce_scratch()?;
-            let mut local = match p.device {
-                0 => None,
-                _ => Some(gpu.uninit(mine.len())?),
-            };
-            for c in mine.clone() {
-                let r = chunks.range(c);
-                let input = p.buf.slice(r.start - p.rows.start..r.end - p.rows.start);
-                let mut slot = match local.as_mut() {
-                    Some(l) => l.slice_mut(c - mine.start..c - mine.start + 1),
-                    None => all.slice_mut(c..c + 1),
-                };
-                gpu.sum_into(kernel, &input, &mut scratch, &mut slot)?;
-            }
+            let local = (p.device != 0 && !mine.is_empty())
+                .then(|| gpu.uninit(mine.len()))
+                .transpose()?;
             own.push(local);
+            if kept[p.device].is_none() {
+                kept[p.device] = Some(gpu.reduce_scratch()?);
+            }
+        }
+        let most = x
+            .parts
+            .iter()
+            .map(|p| chunks.within(&p.rows).len())
+            .max()
+            .unwrap_or(0);
+        for i in 0..most {
+            // Every device's first pass over its `i`-th chunk, then every second pass.
+            for second in [false, true] {
+                for (p, local) in x.parts.iter().zip(own.iter_mut()) {
+                    let mine = chunks.within(&p.rows);
+                    let Some(scratch) = kept[p.device].as_mut().filter(|_| i < mine.len()) else {
+                        continue;
+                    };
+                    let c = mine.start + i;
+                    let r = chunks.range(c);
+                    let mut slot = match local.as_mut() {
+                        Some(l) => l.slice_mut(i..i + 1),
+                        None => all.slice_mut(c..c + 1),
+                    };
+                    let gpu = self.gpu(p.device);
+                    if second {
+                        gpu.sum_second_pass(kernel, r.len(), scratch, &mut slot)?;
+                    } else {
+                        let input = p.buf.slice(r.start - p.rows.start..r.end - p.rows.start);
+                        gpu.sum_first_pass(kernel, &input, scratch, &mut slot)?;
+                    }
+                }
+            }
         }
         let pieces: Vec<Piece> = x
             .parts
@@ -141,13 +163,8 @@ impl Gpus {
                 .memcpy_dtod(&all, result)
                 .map_err(|e| crate::gpu::fault(kernel.entry(), e));
         }
-        let mut scratch = root.reduce_scratch()?;
-        root.sum_into(
-            kernel,
-            &all.as_view(),
-            &mut scratch,
-            &mut result.as_view_mut(),
-        )
+        let scratch = kept[0].as_mut().expect("the root's scratch, made above");
+        root.sum_into(kernel, &all.as_view(), scratch, &mut result.as_view_mut())
     }
 
     /// The chunks of the sharded vector `x`, checked: one column, parts of whole chunks.
