@@ -75,6 +75,21 @@ impl Pinned {
         }
     }
 
+    /// The rows one wave of its blocks covers on `gpu` for a part of shape `shape` (every
+    /// block of that many rows across `n` runs at once): the plain autotuned configurations'
+    /// (the driver's occupancy), else [`block_rows`](Self::block_rows).
+    fn wave_rows(self, gpu: &Gpu, shape: MatmulShape) -> usize {
+        let Self::Tuned(Tuned::Config(k)) = self else {
+            return self.block_rows();
+        };
+        let g = k.config().geometry;
+        let Ok(blocks) = gpu.blocks_per_sm(MatmulKernel::Sgemm(k), shape) else {
+            return self.block_rows();
+        };
+        let per_wave = (blocks * gpu.multiprocessors()) / shape.n.div_ceil(g.bn).max(1);
+        (per_wave.max(1) * g.bm) as usize
+    }
+
     fn entries(self) -> Vec<&'static str> {
         match self {
             Self::Kernel(k, tw) => vec![k.entry(tw)],
@@ -453,23 +468,31 @@ impl Gpus {
         }
 
         // Each device's rows in steps: where its rows of `a` come from the root and its rows
-        // of `c` go back there, every device but the root runs its part in [`STEPS`] steps,
-        // so that the first starts once its own rows of `a` have arrived and each step's
-        // rows of `c` leave while the next computes. Steps end at multiples of the block
-        // rows, as the parts do, so they change no bits.
+        // of `c` go back there, every device but the root runs its part in two steps, so
+        // that the first starts once its own rows of `a` have arrived and its rows of `c`
+        // leave while the second computes. The first step is whole waves of blocks (about
+        // half the part), so that the steps leave no more partly filled waves than the part
+        // in one; steps end at multiples of the block rows, as the parts do, so they change
+        // no bits.
         let stepped = matches!(a, Rows::Root(_)) && out.is_some();
         let steps: Vec<Vec<Range<usize>>> = layout
             .iter()
             .enumerate()
-            .map(|(d, r)| {
-                let count = if d > 0 && stepped { STEPS } else { 1 };
-                shard::even(r.len(), count, pinned.block_rows())
-                    .into_iter()
-                    .filter(|s| !s.is_empty())
-                    .map(|s| r.start + s.start..r.start + s.end)
-                    .collect()
+            .map(|(d, r)| -> Result<Vec<Range<usize>>> {
+                if r.is_empty() {
+                    return Ok(vec![]);
+                }
+                if d == 0 || !stepped {
+                    return Ok(vec![r.clone()]);
+                }
+                let wave = pinned.wave_rows(self.gpu(d), part_shape(r)?);
+                let first = (r.len() / 2 / wave) * wave;
+                Ok(match first {
+                    0 => vec![r.clone()],
+                    _ => vec![r.start..r.start + first, r.start + first..r.end],
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         // Buffers: `b` on every device but the root; each step's rows of `a` (unless they
         // are a shard already) and of the product.
         let mut b_copies: Vec<Option<CudaSlice<f32>>> = vec![None];
@@ -717,10 +740,6 @@ const PIECES: usize = 8;
 
 /// The unit the pieces of `b` are cut at (floats: 4 KiB).
 const PIECE_ALIGN: usize = 1024;
-
-/// The steps each device but the root runs its rows in, where `a` comes from the root and
-/// `c` goes back there ([`Gpus::product`]).
-const STEPS: usize = 2;
 
 /// Makes `waiter` wait for the work queued so far on `on` (two streams of one device).
 fn follow(waiter: &CudaStream, on: &CudaStream) -> Result<()> {

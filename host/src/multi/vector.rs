@@ -92,18 +92,21 @@ impl Gpus {
                 .memset_zeros(result)
                 .map_err(|e| crate::gpu::fault(kernel.entry(), e));
         }
-        // Every chunk's sum into its own element: the root's straight into the gathered
-        // partials, the others' into partials of their own, sent there. The launches are
+        // Every chunk's sum into its own element of the partials on the root: written there
+        // by each device's kernels where the devices reach each other directly, else into
+        // partials of each device's own, copied there. The launches are
         // queued a pass over a chunk of every device at a time, so that no device waits for
         // the host to queue another's work before it starts.
         let mut all = root.uninit(count)?;
+        // From here on, every return waits for every device before `all` goes.
+        let settle = self.settle();
         let mut own: Vec<Option<CudaSlice<f32>>> = vec![];
         let mut kept = super::lock(&self.sum_scratch);
         kept.resize_with(self.len(), || None);
         for p in &x.parts {
             let gpu = self.gpu(p.device);
             let mine = chunks.within(&p.rows);
-            let local = (p.device != 0 && !mine.is_empty())
+            let local = (p.device != 0 && !mine.is_empty() && !self.direct)
                 .then(|| gpu.uninit(mine.len()))
                 .transpose()?;
             own.push(local);
@@ -129,6 +132,8 @@ impl Gpus {
                     let r = chunks.range(c);
                     let mut slot = match local.as_mut() {
                         Some(l) => l.slice_mut(i..i + 1),
+                        // On a device other than the root: written across the link, which
+                        // `direct` says its kernels can (peer access, pools opened).
                         None => all.slice_mut(c..c + 1),
                     };
                     let gpu = self.gpu(p.device);
@@ -156,6 +161,9 @@ impl Gpus {
             })
             .collect();
         self.gather_pieces(&pieces, &mut all)?;
+        // The root's stream waits for every device's partials (and every device's for the
+        // root's, before `all` is freed).
+        settle.done()?;
         if count == 1 {
             // One chunk: its sum is the sum, as one GPU's single-kernel sum.
             return root
