@@ -163,19 +163,13 @@ fn rung_17_every_configuration_on_edges_and_splits() {
 fn rung_17_refuses_a_mismatch_and_a_small_device() {
     use kernels_gpu_host::plan::half::{HalfRun, Input, default_config};
     let shape = MatmulShape::new(8, 8, 8).unwrap();
-    let run = HalfRun {
-        config: default_config(Input::F16),
-        splits: 1,
-    };
+    let run = HalfRun::unsplit(default_config(Input::F16));
     let x = vec![half::bf16::ONE; 64];
     assert!(matches!(
         hopper().gemm_half(run, &x, &x, shape),
         Err(Error::ElementMismatch { .. })
     ));
-    let run = HalfRun {
-        config: default_config(Input::Bf16),
-        splits: 1,
-    };
+    let run = HalfRun::unsplit(default_config(Input::Bf16));
     assert!(matches!(
         Simulator::default().gemm_half(run, &x, &x, shape),
         Err(Error::Launch(_))

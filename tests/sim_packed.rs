@@ -74,7 +74,7 @@ fn distinct_integer_products_are_exact() {
         assert_eq!(out, want, "{}", config.name);
     }
     for config in configs(Input::Tf32) {
-        let run = HalfRun { config, splits: 1 };
+        let run = HalfRun::unsplit(config);
         let out = hopper().matmul_tf32_ws(run, &a, &b, shape).unwrap();
         assert_eq!(out, want, "{}", config.name);
     }
@@ -90,10 +90,7 @@ fn empty_and_k_zero_products_are_zeros() {
                 .matmul_packed(config, &vec![1.0; m * k], &vec![1.0; k * n], shape)
                 .unwrap();
             assert_eq!(out, vec![0.0; m * n], "{} {shape}", config.name);
-            let run = HalfRun {
-                config: default_config(Input::Tf32),
-                splits: 1,
-            };
+            let run = HalfRun::unsplit(default_config(Input::Tf32));
             let out = hopper()
                 .matmul_tf32_ws(run, &vec![1.0; m * k], &vec![1.0; k * n], shape)
                 .unwrap();
@@ -198,18 +195,12 @@ fn rung_17_tf32_odd_shapes() {
 fn rung_17_tf32_refuses_a_mismatch_and_bad_lengths() {
     let shape = MatmulShape::new(8, 8, 8).unwrap();
     let x = vec![1.0f32; 64];
-    let bf16 = HalfRun {
-        config: default_config(Input::Bf16),
-        splits: 1,
-    };
+    let bf16 = HalfRun::unsplit(default_config(Input::Bf16));
     assert!(matches!(
         hopper().matmul_tf32_ws(bf16, &x, &x, shape),
         Err(Error::ElementMismatch { .. })
     ));
-    let run = HalfRun {
-        config: default_config(Input::Tf32),
-        splits: 1,
-    };
+    let run = HalfRun::unsplit(default_config(Input::Tf32));
     assert!(matches!(
         hopper().matmul_tf32_ws(run, &x[..63], &x, shape),
         Err(Error::InputLength { .. })

@@ -348,6 +348,11 @@ pub trait Accumulators: Sized {
     /// As [`mma_16bit`](Self::mma_16bit).
     unsafe fn mma_tf32_k_major(&mut self, a: DescOperand, b: DescOperand, accumulate: bool);
 
+    /// The TF32 instruction on descriptors `da` and `db`, `D = A · B` unless `accumulate`.
+    #[doc(hidden)]
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn issue_tf32(&mut self, da: u64, db: u64, accumulate: bool);
+
     /// [`wait_group::<N>`](wait_group) where `WAIT`, else [`fence`]: the instruction with
     /// the accumulators tied to it.
     #[doc(hidden)]
@@ -544,25 +549,32 @@ macro_rules! accumulators {
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn mma_tf32(&mut self, a: Operand, b: Operand) {
                 #[cfg(target_arch = "nvptx64")]
-                {
-                    let d = self.as_flattened_mut();
-                    // SAFETY: the caller's contract (warpgroup converged, tiles ready).
-                    unsafe {
-                        core::arch::asm!(
-                            "{{",
-                            ".reg .pred p;",
-                            "setp.ne.b32 p, {sc}, 0;",
-                            concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1;"),
-                            "}}",
-                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
-                            da = in(reg64) a.descriptor(), db = in(reg64) b.descriptor(),
-                            sc = in(reg32) 1u32,
-                            options(nostack, preserves_flags),
-                        );
-                    }
-                }
+                // SAFETY: the caller's contract.
+                unsafe {
+                    self.issue_tf32(a.descriptor(), b.descriptor(), true)
+                };
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_mma(self, a, b);
+            }
+
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn issue_tf32(&mut self, da: u64, db: u64, accumulate: bool) {
+                let d = self.as_flattened_mut();
+                // SAFETY: the caller's contract (warpgroup converged, tiles ready).
+                unsafe {
+                    core::arch::asm!(
+                        "{{",
+                        ".reg .pred p;",
+                        "setp.ne.b32 p, {sc}, 0;",
+                        concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1;"),
+                        "}}",
+                        inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                        da = in(reg64) da, db = in(reg64) db,
+                        sc = in(reg32) accumulate as u32,
+                        options(nostack, preserves_flags),
+                    );
+                }
             }
 
             #[inline(always)]
@@ -604,23 +616,10 @@ macro_rules! accumulators {
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn mma_tf32_k_major(&mut self, a: DescOperand, b: DescOperand, accumulate: bool) {
                 #[cfg(target_arch = "nvptx64")]
-                {
-                    let d = self.as_flattened_mut();
-                    // SAFETY: the caller's contract (warpgroup converged, tiles ready).
-                    unsafe {
-                        core::arch::asm!(
-                            "{{",
-                            ".reg .pred p;",
-                            "setp.ne.b32 p, {sc}, 0;",
-                            concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1;"),
-                            "}}",
-                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
-                            da = in(reg64) a.desc.0, db = in(reg64) b.desc.0,
-                            sc = in(reg32) accumulate as u32,
-                            options(nostack, preserves_flags),
-                        );
-                    }
-                }
+                // SAFETY: the caller's contract.
+                unsafe {
+                    self.issue_tf32(a.desc.0, b.desc.0, accumulate)
+                };
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_mma_tf32_k_major(self, a, b, accumulate);
             }

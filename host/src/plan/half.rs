@@ -119,6 +119,11 @@ impl std::hash::Hash for HalfRun {
 pub const SPLITS: [u32; 5] = [1, 2, 4, 8, 16];
 
 impl HalfRun {
+    /// `config` unsplit.
+    pub fn unsplit(config: &'static WsConfig) -> Self {
+        Self { config, splits: 1 }
+    }
+
     /// `<configuration>` or `<configuration>-split<s>`.
     pub fn name(&self) -> String {
         if self.splits > 1 {
