@@ -1049,6 +1049,24 @@ mod tests {
     }
 
     #[test]
+    fn rung_17_choices_round_trip_through_their_names() {
+        // TF32 runs are named as they are (the packing is theirs, as rung 14's), BF16 runs
+        // from f32 with the suffix; a 16-bit name without it is not a choice of f32 inputs.
+        let shape = MatmulShape::new(256, 4096, 256).unwrap();
+        for input in [Input::Tf32, Input::Bf16] {
+            for run in half::candidates(input, shape, 132) {
+                let tuned = Tuned::Half(run);
+                let name = tuned.name();
+                assert_eq!(name.ends_with(FROM_F32), input == Input::Bf16, "{name}");
+                assert_eq!(Tuned::from_name(&name), Some(tuned));
+                assert_eq!(tuned.block_rows(), run.config.geometry.bm);
+            }
+        }
+        assert_eq!(Tuned::from_name("gemm-bf16-ws-128x256"), None);
+        assert_eq!(Tuned::from_name("gemm-tf32-ws-128x256-from-f32"), None);
+    }
+
+    #[test]
     fn split_k_choices_round_trip_through_their_names() {
         for candidate in
             Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Fp32)
