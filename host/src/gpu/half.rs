@@ -67,8 +67,9 @@ impl Gpu {
     /// of 8 the operand whose rows are not whole 16-byte units is copied into padded rows
     /// first; a split run computes its slices into the workspace and adds them in order.
     /// Asynchronous, like [`matmul_device`](Self::matmul_device), with its errors; and
-    /// [`Error::NeedsHopper`] on another GPU, [`Error::ElementMismatch`] for a
-    /// configuration of the other element type.
+    /// [`Error::NeedsHopper`](crate::Error::NeedsHopper) on another GPU,
+    /// [`Error::ElementMismatch`](crate::Error::ElementMismatch) for a configuration of
+    /// another element type.
     pub fn gemm_half_run_device<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
         &self, run: HalfRun, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
