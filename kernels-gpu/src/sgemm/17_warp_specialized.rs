@@ -79,15 +79,6 @@ pub enum Input {
 }
 
 impl Input {
-    /// The 16-bit element type, where it is one.
-    pub const fn half(self) -> Option<Half> {
-        match self {
-            Self::Bf16 => Some(Half::Bf16),
-            Self::F16 => Some(Half::F16),
-            Self::Tf32 => None,
-        }
-    }
-
     /// Its name on command lines and in reports.
     pub const fn name(self) -> &'static str {
         match self {
@@ -130,7 +121,7 @@ pub struct Bf16;
 /// `f16` elements.
 pub struct F16;
 
-/// [`Element`] for the 16-bit type `$t`, multiplied as `$half`.
+/// [`Element`] for the 16-bit type `$t`, the `Half` (and `Input`) variant `$input`.
 macro_rules! half_element {
     ($t:ident, $input:ident) => {
         impl Element for $t {
