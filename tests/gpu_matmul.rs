@@ -395,13 +395,14 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         add(
             format!("gpu::half::{}", config.name),
             Box::new(move |g| {
-                // Rung 17 (16-bit matrices, Hopper): odd shapes, several k-tiles with a
-                // partial last one, k and n not multiples of 8 (padded copies), degenerate
-                // shapes, unsplit and split in 2 and 4; within the f32 accumulation bound
-                // of the f64 product of the rounded inputs, the same bits on a second run.
-                // Another GPU must refuse it with the typed error.
-                use kernels_gpu::nvptx_device::wgmma::Half;
-                use kernels_gpu_host::plan::half::{HalfFloat, HalfRun};
+                // Rung 17 (16-bit or TF32 matrices, Hopper): odd shapes, several k-tiles
+                // with a partial last one, k and n not multiples of 8 (padded copies),
+                // degenerate shapes, unsplit and split in 2 and 4; within the f32
+                // accumulation bound of the f64 product of the rounded inputs (and for TF32
+                // the TF32 bound of the exact one), the same bits on a second run. Another
+                // GPU must refuse it with the typed error.
+                use kernels_gpu::nvptx_device::mma::tf32_round_bits;
+                use kernels_gpu_host::plan::half::{HalfFloat, HalfRun, Input};
                 fn one<
                     T: HalfFloat + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
                 >(
@@ -422,6 +423,32 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                         g.gemm_half_run_device(run, &da, &db, out, shape)
                     })
                 }
+                fn one_tf32(
+                    g: &Gpu, run: HalfRun, (m, k, n): (usize, usize, usize), seed: u64,
+                ) -> Result<(), Failed> {
+                    let shape = MatmulShape::new(m, k, n)?;
+                    let mut rng = Rng::new(seed);
+                    let (a, b) = (rng.signed(m * k), rng.signed(k * n));
+                    let (da, db) = (g.upload(&a)?, g.upload(&b)?);
+                    let round = |x: &[f32]| -> Vec<f32> {
+                        x.iter()
+                            .map(|v| f32::from_bits(tf32_round_bits(v.to_bits())))
+                            .collect()
+                    };
+                    let rounded = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
+                    let what = format!("{} {shape}", run.name());
+                    twice_within_f32_bound(g, &what, (m, k, n), &rounded, |out| {
+                        g.matmul_tf32_ws(run, &da, &db, out, shape)
+                    })?;
+                    let mut out = g.nans(m * n)?;
+                    g.matmul_tf32_ws(run, &da, &db, &mut out, shape)?;
+                    let exact = reference::matmul_f64(&a, &b, m, k, n);
+                    let vs_exact = reference::compare(&g.download(&out)?, &exact);
+                    if !vs_exact.within_bound(k, Precision::Tf32) {
+                        return Err(format!("{what}: {vs_exact:?}").into());
+                    }
+                    Ok(())
+                }
                 let shapes = SHAPES.into_iter().chain(TENSOR_TILES).chain(DEGENERATE);
                 let shapes = shapes.chain([(300, 520, 260), (129, 4100, 67)]);
                 if g.info()?.compute_capability != (9, 0) {
@@ -429,21 +456,27 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     let run = HalfRun { config, splits: 1 };
                     let mut out = g.nans(64)?;
                     let shape = MatmulShape::new(8, 8, 8)?;
-                    return match config.half {
-                        Half::Bf16 => match g.gemm_half_run_device(run, &x, &x, &mut out, shape) {
-                            Err(Error::NeedsHopper { .. }) => Ok(()),
-                            other => Err(format!("expected NeedsHopper, got {other:?}").into()),
-                        },
-                        Half::F16 => Ok(()),
+                    let refused = match config.input {
+                        Input::Bf16 => g.gemm_half_run_device(run, &x, &x, &mut out, shape),
+                        Input::F16 => return Ok(()),
+                        Input::Tf32 => {
+                            let x = g.upload(&[1.0; 64])?;
+                            g.matmul_tf32_ws(run, &x, &x, &mut out, shape)
+                        }
+                    };
+                    return match refused {
+                        Err(Error::NeedsHopper { .. }) => Ok(()),
+                        other => Err(format!("expected NeedsHopper, got {other:?}").into()),
                     };
                 }
                 for (i, shape) in shapes.enumerate() {
                     for splits in [1, 2, 4] {
                         let run = HalfRun { config, splits };
                         let seed = 170 + 3 * i as u64 + splits as u64;
-                        match config.half {
-                            Half::Bf16 => one::<half::bf16>(g, run, shape, seed)?,
-                            Half::F16 => one::<half::f16>(g, run, shape, seed)?,
+                        match config.input {
+                            Input::Bf16 => one::<half::bf16>(g, run, shape, seed)?,
+                            Input::F16 => one::<half::f16>(g, run, shape, seed)?,
+                            Input::Tf32 => one_tf32(g, run, shape, seed)?,
                         }
                     }
                 }

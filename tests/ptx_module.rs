@@ -163,6 +163,54 @@ fn the_hopper_module_holds_rungs_14_and_15_on_tma_alone() {
     assert!(!KERNELS_PTX.contains("cp.async.bulk"));
 }
 
+/// Rung 17's entries (in the same module) each issue the instruction of their element type
+/// and tile, four to a k-tile (`k16` on `bf16`/`f16`, `k8` on TF32, whose operands are
+/// both K-major: no transpose immediates), fed by the tensor-memory accelerator alone, and
+/// rebalance registers with `setmaxnreg` where they have two consumer warpgroups.
+#[test]
+fn rung_17_entries_issue_their_elements_wgmma() {
+    use kernels_gpu_host::kernels_gpu::catalogue::WS;
+    use kernels_gpu_host::plan::half::Input;
+    use kernels_gpu_host::plan::ptx::HOPPER_PTX;
+    for c in WS {
+        let body = kernels_gpu_host::plan::ptx::entry_body(HOPPER_PTX, c.spec.entry).unwrap();
+        let (k, ty, tail) = match c.input {
+            Input::Bf16 => (16, "bf16", ", 0, 1;"),
+            Input::F16 => (16, "f16", ", 0, 1;"),
+            Input::Tf32 => (8, "tf32", ", p, 1, 1;"),
+        };
+        let shape = format!(
+            "wgmma.mma_async.sync.aligned.m64n{}k{k}.f32.{ty}.{ty} ",
+            c.geometry.bn
+        );
+        let lines: Vec<&str> = body
+            .lines()
+            .filter(|l| l.contains("wgmma.mma_async"))
+            .collect();
+        assert_eq!(lines.len(), 4, "{}", c.name);
+        for line in lines {
+            assert!(
+                line.contains(&shape) && line.trim_end().ends_with(tail),
+                "{}: {line}",
+                c.name
+            );
+        }
+        assert!(body.contains("cp.async.bulk.tensor.2d"), "{}", c.name);
+        assert!(
+            !body.contains("cp.async.cg"),
+            "{}: copies by its threads",
+            c.name
+        );
+        let consumers = c.geometry.bm / 64;
+        assert_eq!(
+            body.contains("setmaxnreg.inc"),
+            consumers >= 2,
+            "{}",
+            c.name
+        );
+    }
+}
+
 /// No barrier or full-mask warp collective of either module sits where the threads it
 /// needs may have parted (`nvptx_builder::ptx::divergence`): a hang the simulator cannot
 /// see, since the compiler makes it (it gave thread 0 its own copy of a loop body once).

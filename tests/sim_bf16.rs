@@ -103,7 +103,7 @@ fn hopper() -> Simulator {
     }
 }
 
-/// Every configuration of rung 17, bf16 and f16, on shapes that take its edges (rows and
+/// Every 16-bit configuration of rung 17, bf16 and f16, on shapes that take its edges (rows and
 /// columns past a tile, `k` past a k-tile and not a multiple of 8, `n` not a multiple of
 /// 8: the padded copies), split and unsplit: within the f32 accumulation bound of the f64
 /// product of the rounded inputs, and the same bits on a second run. The producer, the
@@ -111,8 +111,7 @@ fn hopper() -> Simulator {
 /// deadlocks, or reads a slot before it lands, fails here.
 #[test]
 fn rung_17_every_configuration_on_edges_and_splits() {
-    use kernels_gpu_host::kernels_gpu::nvptx_device::wgmma::Half;
-    use kernels_gpu_host::plan::half::{HalfFloat, HalfRun, WS_CONFIGS};
+    use kernels_gpu_host::plan::half::{HalfFloat, HalfRun, Input, WS_CONFIGS};
     fn run<T: HalfFloat>(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
         check_rounded_product(
             shape,
@@ -148,9 +147,11 @@ fn rung_17_every_configuration_on_edges_and_splits() {
             let splits = if j == 0 { 2 } else { 1 };
             let r = HalfRun { config, splits };
             let seed = 0x17 + 10 * i as u64 + j as u64;
-            match config.half {
-                Half::Bf16 => run::<half::bf16>(r, shape, seed),
-                Half::F16 => run::<half::f16>(r, shape, seed),
+            match config.input {
+                Input::Bf16 => run::<half::bf16>(r, shape, seed),
+                Input::F16 => run::<half::f16>(r, shape, seed),
+                // On f32 operands: `sim_packed`'s rung-17 tests.
+                Input::Tf32 => {}
             }
         }
     }
@@ -160,21 +161,15 @@ fn rung_17_every_configuration_on_edges_and_splits() {
 /// launch beyond the shared memory of a GPU that is not a Hopper.
 #[test]
 fn rung_17_refuses_a_mismatch_and_a_small_device() {
-    use kernels_gpu_host::plan::half::{HalfRun, default_config};
+    use kernels_gpu_host::plan::half::{HalfRun, Input, default_config};
     let shape = MatmulShape::new(8, 8, 8).unwrap();
-    let run = HalfRun {
-        config: default_config::<half::f16>(),
-        splits: 1,
-    };
+    let run = HalfRun::unsplit(default_config(Input::F16));
     let x = vec![half::bf16::ONE; 64];
     assert!(matches!(
         hopper().gemm_half(run, &x, &x, shape),
         Err(Error::ElementMismatch { .. })
     ));
-    let run = HalfRun {
-        config: default_config::<half::bf16>(),
-        splits: 1,
-    };
+    let run = HalfRun::unsplit(default_config(Input::Bf16));
     assert!(matches!(
         Simulator::default().gemm_half(run, &x, &x, shape),
         Err(Error::Launch(_))

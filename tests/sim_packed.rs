@@ -7,7 +7,9 @@
 //! inputs within the f32 accumulation bound, and against the f64 product of the f32 inputs
 //! within the TF32 bound. Shapes: the odd ones, ones with several k-tiles and a partial last one, edges in both directions, and
 //! degenerate ones; the simulator checks every launch for shared-memory races and reads of
-//! memory no thread wrote. Bad input is a typed error.
+//! memory no thread wrote. Bad input is a typed error. Rung 17's TF32 configurations
+//! (`kernels_gpu_host::plan::half`, on operands packed the same way) are checked alike, and
+//! for the same bits on a second run.
 
 #[path = "common/rounded.rs"]
 mod rounded;
@@ -17,6 +19,7 @@ mod shapes;
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::mma::tf32_round_bits;
 use kernels_gpu_host::check::reference::matmul_f64;
+use kernels_gpu_host::plan::half::{HalfRun, Input, configs, default_config};
 use kernels_gpu_host::plan::packed::{self, PACKED_CONFIGS, PackedConfig, PackedRung};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulShape, Precision};
@@ -65,9 +68,14 @@ fn distinct_integer_products_are_exact() {
         .iter()
         .map(|&x| x as f32)
         .collect();
+    let shape = MatmulShape::new(m, k, n).unwrap();
     for config in PACKED_CONFIGS {
-        let shape = MatmulShape::new(m, k, n).unwrap();
         let out = hopper().matmul_packed(config, &a, &b, shape).unwrap();
+        assert_eq!(out, want, "{}", config.name);
+    }
+    for config in configs(Input::Tf32) {
+        let run = HalfRun::unsplit(config);
+        let out = hopper().matmul_tf32_ws(run, &a, &b, shape).unwrap();
         assert_eq!(out, want, "{}", config.name);
     }
 }
@@ -82,6 +90,11 @@ fn empty_and_k_zero_products_are_zeros() {
                 .matmul_packed(config, &vec![1.0; m * k], &vec![1.0; k * n], shape)
                 .unwrap();
             assert_eq!(out, vec![0.0; m * n], "{} {shape}", config.name);
+            let run = HalfRun::unsplit(default_config(Input::Tf32));
+            let out = hopper()
+                .matmul_tf32_ws(run, &vec![1.0; m * k], &vec![1.0; k * n], shape)
+                .unwrap();
+            assert_eq!(out, vec![0.0; m * n], "{} {shape}", run.name());
         }
     }
 }
@@ -113,4 +126,83 @@ fn wrong_operand_lengths_are_a_typed_error() {
         )
         .unwrap_err();
     assert!(matches!(err, Error::InputLength { .. }), "{err}");
+}
+
+/// Rung 17's TF32 run `run` on `shape` as [`check`] checks the packed rungs, and the same
+/// bits on a second run.
+fn check_ws(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
+    let round = |x: f32| f32::from_bits(tf32_round_bits(x.to_bits()));
+    check_rounded_product(
+        shape,
+        seed,
+        Precision::Tf32,
+        round,
+        &run.name(),
+        |a, b, shape| {
+            let first = hopper().matmul_tf32_ws(run, a, b, shape)?;
+            let again = hopper().matmul_tf32_ws(run, a, b, shape)?;
+            assert!(
+                first
+                    .iter()
+                    .zip(&again)
+                    .all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{} {shape}: two runs differ",
+                run.name()
+            );
+            Ok(first)
+        },
+    );
+}
+
+/// Every TF32 configuration of rung 17 (the warp-specialized `wgmma.m64nNk8` fed by the
+/// tensor-memory accelerator, both operands K-major) on one tile and a sliver past it each
+/// way with k = 70 (three k-tiles of 32, the last partial, k not a multiple of 4: padded),
+/// split in two, and on a small shape unsplit.
+#[test]
+fn rung_17_tf32_every_configuration_on_edges_and_splits() {
+    for (i, config) in configs(Input::Tf32).enumerate() {
+        let (bm, bn) = (config.geometry.bm as usize, config.geometry.bn as usize);
+        let seed = 0x1732 + i as u64;
+        check_ws(HalfRun { config, splits: 2 }, (bm + 3, 70, bn + 5), seed);
+        check_ws(HalfRun { config, splits: 1 }, (5, 37, 11), seed);
+    }
+}
+
+/// The default TF32 configuration of rung 17 on odd shapes: single rows, columns and
+/// depths, primes (k not a multiple of the k-tile, nor of 4), a depth of three k-tiles
+/// split four ways (the last slice empty), and several tiles a block in the persistent
+/// grid.
+#[test]
+fn rung_17_tf32_odd_shapes() {
+    let config = default_config(Input::Tf32);
+    let shapes = [
+        (1, 1, 1, 1),
+        (1, 37, 29, 1),
+        (29, 37, 1, 1),
+        (33, 1, 17, 1),
+        (131, 67, 257, 1),
+        (7, 71, 13, 4),
+        (257, 33, 521, 1),
+    ];
+    for (i, (m, k, n, splits)) in shapes.into_iter().enumerate() {
+        check_ws(HalfRun { config, splits }, (m, k, n), 0x1733 + i as u64);
+    }
+}
+
+/// Rung 17's TF32 runs take f32 operands only through their own path: a 16-bit
+/// configuration is a typed error there, as a wrong operand length is.
+#[test]
+fn rung_17_tf32_refuses_a_mismatch_and_bad_lengths() {
+    let shape = MatmulShape::new(8, 8, 8).unwrap();
+    let x = vec![1.0f32; 64];
+    let bf16 = HalfRun::unsplit(default_config(Input::Bf16));
+    assert!(matches!(
+        hopper().matmul_tf32_ws(bf16, &x, &x, shape),
+        Err(Error::ElementMismatch { .. })
+    ));
+    let run = HalfRun::unsplit(default_config(Input::Tf32));
+    assert!(matches!(
+        hopper().matmul_tf32_ws(run, &x[..63], &x, shape),
+        Err(Error::InputLength { .. })
+    ));
 }

@@ -3,7 +3,7 @@
 use crate::backend::Backend;
 use crate::plan::fusion::{intermediate_len, zip_launch};
 use crate::plan::gemm::{GemmKernel, Resolved};
-use crate::plan::half::{HalfFloat, HalfRun};
+use crate::plan::half::{HalfFloat, HalfRun, Input};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::reduce::{self, ReduceKernel};
 use crate::plan::repack;
@@ -327,9 +327,7 @@ impl Simulator {
     pub fn matmul_packed(
         &self, config: &crate::plan::packed::PackedConfig, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
-        use crate::plan::packed::{
-            pack_a_launch, pack_b_launch, packed_depth, packed_lens, packs_a,
-        };
+        use crate::plan::packed::packs_a;
         shape.check_inputs(a.len(), b.len())?;
         let mut out = vec![0.0f32; shape.lens().2];
         if shape.is_trivial() {
@@ -337,11 +335,33 @@ impl Simulator {
         }
         let launch = crate::plan::packed::launch(config, shape, &self.limits)?;
         let MatmulShape { m, k, n } = shape;
+        let kp = crate::plan::packed::packed_depth(k);
+        let (mut ap, mut bp) = self.pack_tf32(a, b, shape, packs_a(config, k))?;
+        let (pa, pb) = (
+            SharedPtr(ap.as_mut_ptr().cast::<f32>()),
+            SharedPtr(bp.as_mut_ptr().cast::<f32>()),
+        );
+        let o = SharedPtr(out.as_mut_ptr());
+        let entry = config.sim;
+        // SAFETY: the packed operands hold m and n rows of kp (a multiple of 4), 16-byte
+        // aligned; `out` m × n; `launch` is the configuration's.
+        self.launch(&launch, move || unsafe {
+            entry(pa.get(), pb.get(), o.get(), m, n, kp)
+        })?;
+        Ok(out)
+    }
+
+    /// The packed operands of a TF32 product of `shape` (lengths checked by the caller), by
+    /// the GPU's packing kernels ([`crate::plan::packed`]): `bᵀ` rounded, `n` rows of the
+    /// packed depth, and `a` rounded (`m` rows of it) where `packs_a`, else a
+    /// 16-byte-aligned copy of `a` as it is, as a device allocation is aligned.
+    fn pack_tf32(
+        &self, a: &[f32], b: &[f32], shape: MatmulShape, packs_a: bool,
+    ) -> Result<(Vec<Aligned>, Vec<Aligned>)> {
+        use crate::plan::packed::{pack_a_launch, pack_b_launch, packed_depth};
+        let MatmulShape { m, k, n } = shape;
         let kp = packed_depth(k);
-        let (la, lb) = packed_lens(config, shape);
-        let packs_a = packs_a(config, k);
-        // Where `a` is not packed the product reads it as it is: a 16-byte-aligned copy of
-        // the caller's slice, as a device allocation is aligned.
+        let (la, lb) = (m as usize * kp as usize, n as usize * kp as usize);
         let (mut ap, mut bp) = (
             aligned_zeros(if packs_a { la } else { a.len() }),
             aligned_zeros(lb),
@@ -355,7 +375,7 @@ impl Simulator {
             SharedPtr(bp.as_mut_ptr().cast::<f32>()),
         );
         if packs_a {
-            // SAFETY: `a` holds m rows of k (checked above), `ap` m rows of kp >= k.
+            // SAFETY: `a` holds m rows of k (the caller checked), `ap` m rows of kp >= k.
             self.launch(&pack_a_launch(shape), move || unsafe {
                 repack_entry::sgemm_repack_tf32(sa.get(), k, m, k, pa.get(), m, kp)
             })?;
@@ -367,14 +387,25 @@ impl Simulator {
         self.launch(&pack_b_launch(shape, &self.limits)?, move || unsafe {
             repack_entry::sgemm_transpose_tf32(sb.get(), k, n, pb.get(), kp)
         })?;
-        let o = SharedPtr(out.as_mut_ptr());
-        let entry = config.sim;
-        // SAFETY: the packed operands hold m and n rows of kp (a multiple of 4), 16-byte
-        // aligned; `out` m × n; `launch` is the configuration's.
-        self.launch(&launch, move || unsafe {
-            entry(pa.get(), pb.get(), o.get(), m, n, kp)
-        })?;
-        Ok(out)
+        Ok((ap, bp))
+    }
+
+    /// `a · b` by rung 17's TF32 `run` on f32 matrices, as
+    /// [`Gpu::matmul_tf32_ws`](crate::gpu::Gpu::matmul_tf32_ws) runs it: both operands
+    /// packed by the GPU's packing kernels (`a` rounded to TF32, `b` transposed and rounded,
+    /// depth padded to a multiple of 4), then the product as
+    /// [`gemm_half`](Self::gemm_half) runs a 16-bit one. Needs [`Limits::HOPPER`]'s shared
+    /// memory.
+    pub fn matmul_tf32_ws(
+        &self, run: HalfRun, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        crate::plan::half::check_element(run, crate::plan::half::Input::Tf32)?;
+        if shape.is_trivial() {
+            return Ok(vec![0.0f32; shape.lens().2]);
+        }
+        let (ap, bp) = self.pack_tf32(a, b, shape, true)?;
+        self.ws_product(run, &ap, &bp, shape)
     }
 
     /// `a · b` by rung 17's `run` on 16-bit matrices ([`crate::plan::half`]), as
@@ -411,21 +442,15 @@ impl Simulator {
     fn half_product(
         &self, run: HalfRun, half: Half, a: &[u16], b: &[u16], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
-        if run.config.half != half {
-            return Err(crate::problem::error::Error::ElementMismatch {
-                kernel: run.config.name,
-                given: match half {
-                    Half::Bf16 => "bf16",
-                    Half::F16 => "f16",
-                },
-            });
-        }
+        let input = match half {
+            Half::Bf16 => Input::Bf16,
+            Half::F16 => Input::F16,
+        };
+        crate::plan::half::check_element(run, input)?;
         let (m, n, k) = (shape.m, shape.n, shape.k);
-        let mut out = vec![0.0f32; shape.lens().2];
         if shape.is_trivial() {
-            return Ok(out);
+            return Ok(vec![0.0f32; shape.lens().2]);
         }
-        let launch = crate::plan::half::launch(run, shape, Self::MULTIPROCESSORS, &self.limits)?;
         let (k8, n8) = (k.next_multiple_of(8), n.next_multiple_of(8));
         let pad = |x: &[u16], rows: u32, cols: u32, to: u32| -> Vec<Aligned> {
             let mut padded = vec![0u16; rows as usize * to as usize];
@@ -435,7 +460,19 @@ impl Simulator {
             }
             aligned_copy(&padded)
         };
-        let (ap, bp) = (pad(a, m, k, k8), pad(b, k, n, n8));
+        self.ws_product(run, &pad(a, m, k, k8), &pad(b, k, n, n8), shape)
+    }
+
+    /// The product by rung 17's `run` of the operands whose elements `ap` and `bp` hold as
+    /// its entry reads them (rows of whole 16 bytes; `b` transposed for TF32): the persistent
+    /// grid of [`MULTIPROCESSORS`](Self::MULTIPROCESSORS) blocks, split slices into planes
+    /// added in order.
+    fn ws_product(
+        &self, run: HalfRun, ap: &[Aligned], bp: &[Aligned], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let mut out = vec![0.0f32; shape.lens().2];
+        let launch = crate::plan::half::launch(run, shape, Self::MULTIPROCESSORS, &self.limits)?;
         let planes = run.workspace_floats(shape);
         let mut ws = vec![0.0f32; planes.max(1)];
         let splits = run.splits.max(1);
@@ -445,12 +482,12 @@ impl Simulator {
             SharedPtr(out.as_mut_ptr())
         };
         let (pa, pb) = (
-            SharedPtr(ap.as_ptr() as *mut u16),
-            SharedPtr(bp.as_ptr() as *mut u16),
+            SharedPtr(ap.as_ptr() as *mut u8),
+            SharedPtr(bp.as_ptr() as *mut u8),
         );
         let entry = run.config.sim;
-        // SAFETY: `ap` holds m rows of k8 and `bp` k rows of n8 2-byte elements, 16-byte
-        // aligned, which the entry maps as it does on a GPU (rows of k8 and n8); the target
+        // SAFETY: `ap` and `bp` hold the operands' elements as the entry reads them, 16-byte
+        // aligned, which it maps as it does on a GPU (the caller's contract); the target
         // holds `splits` planes of m · n floats; `launch` is the run's.
         self.launch(&launch, move || unsafe {
             entry(pa.get(), pb.get(), target.get(), m, n, k, splits)

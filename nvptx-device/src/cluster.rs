@@ -1,7 +1,7 @@
 //! Thread-block clusters (compute capability 9.0): blocks launched together on one GPU
 //! processing cluster, which can reach each other's shared memory, wait for each other
 //! (`barrier.cluster`) and receive one tensor-memory-accelerator copy at once
-//! ([`crate::tma::copy_2d_16bit`]'s multicast). A cluster's shape comes from the launch
+//! ([`crate::tma::copy_2d_bytes`]'s multicast). A cluster's shape comes from the launch
 //! (the host's cluster attribute), not from the kernel.
 //!
 //! The simulator runs clusters of one block: [`block_rank`] is 0, [`blocks`] 1, and the

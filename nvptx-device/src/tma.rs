@@ -47,7 +47,7 @@ impl TensorMap {
 
     /// The simulator's map of the `rows × cols` row-major matrix of 2-byte elements
     /// (`bf16` or `f16` bits) at `base`, in tiles of `box_rows` rows of 64 elements
-    /// ([`copy_2d_16bit`]).
+    /// ([`copy_2d_bytes`]).
     pub fn simulated_16bit(base: *const u16, rows: u32, cols: u32, box_rows: u32) -> Self {
         Self::simulated_of(base as usize, rows, cols, box_rows, 2)
     }
@@ -107,8 +107,8 @@ pub unsafe fn copy_2d(
     }
 }
 
-/// Copies the tile of `map` (a matrix of 2-byte elements) whose first element is column
-/// `x`, row `y` — `box_rows` rows of 64 elements, 128 bytes each, zero past the matrix — to
+/// Copies the tile of `map` whose first element is column `x`, row `y` — `box_rows` rows of
+/// 128 bytes (64 elements of 2 bytes or 32 of 4, as the map says), zero past the matrix — to
 /// byte `offset` of `dst`, swizzled (16-byte chunk `c` of row `r` at `c ^ (r % 8)`), completing
 /// `box_rows · 128` bytes of `bar`'s phase. With `mask` nonzero the copy is multicast: the tile
 /// lands at the same offset in every block of the cluster whose rank's bit is set in `mask`,
@@ -117,12 +117,12 @@ pub unsafe fn copy_2d(
 ///
 /// # Safety
 /// One thread; `map` points to a [`TensorMap`] of the launch (in global memory on the GPU)
-/// for 2-byte elements and this tile shape; the tile fits `dst` from `offset`, whose byte
+/// for this tile shape; the tile fits `dst` from `offset`, whose byte
 /// address is a multiple of [`TILE_ALIGN`], in every block it lands in; nothing reads or
 /// writes it there until the barrier's phase completes; each such phase expects these bytes.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn copy_2d_16bit(
+pub unsafe fn copy_2d_bytes(
     dst: SharedSlice<u32>, offset: u32, map: *const TensorMap, x: u32, y: u32, bar: &Mbarrier,
     mask: u16,
 ) {
@@ -155,20 +155,25 @@ pub unsafe fn copy_2d_16bit(
         }
         // SAFETY: the caller passes a map of the launch.
         let words = unsafe { (*map).0 };
+        // The accelerator writes through its own proxy, ordered with the readers by the
+        // barrier, not by block barriers: outside the race checker.
         if words[4] != 2 {
-            panic!(
-                "TMA: copy_2d_16bit with a map of {}-byte elements",
-                words[4].max(4)
-            );
+            // SAFETY: as above, of 4-byte elements.
+            let (box_rows, elements) = unsafe { sim_read_box::<f32>(map, x, y, ROW_WORDS) };
+            for (r, c, v) in elements {
+                let byte =
+                    crate::wgmma::swizzle(start + r * ROW_BYTES + 4 * c) - dst.byte_address();
+                dst.set_quiet(byte / 4, v.to_bits());
+            }
+            bar.landed(box_rows * ROW_BYTES);
+            return;
         }
         // SAFETY: as above, of 2-byte elements.
         let (box_rows, elements) = unsafe { sim_read_box::<u16>(map, x, y, ROW_HALVES) };
         for (r, c, v) in elements {
             let byte = crate::wgmma::swizzle(start + r * ROW_BYTES + 2 * c) - dst.byte_address();
             let (word, high) = (byte / 4, (byte / 2) % 2 == 1);
-            // The accelerator writes through its own proxy, ordered with the readers by the
-            // barrier, not by block barriers: outside the race checker. An even element comes
-            // first in its word (the swizzle moves 16-byte chunks).
+            // An even element comes first in its word (the swizzle moves 16-byte chunks).
             let old = if high { dst.get_quiet(word) } else { 0 };
             let new = if high {
                 (old & 0xffff) | (u32::from(v) << 16)

@@ -6,14 +6,18 @@
 //! it is asynchronous: the warpgroup issues several, commits them as a group and waits for
 //! the group before it reads the accumulators or overwrites the tiles.
 //!
-//! Only TF32 inputs (`.tf32`, f32 accumulation) are offered here, and only one shared-memory
-//! layout, the one TF32 needs ("K-major": a row of `A` and a column of `B` run along the
-//! depth `k`): tiles of rows of 32 four-byte elements (128 bytes), 8 rows to a 1024-byte
+//! TF32 inputs (`.tf32`, f32 accumulation) take one shared-memory layout ("K-major": a row
+//! of `A` and a column of `B` run along the depth `k`): tiles of rows of 32 four-byte
+//! elements (128 bytes), 8 rows to a 1024-byte
 //! *swizzle atom* in which 16-byte chunk `c` of row `r` is stored at chunk `c ^ (r % 8)`
 //! ([`sw128_index`]), the PTX ISA's 128-byte swizzle mode. A tile starts on a 1024-byte
 //! boundary ([`SharedSlice::aligned_to`]); `B` is stored as `N` rows (its columns) of depth.
 //! [`Operand`] names the 8-deep slice `k0..k0 + 8` of such a tile and builds its descriptor:
-//! start address, stride between 8-row groups (1024 bytes) and the swizzle mode.
+//! start address, stride between 8-row groups (1024 bytes) and the swizzle mode. A
+//! [`DescOperand`] names an operand by a [`Descriptor`] built by the caller instead: the
+//! 16-bit inputs (`bf16`, `f16`, [`Accumulators::mma_16bit`], `B` K-major or MN-major) and
+//! TF32 on such descriptors ([`Accumulators::mma_tf32_k_major`]), with the option of not
+//! accumulating.
 //!
 //! The accumulators of `D` ([`Accumulators`], `[FragC; N / 8]`) follow the `mma.m16n8`
 //! layout of [`FragC`] per 8 columns: warp `w` of the warpgroup holds rows `16w..16w + 16`,
@@ -175,12 +179,13 @@ impl Descriptor {
         (field(self.0, 0), field(self.0, 16), field(self.0, 32))
     }
 
-    /// The shared byte address of element `(r, kk)` of a K-major operand of 2-byte
-    /// elements (`r` its row in `m` or `n`, `kk < 16`), as the hardware finds it: the
-    /// descriptor's address arithmetic, then the 128-byte swizzle on the address bits.
-    pub const fn k_major_address(self, r: u32, kk: u32) -> u32 {
+    /// The shared byte address of element `(r, kk)` of a K-major operand of `size`-byte
+    /// elements (`r` its row in `m` or `n`, `kk` below the instruction's depth: 16 of 2
+    /// bytes, 8 of 4), as the hardware finds it: the descriptor's address arithmetic, then
+    /// the 128-byte swizzle on the address bits.
+    pub const fn k_major_address(self, r: u32, kk: u32, size: u32) -> u32 {
         let (start, _, stride) = self.fields();
-        swizzle(start + (r / ATOM_ROWS) * stride + (r % ATOM_ROWS) * 128 + 2 * kk)
+        swizzle(start + (r / ATOM_ROWS) * stride + (r % ATOM_ROWS) * 128 + size * kk)
     }
 
     /// The shared byte address of element `(kk, c)` of an MN-major operand of 2-byte
@@ -197,16 +202,17 @@ impl Descriptor {
     }
 }
 
-/// A 16-bit `wgmma` operand: the shared array its tile lies in (2-byte elements packed two
-/// to a word, the lower-indexed in the low half) and its [`Descriptor`]. On the GPU only the
-/// descriptor is used; the simulator reads the elements through it from the array.
+/// A `wgmma` operand given by its [`Descriptor`], and the shared array its tile lies in
+/// (2-byte elements packed two to a word, the lower-indexed in the low half, or one 4-byte
+/// element a word). On the GPU only the descriptor is used; the simulator reads the
+/// elements through it from the array.
 #[derive(Clone, Copy)]
-pub struct Operand16 {
+pub struct DescOperand {
     array: SharedSlice<u32>,
     desc: Descriptor,
 }
 
-impl Operand16 {
+impl DescOperand {
     /// A K-major operand at byte `offset` of `array` ([`Descriptor::k_major`]).
     #[inline(always)]
     pub fn k_major(array: SharedSlice<u32>, offset: u32) -> Self {
@@ -242,6 +248,17 @@ impl Operand16 {
         };
         let word = self.array.get(rel / 4);
         (word >> (16 * ((rel / 2) % 2))) as u16
+    }
+
+    /// The 4-byte element at shared byte address `address` (from the descriptor), read from
+    /// the array in the simulator.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn word(&self, address: u32) -> u32 {
+        let Some(rel) = address.checked_sub(self.array.byte_address()) else {
+            panic!("wgmma: an operand element at byte {address} lies before its array");
+        };
+        self.array.get(rel / 4)
     }
 }
 
@@ -317,8 +334,24 @@ pub trait Accumulators: Sized {
     /// # Safety
     /// As [`mma_tf32`](Self::mma_tf32), with operands whose descriptors describe the tiles.
     unsafe fn mma_16bit<const TRANS_B: u32>(
-        &mut self, half: Half, a: Operand16, b: Operand16, accumulate: bool,
+        &mut self, half: Half, a: DescOperand, b: DescOperand, accumulate: bool,
     );
+
+    /// `D = A · B + D` for the warpgroup on TF32 operands given by descriptors
+    /// (`wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32`): `a` 64 rows and `b` `N`
+    /// columns, both K-major (the only layout `.tf32` takes) with rows of 32 four-byte
+    /// elements, depth 8 from each descriptor's start; with `accumulate` false, `D = A · B`.
+    /// The instruction reads each element's bits as they are, its low 13 mantissa bits
+    /// ignored ([`tf32_value`](crate::mma::tf32_value)): round first for TF32's rounding.
+    ///
+    /// # Safety
+    /// As [`mma_16bit`](Self::mma_16bit).
+    unsafe fn mma_tf32_k_major(&mut self, a: DescOperand, b: DescOperand, accumulate: bool);
+
+    /// The TF32 instruction on descriptors `da` and `db`, `D = A · B` unless `accumulate`.
+    #[doc(hidden)]
+    #[cfg(target_arch = "nvptx64")]
+    unsafe fn issue_tf32(&mut self, da: u64, db: u64, accumulate: bool);
 
     /// [`wait_group::<N>`](wait_group) where `WAIT`, else [`fence`]: the instruction with
     /// the accumulators tied to it.
@@ -446,9 +479,44 @@ fn sim_accumulators(acc: &mut [FragC]) -> impl Iterator<Item = (u32, u32, &mut f
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 fn sim_mma_16bit(
-    acc: &mut [FragC], half: Half, a: Operand16, b: Operand16, b_mn_major: bool, accumulate: bool,
+    acc: &mut [FragC], half: Half, a: DescOperand, b: DescOperand, b_mn_major: bool,
+    accumulate: bool,
 ) {
-    for (name, d) in [("a", a.desc), ("b", b.desc)] {
+    sim_mma_desc(acc, [a, b], K_16BIT, accumulate, |row, col, kk| {
+        let x = half.value(a.element(a.desc.k_major_address(row, kk, 2)));
+        let y = half.value(if b_mn_major {
+            b.element(b.desc.mn_major_address(kk, col))
+        } else {
+            b.element(b.desc.k_major_address(col, kk, 2))
+        });
+        (x, y)
+    });
+}
+
+/// The simulator's TF32 `wgmma` on descriptors: as [`sim_mma_16bit`], each element's bits
+/// read as TF32 ([`tf32_value`](crate::mma::tf32_value)), eight products a step.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn sim_mma_tf32_k_major(acc: &mut [FragC], a: DescOperand, b: DescOperand, accumulate: bool) {
+    use crate::mma::tf32_value;
+    sim_mma_desc(acc, [a, b], K_TF32, accumulate, |row, col, kk| {
+        let x = tf32_value(a.word(a.desc.k_major_address(row, kk, 4)));
+        let y = tf32_value(b.word(b.desc.k_major_address(col, kk, 4)));
+        (x, y)
+    });
+}
+
+/// This thread's accumulators from `depth` exact products a step, `pair(row, col, kk)`
+/// giving the two factors of step `kk` of output `(row, col)`, summed with `D` (where
+/// `accumulate`) and rounded once; both operands' descriptors checked to start on 16
+/// bytes.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn sim_mma_desc(
+    acc: &mut [FragC], operands: [DescOperand; 2], depth: u32, accumulate: bool,
+    pair: impl Fn(u32, u32, u32) -> (f32, f32),
+) {
+    for (name, d) in [("a", operands[0].desc), ("b", operands[1].desc)] {
         let (start, _, _) = d.fields();
         if start % 16 != 0 {
             panic!("wgmma: operand {name} starts at byte {start}, not a multiple of 16");
@@ -456,13 +524,8 @@ fn sim_mma_16bit(
     }
     for (row, col, d) in sim_accumulators(acc) {
         let mut sum = if accumulate { *d as f64 } else { 0.0 };
-        for kk in 0..K_16BIT {
-            let x = half.value(a.element(a.desc.k_major_address(row, kk)));
-            let y = half.value(if b_mn_major {
-                b.element(b.desc.mn_major_address(kk, col))
-            } else {
-                b.element(b.desc.k_major_address(col, kk))
-            });
+        for kk in 0..depth {
+            let (x, y) = pair(row, col, kk);
             sum += x as f64 * y as f64;
         }
         *d = sum as f32;
@@ -486,31 +549,38 @@ macro_rules! accumulators {
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn mma_tf32(&mut self, a: Operand, b: Operand) {
                 #[cfg(target_arch = "nvptx64")]
-                {
-                    let d = self.as_flattened_mut();
-                    // SAFETY: the caller's contract (warpgroup converged, tiles ready).
-                    unsafe {
-                        core::arch::asm!(
-                            "{{",
-                            ".reg .pred p;",
-                            "setp.ne.b32 p, {sc}, 0;",
-                            concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1;"),
-                            "}}",
-                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
-                            da = in(reg64) a.descriptor(), db = in(reg64) b.descriptor(),
-                            sc = in(reg32) 1u32,
-                            options(nostack, preserves_flags),
-                        );
-                    }
-                }
+                // SAFETY: the caller's contract.
+                unsafe {
+                    self.issue_tf32(a.descriptor(), b.descriptor(), true)
+                };
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_mma(self, a, b);
+            }
+
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            unsafe fn issue_tf32(&mut self, da: u64, db: u64, accumulate: bool) {
+                let d = self.as_flattened_mut();
+                // SAFETY: the caller's contract (warpgroup converged, tiles ready).
+                unsafe {
+                    core::arch::asm!(
+                        "{{",
+                        ".reg .pred p;",
+                        "setp.ne.b32 p, {sc}, 0;",
+                        concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1;"),
+                        "}}",
+                        inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                        da = in(reg64) da, db = in(reg64) db,
+                        sc = in(reg32) accumulate as u32,
+                        options(nostack, preserves_flags),
+                    );
+                }
             }
 
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn mma_16bit<const TRANS_B: u32>(
-                &mut self, half: Half, a: Operand16, b: Operand16, accumulate: bool,
+                &mut self, half: Half, a: DescOperand, b: DescOperand, accumulate: bool,
             ) {
                 #[cfg(target_arch = "nvptx64")]
                 {
@@ -540,6 +610,18 @@ macro_rules! accumulators {
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_mma_16bit(self, half, a, b, TRANS_B != 0, accumulate);
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma_tf32_k_major(&mut self, a: DescOperand, b: DescOperand, accumulate: bool) {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: the caller's contract.
+                unsafe {
+                    self.issue_tf32(a.desc.0, b.desc.0, accumulate)
+                };
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_mma_tf32_k_major(self, a, b, accumulate);
             }
 
             #[inline(always)]

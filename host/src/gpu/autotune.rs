@@ -32,7 +32,7 @@ use crate::gpu::Gpu;
 use crate::plan::budget::TimeBudget;
 use crate::plan::budget::median;
 use crate::plan::gemv::{self, Gemv};
-use crate::plan::half::{self, HalfFloat, HalfRun};
+use crate::plan::half::{self, HalfFloat, HalfRun, Input};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::packed::PACKED_CONFIGS;
 use crate::plan::repack;
@@ -44,7 +44,6 @@ use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
 use crate::progress::Progress;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
-use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::sgemm::Precision;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -96,9 +95,10 @@ pub enum Tuned {
     /// FP32, a memory-bound product (`m`, `n` or `k` at most 16): a rung-16 kernel over its
     /// slices of `k` ([`crate::plan::gemv`]).
     Gemv(Gemv),
-    /// BF16 on Hopper (rung 17): the f32 operands converted to `bf16` on the device, then
-    /// the run ([`crate::plan::half`]), conversion included. Proposed on a Hopper only (by
-    /// [`tune`], which knows the device).
+    /// BF16 or TF32 on Hopper (rung 17, [`crate::plan::half`]): the f32 operands converted
+    /// to `bf16` on the device, or packed for TF32 (as for rung 14), then the run,
+    /// conversion or packing included. Proposed on a Hopper only (by [`tune`], which knows
+    /// the device).
     Half(HalfRun),
 }
 
@@ -146,6 +146,7 @@ impl Tuned {
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
             Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
             Self::Gemv(g) => g.name(),
+            Self::Half(r) if r.config.input == Input::Tf32 => r.name(),
             Self::Half(r) => format!("{}{FROM_F32}", r.name()),
         }
     }
@@ -173,8 +174,12 @@ impl Tuned {
             })
             .or_else(|| Gemv::from_name(name).map(Self::Gemv))
             .or_else(|| {
+                let run = HalfRun::from_name(name)?;
+                (run.config.input == Input::Tf32).then_some(Self::Half(run))
+            })
+            .or_else(|| {
                 let run = HalfRun::from_name(name.strip_suffix(FROM_F32)?)?;
-                (run.config.half == Half::Bf16).then_some(Self::Half(run))
+                (run.config.input == Input::Bf16).then_some(Self::Half(run))
             })
     }
 
@@ -194,6 +199,12 @@ impl Tuned {
                 REPACK_TF32.entry,
             ],
             Self::Gemv(g) => vec![g.config().spec.entry, REDUCE.entry],
+            Self::Half(r) if r.config.input == Input::Tf32 => vec![
+                r.config.spec.entry,
+                REDUCE.entry,
+                TRANSPOSE_TF32.entry,
+                REPACK_TF32.entry,
+            ],
             Self::Half(r) => vec![r.config.spec.entry, REDUCE.entry, REPACK_16BIT[1].entry],
         }
     }
@@ -213,6 +224,9 @@ impl Tuned {
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
             Tuned::Packed(i) => gpu.matmul_packed_device(PACKED_CONFIGS[i], a, b, out, shape),
             Tuned::Gemv(g) => gpu.matmul_gemv_device(g, a, b, out, shape),
+            Tuned::Half(r) if r.config.input == Input::Tf32 => {
+                gpu.matmul_tf32_ws(r, a, b, out, shape)
+            }
             Tuned::Half(r) => gpu.matmul_half_from_f32::<::half::bf16>(r, a, b, out, shape),
         }
     }
@@ -497,7 +511,7 @@ pub fn choose_half<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
     let key = half_key(&info.name, cc, shape, T::NAME, fingerprint(gpu));
     let parse = |c: &Choice| HalfRun::from_name(&c.kernel);
     remembered(&HALF_MEMO, key, shape, parse, || {
-        let candidates = half::candidates(T::HALF, shape, gpu.multiprocessors());
+        let candidates = half::candidates(T::INPUT, shape, gpu.multiprocessors());
         let entries: Vec<&str> = candidates
             .iter()
             .map(|r| r.config.spec.entry)
@@ -636,8 +650,15 @@ pub fn tune(
 ) -> Result<(Tuned, Choice)> {
     let mut refused = None;
     let mut candidates = Tuned::candidates(shape, precision);
-    if precision == Precision::Bf16 && gpu.info()?.compute_capability == (9, 0) {
-        let runs = half::candidates(Half::Bf16, shape, gpu.multiprocessors());
+    let ws_input = match precision {
+        Precision::Bf16 => Some(Input::Bf16),
+        Precision::Tf32 => Some(Input::Tf32),
+        Precision::Fp32 => None,
+    };
+    if let Some(input) = ws_input
+        && gpu.info()?.compute_capability == (9, 0)
+    {
+        let runs = half::candidates(input, shape, gpu.multiprocessors());
         candidates.extend(runs.into_iter().map(Tuned::Half));
     }
     if candidates.is_empty() {
@@ -1025,6 +1046,24 @@ mod tests {
                 kernels_gpu::sgemm::CONFIGS[bottom.config].geometry.bm
             )
         );
+    }
+
+    #[test]
+    fn rung_17_choices_round_trip_through_their_names() {
+        // TF32 runs are named as they are (the packing is theirs, as rung 14's), BF16 runs
+        // from f32 with the suffix; a 16-bit name without it is not a choice of f32 inputs.
+        let shape = MatmulShape::new(256, 4096, 256).unwrap();
+        for input in [Input::Tf32, Input::Bf16] {
+            for run in half::candidates(input, shape, 132) {
+                let tuned = Tuned::Half(run);
+                let name = tuned.name();
+                assert_eq!(name.ends_with(FROM_F32), input == Input::Bf16, "{name}");
+                assert_eq!(Tuned::from_name(&name), Some(tuned));
+                assert_eq!(tuned.block_rows(), run.config.geometry.bm);
+            }
+        }
+        assert_eq!(Tuned::from_name("gemm-bf16-ws-128x256"), None);
+        assert_eq!(Tuned::from_name("gemm-tf32-ws-128x256-from-f32"), None);
     }
 
     #[test]

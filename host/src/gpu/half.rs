@@ -1,14 +1,16 @@
 //! Launching rung 17 ([`crate::plan::half`]) on the GPU: 16-bit matrices through tensor
 //! maps, split along the depth where the run says so, rows padded where the
-//! tensor-memory accelerator needs it, and f32 matrices converted on the device.
+//! tensor-memory accelerator needs it, and f32 matrices converted on the device (to 16 bits,
+//! or packed for TF32).
 
 use super::Gpu;
 use super::tma::{TmaElement, map_view, tensor_map};
-use crate::plan::half::{self, HalfFloat, HalfRun, WsConfig};
-use crate::problem::error::{Error, Result};
+use crate::plan::half::{self, HalfFloat, HalfRun, Input, WsConfig, check_element};
+use crate::problem::error::Result;
 use crate::problem::shape::MatmulShape;
 use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use kernels_gpu::nvptx_device::catalogue::KernelSpec;
+use kernels_gpu::nvptx_device::tma::TensorMap;
 use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::sgemm::repack::REPACK_16BIT;
 
@@ -65,8 +67,9 @@ impl Gpu {
     /// of 8 the operand whose rows are not whole 16-byte units is copied into padded rows
     /// first; a split run computes its slices into the workspace and adds them in order.
     /// Asynchronous, like [`matmul_device`](Self::matmul_device), with its errors; and
-    /// [`Error::NeedsHopper`] on another GPU, [`Error::ElementMismatch`] for a
-    /// configuration of the other element type.
+    /// [`Error::NeedsHopper`](crate::Error::NeedsHopper) on another GPU,
+    /// [`Error::ElementMismatch`](crate::Error::ElementMismatch) for a configuration of
+    /// another element type.
     pub fn gemm_half_run_device<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
         &self, run: HalfRun, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
@@ -106,18 +109,65 @@ impl Gpu {
         unsafe { self.launch_half::<T>(run, &a16, &b16, out, shape) }
     }
 
-    /// The checks of a rung-17 product of `T`s ([`check_element`], the lengths of `a`, `b`
-    /// and `out`), and whether it is trivial: `out` zeroed, nothing to launch.
+    /// `out = a · b` by `run`, a TF32 configuration of rung 17, on f32 matrices (`a`
+    /// `m × k`, `b` `k × n`, row-major): packed into the workspace first as for rung 14 (`a`
+    /// rounded to TF32, `b` transposed and rounded, rows of `k` padded to a multiple of 4:
+    /// [`crate::plan::packed`]), then the product, split as the run says. The packing is
+    /// part of the call. Asynchronous, with the errors of
+    /// [`gemm_half_run_device`](Self::gemm_half_run_device).
+    pub fn matmul_tf32_ws(
+        &self, run: HalfRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        if self.trivial_ws(run, Input::Tf32, a, b, out, shape)? {
+            return Ok(());
+        }
+        // A GPU that is not a Hopper refuses the entry before anything is queued.
+        self.entry_info(run.config.spec.entry)?;
+        let (m, n) = (shape.m, shape.n);
+        let kp = crate::plan::packed::packed_depth(shape.k);
+        // Each a multiple of 4 floats: the packed `bᵀ` starts 16-byte aligned after `a`.
+        let (la, lb) = (m as usize * kp as usize, n as usize * kp as usize);
+        let floats = run.workspace_floats(shape);
+        let mut workspace = self.workspace(la + lb + floats)?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
+        let (mut wa, mut rest) = ws.split_at_mut(la);
+        let (mut wb, mut rest) = rest.split_at_mut(lb);
+        // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp and `wb`
+        // n rows of kp.
+        unsafe { self.pack_tf32(a, b, shape, Some(&mut wa), &mut wb) }?;
+        let (bm, bn) = (run.config.geometry.bm, run.config.geometry.bn);
+        let maps = [
+            tensor_map(wa.device_ptr(&self.stream).0, m, kp, TmaElement::F32, bm)?,
+            tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::F32, bn)?,
+        ];
+        let planes = (floats > 0).then(|| rest.slice_mut(..floats));
+        // SAFETY: the maps describe the packed `a` (m rows of kp) and `bᵀ` (n rows of kp),
+        // 16-byte aligned, in the configuration's boxes; the planes hold `splits` planes of
+        // m · n; `out` m · n (checked); the configuration multiplies TF32.
+        unsafe { self.launch_ws(run, maps, planes, out, shape) }
+    }
+
+    /// The checks of a rung-17 product of `T`s ([`Self::trivial_ws`]).
     fn trivial_half<T: HalfFloat, E>(
         &self, run: HalfRun, a: &CudaSlice<E>, b: &CudaSlice<E>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<bool> {
-        check_element::<T>(run)?;
+        self.trivial_ws(run, T::INPUT, a, b, out, shape)
+    }
+
+    /// The checks of a rung-17 product of `input` elements ([`check_element`], the lengths
+    /// of `a`, `b` and `out`), and whether it is trivial: `out` zeroed, nothing to launch.
+    fn trivial_ws<E>(
+        &self, run: HalfRun, input: Input, a: &CudaSlice<E>, b: &CudaSlice<E>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<bool> {
+        check_element(run, input)?;
         super::zero_if_trivial(&self.stream, run.config.spec.entry, a, b, out, shape)
     }
 
-    /// The launches of a rung-17 product past its checks: the tensor maps, the product (into
-    /// the workspace's planes when split), and the reduction of the planes.
+    /// The launches of a 16-bit rung-17 product past its checks: the tensor maps, then
+    /// [`launch_ws`](Self::launch_ws) into the workspace's planes when split.
     ///
     /// # Safety
     /// `a` holds `m` rows of `k` rounded up to 8 elements, `b` `k` rows of `n` rounded up to
@@ -127,45 +177,62 @@ impl Gpu {
         &self, run: HalfRun, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        let config = run.config;
-        let info = self.entry_info(config.spec.entry)?;
-        let launch = half::launch(run, shape, self.multiprocessors, &self.limits)?;
         let (m, n, k) = (shape.m, shape.n, shape.k);
         let (k8, n8) = (k.next_multiple_of(8), n.next_multiple_of(8));
         let element = match T::HALF {
             Half::Bf16 => TmaElement::Bf16,
             Half::F16 => TmaElement::F16,
         };
-        let (bm, bk) = (config.geometry.bm, config.geometry.bk);
-        let maps = self.tensor_maps([
+        let (bm, bk) = (run.config.geometry.bm, run.config.geometry.bk);
+        let maps = [
             tensor_map(a.device_ptr(&self.stream).0, m, k8, element, bm)?,
             tensor_map(b.device_ptr(&self.stream).0, k, n8, element, bk)?,
-        ])?;
-        let (_, buffer) = maps.as_ref().expect("tensor_maps fills the buffer");
-        let (amap, bmap) = (map_view(buffer, 0), map_view(buffer, 1));
-        let splits = run.splits.max(1);
+        ];
         let floats = run.workspace_floats(shape);
         let mut workspace = if floats > 0 {
             Some(self.workspace(floats)?)
         } else {
             None
         };
-        let mut args = self.launcher(&info);
-        args.view(&amap).view(&bmap);
-        let mut planes = workspace
+        let planes = workspace
             .as_mut()
             .and_then(|guard| guard.as_mut())
             .map(|ws| ws.slice_mut(..floats));
+        // SAFETY: the maps describe `a` (m rows of k8) and `b` (k rows of n8), 16-byte rows
+        // at the starts of their allocations (the caller's contract), in the
+        // configuration's boxes; the planes hold `splits` planes of m · n where split.
+        unsafe { self.launch_ws(run, maps, planes, out, shape) }
+    }
+
+    /// The launches of a rung-17 product on its tensor maps: the product (into `planes`
+    /// when split), then the reduction of the planes into `out`.
+    ///
+    /// # Safety
+    /// `maps` describe `a` and `b` as `run`'s configuration reads them (element type,
+    /// layout, boxes), in device memory that outlives the launch; `planes` is given, of
+    /// `splits · m · n` floats, when `run` is split; `out` holds `m · n` floats and
+    /// overlaps neither; the product is not trivial.
+    unsafe fn launch_ws(
+        &self, run: HalfRun, maps: [TensorMap; 2], mut planes: Option<CudaViewMut<'_, f32>>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        let info = self.entry_info(run.config.spec.entry)?;
+        let launch = half::launch(run, shape, self.multiprocessors, &self.limits)?;
+        let (m, n) = (shape.m, shape.n);
+        let maps = self.tensor_maps(maps)?;
+        let (_, buffer) = maps.as_ref().expect("tensor_maps fills the buffer");
+        let (amap, bmap) = (map_view(buffer, 0), map_view(buffer, 1));
+        let splits = run.splits.max(1);
+        let mut args = self.launcher(&info);
+        args.view(&amap).view(&bmap);
         match planes.as_mut() {
             Some(planes) => args.view_mut(planes),
             None => args.buffer_mut(out),
         };
         args.dims(&shape).scalar(&splits);
         // SAFETY: (amap, bmap, out, m, n, k, splits) as every rung-17 entry declares them:
-        // the maps (on the stream before the launch) describe `a` (m rows of k8) and `b` (k
-        // rows of n8), 16-byte rows at the starts of their allocations (the caller's
-        // contract), in the configuration's boxes; the output holds `splits` planes of m·n
-        // f32 (the workspace, or `out`) and overlaps neither.
+        // the maps (on the stream before the launch) as the caller promises; the output
+        // holds `splits` planes of m·n f32 (the planes, or `out`) and overlaps neither.
         unsafe { args.launch(&launch) }?;
         drop(args);
         if let Some(planes) = planes {
@@ -214,17 +281,6 @@ impl Gpu {
         }?;
         Ok(dst)
     }
-}
-
-/// [`Error::ElementMismatch`] unless `run`'s configuration multiplies `T`.
-fn check_element<T: HalfFloat>(run: HalfRun) -> Result<()> {
-    if run.config.half != T::HALF {
-        return Err(Error::ElementMismatch {
-            kernel: run.config.name,
-            given: T::NAME,
-        });
-    }
-    Ok(())
 }
 
 /// `buf` seen as the 2-byte elements a repack entry writes.

@@ -5,7 +5,7 @@ use super::tma::{TmaElement, tensor_map};
 use crate::plan::packed::{self, PackedConfig, pack_b_launch, packed_depth};
 use crate::problem::error::{DriverContext, Result};
 use crate::problem::shape::MatmulShape;
-use cudarc::driver::{CudaSlice, DevicePtr};
+use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr};
 use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
 
 impl Gpu {
@@ -24,9 +24,7 @@ impl Gpu {
             return Ok(());
         }
         let launch = packed::launch(config, shape, &self.limits)?;
-        let pack_b = pack_b_launch(shape, &self.limits)?;
         let info = self.entry_info(config.spec.entry)?;
-        let b_info = self.entry_info(TRANSPOSE_TF32.entry)?;
         let (la, lb) = packed::packed_lens(config, shape);
         // Tensor maps after the operands, 128-byte aligned (the workspace's start is 256).
         let maps_at = (la + lb).next_multiple_of(32);
@@ -38,19 +36,9 @@ impl Gpu {
         let (_, mut wm) = rest.split_at_mut(maps_at - la - lb);
         let (m, k, n, kp) = (shape.m, shape.k, shape.n, packed_depth(shape.k));
         let packs_a = packed::packs_a(config, k);
-
-        if packs_a {
-            // SAFETY: `a` holds m rows of k (checked above), `wa` m rows of kp >= k.
-            unsafe { self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, &mut wa, m, kp) }?;
-        }
-        let mut args = self.launcher(&b_info);
-        args.buffer(b)
-            .scalar(&k)
-            .scalar(&n)
-            .view_mut(&mut wb)
-            .scalar(&kp);
-        // SAFETY: (src, rows, cols, dst, ld): `b` holds k rows of n, `wb` n rows of kp >= k.
-        unsafe { args.launch(&pack_b) }?;
+        // SAFETY: `a` and `b` hold the shape's lengths (checked above); `wa` holds m rows
+        // of kp where `a` is packed (`packed_lens`), `wb` n rows of kp.
+        unsafe { self.pack_tf32(a, b, shape, packs_a.then_some(&mut wa), &mut wb) }?;
         if let Some(boxes) = config.tma {
             let a_at = if packs_a {
                 wa.device_ptr(&self.stream).0
@@ -106,5 +94,33 @@ impl Gpu {
         // packed, it holds m rows of k = kp (`packs_a`), a device allocation's start, and
         // the configuration rounds it itself; `out` m × n (checked above).
         unsafe { args.launch(&launch) }
+    }
+
+    /// The packing of a TF32 product: `b` (`k × n`) into `wb`, transposed and rounded
+    /// (`n` rows of [`packed_depth`], zero-padded), and where `wa` is given `a` (`m × k`)
+    /// into it, rounded (`m` rows of the same depth). Asynchronous.
+    ///
+    /// # Safety
+    /// `a` and `b` hold `shape`'s lengths; `wa` holds `m · kp` floats, `wb` `n · kp`.
+    pub(super) unsafe fn pack_tf32(
+        &self, a: &CudaSlice<f32>, b: &CudaSlice<f32>, shape: MatmulShape,
+        wa: Option<&mut CudaViewMut<'_, f32>>, wb: &mut CudaViewMut<'_, f32>,
+    ) -> Result<()> {
+        let (m, k, n, kp) = (shape.m, shape.k, shape.n, packed_depth(shape.k));
+        if let Some(wa) = wa {
+            // SAFETY: `a` holds m rows of k, `wa` m rows of kp >= k (the caller's contract).
+            unsafe { self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, wa, m, kp) }?;
+        }
+        let pack_b = pack_b_launch(shape, &self.limits)?;
+        let b_info = self.entry_info(TRANSPOSE_TF32.entry)?;
+        let mut args = self.launcher(&b_info);
+        args.buffer(b)
+            .scalar(&k)
+            .scalar(&n)
+            .view_mut(wb)
+            .scalar(&kp);
+        // SAFETY: (src, rows, cols, dst, ld): `b` holds k rows of n, `wb` n rows of kp >= k
+        // (the caller's contract).
+        unsafe { args.launch(&pack_b) }
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::backend::Backend;
 use crate::gpu::autotune::Tuned;
+use crate::plan::half::Input;
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::packed::PACKED_CONFIGS;
 use crate::plan::reduce::ReduceKernel;
@@ -214,6 +215,7 @@ fn run_tuned(
         Tuned::Rows(r) => sim.matmul_rows(r, a, b, shape),
         Tuned::Repacked(k) => sim.matmul_repacked(k, a, b, shape),
         Tuned::Packed(i) => sim.matmul_packed(PACKED_CONFIGS[i], a, b, shape),
+        Tuned::Half(r) if r.config.input == Input::Tf32 => sim.matmul_tf32_ws(r, a, b, shape),
         Tuned::Half(r) => sim.matmul_half_from_f32(r, a, b, shape),
         Tuned::Gemv(g) => sim.matmul_gemv(g, a, b, shape),
     }

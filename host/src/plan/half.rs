@@ -1,24 +1,29 @@
-//! 16-bit matrices (`bf16`, `f16`) on Hopper's warpgroup tensor cores, fed by the
-//! tensor-memory accelerator (rung 17, [`kernels_gpu::sgemm::warp_specialized`]):
-//! `out = a · b` with `a` (`m × k`) and `b` (`k × n`) row-major of [`half::bf16`] or
-//! [`half::f16`], `out` f32, accumulated in f32 — what cuBLAS's `cublasGemmEx` computes
-//! with 16-bit `A` and `B` and `CUBLAS_COMPUTE_32F`.
+//! Rung 17 ([`kernels_gpu::sgemm::warp_specialized`]) on Hopper's warpgroup tensor cores,
+//! fed by the tensor-memory accelerator: `out = a · b` with `out` f32, accumulated in f32,
+//! and `a` (`m × k`) and `b` (`k × n`) either row-major [`half::bf16`] or [`half::f16`] —
+//! what cuBLAS's `cublasGemmEx` computes with 16-bit `A` and `B` and `CUBLAS_COMPUTE_32F` —
+//! or f32 multiplied as TF32 (`CUBLAS_COMPUTE_32F_FAST_TF32`): those are packed first as for
+//! rung 14 ([`crate::plan::packed`]: `a` rounded, `b` transposed and rounded, rows of `k`
+//! padded to a multiple of 4), since `.tf32` reads both operands K-major.
 //!
-//! Which configuration ([`WS_CONFIGS`], one table for both types) and its launch: a
+//! Which configuration ([`WS_CONFIGS`], one table for the three types) and its launch: a
 //! persistent grid of at most one block per multiprocessor. The accelerator reads rows
-//! that are whole 16-byte units, so the rung takes `k` and `n` multiples of 8 ([`aligned`]).
+//! that are whole 16-byte units, so a 16-bit product takes `k` and `n` multiples of 8
+//! ([`aligned`]).
 
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use kernels_gpu::nvptx_device::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::wgmma::Half;
-pub use kernels_gpu::sgemm::warp_specialized::{WS_CONFIGS, WsConfig};
+pub use kernels_gpu::sgemm::warp_specialized::{Input, WS_CONFIGS, WsConfig};
 
 /// An element type rung 17 multiplies.
 pub trait HalfFloat: Copy + Send + Sync + bytemuck::Pod + 'static {
     /// Which it is.
     const HALF: Half;
+    /// Which it is, as rung 17's tables name it.
+    const INPUT: Input;
     /// Its name on command lines and in reports.
     const NAME: &'static str;
     /// `x` rounded to nearest even (NaN stays NaN).
@@ -29,9 +34,10 @@ pub trait HalfFloat: Copy + Send + Sync + bytemuck::Pod + 'static {
 
 /// [`HalfFloat`] for `half`'s type `$t`: element `$half`, named `$name`.
 macro_rules! half_float {
-    ($t:ty, $half:expr, $name:literal) => {
+    ($t:ty, $half:ident, $name:literal) => {
         impl HalfFloat for $t {
-            const HALF: Half = $half;
+            const HALF: Half = Half::$half;
+            const INPUT: Input = Input::$half;
             const NAME: &'static str = $name;
             fn from_f32(x: f32) -> Self {
                 <$t>::from_f32(x)
@@ -43,22 +49,22 @@ macro_rules! half_float {
     };
 }
 
-half_float!(half::bf16, Half::Bf16, "bf16");
-half_float!(half::f16, Half::F16, "f16");
+half_float!(half::bf16, Bf16, "bf16");
+half_float!(half::f16, F16, "f16");
 
 /// Every element of `x` rounded to `T`.
 pub fn round_all<T: HalfFloat>(x: &[f32]) -> Vec<T> {
     x.iter().map(|&v| T::from_f32(v)).collect()
 }
 
-/// The configurations for element type `T`, in table order.
-pub fn configs<T: HalfFloat>() -> impl Iterator<Item = &'static WsConfig> {
-    WS_CONFIGS.iter().filter(|c| c.half == T::HALF)
+/// The configurations for element type `input`, in table order.
+pub fn configs(input: Input) -> impl Iterator<Item = &'static WsConfig> {
+    WS_CONFIGS.iter().filter(move |c| c.input == input)
 }
 
-/// The configuration the table marks as `T`'s default.
-pub fn default_config<T: HalfFloat>() -> &'static WsConfig {
-    configs::<T>()
+/// The configuration the table marks as `input`'s default.
+pub fn default_config(input: Input) -> &'static WsConfig {
+    configs(input)
         .find(|c| c.default)
         .expect("the table marks a default for each element type")
 }
@@ -72,6 +78,17 @@ pub fn config(name: &str) -> Result<&'static WsConfig> {
 /// elements) and of `b` (`n`) whole 16-byte units.
 pub fn aligned(shape: MatmulShape) -> bool {
     shape.k.is_multiple_of(8) && shape.n.is_multiple_of(8)
+}
+
+/// [`Error::ElementMismatch`] unless `run`'s configuration multiplies `input`.
+pub fn check_element(run: HalfRun, input: Input) -> Result<()> {
+    if run.config.input != input {
+        return Err(Error::ElementMismatch {
+            kernel: run.config.name,
+            given: input.name(),
+        });
+    }
+    Ok(())
 }
 
 /// A rung-17 product: a configuration, and the slices its depth is cut into (1: none; more:
@@ -102,6 +119,11 @@ impl std::hash::Hash for HalfRun {
 pub const SPLITS: [u32; 5] = [1, 2, 4, 8, 16];
 
 impl HalfRun {
+    /// `config` unsplit.
+    pub fn unsplit(config: &'static WsConfig) -> Self {
+        Self { config, splits: 1 }
+    }
+
     /// `<configuration>` or `<configuration>-split<s>`.
     pub fn name(&self) -> String {
         if self.splits > 1 {
@@ -131,21 +153,16 @@ impl HalfRun {
     }
 }
 
-/// The k-tiles of `shape`'s depth.
-fn k_tiles(shape: MatmulShape) -> u32 {
-    shape.k.div_ceil(kernels_gpu::sgemm::warp_specialized::BK)
-}
-
 /// The runs worth timing for `shape` on a device of `multiprocessors`, chosen by shape
 /// class rather than from a list of shapes:
-/// * configurations of `half` whose tiles cover the output with the least padding (within
+/// * configurations of `input` whose tiles cover the output with the least padding (within
 ///   a quarter of the best): a 32- or 64-column output gets narrow tiles, a 32-row one the
 ///   64-row tile, a large square every tile;
 /// * for each, unsplit; and where its tiles do not fill a wave of multiprocessors, each
 ///   split of the depth that keeps the work within four waves and two k-tiles a slice.
-pub fn candidates(half: Half, shape: MatmulShape, multiprocessors: u32) -> Vec<HalfRun> {
+pub fn candidates(input: Input, shape: MatmulShape, multiprocessors: u32) -> Vec<HalfRun> {
     let (m, n) = (u64::from(shape.m.max(1)), u64::from(shape.n.max(1)));
-    let configs: Vec<&'static WsConfig> = WS_CONFIGS.iter().filter(|c| c.half == half).collect();
+    let configs: Vec<&'static WsConfig> = configs(input).collect();
     let padded = |c: &WsConfig| {
         let (bm, bn) = (u64::from(c.geometry.bm), u64::from(c.geometry.bn));
         m.div_ceil(bm) * bm * n.div_ceil(bn) * bn
@@ -158,9 +175,10 @@ pub fn candidates(half: Half, shape: MatmulShape, multiprocessors: u32) -> Vec<H
     for config in configs.into_iter().filter(|c| 4 * padded(c) <= 5 * least) {
         let (bm, bn) = (u64::from(config.geometry.bm), u64::from(config.geometry.bn));
         let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+        let k_tiles = shape.k.div_ceil(config.geometry.bk);
         for splits in SPLITS {
             let within = tiles * u64::from(splits) <= 4 * sms;
-            let deep = k_tiles(shape) >= 2 * splits;
+            let deep = k_tiles >= 2 * splits;
             if splits == 1 || (tiles < sms && within && deep) {
                 runs.push(HalfRun { config, splits });
             }
@@ -192,8 +210,9 @@ mod tests {
 
     #[test]
     fn each_element_type_has_one_default_and_names_resolve() {
-        assert_eq!(default_config::<half::bf16>().half, Half::Bf16);
-        assert_eq!(default_config::<half::f16>().half, Half::F16);
+        for input in [Input::Bf16, Input::F16, Input::Tf32] {
+            assert_eq!(default_config(input).input, input);
+        }
         for c in WS_CONFIGS {
             assert_eq!(config(c.name).unwrap().name, c.name);
         }
@@ -203,7 +222,7 @@ mod tests {
     #[test]
     fn a_persistent_grid_is_at_most_a_block_per_multiprocessor() {
         let run = HalfRun {
-            config: default_config::<half::bf16>(),
+            config: default_config(Input::Bf16),
             splits: 1,
         };
         let limits = Limits::HOPPER;
@@ -219,7 +238,7 @@ mod tests {
     #[test]
     fn candidates_follow_the_shape_class() {
         let names = |m, k, n| -> Vec<String> {
-            candidates(Half::Bf16, MatmulShape::new(m, k, n).unwrap(), 132)
+            candidates(Input::Bf16, MatmulShape::new(m, k, n).unwrap(), 132)
                 .iter()
                 .map(HalfRun::name)
                 .collect()
@@ -247,6 +266,30 @@ mod tests {
             assert_eq!(HalfRun::from_name(name).unwrap().name(), *name);
         }
         assert_eq!(HalfRun::from_name("gemm-bf16-ws-128x256-split3"), None);
+    }
+
+    #[test]
+    fn tf32_candidates_are_tf32_configurations_named_apart() {
+        let shape = MatmulShape::new(4096, 4096, 4096).unwrap();
+        let runs = candidates(Input::Tf32, shape, 132);
+        assert!(
+            runs.iter().all(|r| r.config.input == Input::Tf32),
+            "{runs:?}"
+        );
+        assert!(runs.contains(&HalfRun {
+            config: default_config(Input::Tf32),
+            splits: 1,
+        }));
+        for run in &runs {
+            assert_eq!(HalfRun::from_name(&run.name()), Some(*run));
+            // A k-tile of 32 f32; a slot as many bytes as the 16-bit one of the same tile.
+            assert_eq!(run.config.geometry.bk, 32);
+            assert!(run.config.geometry.dynamic_shared_bytes <= 227 * 1024);
+        }
+        // A small output with a deep k is split (k-tiles of 32 count).
+        let thin = candidates(Input::Tf32, MatmulShape::new(128, 4096, 64).unwrap(), 132);
+        assert!(thin.iter().any(|r| r.splits > 1), "{thin:?}");
+        assert!(check_element(runs[0], Input::Bf16).is_err());
     }
 
     #[test]

@@ -1,23 +1,27 @@
-//! Rung 17: 16-bit matrices (`bf16` or `f16`, f32 accumulation and output) on Hopper's
+//! Rung 17: `bf16`, `f16` or TF32 matrices (f32 accumulation and output) on Hopper's
 //! warpgroup tensor cores, fed by the tensor-memory accelerator, with the warpgroups of a
 //! block specialized: one *producer* warpgroup whose single thread issues every copy, and
-//! `CONSUMERS` warpgroups that only multiply (PTX `sm_90a`).
+//! `CONSUMERS` warpgroups that only multiply (PTX `sm_90a`). One kernel body for the three
+//! element types ([`Element`]: element size, instruction, `b`'s layout).
 //!
-//! * **Copies.** `a` (`m × k`, row-major) and `b` (`k × n`, row-major) are read in
-//!   k-tiles of [`BK`] = 64 elements (128 bytes) by the tensor-memory accelerator
-//!   ([`copy_2d_16bit`]) into a ring of `STAGES` slots, each an `a` tile of `BM` rows and a
-//!   `b` tile of `BN / 64` boxes of 64 columns × 64 rows, all 128-byte swizzled. Elements
-//!   past the matrices arrive as zeros, so edges need no code of their own.
+//! * **Copies.** `a` (`m × k`, row-major) and `b` are read in k-tiles of one 128-byte row
+//!   (`T::BK`: 64 two-byte elements or 32 four-byte ones) by the tensor-memory accelerator
+//!   ([`copy_2d_bytes`]) into a ring of `STAGES` slots, each an `a` tile of `BM` rows and a
+//!   `b` tile, all 128-byte swizzled. A 16-bit `b` is `k × n` row-major, copied in boxes of
+//!   64 columns × 64 rows and read MN-major; `.tf32` takes only K-major operands, so a TF32
+//!   `b` comes transposed (`bᵀ`, `n × k`, as the TF32 rungs' packing writes it), one box of
+//!   `BN` rows of 32 depths. A slot is `(BM + BN) · 128` bytes either way. Elements past
+//!   the matrices arrive as zeros, so edges need no code of their own.
 //! * **The ring.** Slot `s` has two [`Mbarrier`]s: `full[s]` (the producer's arrival with
 //!   the slot's bytes) and `empty[s]` (one arrival per consumer warpgroup), walked with a
 //!   [`PipelineState`]: the producer waits for `empty`, arms `full` and copies; a consumer
 //!   waits for `full`, multiplies, and releases the slot to the producer once the
 //!   multiplications that read it are done.
 //! * **Multiplies.** Consumer `c` owns rows `64c..64c + 64` of the block's `BM × BN` tile as
-//!   the accumulators of `wgmma.m64nNk16` (`N = BN`): per k-tile, four instructions (one per
-//!   16 of depth), `a` read K-major and `b` MN-major straight from the slot
-//!   ([`Operand16`]). One group of them stays in flight (`wait_group 1`): the slot of the
-//!   group before is released while this one runs.
+//!   the accumulators of `wgmma.m64nNk16` (16-bit) or `wgmma.m64nNk8` (TF32), `N = BN`: per
+//!   k-tile, four instructions (one per 32 bytes of a row), `a` read K-major and `b` as
+//!   it lies, straight from the slot ([`DescOperand`]). One group of them stays in flight
+//!   (`wait_group 1`): the slot of the group before is released while this one runs.
 //! * **Registers.** With two consumers or more, the producer gives up registers
 //!   (`setmaxnreg.dec` to [`PRODUCER_REGS`]) and the consumers take them (`setmaxnreg.inc` to
 //!   [`CONSUMER_REGS`]): 128 accumulators a thread fit, with room for addresses.
@@ -31,8 +35,9 @@
 //!
 //! Launch with `128 · (CONSUMERS + 1)` threads per block, a grid of at most one block per
 //! multiprocessor (and at most one per output tile), [`geometry`]'s dynamic shared memory,
-//! and device-global tensor maps of `a` (boxes of 64 × `BM`) and `b` (boxes of 64 × 64),
-//! on a device that runs `sm_90a` code.
+//! and device-global tensor maps of `a` (boxes of one row × `BM` rows) and `b` (16-bit:
+//! boxes of 64 × 64; TF32's `bᵀ`: one row × `BN` rows), on a device that runs `sm_90a`
+//! code.
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
@@ -41,12 +46,12 @@ use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
 use nvptx_device::mma::FragC;
-use nvptx_device::shared::dynamic_shared;
+use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
-use nvptx_device::tma::{ROW_BYTES, ROW_HALVES, TensorMap, copy_2d_16bit};
+use nvptx_device::tma::{ROW_BYTES, ROW_HALVES, TensorMap, copy_2d_bytes};
 use nvptx_device::warp::WARP_SIZE;
 use nvptx_device::wgmma::{
-    self, ATOM_BYTES, Accumulators, Half, K_16BIT, Operand16, WARPGROUP, setmaxnreg_dec,
+    self, ATOM_BYTES, Accumulators, DescOperand, Half, K_16BIT, K_TF32, WARPGROUP, setmaxnreg_dec,
     setmaxnreg_inc,
 };
 
@@ -57,29 +62,133 @@ use nvptx_device::wgmma::{
 ))]
 compile_error!("the `hopper` feature's entry points use wgmma: build them for sm_90a");
 
-/// The depth of a k-tile: one 128-byte row of 2-byte elements.
-pub const BK: u32 = ROW_HALVES;
 /// Registers a thread of the producer warpgroup keeps.
 pub const PRODUCER_REGS: u32 = 40;
 /// Registers a thread of a consumer warpgroup may use: with two consumers and the producer
 /// at [`PRODUCER_REGS`], `128 · (40 + 2 · 232)` = 64,512 of the multiprocessor's 65,536.
 pub const CONSUMER_REGS: u32 = 232;
 
-/// The 16-bit element types, as the kernels' generic parameter.
+/// What a configuration multiplies: the element type of `a` and `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    Bf16,
+    F16,
+    /// f32 elements multiplied as TF32 (their low 13 mantissa bits ignored: a caller
+    /// rounds them first), `b` given transposed.
+    Tf32,
+}
+
+impl Input {
+    /// Its name on command lines and in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Bf16 => "bf16",
+            Self::F16 => "f16",
+            Self::Tf32 => "tf32",
+        }
+    }
+}
+
+/// The element types, as the kernel's generic parameter: how a k-tile lies in a slot and
+/// which instruction multiplies it.
 pub trait Element {
-    const HALF: Half;
+    /// Which it is.
+    const INPUT: Input;
+    /// Bytes of an element.
+    const SIZE: u32;
+    /// The depth of a k-tile: one 128-byte row.
+    const BK: u32 = ROW_BYTES / Self::SIZE;
+    /// Whether `b` comes transposed (`n × k`, K-major in the slot, one box of `BN` rows);
+    /// else row-major `k × n`, read MN-major from boxes of 64 columns.
+    const B_TRANSPOSED: bool;
+
+    /// The operands of instruction `s` of four on a k-tile: the depths `32 s` bytes into
+    /// the rows of the `a` tile at byte `a_tile` of `smem` (a consumer's 64 rows) and of the
+    /// `b` tile at `b_tile`, laid out as a slot holds them.
+    fn operands(
+        smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
+    ) -> (DescOperand, DescOperand);
+
+    /// `D = A · B + D` (`D = A · B` unless `accumulate`) on [`operands`](Self::operands).
+    ///
+    /// # Safety
+    /// As [`Accumulators::mma_16bit`].
+    unsafe fn mma<A: Accumulators>(acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool);
 }
 
 /// `bf16` elements.
 pub struct Bf16;
-impl Element for Bf16 {
-    const HALF: Half = Half::Bf16;
-}
-
 /// `f16` elements.
 pub struct F16;
-impl Element for F16 {
-    const HALF: Half = Half::F16;
+
+/// [`Element`] for the 16-bit type `$t`, the `Half` (and `Input`) variant `$input`.
+macro_rules! half_element {
+    ($t:ident, $input:ident) => {
+        impl Element for $t {
+            const INPUT: Input = Input::$input;
+            const SIZE: u32 = 2;
+            const B_TRANSPOSED: bool = false;
+
+            #[inline(always)]
+            fn operands(
+                smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
+            ) -> (DescOperand, DescOperand) {
+                let depth = s * K_16BIT;
+                let a = DescOperand::k_major(smem, a_tile + 2 * depth);
+                let b_at = b_tile + depth * ROW_BYTES;
+                (a, DescOperand::mn_major(smem, b_at, Self::BK * ROW_BYTES))
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma<A: Accumulators>(
+                acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool,
+            ) {
+                // SAFETY: the caller's contract.
+                unsafe { acc.mma_16bit::<1>(Half::$input, a, b, accumulate) };
+            }
+        }
+    };
+}
+
+half_element!(Bf16, Bf16);
+half_element!(F16, F16);
+
+/// f32 elements multiplied as TF32, `b` transposed.
+pub struct Tf32;
+
+impl Element for Tf32 {
+    const INPUT: Input = Input::Tf32;
+    const SIZE: u32 = 4;
+    const B_TRANSPOSED: bool = true;
+
+    #[inline(always)]
+    fn operands(
+        smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
+    ) -> (DescOperand, DescOperand) {
+        let depth = 4 * s * K_TF32;
+        (
+            DescOperand::k_major(smem, a_tile + depth),
+            DescOperand::k_major(smem, b_tile + depth),
+        )
+    }
+
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mma<A: Accumulators>(acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { acc.mma_tf32_k_major(a, b, accumulate) };
+    }
+}
+
+/// Rows of 128 bytes in a slot's `b` tile for `bn` columns: `bn` rows of `bᵀ`, or the
+/// k-tile's rows of as many 64-column boxes as cover `bn`.
+pub const fn b_rows<T: Element>(bn: u32) -> u32 {
+    if T::B_TRANSPOSED {
+        bn
+    } else {
+        bn.div_ceil(ROW_HALVES) * T::BK
+    }
 }
 
 /// The work of one block of a persistent grid, in order: unit `blockIdx.x`, then every
@@ -168,17 +277,19 @@ pub fn slice_tiles(k_tiles: u32, splits: u32, split: u32) -> (u32, u32) {
     (first, (first + per).min(k_tiles))
 }
 
-/// `out[m×n] = a[m×k] · b[k×n]` (16-bit `a` and `b` of element type `T`, row-major, read
-/// through the tensor maps `amap` and `bmap`; f32 `out`, row-major) through `epilogue`, by
+/// `out[m×n] = a[m×k] · b[k×n]` (`a` and `b` of element type `T`, read through the tensor
+/// maps `amap` and `bmap`: `a` row-major, `b` row-major or, where `T::B_TRANSPOSED`, as
+/// `bᵀ`; f32 `out`, row-major) through `epilogue`, by
 /// `CONSUMERS` warpgroups of 64 rows each and a producer: block tiles of
 /// `BM = 64 · CONSUMERS` × `BN = A::N`, a ring of `STAGES` slots, blocks taken in groups of
 /// `GROUP` block rows.
 ///
 /// # Safety
 /// `amap` and `bmap` point to tensor maps (device memory, written before the launch) of the
-/// `m × k` and `k × n` matrices in boxes of 64 × `BM` and 64 × 64 elements with the 128-byte
+/// `m × k` matrix in boxes of `T::BK` × `BM` elements and of the `k × n` matrix in boxes of
+/// 64 × 64 (`n × k`, boxes of `T::BK` × `BN`, where `T::B_TRANSPOSED`), with the 128-byte
 /// swizzle; `out` points to `splits · m · n` valid f32 (`splits` ≥ 1 planes of `m × n`: with
-/// more than one, slice `z` of the depth, `cdiv(cdiv(k, 64), splits)` k-tiles, goes to plane
+/// more than one, slice `z` of the depth, `cdiv(cdiv(k, T::BK), splits)` k-tiles, goes to plane
 /// `z`, to be added in order by the split-k reduction) that overlap neither matrix, and `m·n`
 /// fits `u32`; the launch is as the [module](self) says.
 #[inline(always)]
@@ -196,8 +307,7 @@ pub unsafe fn gemm_warp_specialized<
 ) {
     const { assert!(CONSUMERS >= 1 && STAGES >= 2) };
     let (bm, bn) = (wgmma::M * CONSUMERS as u32, A::N);
-    let b_boxes = cdiv(bn, ROW_HALVES);
-    let (a_bytes, b_bytes) = (bm * ROW_BYTES, b_boxes * BK * ROW_BYTES);
+    let (a_bytes, b_bytes) = (bm * ROW_BYTES, b_rows::<T>(bn) * ROW_BYTES);
     let stage_bytes = a_bytes + b_bytes;
     let smem = dynamic_shared::<u32>().aligned_to(ATOM_BYTES);
     let barriers = STAGES * stage_bytes / 4;
@@ -215,7 +325,7 @@ pub unsafe fn gemm_warp_specialized<
         fence_init();
     }
     thread::sync_threads();
-    let k_tiles = cdiv(k, BK);
+    let k_tiles = cdiv(k, T::BK);
     let mut schedule = Schedule::new(m, n, bm, bn, GROUP, splits);
     let group = t / WARPGROUP;
     // One consumer has registers enough without the producer's (and a raise to fewer than
@@ -242,11 +352,16 @@ pub unsafe fn gemm_warp_specialized<
                 unsafe {
                     empty(state.index).wait(state.empty_parity());
                     bar.expect_tx(stage_bytes);
-                    copy_2d_16bit(smem, slot, amap, kt * BK, tile_row * bm, &bar, 0);
-                    for j in 0..b_boxes {
-                        let x = tile_col * bn + j * ROW_HALVES;
-                        let at = slot + a_bytes + j * BK * ROW_BYTES;
-                        copy_2d_16bit(smem, at, bmap, x, kt * BK, &bar, 0);
+                    let depth = kt * T::BK;
+                    copy_2d_bytes(smem, slot, amap, depth, tile_row * bm, &bar, 0);
+                    if T::B_TRANSPOSED {
+                        copy_2d_bytes(smem, slot + a_bytes, bmap, depth, tile_col * bn, &bar, 0);
+                    } else {
+                        for j in 0..cdiv(bn, ROW_HALVES) {
+                            let x = tile_col * bn + j * ROW_HALVES;
+                            let at = slot + a_bytes + j * T::BK * ROW_BYTES;
+                            copy_2d_bytes(smem, at, bmap, x, depth, &bar, 0);
+                        }
                     }
                 }
                 state.advance();
@@ -275,13 +390,10 @@ pub unsafe fn gemm_warp_specialized<
             unsafe {
                 full(state.index).wait(state.phase);
                 wgmma::fence(&mut acc);
-                unroll!((BK / K_16BIT) as usize, |s| {
-                    let depth = s as u32 * K_16BIT;
-                    let a_at = slot + consumer * wgmma::M * ROW_BYTES + 2 * depth;
-                    let a = Operand16::k_major(smem, a_at);
-                    let b_at = slot + a_bytes + depth * ROW_BYTES;
-                    let b = Operand16::mn_major(smem, b_at, BK * ROW_BYTES);
-                    acc.mma_16bit::<1>(T::HALF, a, b, kt > first || s > 0);
+                unroll!(4, |s| {
+                    let a_tile = slot + consumer * wgmma::M * ROW_BYTES;
+                    let (a, b) = T::operands(smem, a_tile, slot + a_bytes, s as u32);
+                    T::mma(&mut acc, a, b, kt > first || s > 0);
                 });
                 wgmma::commit_group();
                 wgmma::wait_group::<1, A>(&mut acc);
@@ -329,18 +441,18 @@ pub unsafe fn gemm_warp_specialized<
     }
 }
 
-/// The launch geometry of [`gemm_warp_specialized`] with `consumers` consumer warpgroups,
-/// `bn` columns and `stages` slots: the slots and their two barriers each in dynamic shared
-/// memory, plus 1024 bytes to align them.
-pub const fn geometry(consumers: usize, bn: usize, stages: usize) -> Geometry {
+/// The launch geometry of [`gemm_warp_specialized`] on `T` with `consumers` consumer
+/// warpgroups, `bn` columns and `stages` slots: the slots and their two barriers each in
+/// dynamic shared memory, plus 1024 bytes to align them.
+pub const fn geometry<T: Element>(consumers: usize, bn: usize, stages: usize) -> Geometry {
     let bm = 64 * consumers;
-    let b_rows = bn.div_ceil(ROW_HALVES as usize) * BK as usize;
+    let b_rows = b_rows::<T>(bn as u32) as usize;
     let stage_bytes = (bm + b_rows) * ROW_BYTES as usize;
     let bytes = stages * stage_bytes + 16 * stages + ATOM_BYTES as usize;
     Geometry::new(
         bm,
         bn,
-        BK as usize,
+        T::BK as usize,
         WARPGROUP as usize * (consumers + 1),
         bytes / 4,
     )
@@ -353,7 +465,7 @@ pub struct WsConfig {
     /// The name on command lines and in reports (the entry point with `-` for `_`).
     pub name: &'static str,
     /// The element type of `a` and `b`.
-    pub half: Half,
+    pub input: Input,
     /// Its tile sizes and shared memory.
     pub geometry: Geometry,
     /// How to launch it (a persistent grid: [`KernelSpec::launch_on`]), on tensor maps
@@ -363,10 +475,11 @@ pub struct WsConfig {
     pub spec: KernelSpec,
     /// Whether it is the default for its element type.
     pub default: bool,
-    /// The entry point as the simulator calls it, on the matrices themselves (it maps them
-    /// with [`TensorMap::simulated_16bit`] as a GPU host maps them with the driver).
+    /// The entry point as the simulator calls it, on the matrices themselves (the bytes of
+    /// their elements; it maps them with [`TensorMap::simulated`] or
+    /// [`TensorMap::simulated_16bit`] as a GPU host maps them with the driver).
     #[cfg(not(target_arch = "nvptx64"))]
-    pub sim: unsafe fn(*const u16, *const u16, *mut f32, u32, u32, u32, u32),
+    pub sim: unsafe fn(*const u8, *const u8, *mut f32, u32, u32, u32, u32),
 }
 
 /// The parameters of every rung-17 entry: `(amap, bmap, out, m, n, k, splits)`.
@@ -380,21 +493,36 @@ pub const WS_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
     splits: u32
 );
 
-/// An entry of the table as the simulator runs it: `a` and `b` mapped in the boxes the
-/// kernel copies (64 × `bm` and 64 × 64 elements), then the entry.
+/// An entry of the table on `T` as the simulator runs it: `a` and `b` mapped in the boxes
+/// the kernel copies (`T::BK` × `bm` elements; `b` 64 × 64, or `T::BK` × `bn` where
+/// transposed), then the entry.
 ///
 /// # Safety
-/// As the entry's, on `a` (`m` rows of `k` rounded up to a multiple of 8) and `b` (`k`
-/// rows of `n` rounded up to 8), zero past `k` and `n`, instead of their maps.
+/// As the entry's, on `a` (`m` rows of `k`) and `b` (`k` rows of `n`, or `n` rows of `k`
+/// where `T::B_TRANSPOSED`), rows rounded up to whole 16 bytes and zero past `k` and `n`,
+/// instead of their maps.
 #[cfg(not(target_arch = "nvptx64"))]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sim_maps(
-    entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32, u32), bm: u32,
-    a: *const u16, b: *const u16, out: *mut f32, m: u32, n: u32, k: u32, splits: u32,
+unsafe fn sim_maps<T: Element>(
+    entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32, u32),
+    (bm, bn): (u32, u32), a: *const u8, b: *const u8, out: *mut f32, m: u32, n: u32, k: u32,
+    splits: u32,
 ) {
     // Rows of whole 16-byte units, as a GPU host maps them.
-    let amap = TensorMap::simulated_16bit(a, m, k.next_multiple_of(8), bm);
-    let bmap = TensorMap::simulated_16bit(b, k, n.next_multiple_of(8), BK);
+    let map = |at: *const u8, rows: u32, cols: u32, box_rows: u32| {
+        let cols = cols.next_multiple_of(16 / T::SIZE);
+        if T::SIZE == 4 {
+            TensorMap::simulated(at.cast(), rows, cols, box_rows)
+        } else {
+            TensorMap::simulated_16bit(at.cast(), rows, cols, box_rows)
+        }
+    };
+    let amap = map(a, m, k, bm);
+    let bmap = if T::B_TRANSPOSED {
+        map(b, n, k, bn)
+    } else {
+        map(b, k, n, T::BK)
+    };
     // SAFETY: the maps describe the operands in the kernel's boxes, as the entry requires.
     unsafe { entry(&amap, &bmap, out, m, n, k, splits) }
 }
@@ -429,15 +557,19 @@ unsafe fn store<
     }
 }
 
-/// Declares rung 17's table: per line, the entry points of one configuration on `bf16` and on
-/// `f16` (exported by the `hopper` feature, whose module is built for `sm_90a`), and
-/// [`WS_CONFIGS`]: every `bf16` configuration, then every `f16` one, in table order.
+/// Declares rung 17's table: in `half`, per line, the entry points of one configuration on
+/// `bf16` and on `f16`; in `tf32`, one entry point per line (all exported by the `hopper`
+/// feature, whose module is built for `sm_90a`); and [`WS_CONFIGS`]: every `bf16`
+/// configuration, then every `f16` one, then every TF32 one, in table order.
 macro_rules! ws_configs {
-    ($( $(#[$meta:meta])* $bf16:ident, $f16:ident = <$c:literal, $bn:literal, $stages:literal,
-        $group:literal> $([$($flag:ident),*])?; )*) => {
+    (half { $( $(#[$meta:meta])* $bf16:ident, $f16:ident = <$c:literal, $bn:literal,
+        $stages:literal, $group:literal> $([$($flag:ident),*])?; )* }
+     tf32 { $( $(#[$tmeta:meta])* $tf32:ident = <$tc:literal, $tbn:literal, $tstages:literal,
+        $tgroup:literal> $([$($tflag:ident),*])?; )* }) => {
         ws_configs!(@entries
             $( $(#[$meta])* $bf16 = <Bf16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
             $( $(#[$meta])* $f16 = <F16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
+            $( $(#[$tmeta])* $tf32 = <Tf32, $tc, $tbn, $tstages, $tgroup> $([$($tflag),*])?; )*
         );
     };
     (@entries $( $(#[$meta:meta])* $entry:ident = <$t:ident, $c:literal, $bn:literal,
@@ -452,17 +584,19 @@ macro_rules! ws_configs {
 
         /// Every configuration of rung 17, in table order.
         pub const WS_CONFIGS: &[WsConfig] = &[$({
-            const GEOMETRY: Geometry = geometry($c, $bn, $stages);
+            const GEOMETRY: Geometry = geometry::<$t>($c, $bn, $stages);
             WsConfig {
                 name: dashed!(stringify!($entry)),
-                half: <$t as Element>::HALF,
+                input: <$t as Element>::INPUT,
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim: |a, b, out, m, n, k, splits| {
                     // SAFETY: forwarded (`sim_maps`'s contract is the entry's).
-                    unsafe { sim_maps(entry::$entry, 64 * $c, a, b, out, m, n, k, splits) }
+                    unsafe {
+                        sim_maps::<$t>(entry::$entry, (64 * $c, $bn), a, b, out, m, n, k, splits)
+                    }
                 },
             }
         },)*];
@@ -470,18 +604,38 @@ macro_rules! ws_configs {
 }
 
 ws_configs! {
-    // entry points (bf16, f16)                  = <consumer warpgroups, N, stages, group>
-    /// Two consumers of 64 × 256, four slots of 48 KiB: the default.
-    gemm_bf16_ws_128x256, gemm_f16_ws_128x256    = <2, 256, 4, 8> [default];
-    /// Two consumers of 64 × 192, four slots of 40 KiB.
-    gemm_bf16_ws_128x192, gemm_f16_ws_128x192    = <2, 192, 4, 8>;
-    /// Two consumers of 64 × 128, six slots of 32 KiB: twice the tiles, for outputs with few.
-    gemm_bf16_ws_128x128, gemm_f16_ws_128x128    = <2, 128, 6, 8>;
-    /// Two consumers of 64 × 64, eight slots of 24 KiB: outputs of few columns.
-    gemm_bf16_ws_128x64, gemm_f16_ws_128x64      = <2, 64, 8, 8>;
-    /// Two consumers of 64 × 32 (a box of 64 columns copied, 32 used): outputs of 32 columns
-    /// or fewer.
-    gemm_bf16_ws_128x32, gemm_f16_ws_128x32      = <2, 32, 8, 8>;
-    /// One consumer of 64 × 256, five slots of 40 KiB: outputs of few rows.
-    gemm_bf16_ws_64x256, gemm_f16_ws_64x256      = <1, 256, 5, 8>;
+    half {
+        // entry points (bf16, f16)                  = <consumer warpgroups, N, stages, group>
+        /// Two consumers of 64 × 256, four slots of 48 KiB: the default.
+        gemm_bf16_ws_128x256, gemm_f16_ws_128x256    = <2, 256, 4, 8> [default];
+        /// Two consumers of 64 × 192, four slots of 40 KiB.
+        gemm_bf16_ws_128x192, gemm_f16_ws_128x192    = <2, 192, 4, 8>;
+        /// Two consumers of 64 × 128, six slots of 32 KiB: twice the tiles, for outputs with
+        /// few.
+        gemm_bf16_ws_128x128, gemm_f16_ws_128x128    = <2, 128, 6, 8>;
+        /// Two consumers of 64 × 64, eight slots of 24 KiB: outputs of few columns.
+        gemm_bf16_ws_128x64, gemm_f16_ws_128x64      = <2, 64, 8, 8>;
+        /// Two consumers of 64 × 32 (a box of 64 columns copied, 32 used): outputs of 32
+        /// columns or fewer.
+        gemm_bf16_ws_128x32, gemm_f16_ws_128x32      = <2, 32, 8, 8>;
+        /// One consumer of 64 × 256, five slots of 40 KiB: outputs of few rows.
+        gemm_bf16_ws_64x256, gemm_f16_ws_64x256      = <1, 256, 5, 8>;
+    }
+    // A TF32 slot is as many bytes as a 16-bit one of the same tile (rows of 128 bytes),
+    // holding half the depth: the same slot counts fit.
+    tf32 {
+        // entry point                               = <consumer warpgroups, N, stages, group>
+        /// Two consumers of 64 × 256, four slots of 48 KiB: the default.
+        gemm_tf32_ws_128x256                         = <2, 256, 4, 8> [default];
+        /// Two consumers of 64 × 192, five slots of 40 KiB.
+        gemm_tf32_ws_128x192                         = <2, 192, 5, 8>;
+        /// Two consumers of 64 × 128, six slots of 32 KiB.
+        gemm_tf32_ws_128x128                         = <2, 128, 6, 8>;
+        /// Two consumers of 64 × 64, eight slots of 24 KiB: outputs of few columns.
+        gemm_tf32_ws_128x64                          = <2, 64, 8, 8>;
+        /// One consumer of 64 × 256, five slots of 40 KiB: outputs of few rows.
+        gemm_tf32_ws_64x256                          = <1, 256, 5, 8>;
+        /// One consumer of 64 × 128, eight slots of 24 KiB: small outputs, more blocks.
+        gemm_tf32_ws_64x128                          = <1, 128, 8, 8>;
+    }
 }
