@@ -70,6 +70,9 @@ pub struct Gpu {
     /// The workspace of split-k and repacked products, grown to the largest one used so far
     /// (`Gpu::workspace`).
     workspace: Mutex<Option<CudaSlice<f32>>>,
+    /// The ticket counter and per-tile flags of serial split-k products, grown to the
+    /// largest one used so far and all 0 between launches (`Gpu::serial_flags`).
+    serial_flags: Mutex<Option<CudaSlice<u64>>>,
     /// The autotuner's choices for this GPU, by shape and precision
     /// ([`autotune::choose`]): a launch of a tuned shape looks its choice up here, with no
     /// cache key to build and no driver query.
@@ -179,6 +182,7 @@ impl Gpu {
             entries: Mutex::new(HashMap::new()),
             tensor_maps: Mutex::new(None),
             workspace: Mutex::new(None),
+            serial_flags: Mutex::new(None),
             chosen: Mutex::new(HashMap::new()),
         })
     }
