@@ -1108,6 +1108,11 @@ mod tests {
             bottom: SplitK::candidates().next().unwrap(),
         });
         assert_eq!(Tuned::from_name(&split.name()), Some(split));
+        for s in SplitK::serial_candidates_for(shape(195, 1423, 2802), 132) {
+            let serial = Tuned::Serial(s);
+            assert_eq!(Tuned::from_name(&serial.name()), Some(serial));
+            assert_eq!(serial.entries(), vec![s.serial_spec().unwrap().entry]);
+        }
         assert!(
             !Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Tf32)
                 .iter()
