@@ -470,6 +470,7 @@ macro_rules! sgemm_configs {
                 launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
             )?
             $(
+            #[allow(clippy::too_many_arguments)] // the product's and the hand-off's
             $ss(a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32,
                 k: u32, slice: u32)
                 => configs::$entry::serial_split_k,
