@@ -236,7 +236,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         (9, 1, 4),
     ] {
         add(
-            format!("gpu::split_k_is_its_cpu_twin::{m}x{k}x{n}"),
+            format!("gpu::split_k_and_serial_split_k_are_their_cpu_twin::{m}x{k}x{n}"),
             Box::new(move |g| {
                 let (shape, (a, b), (da, db), mut out) = inputs(g, (m, k, n), 31)?;
                 for s in SplitK::candidates() {
@@ -250,6 +250,19 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                             "{s} {shape}: differs from its CPU twin or from run to run"
                         )
                         .into());
+                    }
+                    if s.serial_spec().is_none() {
+                        continue;
+                    }
+                    // Serial split-k: the same bits in one launch, again on a second launch
+                    // (which finds the flags the first one put back).
+                    for run in ["first", "second"] {
+                        g.fill_nan(&mut out)?;
+                        g.matmul_serial_split_k_device(s, &da, &db, &mut out, shape)?;
+                        if !same_bits(&g.download(&out)?, &exact) {
+                            let name = s.serial_name();
+                            return Err(format!("{name} {shape}: {run} run differs").into());
+                        }
                     }
                 }
                 Ok(())

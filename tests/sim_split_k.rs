@@ -3,7 +3,8 @@
 //! the bits of [`cpu_split_k`] (slices' FMA chains added in order), the same bits on a
 //! second run, and stays within the f32 bound with `k + s` roundings. A row split gives the
 //! bits of its top configuration on its rows and those of its split-k run on the rest; a
-//! repacked product the bits of its configuration on the operands as they are.
+//! repacked product the bits of its configuration on the operands as they are. Serial
+//! split-k (one launch) gives the bits of the two-launch run.
 
 #[path = "common/fma_product.rs"]
 mod fma_product;
@@ -50,6 +51,64 @@ fn split_k_matches_its_cpu_twin_bit_for_bit() {
             );
         }
     }
+}
+
+/// Serial split-k (one launch, the slices handing each tile on in order) gives the bits of
+/// the two-launch run of the same slices, on shapes with `m`, `n` or `k` of 1, primes, `k`
+/// not a multiple of the tile or of the slice, and interior tiles whose every slice takes
+/// the exact (`cp.async` 16-byte) loop; again on a second run.
+#[test]
+fn serial_split_k_is_the_two_launch_run_bit_for_bit() {
+    let sim = Simulator::default();
+    let shapes = [
+        (1, 67, 131),
+        (67, 1, 3),
+        (131, 37, 1),
+        (5, 97, 7),
+        (70, 160, 66),
+        (128, 96, 128),
+    ];
+    for (m, k, n) in shapes {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);
+        let (a, b) = (rng.signed(m * k), rng.signed(k * n));
+        let (aa, ab) = (aligned_copy(&a), aligned_copy(&b));
+        let (a, b) = (aligned_floats(&aa, m * k), aligned_floats(&ab, k * n));
+        let serial = SplitK::candidates().filter(|s| s.serial_spec().is_some());
+        for s in serial.filter(|s| [2, 4, 32].contains(&s.splits)) {
+            let what = format!("{} {shape}", s.serial_name());
+            let out = sim
+                .matmul_serial_split_k(s, a, b, shape)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            // The two-launch run is its CPU twin's bits (split_k_matches_its_cpu_twin...).
+            assert_same_bits(&out, &cpu_split_k(s, a, b, shape), n, &what);
+            if s.splits == 4 {
+                let two = sim.matmul_split_k(s, a, b, shape).unwrap();
+                assert_same_bits(&out, &two, n, &what);
+                let again = sim.matmul_serial_split_k(s, a, b, shape).unwrap();
+                assert_same_bits(&again, &out, n, &format!("{what}, again"));
+            }
+        }
+    }
+}
+
+#[test]
+fn serial_split_k_of_empty_and_zero_depth_products_and_a_plain_configuration() {
+    let sim = Simulator::default();
+    let s = SplitK::candidates()
+        .find(|s| s.serial_spec().is_some())
+        .unwrap();
+    for (m, k, n) in [(0, 5, 3), (4, 0, 6), (3, 7, 0)] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let out = sim
+            .matmul_serial_split_k(s, &vec![1.0; m * k], &vec![1.0; k * n], shape)
+            .unwrap();
+        assert_eq!(out, vec![0.0; m * n], "{shape}");
+    }
+    // Wrong input lengths are a typed error.
+    let shape = MatmulShape::new(4, 5, 6).unwrap();
+    let short = sim.matmul_serial_split_k(s, &[1.0; 19], &[1.0; 30], shape);
+    assert!(matches!(short, Err(Error::InputLength { .. })), "{short:?}");
 }
 
 #[test]

@@ -134,6 +134,46 @@ impl Simulator {
         }
     }
 
+    /// `a · b` by serial split-k ([`kernels_gpu::sgemm::split_k`]'s module docs): one launch
+    /// of `s`'s serial entry, as on the GPU, with the bits of
+    /// [`matmul_split_k`](Self::matmul_split_k) for the same `s`. `a` and `b` are used where
+    /// they are: pass 16-byte-aligned slices for the vector paths. The kernel leaves its
+    /// flags all 0 for the next launch; anything else is a kernel bug, and panics.
+    pub fn matmul_serial_split_k(
+        &self, s: SplitK, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let len = shape.lens().2;
+        if shape.is_trivial() {
+            return Ok(vec![0.0; len]);
+        }
+        let l = s.serial_launch(shape)?;
+        let entry = CONFIGS[s.config]
+            .sim_serial_split_k
+            .expect("a configuration with a serial spec has its simulator twin");
+        let mut out = aligned_zeros(len);
+        let mut flags = vec![0u64; l.flags];
+        let (pa, pb, po, pf) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(out.as_mut_ptr().cast::<f32>()),
+            SharedPtr(flags.as_mut_ptr()),
+        );
+        let MatmulShape { m, k, n } = shape;
+        let slice = l.slice;
+        // SAFETY: a and b have the shape's lengths (checked above), out holds m · n floats,
+        // flags the counter and a flag per tile, all 0; the launch is the configuration's
+        // grid with the slices in z (SplitK::serial_launch).
+        self.launch(&l.launch, move || unsafe {
+            entry(pa.get(), pb.get(), po.get(), pf.get(), m, n, k, slice)
+        })?;
+        assert!(
+            flags.iter().all(|&f| f == 0),
+            "{s} {shape}: serial split-k left its flags set: {flags:?}"
+        );
+        Ok(unaligned(&out, len))
+    }
+
     /// A product over slices of `k` (split-k's and rung 16's): `entry` `(a, b, dst, m, n, k,
     /// slice)` launched with `main`, into a workspace of `workspace` floats (the slices'
     /// planes, which `reduce` then sums in plane order), or without `reduce` straight into

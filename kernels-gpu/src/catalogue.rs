@@ -241,6 +241,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .filter_map(first)
         .chain(SGEMM.iter().map(|c| &c.spec))
         .chain(SGEMM.iter().filter_map(|c| c.split_k.as_ref()))
+        .chain(SGEMM.iter().filter_map(|c| c.serial_split_k.as_ref()))
         .chain(core::iter::once(&crate::sgemm::split_k::REDUCE))
         .chain(core::iter::once(&crate::sgemm::repack::REPACK))
         .chain(core::iter::once(&crate::sgemm::repack::REPACK_TF32))

@@ -85,6 +85,10 @@ impl Choice {
 pub enum Tuned {
     Config(SgemmKernel),
     SplitK(SplitK),
+    /// A serial split-k run of a configuration: one launch, the slices of each output tile
+    /// adding up in order through the output ([`SplitK::serial_candidates_for`], proposed by
+    /// [`tune`], which knows the device's multiprocessors).
+    Serial(SplitK),
     Rows(RowSplit),
     /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::plan::repack`]).
     Repacked(SgemmKernel),
@@ -142,6 +146,7 @@ impl Tuned {
         match self {
             Self::Config(k) => k.name().to_owned(),
             Self::SplitK(s) => s.name(),
+            Self::Serial(s) => s.serial_name(),
             Self::Rows(r) => r.name(),
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
             Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
@@ -166,6 +171,7 @@ impl Tuned {
                 fp32.find(|k| k.name() == config).map(Self::Repacked)
             })
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))
+            .or_else(|| SplitK::from_serial_name(name).map(Self::Serial))
             .or_else(|| {
                 PACKED_CONFIGS
                     .iter()
@@ -191,6 +197,7 @@ impl Tuned {
         match self {
             Self::Config(k) => vec![k.entry()],
             Self::SplitK(s) => vec![s.spec().entry, REDUCE.entry],
+            Self::Serial(s) => s.serial_spec().map(|spec| spec.entry).into_iter().collect(),
             Self::Rows(r) => vec![r.top.entry(), r.bottom.spec().entry, REDUCE.entry],
             Self::Repacked(k) => vec![k.entry(), REPACK.entry],
             Self::Packed(i) => vec![
@@ -220,6 +227,7 @@ impl Tuned {
                 gpu.matmul_device(MatmulKernel::Sgemm(k), TileWidth::Tw16, a, b, out, shape)
             }
             Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
+            Tuned::Serial(s) => gpu.matmul_serial_split_k_device(s, a, b, out, shape),
             Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
             Tuned::Packed(i) => gpu.matmul_packed_device(PACKED_CONFIGS[i], a, b, out, shape),
@@ -240,7 +248,7 @@ impl Tuned {
         let bm = |config: usize| kernels_gpu::sgemm::CONFIGS[config].geometry.bm;
         match self {
             Self::Config(k) | Self::Repacked(k) => k.config().geometry.bm,
-            Self::SplitK(s) => bm(s.config),
+            Self::SplitK(s) | Self::Serial(s) => bm(s.config),
             Self::Rows(r) => {
                 crate::plan::shard::lcm(r.top.config().geometry.bm, bm(r.bottom.config))
             }
@@ -481,10 +489,16 @@ pub fn choose(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
     shape: MatmulShape, precision: Precision,
 ) -> Result<Tuned> {
+    // The launch path of a tuned shape: one lookup, no key, no driver query.
+    if let Some(tuned) = gpu.chosen(shape, precision) {
+        return Ok(tuned);
+    }
     let key = gpu_key(gpu, shape, precision)?;
-    remembered(&MEMO, key, shape, Choice::kernel, || {
+    let tuned = remembered(&MEMO, key, shape, Choice::kernel, || {
         tune(gpu, a, b, out, shape, precision)
-    })
+    })?;
+    gpu.remember_choice(shape, precision, tuned);
+    Ok(tuned)
 }
 
 /// The cache key of a rung-17 product with `element` inputs: [`key`]'s form with the
@@ -578,6 +592,9 @@ fn recorded<K: Copy>(
 /// process chose already, or the cache file holds; `None` where `choose` would tune. The
 /// multi-GPU products ask this first, and tune on one GPU only where it says `None`.
 pub fn cached(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<Option<Tuned>> {
+    if let Some(tuned) = gpu.chosen(shape, precision) {
+        return Ok(Some(tuned));
+    }
     Ok(recorded(
         &MEMO,
         &gpu_key(gpu, shape, precision)?,
@@ -639,8 +656,9 @@ fn remembered<K: Copy + PartialEq>(
     Ok(chosen)
 }
 
-/// Times every candidate of [`Tuned::candidates`]`(shape, precision)` on `shape` with `a`,
-/// `b` and `out` ([`TIMING`]), then (FP32) the row splits of the plain configurations that
+/// Times every candidate of [`Tuned::candidates`]`(shape, precision)` and (FP32) the serial
+/// split-k runs for this device's multiprocessors ([`SplitK::serial_candidates_for`]) on
+/// `shape` with `a`, `b` and `out` ([`TIMING`]), then (FP32) the row splits of the plain configurations that
 /// leave a thin last wave (`row_splits`), and returns the fastest by median time. A candidate
 /// this device cannot run (too many registers or too much shared memory for it, a grid
 /// beyond its limits, a split-k workspace beyond its free memory) is skipped.
@@ -660,6 +678,10 @@ pub fn tune(
     {
         let runs = half::candidates(input, shape, gpu.multiprocessors());
         candidates.extend(runs.into_iter().map(Tuned::Half));
+    }
+    if precision == Precision::Fp32 {
+        let serial = SplitK::serial_candidates_for(shape, gpu.multiprocessors());
+        candidates.extend(serial.map(Tuned::Serial));
     }
     if candidates.is_empty() {
         return Err(Error::PrecisionNotImplemented { precision });
@@ -1125,6 +1147,11 @@ mod tests {
             bottom: SplitK::candidates().next().unwrap(),
         });
         assert_eq!(Tuned::from_name(&split.name()), Some(split));
+        for s in SplitK::serial_candidates_for(shape(195, 1423, 2802), 132) {
+            let serial = Tuned::Serial(s);
+            assert_eq!(Tuned::from_name(&serial.name()), Some(serial));
+            assert_eq!(serial.entries(), vec![s.serial_spec().unwrap().entry]);
+        }
         assert!(
             !Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Tf32)
                 .iter()

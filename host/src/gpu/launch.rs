@@ -212,7 +212,8 @@ impl Gpu {
             gpu: self,
             info,
             args: self.stream.launch_builder(&info.function),
-            sizes: Vec::new(),
+            // Room for a dozen parameters: one allocation per launch, not one per doubling.
+            sizes: Vec::with_capacity(12),
         }
     }
 

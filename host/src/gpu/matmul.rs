@@ -102,6 +102,53 @@ impl Gpu {
         unsafe { self.launch_split_k(s, &a.as_view(), &b.as_view(), &mut out.as_view_mut(), shape) }
     }
 
+    /// `out = a · b` by serial split-k ([`kernels_gpu::sgemm::split_k`]'s module docs): one
+    /// launch of `s`'s serial entry, the slices of each output tile adding up in order
+    /// through `out`, with the [`Gpu`]'s flag buffer (grown as needed, left all 0 by every
+    /// launch). Asynchronous, like [`matmul_device`](Self::matmul_device), with the same
+    /// errors and [`Error::EntryNotFound`](crate::Error::EntryNotFound) for a configuration
+    /// without a serial entry; the bits of [`matmul_split_k_device`](Self::matmul_split_k_device)
+    /// with the same `s`, run to run.
+    pub fn matmul_serial_split_k_device(
+        &self, s: SplitK, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        let Some(spec) = s.serial_spec() else {
+            return Err(crate::Error::EntryNotFound {
+                entry: s.serial_name(),
+            });
+        };
+        if super::zero_if_trivial(&self.stream, spec.entry, a, b, out, shape)? {
+            return Ok(());
+        }
+        let l = s.serial_launch(shape)?;
+        let info = self.entry_info(spec.entry)?;
+        let mut flags = self.serial_flags(l.flags)?;
+        let flags = flags.as_mut().expect("allocated by Gpu::serial_flags");
+        let mut args = self.launcher(&info);
+        args.buffer(a).buffer(b).buffer_mut(out).buffer_mut(flags);
+        args.dims(&shape).scalar(&l.slice);
+        // SAFETY: (a, b, out, flags, m, n, k, slice) as every serial entry declares them (the
+        // launcher checks the sizes); a, b and out have the shape's lengths (checked above);
+        // flags holds the ticket counter and a flag per output tile, all 0 (zeroed when
+        // allocated, and every launch on this stream leaves them so); the grid is the
+        // configuration's tiles with cdiv(k, slice) slices in z, as the kernel counts them.
+        unsafe { args.launch(&l.launch) }
+    }
+
+    /// The flag buffer of serial split-k products, locked, holding at least `words` (grown
+    /// to the largest size asked for so far, zeroed when it grows; the kernels leave it all
+    /// 0). One `Gpu` runs everything on one stream, so launches that share it run one after
+    /// another.
+    fn serial_flags(&self, words: usize) -> Result<MutexGuard<'_, Option<CudaSlice<u64>>>> {
+        let mut flags = self.serial_flags.lock().unwrap_or_else(|e| e.into_inner());
+        if flags.as_ref().is_none_or(|f| f.len() < words) {
+            *flags = None; // free the old one first
+            *flags = Some(self.zeros_of::<u64>(words)?);
+        }
+        Ok(flags)
+    }
+
     /// The launches of [`matmul_split_k_device`](Self::matmul_split_k_device) past its
     /// checks, on parts of buffers.
     ///

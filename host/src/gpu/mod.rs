@@ -30,6 +30,7 @@ use cudarc::driver::{
 };
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::thread::Dim3;
+use kernels_gpu::sgemm::Precision;
 use modules::Modules;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -69,6 +70,13 @@ pub struct Gpu {
     /// The workspace of split-k and repacked products, grown to the largest one used so far
     /// (`Gpu::workspace`).
     workspace: Mutex<Option<CudaSlice<f32>>>,
+    /// The ticket counter and per-tile flags of serial split-k products, grown to the
+    /// largest one used so far and all 0 between launches (`Gpu::serial_flags`).
+    serial_flags: Mutex<Option<CudaSlice<u64>>>,
+    /// The autotuner's choices for this GPU, by shape and precision
+    /// ([`autotune::choose`]): a launch of a tuned shape looks its choice up here, with no
+    /// cache key to build and no driver query.
+    chosen: Mutex<HashMap<(MatmulShape, Precision), autotune::Tuned>>,
 }
 
 /// What describes the device in a report.
@@ -174,6 +182,8 @@ impl Gpu {
             entries: Mutex::new(HashMap::new()),
             tensor_maps: Mutex::new(None),
             workspace: Mutex::new(None),
+            serial_flags: Mutex::new(None),
+            chosen: Mutex::new(HashMap::new()),
         })
     }
 
@@ -225,6 +235,23 @@ impl Gpu {
             driver_api_version: version,
             total_memory_bytes: self.ctx.total_mem().call("cuDeviceTotalMem")?,
         })
+    }
+
+    /// The autotuner's choice for `shape` in `precision` on this GPU, if this `Gpu` has
+    /// made or looked it up before.
+    pub(crate) fn chosen(
+        &self, shape: MatmulShape, precision: Precision,
+    ) -> Option<autotune::Tuned> {
+        let chosen = self.chosen.lock().unwrap_or_else(|e| e.into_inner());
+        chosen.get(&(shape, precision)).copied()
+    }
+
+    /// Records `tuned` as the choice for `shape` in `precision` on this GPU.
+    pub(crate) fn remember_choice(
+        &self, shape: MatmulShape, precision: Precision, tuned: autotune::Tuned,
+    ) {
+        let mut chosen = self.chosen.lock().unwrap_or_else(|e| e.into_inner());
+        chosen.insert((shape, precision), tuned);
     }
 
     /// The kernel entry point `name` of the loaded module ([`Error::EntryNotFound`] if it

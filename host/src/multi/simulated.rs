@@ -212,6 +212,7 @@ fn run_tuned(
     match tuned {
         Tuned::Config(k) => sim.matmul(MatmulKernel::Sgemm(k), TileWidth::Tw16, a, b, shape),
         Tuned::SplitK(s) => sim.matmul_split_k(s, a, b, shape),
+        Tuned::Serial(s) => sim.matmul_serial_split_k(s, a, b, shape),
         Tuned::Rows(r) => sim.matmul_rows(r, a, b, shape),
         Tuned::Repacked(k) => sim.matmul_repacked(k, a, b, shape),
         Tuned::Packed(i) => sim.matmul_packed(PACKED_CONFIGS[i], a, b, shape),

@@ -169,6 +169,92 @@ pub fn workspace_len(operand: &'static str, slices: u32, shape: MatmulShape) -> 
         })
 }
 
+/// How one serial split-k product is launched ([`SplitK::serial_launch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SerialLaunch {
+    /// Depth of each slice but the last, as [`SplitK::slices`] gives it.
+    pub slice: u32,
+    /// Slices actually run.
+    pub slices: u32,
+    /// The configuration's grid with `slices` blocks in z.
+    pub launch: Launch,
+    /// Words of the flag buffer: the ticket counter and one flag per output tile, all 0
+    /// before the launch (and after it: the kernel puts them back).
+    pub flags: usize,
+}
+
+impl SplitK {
+    /// The most output tiles, in waves of one block per multiprocessor, for which the
+    /// autotuner times serial split-k runs ([`serial_candidates_for`](Self::serial_candidates_for)):
+    /// past two waves the output alone keeps the GPU busy, and a serial hand-off only adds
+    /// waits.
+    pub const SERIAL_MAX_WAVES: u32 = 2;
+
+    /// The serial split-k entry point of its configuration, if it has one
+    /// ([`kernels_gpu::sgemm::split_k`]'s module docs).
+    pub fn serial_spec(self) -> Option<&'static KernelSpec> {
+        CONFIGS[self.config].serial_split_k.as_ref()
+    }
+
+    /// The serial runs worth timing for `shape` on a device of `sms` multiprocessors: those
+    /// of [`candidates_for`](Self::candidates_for) whose configuration has a serial entry
+    /// and whose output has at most [`SERIAL_MAX_WAVES`](Self::SERIAL_MAX_WAVES) waves of
+    /// tiles (a shape class: few output tiles for the device, a `k` deep enough to split).
+    pub fn serial_candidates_for(shape: MatmulShape, sms: u32) -> impl Iterator<Item = SplitK> {
+        let most = u64::from(sms.max(1)) * u64::from(Self::SERIAL_MAX_WAVES);
+        Self::candidates_for(shape).filter(move |s| {
+            let g = CONFIGS[s.config].geometry;
+            let tiles = u64::from(shape.m.div_ceil(g.bm)) * u64::from(shape.n.div_ceil(g.bn));
+            s.serial_spec().is_some() && tiles <= most
+        })
+    }
+
+    /// `<configuration name>-serialsplit<splits>`, e.g.
+    /// `sgemm-multistage-64x64x16-w32x32-serialsplit8`.
+    pub fn serial_name(self) -> String {
+        format!("{}{SERIAL}{}", CONFIGS[self.config].name, self.splits)
+    }
+
+    /// Parses [`serial_name`](Self::serial_name).
+    pub fn from_serial_name(name: &str) -> Option<Self> {
+        let (config, splits) = name.rsplit_once(SERIAL)?;
+        let splits: u32 = splits.parse().ok()?;
+        let config = CONFIGS
+            .iter()
+            .position(|c| c.name == config && c.serial_split_k.is_some())?;
+        Self::SPLITS
+            .contains(&splits)
+            .then_some(SplitK { config, splits })
+    }
+
+    /// The serial launch for `shape` (not [trivial](MatmulShape::is_trivial)):
+    /// [`Error::EntryNotFound`] for a configuration without a serial entry.
+    pub fn serial_launch(self, shape: MatmulShape) -> Result<SerialLaunch> {
+        let spec = self.serial_spec().ok_or_else(|| Error::EntryNotFound {
+            entry: self.serial_name(),
+        })?;
+        let (slice, slices) = self.slices(shape.k);
+        let mut launch = spec.launch(
+            Extent::Matrix {
+                rows: shape.m,
+                cols: shape.n,
+            },
+            0,
+        );
+        launch.grid.z = slices;
+        let tiles = launch.grid.x as usize * launch.grid.y as usize;
+        Ok(SerialLaunch {
+            slice,
+            slices,
+            launch,
+            flags: 1 + tiles,
+        })
+    }
+}
+
+/// The infix of a serial split-k run's name ([`SplitK::serial_name`]).
+const SERIAL: &str = "-serialsplit";
+
 /// What split-k computes, on the CPU, bit for bit: each output as the slices' FMA chains
 /// (`k` order from `0.0` within a slice) added in slice order. The GPU and simulator runs
 /// of `s` must give exactly this.
@@ -256,6 +342,50 @@ mod tests {
                 "{s} at {past}"
             );
         }
+    }
+
+    #[test]
+    fn serial_runs_are_timed_for_few_output_tiles_and_round_trip() {
+        let shape = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+        let all: Vec<_> = SplitK::candidates()
+            .filter(|s| s.serial_spec().is_some())
+            .collect();
+        assert!(!all.is_empty(), "some configuration has a serial entry");
+        for s in &all {
+            assert_eq!(SplitK::from_serial_name(&s.serial_name()), Some(*s));
+            // The two kinds of name do not parse as each other.
+            assert_eq!(SplitK::from_name(&s.serial_name()), None);
+            assert_eq!(SplitK::from_serial_name(&s.name()), None);
+        }
+        // 195 × 2802 in 64 × 64 tiles: 4 · 44 = 176 tiles, under two waves of 132 SMs.
+        let mid = shape(195, 1423, 2802);
+        let serial: Vec<_> = SplitK::serial_candidates_for(mid, 132).collect();
+        assert!(serial.iter().any(|s| s.serial_name().contains("64x64x16")));
+        // On a device of 8 SMs the same output is many waves: none.
+        assert_eq!(SplitK::serial_candidates_for(mid, 8).count(), 0);
+        // A short k has nothing to split.
+        assert_eq!(
+            SplitK::serial_candidates_for(shape(195, 16, 2802), 132).count(),
+            0
+        );
+        let s = serial[0];
+        let l = s.serial_launch(mid).unwrap();
+        let (slice, slices) = s.slices(mid.k);
+        assert_eq!(
+            (l.slice, l.slices, l.launch.grid.z),
+            (slice, slices, slices)
+        );
+        assert_eq!(
+            l.flags,
+            1 + l.launch.grid.x as usize * l.launch.grid.y as usize
+        );
+        let plain = SplitK::candidates()
+            .find(|s| s.serial_spec().is_none())
+            .map(|s| s.serial_launch(mid));
+        assert!(matches!(
+            plain,
+            None | Some(Err(Error::EntryNotFound { .. }))
+        ));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use crate::problem::error::{Error, Result};
 
 /// A matmul shape whose every matrix fits the kernels' 32-bit index arithmetic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct MatmulShape {
     pub m: u32,
     pub k: u32,

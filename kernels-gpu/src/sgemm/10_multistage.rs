@@ -35,6 +35,7 @@
 use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned16};
 use super::padded::sgemm_double_buffered_padded_in;
+use super::split_k::{Alone, SerialTurn, TileTurn};
 use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
@@ -97,12 +98,12 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
     // SAFETY: the caller's contract; the arrays hold the stages the loop uses.
     unsafe {
         if exact {
-            same_tile!(multistage_in::<LDA, true, E>)(
-                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+            same_tile!(multistage_in::<LDA, true, E, Alone>)(
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue, Alone,
             )
         } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
-            same_tile!(multistage_in::<LDA, false, E>)(
-                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+            same_tile!(multistage_in::<LDA, false, E, Alone>)(
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue, Alone,
             )
         } else {
             same_tile!(sgemm_double_buffered_padded_in::<LDA, E>)(
@@ -112,8 +113,63 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
     }
 }
 
+/// [`sgemm_multistage`] as one slice of a serial split-k product
+/// ([`split_k`](super::split_k)'s module docs): the block's output tile and slice of `k`
+/// come from its ticket ([`SerialTurn::take`]), the tile's partial sums pass from slice to
+/// slice through `out`, and the last slice applies `epilogue` (which must not read the
+/// output). Both the exact and the checked multistage loops serve it, whatever the tile.
+///
+/// Launch as [`sgemm_multistage`], with `cdiv(k, slice)` blocks in z.
+///
+/// # Safety
+/// As [`sgemm_multistage`] and [`SerialTurn::take`]; `slice >= 1` is a multiple of `BK`
+/// unless it is at least `k`.
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epilogue>(
+    a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32, k: u32,
+    slice: u32, epilogue: E,
+) {
+    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
+    let ticket = shared_array!(u32; 1);
+    // SAFETY: the caller's contract; every thread calls it first.
+    let turn = unsafe { SerialTurn::take(ticket, flags, m, n, k, slice, BM as u32, BN as u32) };
+    let tile = turn.tile;
+    // SAFETY: k0 < k: a + k0 is inside a's first row, b + k0·n inside b.
+    let (a, b) = unsafe {
+        (
+            a.add(turn.k0 as usize),
+            b.add(turn.k0 as usize * n as usize),
+        )
+    };
+    let depth = turn.depth;
+    let exact = tile.is_interior(BM as u32, BN as u32)
+        && depth.is_multiple_of(BK as u32)
+        && k.is_multiple_of(4)
+        && n.is_multiple_of(4)
+        && is_aligned16(a)
+        && is_aligned16(b);
+    let epilogue = turn.epilogue(epilogue);
+    // SAFETY: the caller's contract; `a` has rows of `k` floats and the slice's `depth`
+    // columns from `k0`, `b` the slice's rows; the arrays hold the stages the loop uses.
+    unsafe {
+        if exact {
+            same_tile!(multistage_in::<LDA, true, _, _>)(
+                a_tile, b_tile, &tile, a, b, out, n, depth, k, epilogue, turn,
+            )
+        } else {
+            same_tile!(multistage_in::<LDA, false, _, _>)(
+                a_tile, b_tile, &tile, a, b, out, n, depth, k, epilogue, turn,
+            )
+        }
+    }
+}
+
 /// The loop of [`sgemm_multistage_ld`] on its shared arrays (`a_tile`: `2 · BK · LDA`
-/// floats, `b_tile`: `STAGES · BK · BN`) for block tile `tile`.
+/// floats, `b_tile`: `STAGES · BK · BN`) for block tile `tile`, with `turn` around the
+/// store of the tile ([`Alone`] but in serial split-k).
 ///
 /// `EXACT` (the common case, compiled on its own so that it carries no checks): the block
 /// tile is interior, `BK` divides `k`, and both operands' rows are 16-byte aligned, so
@@ -131,9 +187,9 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
 #[warp_tiled]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
+unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: TileTurn>(
     a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E,
+    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E, turn: T,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
@@ -260,14 +316,25 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue>(
         sync_threads();
     }
     let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
-    // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's.
-    unsafe { warp.store(&acc, out, n, tile, origin, fast, &epilogue) };
+    // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's; every
+    // thread takes its turn.
+    unsafe {
+        turn.before_store();
+        warp.store(&acc, out, n, tile, origin, fast, &epilogue);
+        turn.after_store();
+    }
 }
 
 /// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's
 /// split-k entries (`multistage::ld::sgemm_multistage`).
 pub mod ld {
     pub use super::sgemm_multistage_ld as sgemm_multistage;
+}
+
+/// [`sgemm_multistage_serial`] under the kernel's own name, for the configuration table's
+/// serial split-k entries (`multistage::serial::sgemm_multistage`).
+pub mod serial {
+    pub use super::sgemm_multistage_serial as sgemm_multistage;
 }
 
 /// The launch geometry of [`sgemm_multistage`] with the same parameters: [`STAGES`] stages

@@ -287,7 +287,21 @@ pub struct SgemmConfig {
     /// The split-k slice entry point as the simulator calls it: `(a, b, ws, m, n, k, slice)`.
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim_split_k: Option<SplitKEntry>,
+    /// Its serial split-k entry point ([`split_k`]'s module docs), if the table gives it
+    /// one: one launch on the configuration's grid with the slices in z, the partial sums
+    /// handed from slice to slice through the output.
+    pub serial_split_k: Option<KernelSpec>,
+    /// The serial split-k entry point as the simulator calls it: `(a, b, out, flags, m, n,
+    /// k, slice)`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim_serial_split_k: Option<SerialSplitKEntry>,
 }
+
+/// A serial split-k entry point as the simulator calls it: `(a, b, out, flags, m, n, k,
+/// slice)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type SerialSplitKEntry =
+    unsafe fn(*const f32, *const f32, *mut f32, *mut u64, u32, u32, u32, u32);
 
 /// A split-k slice entry point as the simulator calls it: `(a, b, ws, m, n, k, slice)`.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -346,12 +360,49 @@ macro_rules! split_k_fn {
     };
 }
 
+/// A configuration's serial split-k kernel, for the table's lines with
+/// `serial_split_k(name)` (the kernel's `serial` twin).
+macro_rules! serial_split_k_fn {
+    ($module:ident, $kernel:ident, [$($g:tt),*], []) => {};
+    ($module:ident, $kernel:ident, [$($g:tt),*], [$ss:ident]) => {
+        /// The name of this configuration's serial split-k entry point.
+        pub const SERIAL_SPLIT_K_ENTRY: &str = stringify!($ss);
+
+        /// The launch description of the serial split-k entry point: the configuration's,
+        /// with the shared word of the block's ticket.
+        pub const SERIAL_GEOMETRY: Geometry = Geometry {
+            static_shared_bytes: GEOMETRY.static_shared_bytes + 4,
+            ..GEOMETRY
+        };
+
+        /// This configuration's block as one slice of a serial split-k product
+        /// ([`split_k`](super::super::split_k)'s module docs).
+        ///
+        /// # Safety
+        /// As the kernel's `serial` twin.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn serial_split_k(
+            a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32,
+            k: u32, slice: u32,
+        ) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                $module::serial::$kernel::<$($g,)* epilogue::Store>(
+                    a, b, out, flags, m, n, k, slice, epilogue::Store,
+                )
+            }
+        }
+    };
+}
+
 /// The SGEMM table: one line per configuration, generating its entry point (with launch
 /// bounds where `min_blocks` is given), its [`KernelSpec`], its simulator twin, and its
 /// module in [`configs`] (the configuration with any [epilogue](epilogue), for other crates).
 macro_rules! sgemm_configs {
     ($( $(#[$meta:meta])* $entry:ident = $rung:literal $module:ident :: $kernel:ident ::<$($g:tt),*>
-        $([$($flag:ident),*])? $(, min_blocks($mb:expr))? $(, split_k($sk:ident))?; )*) => {
+        $([$($flag:ident),*])? $(, min_blocks($mb:expr))? $(, split_k($sk:ident))?
+        $(, serial_split_k($ss:ident))?; )*) => {
         /// Every configuration of the table as a building block: its launch geometry and
         /// its kernel with an epilogue of the caller's choice. A kernel crate exports
         /// `configs::<entry>::run` with, say, [`epilogue::Linear`] under an entry name of
@@ -393,6 +444,7 @@ macro_rules! sgemm_configs {
                 }
 
                 split_k_fn!($module, $kernel, [$($g),*], [$($sk)?]);
+                serial_split_k_fn!($module, $kernel, [$($g),*], [$($ss)?]);
 
                 /// [`run`] with [`Store`](epilogue::Store): the table's entry point.
                 ///
@@ -415,6 +467,13 @@ macro_rules! sgemm_configs {
             $(
             $sk(a: *const f32, b: *const f32, ws: *mut f32, m: u32, n: u32, k: u32, slice: u32)
                 => configs::$entry::split_k,
+                launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
+            )?
+            $(
+            #[allow(clippy::too_many_arguments)] // the product's and the hand-off's
+            $ss(a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32,
+                k: u32, slice: u32)
+                => configs::$entry::serial_split_k,
                 launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
             )?
         )*}
@@ -441,6 +500,11 @@ macro_rules! sgemm_configs {
                 sim: entry::$entry,
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_split_k: opt!($(entry::$sk)?),
+                serial_split_k: opt!($(configs::$entry::SERIAL_GEOMETRY.spec_with_params(
+                    stringify!($ss), split_k::SERIAL_PARAMS,
+                    configs::$entry::TABLE_MIN_BLOCKS))?),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_serial_split_k: opt!($(entry::$ss)?),
             },
         )*];
     };
@@ -475,16 +539,21 @@ sgemm_configs! {
     sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
     /// Small tiles for outputs with few 128 × 128 tiles (1024², a short side of 32–64): four
     /// times the blocks, 4 warps of 32 × 32.
-    sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32);
-    sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32);
+    sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32),
+        serial_split_k(sgemm_serial_split_k_64x64x16_w32x32);
+    sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32),
+        serial_split_k(sgemm_serial_split_k_128x32x16_w32x32);
     sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
     /// An output 32 rows tall (a linear layer on a batch of 32) without a 64-row tile's idle
     /// half, with split-k for a long `k` (2 warps of 32 × 64).
-    sgemm_multistage_32x128x16_w32x64                 = 10 multistage::sgemm_multistage::<32, 128, 16, 32, 64, 1, 2, 8, 4, 64, 36, 0> [autotune], split_k(sgemm_split_k_32x128x16_w32x64);
+    sgemm_multistage_32x128x16_w32x64                 = 10 multistage::sgemm_multistage::<32, 128, 16, 32, 64, 1, 2, 8, 4, 64, 36, 0> [autotune], split_k(sgemm_split_k_32x128x16_w32x64),
+        serial_split_k(sgemm_serial_split_k_32x128x16_w32x64);
     /// Its transpose, for outputs 32 columns wide (2 warps of 64 × 32).
-    sgemm_multistage_128x32x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 64, 32, 1, 2, 8, 4, 64, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w64x32);
+    sgemm_multistage_128x32x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 64, 32, 1, 2, 8, 4, 64, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w64x32),
+        serial_split_k(sgemm_serial_split_k_128x32x16_w64x32);
     /// For outputs 64 columns wide (4 warps of 64 × 32).
-    sgemm_multistage_128x64x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 64, 16, 64, 32, 1, 2, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x64x16_w64x32);
+    sgemm_multistage_128x64x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 64, 16, 64, 32, 1, 2, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x64x16_w64x32),
+        serial_split_k(sgemm_serial_split_k_128x64x16_w64x32);
     // rung 11, tensor cores (opt-in):                      block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group, mma
     /// 8 warps of 64 × 32, three stages in 48 KiB: the simulator's TF32 choice.
     sgemm_tf32_128x128x16_w64x32                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 4, 3, 256, 0, TF32> [tf32, autotune, default], min_blocks(2);

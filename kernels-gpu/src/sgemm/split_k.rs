@@ -13,13 +13,34 @@
 //!
 //! A configuration of the table gets a split-k entry point with `, split_k(name)` on its
 //! line; [`super::SgemmConfig::split_k`] describes it.
+//!
+//! **Serial split-k** (`, serial_split_k(name)` on a rung-10 line,
+//! [`super::SgemmConfig::serial_split_k`]) does the same sum in one launch, with no
+//! workspace and no second pass over the output: the blocks of one output tile and its
+//! `s` slices hand the tile on in slice order ([`SerialTurn`]). Slice 0 stores its partial
+//! sum into `out`; slice `z > 0` waits until slice `z − 1` has said it is done (a per-tile
+//! flag equal to `z`), adds its own partial to the tile it reads back ([`SerialSum`]:
+//! `old + p_z`, the reduction's `sum + p_z`), stores it and passes the flag on; the last
+//! slice applies the epilogue and sets the flag back to 0 for the next launch. So every
+//! output is the same bits as the two-launch run of the same slices.
+//!
+//! Deadlock-free whatever order the GPU starts blocks in: a block does not take its tile and
+//! slice from its block index but from a ticket, a counter it increments as it starts, with
+//! the slice the slowest-varying part (ticket `t` is slice `t / tiles` of tile `t % tiles`).
+//! A block waits only for the slice before its own of the same tile, which holds a lower
+//! ticket, so it has started (it took its ticket first) and, by induction from slice 0
+//! (which waits for nobody), finishes. The block that takes the last ticket puts the counter
+//! back to 0.
 
+use super::BlockTile;
 use super::epilogue::{Epilogue, Store};
 use super::unroll::unroll;
+use nvptx_device::atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::{F32x4, load_f32x4};
-use nvptx_device::thread;
+use nvptx_device::shared::SharedSlice;
+use nvptx_device::thread::{self, sync_threads};
 
 /// Threads per block of [`sgemm_split_k_reduce`], each summing four outputs.
 pub const REDUCE_BLOCK: u32 = 256;
@@ -123,6 +144,179 @@ pub unsafe fn sgemm_split_k_reduce(ws: *const f32, out: *mut f32, len: u32, n: u
 pub const SLICE_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
     a: *const f32, b: *const f32, ws: *mut f32, m: u32, n: u32, k: u32, slice: u32
 );
+
+/// The parameters of every serial split-k entry: `(a, b, out, flags, m, n, k, slice)`,
+/// `flags` the launch's ticket counter and one flag per output tile ([`SerialTurn::take`]).
+pub const SERIAL_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
+    a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32, k: u32,
+    slice: u32
+);
+
+/// What a block of a tiled product does around the store of its tile: nothing
+/// ([`Alone`]), or a serial split-k block's wait for the slice before it and hand-off to the
+/// slice after it ([`SerialTurn`]).
+pub trait TileTurn: Copy {
+    /// Called by every thread of the block, after the tile's product and before its store.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it, at the same point.
+    unsafe fn before_store(&self);
+
+    /// Called by every thread of the block after its store.
+    ///
+    /// # Safety
+    /// As [`before_store`](Self::before_store).
+    unsafe fn after_store(&self);
+}
+
+/// A block that owns its output tile alone: nothing to wait for or hand on.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Alone;
+
+impl TileTurn for Alone {
+    #[inline(always)]
+    unsafe fn before_store(&self) {}
+
+    #[inline(always)]
+    unsafe fn after_store(&self) {}
+}
+
+/// One block's part of a serial split-k product: its output tile, its slice of `k`, and the
+/// tile's flag through which the slices take turns (see the [module docs](self)).
+#[derive(Clone, Copy, Debug)]
+pub struct SerialTurn {
+    /// The block's output tile.
+    pub tile: BlockTile,
+    /// The first column of `a` (row of `b`) of its slice.
+    pub k0: u32,
+    /// The slice's depth.
+    pub depth: u32,
+    /// Its slice: 0 stores first, each next one adds to what the one before stored.
+    pub slice: u32,
+    /// Whether it is the tile's last slice (which applies the epilogue).
+    pub last: bool,
+    flag: *mut u64,
+}
+
+impl SerialTurn {
+    /// Takes this block's ticket (thread 0 increments the counter `flags[0]` and the block
+    /// reads the ticket through `ticket`, one shared word) and returns the tile and slice it
+    /// stands for: ticket `t` is slice `t / tiles` of tile `t % tiles`, tiles numbered as
+    /// the grid's x (`cdiv(n, bm)` columns, fastest) and y.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it once, first thing. The launch's grid has exactly
+    /// `cdiv(n, bn) · cdiv(m, bm) · cdiv(k, slice)` blocks (`k, slice >= 1`), `flags` holds
+    /// `1 + cdiv(n, bn) · cdiv(m, bm)` words, all 0 at the start of the launch (every
+    /// launch leaves them so), 8-byte aligned, and nothing else touches them during it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn take(
+        ticket: SharedSlice<u32>, flags: *mut u64, m: u32, n: u32, k: u32, slice: u32, bm: u32,
+        bn: u32,
+    ) -> Self {
+        let cols = n.div_ceil(bn);
+        let tiles = cols * m.div_ceil(bm);
+        let slices = k.div_ceil(slice);
+        if thread::thread_idx_x() == 0 {
+            let counter = flags as *mut u32;
+            // SAFETY: flags[0]'s low word is the counter, touched only atomically.
+            let t = unsafe { atomic::fetch_add_u32(counter, 1) };
+            if t == tiles * slices - 1 {
+                // The last ticket: every block has taken its own, so the counter goes back to
+                // 0 for the next launch (adding -total wraps it there).
+                // SAFETY: as above.
+                unsafe { atomic::fetch_add_u32(counter, (tiles * slices).wrapping_neg()) };
+            }
+            ticket.set(0, t);
+        }
+        sync_threads();
+        let t = ticket.get(0);
+        let (z, index) = (t / tiles, t % tiles);
+        let k0 = z * slice;
+        Self {
+            tile: BlockTile::at(index / cols * bm, index % cols * bn, m, n),
+            k0,
+            depth: slice.min(k - k0),
+            slice: z,
+            last: z == slices - 1,
+            // SAFETY: index < tiles, so word 1 + index is inside flags.
+            flag: unsafe { flags.add(1 + index as usize) },
+        }
+    }
+
+    /// The epilogue this block stores its tile through: `inner` applied to the sum of the
+    /// slices.
+    #[inline(always)]
+    pub fn epilogue<E: Epilogue>(&self, inner: E) -> SerialSum<E> {
+        SerialSum {
+            inner,
+            first: self.slice == 0,
+            last: self.last,
+        }
+    }
+}
+
+impl TileTurn for SerialTurn {
+    /// Slice `z > 0`: thread 0 waits (an acquire load, polled) until the tile's flag is `z`,
+    /// then the barrier makes slice `z − 1`'s stores visible to the whole block.
+    #[inline(always)]
+    unsafe fn before_store(&self) {
+        if self.slice > 0 {
+            if thread::thread_idx_x() == 0 {
+                // SAFETY: the tile's flag, touched only atomically (`take`'s contract).
+                while unsafe { atomic::load_acquire_u64(self.flag) } != self.slice as u64 {}
+            }
+            sync_threads();
+        }
+    }
+
+    /// After the barrier (every thread's store done), thread 0 passes the tile on: flag
+    /// `z + 1` with a release store, or 0 from the last slice.
+    #[inline(always)]
+    unsafe fn after_store(&self) {
+        sync_threads();
+        if thread::thread_idx_x() == 0 {
+            // SAFETY: as above.
+            unsafe {
+                if self.last {
+                    atomic::store_relaxed_u64(self.flag, 0);
+                } else {
+                    atomic::store_release_u64(self.flag, self.slice as u64 + 1);
+                }
+            }
+        }
+    }
+}
+
+/// The epilogue of a serial split-k block: the first slice stores its partial sum, each
+/// next one adds its own to the partial it reads back (`old + acc`), and the last one hands
+/// the whole sum to `inner`. `inner` must not [read the output](Epilogue::reads_output): the
+/// output holds the partial sums until the last slice.
+#[derive(Clone, Copy, Debug)]
+pub struct SerialSum<E> {
+    inner: E,
+    first: bool,
+    last: bool,
+}
+
+impl<E: Epilogue> Epilogue for SerialSum<E> {
+    /// Every slice but the first (the same answer for the whole block).
+    #[inline(always)]
+    fn reads_output(&self) -> bool {
+        !self.first
+    }
+
+    #[inline(always)]
+    fn apply(&self, row: u32, col: u32, acc: f32, old: f32) -> f32 {
+        let sum = if self.first { acc } else { old + acc };
+        if self.last {
+            self.inner.apply(row, col, sum, 0.0)
+        } else {
+            sum
+        }
+    }
+}
 
 /// How to launch [`sgemm_split_k_reduce`] for `len` outputs (as items). (Host only, as
 /// the catalogue: the entry's parameter list exists wherever its simulator twin does.)

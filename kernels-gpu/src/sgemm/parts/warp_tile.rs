@@ -33,7 +33,8 @@ pub type Acc<const WMITER: usize, const TM: usize, const WNITER: usize, const TN
 /// place they are listed. [`same_tile!`] names such an item inside another.
 ///
 /// * `#[warp_tiled] pub unsafe fn name<const X: T, .., E: Epilogue>(args) { body }` (the
-///   const generics after the warp-tile ones are optional; `E` is required);
+///   const generics after the warp-tile ones are optional; `E` is required, and may be
+///   followed by one more type parameter);
 /// * `#[warp_tiled] pub struct WarpTile;` and `#[warp_tiled] impl WarpTile { items }`.
 ///
 /// The generic parameters of a `macro_rules!` expansion are not hygienic, so the body names
@@ -44,9 +45,11 @@ pub type Acc<const WMITER: usize, const TM: usize, const WNITER: usize, const TN
 /// rustc's MIR inliner then inlining the small helpers they call.)
 macro_rules! warp_tiled {
     attr() ($(#[$attr:meta])* $vis:vis unsafe fn $name:ident
-        <$(const $c:ident: $ct:ty,)* E: $bound:path $(,)?>($($arg:tt)*) $body:block) => {
+        <$(const $c:ident: $ct:ty,)* E: $bound:path $(, $t:ident: $tbound:path)? $(,)?>
+        ($($arg:tt)*) $body:block) => {
         $crate::sgemm::parts::warp_tile::with_warp_tile_generics!(
-            [$(#[$attr])* $vis unsafe fn $name] [$(const $c: $ct,)* E: $bound] ($($arg)*) $body);
+            [$(#[$attr])* $vis unsafe fn $name] [$(const $c: $ct,)* E: $bound $(, $t: $tbound)?]
+            ($($arg)*) $body);
     };
     attr() ($(#[$attr:meta])* $vis:vis struct WarpTile;) => {
         $crate::sgemm::parts::warp_tile::with_warp_tile_generics!(
