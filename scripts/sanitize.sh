@@ -15,7 +15,7 @@
 # SANITIZE_ONLY (an extended regular expression: only the runs whose name matches it, such
 # as 'matmul|row_split|repacked'; the names are those the summary prints),
 # SANITIZE_GPU_MATMUL (the built `gpu_matmul` test binary: each tool also runs its
-# `bf16_gemm`, `row_split`, `repacked`, `gpu::packed::` and `gpu::half::` tests, rung 13 on BF16 matrices,
+# `bf16_gemm`, `row_split`, `repacked`, `gpu::packed::`, `gpu::half::` and `gpu::split_k_and_serial_split_k` tests, rung 13 on BF16 matrices,
 # the autotuner's row splits and repacked products, and rungs 14 and 15's configurations on
 # packed operands and rung 17 on 16-bit ones (rungs 14 and 17 on a Hopper only; elsewhere the test checks the typed refusal),
 # which the command line does not run one by one; build it with
@@ -204,10 +204,11 @@ for tool in "${TOOLS[@]}"; do
     # cp.async and degenerate shapes of every configuration), row splits and repacked
     # products (odd shapes, both parts of each, the repack kernel's copies), and rungs 14
     # and 15's (odd, multi-tile and degenerate shapes of every configuration, with the
-    # packing).
+    # packing), rung 17's, and split-k in two launches and serial (one launch, per-tile
+    # flags).
     # The same for rung 16's tests and the GEMM API's BLAS cases.
     test_runs=()
-    for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked gpu::packed:: gpu::half::}; do
+    for filter in ${SANITIZE_GPU_MATMUL:+bf16_gemm row_split repacked gpu::packed:: gpu::half:: gpu::split_k_and_serial_split_k}; do
         test_runs+=("$SANITIZE_GPU_MATMUL|$filter")
     done
     for filter in ${SANITIZE_GPU_GEMV:+gemv::}; do

@@ -19,7 +19,8 @@ use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::gpu::autotune::{self, Tuned};
 use kernels_gpu_host::plan::budget::TimeBudget;
-use kernels_gpu_host::plan::packed::{MMA_PACKED_CONFIGS, PACKED_CONFIGS, PackedRung};
+use kernels_gpu_host::plan::half::Input;
+use kernels_gpu_host::plan::packed::{PACKED_CONFIGS, PackedRung};
 use kernels_gpu_host::plan::row_split::RowSplit;
 use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::sim::Simulator;
@@ -354,23 +355,38 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                 let (da, db) = (g.upload(&a)?, g.upload(&b)?);
                 let mut out = g.zeros(m * n)?;
                 let (best, choice) = autotune::tune(g, &da, &db, &mut out, shape, precision)?;
-                // Rungs 14 and 15 (packed operands) are TF32 candidates too, rung 14 on a
-                // Hopper only.
+                // Every candidate timed is one of the precision's: its configurations
+                // (all of them timed), rungs 14 and 15 on packed operands (TF32; rung 14 on
+                // a Hopper only) and rung 17 (TF32, and BF16 from f32 operands; a Hopper
+                // only), and the choice is one of them.
                 let hopper = g.info()?.compute_capability == (9, 0);
-                let packed = match precision {
-                    Precision::Tf32 if hopper => PACKED_CONFIGS.len(),
-                    Precision::Tf32 => MMA_PACKED_CONFIGS.len(),
-                    _ => 0,
-                };
-                let is_candidate = match best {
+                let of_precision = |t: &Tuned| match *t {
                     Tuned::Config(k) => tuned.contains(&k),
                     Tuned::Packed(i) => {
                         let rung = PackedRung::of(PACKED_CONFIGS[i]);
                         precision == Precision::Tf32 && (hopper || rung == PackedRung::MmaSync)
                     }
+                    Tuned::Half(r) => {
+                        let input = match precision {
+                            Precision::Tf32 => Input::Tf32,
+                            _ => Input::Bf16,
+                        };
+                        hopper && r.config.input == input
+                    }
                     _ => false,
                 };
-                if !is_candidate || choice.candidates_ms.len() != tuned.len() + packed {
+                let timed: Vec<Option<Tuned>> = choice
+                    .candidates_ms
+                    .keys()
+                    .map(|name| Tuned::from_name(name))
+                    .collect();
+                let all_configs = tuned
+                    .iter()
+                    .all(|k| choice.candidates_ms.contains_key(k.name()));
+                if !of_precision(&best)
+                    || !all_configs
+                    || !timed.iter().all(|t| t.as_ref().is_some_and(of_precision))
+                {
                     return Err(format!("{best}: {choice:?}").into());
                 }
                 Ok(())

@@ -531,12 +531,12 @@ impl Gpus {
                 .call("cuMemcpyDtoD")?;
         }
         self.transfers_follow_kernels()?;
-        // The operands, by the copy engines ([`super::peer`]). `b` is cut into pieces, each
-        // owned by one device but the root, in turn: the owner pulls it from the root on its
-        // transfer stream, and every other device pulls it from the owner, on its own
-        // stream, once it has arrived there. So the root's links carry `b` once, however
-        // many devices there are, and the pieces flow on as they arrive. Then each device
-        // pulls its steps' rows of `a` from the root, after its pieces of `b`.
+        // The operands, by the copy engines ([`super::peer`]), each copy pushed by the
+        // device that holds the data, on its lane to the destination (copies to different
+        // devices run at once). `b` is cut into pieces, each owned by one device but the
+        // root, in turn: the root sends every piece to its owner, then each device's steps
+        // of rows of `a`; each owner passes its pieces on to the other devices as they
+        // arrive. So the root's links carry `b` once, however many devices there are.
         let senders = self.len() - 1;
         let pieces = shard::even(k * n, senders * PIECES, PIECE_ALIGN);
         let owner = |j: usize| 1 + j % senders;
@@ -545,60 +545,84 @@ impl Gpus {
                 .as_ref()
                 .expect("`b` copied to every device but the root")
         };
+        let root = &self.devices[0];
+        // After every device's buffers exist (each device's start follows its allocations).
+        for (d, start) in starts.iter().enumerate().skip(1) {
+            root.lane(d).wait(start).call("cuStreamWaitEvent")?;
+        }
         let mut arrived = vec![];
         for (j, piece) in pieces.iter().enumerate() {
             let d = owner(j);
-            let t = self.devices[d].transfers();
+            let root_t = root.lane(d);
             // SAFETY: `piece` lies within `b`'s k·n floats on the root and within its copy's
-            // on device `d`, written by this copy alone; the transfer stream follows the
-            // root's start (the writes of `b` and `a`) and the copy's allocation; every
-            // stream waits for every copy before this call returns (`settle`).
+            // on device `d`, written by this copy alone; the root's transfer stream follows
+            // its start (the writes of `b` and `a`) and every device's (its allocations);
+            // every stream waits for every copy before this call returns (`settle`).
             unsafe {
                 self.copy_peer(
-                    t,
+                    root_t,
                     (d, address(copy_of_b(d), piece.start)),
                     (0, address(b, piece.start)),
                     piece.len(),
                 )
             }?;
-            arrived.push(peer::mark(t)?);
+            arrived.push(peer::mark(root_t)?);
         }
-        let mut a_arrived: Vec<Vec<CudaEvent>> = vec![vec![]];
-        for d in 1..self.len() {
-            let t = self.devices[d].transfers();
-            let mut events = vec![];
-            if let Rows::Root(a) = a {
-                for (s, dst) in steps[d].iter().zip(&a_steps[d]) {
+        let mut a_arrived: Vec<Vec<CudaEvent>> = (0..self.len()).map(|_| vec![]).collect();
+        if let Rows::Root(a) = a {
+            for i in 0..2 {
+                for d in 1..self.len() {
+                    let (Some(s), Some(dst)) = (steps[d].get(i), a_steps[d].get(i)) else {
+                        continue;
+                    };
+                    let root_t = root.lane(d);
                     // SAFETY: rows `s` of `a` on the root into a buffer of as many floats
                     // on device `d`, written by this copy alone; ordered as `b`'s pieces.
                     unsafe {
                         self.copy_peer(
-                            t,
+                            root_t,
                             (d, address(dst, 0)),
                             (0, address(a, s.start * k)),
                             s.len() * k,
                         )
                     }?;
-                    events.push(peer::mark(t)?);
+                    a_arrived[d].push(peer::mark(root_t)?);
                 }
             }
-            a_arrived.push(events);
         }
-        for d in 1..self.len() {
-            let own = self.gpu(d).stream();
-            for (j, piece) in pieces.iter().enumerate().filter(|(j, _)| owner(*j) != d) {
-                own.wait(&arrived[j]).call("cuStreamWaitEvent")?;
+        // Each owner passes each of its pieces on once it has arrived; what a device waits
+        // for is the last piece from each sender (copies on one stream run in order).
+        // `last[o][d]`: the last piece owner `o` passed to device `d`.
+        let mut last: Vec<Vec<Option<CudaEvent>>> = (0..self.len())
+            .map(|_| (0..self.len()).map(|_| None).collect())
+            .collect();
+        for (j, piece) in pieces.iter().enumerate() {
+            let o = owner(j);
+            for d in (1..self.len()).filter(|&d| d != o) {
+                let lane = self.devices[o].lane(d);
+                lane.wait(&arrived[j]).call("cuStreamWaitEvent")?;
                 // SAFETY: the owner's copy of `b` holds `piece` once `arrived[j]` has
-                // passed; device `d`'s copy is written there by this copy alone; ordered as
-                // above.
+                // passed; device `d`'s copy is written there by this copy alone; ordered
+                // as above.
                 unsafe {
                     self.copy_peer(
-                        own,
+                        lane,
                         (d, address(copy_of_b(d), piece.start)),
-                        (owner(j), address(copy_of_b(owner(j)), piece.start)),
+                        (o, address(copy_of_b(o), piece.start)),
                         piece.len(),
                     )
                 }?;
+                last[o][d] = Some(peer::mark(lane)?);
+            }
+        }
+        for d in 1..self.len() {
+            let own = self.gpu(d).stream();
+            // Its own pieces (in order on the root's lane to it) and every other owner's.
+            if let Some(j) = (0..pieces.len()).rev().find(|&j| owner(j) == d) {
+                own.wait(&arrived[j]).call("cuStreamWaitEvent")?;
+            }
+            for event in last.iter().filter_map(|to| to[d].as_ref()) {
+                own.wait(event).call("cuStreamWaitEvent")?;
             }
         }
 
@@ -610,10 +634,6 @@ impl Gpus {
             let gpu = self.gpu(d);
             let own = gpu.stream();
             let t = self.devices[d].transfers();
-            if d > 0 && a_arrived[d].is_empty() {
-                // Its pieces of `b` (no rows of `a` to wait for).
-                follow(own, t)?;
-            }
             for (i, rows) in st.iter().enumerate() {
                 if let Some(event) = a_arrived[d].get(i) {
                     own.wait(event).call("cuStreamWaitEvent")?;

@@ -54,12 +54,26 @@ struct Device {
     /// The transfers' stream, beside the GPU's own (which the kernels use); `None` with one
     /// device.
     transfers: Option<Arc<CudaStream>>,
+    /// One more stream per device (indexed by device; empty with one device), for the
+    /// copies this device sends to it: one copy engine drives a fraction of the links, so
+    /// copies to several devices at once run on streams of their own.
+    lanes: Vec<Arc<CudaStream>>,
 }
 
 impl Device {
     /// The stream transfers run on.
     fn transfers(&self) -> &Arc<CudaStream> {
         self.transfers.as_ref().unwrap_or(self.gpu.stream())
+    }
+
+    /// The stream of this device's copies to device `to`.
+    fn lane(&self, to: usize) -> &Arc<CudaStream> {
+        self.lanes.get(to).unwrap_or(self.transfers())
+    }
+
+    /// The transfer stream and the lanes.
+    fn copy_streams(&self) -> impl Iterator<Item = &Arc<CudaStream>> {
+        self.transfers.iter().chain(&self.lanes)
     }
 }
 
@@ -109,6 +123,7 @@ impl Gpus {
                 gpu,
                 ordinal,
                 transfers: None,
+                lanes: vec![],
             });
         }
         let comm = if devices.len() > 1 {
@@ -122,10 +137,14 @@ impl Gpus {
                 ctx.bind_to_thread().call("cuCtxSetCurrent")?;
                 let (_, highest) = cudarc::driver::result::stream::get_priority_range()
                     .call("cuCtxGetStreamPriorityRange")?;
-                d.transfers = Some(
+                let stream = || {
                     ctx.new_stream_with_priority(highest)
-                        .call("cuStreamCreateWithPriority")?,
-                );
+                        .call("cuStreamCreateWithPriority")
+                };
+                d.transfers = Some(stream()?);
+                d.lanes = (0..ordinals.len())
+                    .map(|_| stream())
+                    .collect::<Result<_>>()?;
             }
             Some(Mutex::new(Communicator::new(nccl, ordinals)?))
         } else {
@@ -196,9 +215,10 @@ impl Gpus {
     pub fn synchronize(&self) -> Result<()> {
         for d in &self.devices {
             d.gpu.synchronize("a multi-GPU operation")?;
-            d.transfers()
-                .synchronize()
-                .map_err(|e| crate::gpu::fault("a multi-GPU transfer", e))?;
+            for t in d.copy_streams() {
+                t.synchronize()
+                    .map_err(|e| crate::gpu::fault("a multi-GPU transfer", e))?;
+            }
         }
         match &self.comm {
             Some(comm) => lock(comm).check_async(),
@@ -240,11 +260,11 @@ impl Gpus {
         Ok(lock(comm))
     }
 
-    /// Makes each device's transfer stream wait for the work queued so far on its GPU's
-    /// stream (buffers allocated or written there).
+    /// Makes each device's transfer stream and lanes wait for the work queued so far on its
+    /// GPU's stream (buffers allocated or written there).
     fn transfers_follow_kernels(&self) -> Result<()> {
         for d in &self.devices {
-            if let Some(t) = &d.transfers {
+            for t in d.copy_streams() {
                 t.join(d.gpu.stream()).call("cuStreamWaitEvent")?;
             }
         }
@@ -256,7 +276,7 @@ impl Gpus {
     /// freed after the transfers that used them.
     fn kernels_follow_transfers(&self) -> Result<()> {
         for d in &self.devices {
-            if let Some(t) = &d.transfers {
+            for t in d.copy_streams() {
                 d.gpu.stream().join(t).call("cuStreamWaitEvent")?;
             }
         }
