@@ -56,10 +56,15 @@ def devices():
 
 
 def device(name):
-    if name not in devices():
+    known = devices()
+    # A file in a folder of runs is listed by its folder ("folder/").
+    folder = name.split("/")[0] + "/"
+    if name not in known and "/" in name and folder in known:
+        name = folder
+    if name not in known:
         raise LogError(f"{RUNS / 'README.md'} lists no device for {name}")
     # "H100 80GB HBM3, driver 580.159.04" -> "H100 80GB HBM3"; "(another machine)" dropped.
-    d = devices()[name].split(",")[0]
+    d = known[name].split(",")[0]
     return re.sub(r"\s*\(.*?\)", "", d).strip()
 
 
@@ -212,47 +217,50 @@ def whole_runs(lines):
     return out
 
 
-def multi_row(what, one, two, kernel, how):
-    runs = whole_runs(read(RUNS / one).splitlines()) | whole_runs(read(RUNS / two).splitlines())
-    keys = [(1, kernel), (2, kernel)]
+def multi_row(what, one, many, gpus, bar, kernel, how):
+    runs = whole_runs(read(RUNS / one).splitlines()) | whole_runs(read(RUNS / many).splitlines())
+    keys = [(1, kernel), (gpus, kernel)]
     if not all(k in runs for k in keys):
-        raise LogError(f"{one}, {two}: no 1- and 2-GPU rows of {kernel}")
+        raise LogError(f"{one}, {many}: no 1- and {gpus}-GPU rows of {kernel}")
     (ms1, bits1), (ms2, bits2) = (runs[k] for k in keys)
     same = "same bits" if bits1 and bits1 == bits2 else "bits differ"
     digits = 3 if ms1 < 10 else 1
-    figure = f"{times(ms1 / ms2)} one GPU ({ms1:.{digits}f} → {ms2:.{digits}f} ms, {same}; bar 1.9×)"
-    logs = link(RUNS / one) if one == two else f"{link(RUNS / one)}, {link(RUNS / two)}"
-    return (what, figure, device(two), how, logs)
+    figure = f"{times(ms1 / ms2)} one GPU ({ms1:.{digits}f} → {ms2:.{digits}f} ms, {same}; bar {bar}×)"
+    logs = link(RUNS / one) if one == many else f"{link(RUNS / one)}, {link(RUNS / many)}"
+    return (what, figure, device(many), how, logs)
 
 
 def rows():
     date = RUNS.name
     cli = "CLI `--suite{}`, median of 20 event-timed runs on device data"
     out = [lecture_row()]
+    suites = "suites-h200-serial-tf32ws/"
     dated = [
-        suite_row("FP32 SGEMM, {count} listed shapes", "suite-fp32-h100.txt", cli.format("")),
+        suite_row(
+            "FP32 SGEMM, {count} listed shapes", suites + "suite-fp32.txt", cli.format("")
+        ),
         suite_row(
             "FP32 SGEMM, {count} random shapes (seed 1)",
-            "suite-random-seed1-h100.txt",
+            suites + "seed1.txt",
             cli.format(" random"),
         ),
         suite_row(
             "FP32 SGEMM, {count} random shapes (seed 2)",
-            "suite-random-seed2-h100.txt",
+            suites + "seed2.txt",
             cli.format(" random"),
         ),
         suite_row(
             "TF32 (tensor cores), {count} listed shapes",
-            "suite-tf32-h200.txt",
-            cli.format(" --precision tf32"),
+            suites + "suite-tf32.txt",
+            cli.format(" --precision tf32") + " (the operands' TF32 packing timed in)",
         ),
         suite_row(
             "BF16 from f32 operands, {count} listed shapes",
-            "suite-bf16-h100.txt",
+            suites + "suite-bf16.txt",
             cli.format(" --precision bf16") + " (f32 → BF16 conversion timed apart)",
         ),
     ]
-    name = "suite-bf16-h100.txt"
+    name = suites + "suite-bf16.txt"
     mean, worst, shape = bf16_with_conversion(name)
     dated.append(
         (
@@ -265,24 +273,31 @@ def rows():
     )
     dated.append(rung17_row())
     dated.append(startup_row())
-    dated.append(
-        multi_row(
-            "2 GPUs, FP32 GEMM 16384³",
-            "multi-gemm-2xh200-priority.jsonl",
-            "multi-gemm-2xh200-priority.jsonl",
-            "sgemm-autotuned (sgemm-multistage-128x128x16-w64x32)",
-            "CLI `--gpus 1` vs `--gpus 2`, median of 10 runs, operands on GPU 0 to result there",
+    lanes = "multi-4xh200-lanes/"
+    for gpus, bar in [(2, 1.9), (4, 3.6)]:
+        dated.append(
+            multi_row(
+                f"{gpus} GPUs, FP32 GEMM 16384³",
+                lanes + "gemm-1.jsonl",
+                lanes + f"gemm-{gpus}.jsonl",
+                gpus,
+                bar,
+                "sgemm-autotuned (sgemm-multistage-128x128x16-w64x32)",
+                f"CLI `--gpus 1` vs `--gpus {gpus}`, median of 5 runs, operands on GPU 0 to result there",
+            )
         )
-    )
-    dated.append(
-        multi_row(
-            "2 GPUs, sum of 2³² floats",
-            "multi-sum-1xh200-priority.jsonl",
-            "multi-sum-2xh200-priority.stdout",
-            "sum-warp",
-            "CLI `--gpus 1` vs `--gpus 2` (`--op sum`), median of 10 runs",
+    for gpus, bar in [(2, 1.9), (4, 3.7)]:
+        dated.append(
+            multi_row(
+                f"{gpus} GPUs, sum of 2³² floats",
+                lanes + "sum-1.jsonl",
+                lanes + f"sum-{gpus}.jsonl",
+                gpus,
+                bar,
+                "sum-warp",
+                f"CLI `--gpus 1` vs `--gpus {gpus}` (`--op sum`), median of 10 runs",
+            )
         )
-    )
     out += [r + (date,) for r in dated]
     return out
 

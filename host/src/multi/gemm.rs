@@ -15,10 +15,11 @@
 //! before and after, with the split-k and row-split choices to re-derive for column blocks.
 //!
 //! **Transfers.** Every byte moves by the copy engines ([`super::peer`]), so the root's
-//! multiprocessors compute its rows undisturbed: device `d` pulls one piece of `B` and its
-//! rows of `A` from the root, and the other pieces of `B` from the devices that pulled
-//! them (the root's links carry `B` once, as NCCL's pipelined broadcast does); the rows of
-//! `C` are pushed back to the root by each device once computed.
+//! multiprocessors compute its rows undisturbed. The root sends each piece of `B` to one
+//! device, which passes it on to the others as it arrives (the root's links carry `B` once,
+//! as NCCL's pipelined broadcast does), then each device's rows of `A`; each device sends
+//! its rows of `C` back once computed. Every copy is pushed by the device holding the data,
+//! on its stream to the destination (one copy engine drives only part of the links).
 //!
 //! **Overlap.** The root starts its rows at once; the other devices start once their
 //! operands have arrived, and send their rows back while the root may still compute. They
