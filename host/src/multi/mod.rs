@@ -16,7 +16,7 @@
 
 pub mod gemm;
 pub mod nccl;
-mod peer;
+pub mod peer;
 pub mod simulated;
 pub mod vector;
 

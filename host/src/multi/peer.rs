@@ -9,14 +9,14 @@
 //! multiprocessor, so the products, gathers and sums move their data this way; NCCL keeps
 //! the sliding average's halo exchange between neighbours.
 //!
-//! **Access.** [`open`] gives every device's memory pool (where this crate's buffers come
+//! **Access.** `Gpus::new` gives every device's memory pool (where this crate's buffers come
 //! from) access from every other device, and enables peer access between contexts where
 //! the driver reports that the devices can reach each other directly (NVLink or PCIe
 //! peer-to-peer). Where they cannot, `cuMemcpyPeerAsync` still copies, through the host.
 //!
 //! **Order.** A copy is queued on a stream of one device and reads or writes memory of
 //! another, whose streams know nothing of it. Each call that copies ends with
-//! [`Gpus::join`]: every device's stream waits for every other's, so that nothing queued
+//! `Gpus::join`: every device's stream waits for every other's, so that nothing queued
 //! later on any device (a write to an operand, a buffer freed) can overtake a copy that
 //! uses it.
 
