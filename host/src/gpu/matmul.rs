@@ -8,7 +8,7 @@ use crate::plan::repack;
 use crate::plan::row_split::RowSplit;
 use crate::plan::sgemm::SgemmKernel;
 use crate::plan::split_k::SplitK;
-use crate::problem::error::{DriverContext, Result};
+use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
@@ -21,8 +21,8 @@ impl Gpu {
     /// Runs `kernel` on device buffers: `out = a · b`. Asynchronous: it returns once the
     /// launch is queued; [`Gpu::synchronize`] or a download waits for it.
     ///
-    /// Wrong buffer lengths are [`Error::InputLength`](crate::Error::InputLength); a grid, block or shared memory
-    /// beyond this device's limits is [`Error::Launch`](crate::Error::Launch), before anything is queued.
+    /// Wrong buffer lengths are [`Error::InputLength`]; a grid, block or shared memory
+    /// beyond this device's limits is [`Error::Launch`], before anything is queued.
     pub fn matmul_device(
         &self, kernel: MatmulKernel, tw: TileWidth, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>, shape: MatmulShape,
@@ -106,7 +106,7 @@ impl Gpu {
     /// launch of `s`'s serial entry, the slices of each output tile adding up in order
     /// through `out`, with the [`Gpu`]'s flag buffer (grown as needed, left all 0 by every
     /// launch). Asynchronous, like [`matmul_device`](Self::matmul_device), with the same
-    /// errors and [`Error::EntryNotFound`](crate::Error::EntryNotFound) for a configuration
+    /// errors and [`Error::EntryNotFound`] for a configuration
     /// without a serial entry; the bits of [`matmul_split_k_device`](Self::matmul_split_k_device)
     /// with the same `s`, run to run.
     pub fn matmul_serial_split_k_device(
@@ -114,7 +114,7 @@ impl Gpu {
         shape: MatmulShape,
     ) -> Result<()> {
         let Some(spec) = s.serial_spec() else {
-            return Err(crate::Error::EntryNotFound {
+            return Err(Error::EntryNotFound {
                 entry: s.serial_name(),
             });
         };
@@ -179,7 +179,7 @@ impl Gpu {
     /// its slices of `k` (as many as [`Gemv::slices`] gives on this device), each into its
     /// own plane of the [`Gpu`]'s workspace where there are several, then the reduction of
     /// the planes in order. Asynchronous, like [`matmul_device`](Self::matmul_device), with
-    /// its errors and [`Error::GemvBound`](crate::Error::GemvBound) for a configuration that
+    /// its errors and [`Error::GemvBound`] for a configuration that
     /// does not cover the shape; the bits of [`Gemv::cpu`], run to run.
     pub fn matmul_gemv_device(
         &self, g: Gemv, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
@@ -245,7 +245,7 @@ impl Gpu {
     /// `out = a · b` split by rows ([`crate::plan::row_split`]): rows `0..r.rows` by `r.top`,
     /// the rest by the split-k run `r.bottom`, one after the other on the stream.
     /// Asynchronous, with the errors of [`matmul_device`](Self::matmul_device), and
-    /// [`Error::RowSplit`](crate::Error::RowSplit) unless `1 <= r.rows < m`.
+    /// [`Error::RowSplit`] unless `1 <= r.rows < m`.
     pub fn matmul_rows_device(
         &self, r: RowSplit, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
