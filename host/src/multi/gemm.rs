@@ -480,18 +480,12 @@ impl Gpus {
             .iter()
             .enumerate()
             .map(|(d, r)| -> Result<Vec<Range<usize>>> {
-                if r.is_empty() {
-                    return Ok(vec![]);
-                }
-                if d == 0 || !stepped {
-                    return Ok(vec![r.clone()]);
-                }
-                let wave = pinned.wave_rows(self.gpu(d), part_shape(r)?);
-                let first = (r.len() / 2 / wave) * wave;
-                Ok(match first {
-                    0 => vec![r.clone()],
-                    _ => vec![r.start..r.start + first, r.start + first..r.end],
-                })
+                let wave = match (d, stepped && !r.is_empty()) {
+                    (1.., true) => pinned.wave_rows(self.gpu(d), part_shape(r)?),
+                    // One step: a wave as long as the rows.
+                    _ => r.len(),
+                };
+                Ok(shard::steps(r.clone(), wave))
             })
             .collect::<Result<_>>()?;
         // Buffers: `b` on every device but the root; each step's rows of `a` (unless they
@@ -538,9 +532,7 @@ impl Gpus {
         // root, in turn: the root sends every piece to its owner, then each device's steps
         // of rows of `a`; each owner passes its pieces on to the other devices as they
         // arrive. So the root's links carry `b` once, however many devices there are.
-        let senders = self.len() - 1;
-        let pieces = shard::even(k * n, senders * PIECES, PIECE_ALIGN);
-        let owner = |j: usize| 1 + j % senders;
+        let pieces = shard::pieces(k * n, self.len() - 1, PIECES, PIECE_ALIGN);
         let copy_of_b = |d: usize| {
             b_copies[d]
                 .as_ref()
@@ -552,8 +544,8 @@ impl Gpus {
             root.lane(d).wait(start).call("cuStreamWaitEvent")?;
         }
         let mut arrived = vec![];
-        for (j, piece) in pieces.iter().enumerate() {
-            let d = owner(j);
+        for (piece, d) in &pieces {
+            let d = *d;
             let root_t = root.lane(d);
             // SAFETY: `piece` lies within `b`'s k·n floats on the root and within its copy's
             // on device `d`, written by this copy alone; the root's transfer stream follows
@@ -597,8 +589,8 @@ impl Gpus {
         let mut last: Vec<Vec<Option<CudaEvent>>> = (0..self.len())
             .map(|_| (0..self.len()).map(|_| None).collect())
             .collect();
-        for (j, piece) in pieces.iter().enumerate() {
-            let o = owner(j);
+        for (j, (piece, o)) in pieces.iter().enumerate() {
+            let o = *o;
             for d in (1..self.len()).filter(|&d| d != o) {
                 let lane = self.devices[o].lane(d);
                 lane.wait(&arrived[j]).call("cuStreamWaitEvent")?;
@@ -619,7 +611,7 @@ impl Gpus {
         for d in 1..self.len() {
             let own = self.gpu(d).stream();
             // Its own pieces (in order on the root's lane to it) and every other owner's.
-            if let Some(j) = (0..pieces.len()).rev().find(|&j| owner(j) == d) {
+            if let Some(j) = pieces.iter().rposition(|&(_, o)| o == d) {
                 own.wait(&arrived[j]).call("cuStreamWaitEvent")?;
             }
             for event in last.iter().filter_map(|to| to[d].as_ref()) {

@@ -390,9 +390,86 @@ pub fn balance(last: &[PartTiming]) -> Option<Vec<f64>> {
     )
 }
 
+/// A product's `b` in pieces for every device but the root ([`crate::multi::gemm`]):
+/// `per_device` pieces for each of `senders` devices, cut from `len` elements at multiples
+/// of `align`, each with its owner (1 to `senders`, in turn), which receives it from the root
+/// and passes it on. Empty pieces (a short `b`) are left out.
+pub fn pieces(
+    len: usize, senders: usize, per_device: usize, align: usize,
+) -> Vec<(Range<usize>, usize)> {
+    if senders == 0 {
+        return vec![];
+    }
+    even(len, senders * per_device, align)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, r)| !r.is_empty())
+        .map(|(j, r)| (r, 1 + j % senders))
+        .collect()
+}
+
+/// A device's `rows` in the steps it runs them in ([`crate::multi::gemm`]): two, the first
+/// whole waves of `wave` rows and about half the rows, so that the steps leave no more
+/// partly filled waves than the rows in one launch; one where half the rows are less than
+/// a wave; none for no rows.
+pub fn steps(rows: Range<usize>, wave: usize) -> Vec<Range<usize>> {
+    if rows.is_empty() {
+        return vec![];
+    }
+    let first = (rows.len() / 2 / wave.max(1)) * wave.max(1);
+    match first {
+        0 => vec![rows],
+        _ => vec![rows.start..rows.start + first, rows.start + first..rows.end],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_cover_b_in_turn_among_the_devices() {
+        for len in [0usize, 1, 1000, 4096, 16384 * 16384] {
+            for senders in 1..=7 {
+                let p = pieces(len, senders, 8, 1024);
+                let ranges: Vec<Range<usize>> = p.iter().map(|(r, _)| r.clone()).collect();
+                // Contiguous, in order, covering b.
+                assert_eq!(ranges.iter().map(|r| r.len()).sum::<usize>(), len);
+                for w in ranges.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                }
+                for (j, (r, owner)) in p.iter().enumerate() {
+                    assert!(!r.is_empty());
+                    assert!((1..=senders).contains(owner), "{owner}");
+                    if len >= senders * 8 * 1024 {
+                        // Every piece is there: the owners take turns.
+                        assert_eq!(*owner, 1 + j % senders);
+                        assert_eq!(r.start % 1024, 0);
+                    }
+                }
+            }
+        }
+        assert!(pieces(100, 0, 8, 1).is_empty());
+    }
+
+    #[test]
+    fn steps_are_whole_waves_then_the_rest() {
+        // 3968 rows in waves of 256: 1792 (7 waves), then 2176.
+        assert_eq!(steps(100..4068, 256), vec![100..1892, 1892..4068]);
+        // Half the rows under a wave: one step.
+        assert_eq!(steps(0..300, 256), vec![0..300]);
+        assert_eq!(steps(5..5, 256), Vec::<Range<usize>>::new());
+        for (len, wave) in [(1usize, 1usize), (7, 2), (3840, 256), (4097, 128), (10, 0)] {
+            let s = steps(3..3 + len, wave);
+            assert_eq!(s.first().unwrap().start, 3);
+            assert_eq!(s.last().unwrap().end, 3 + len);
+            if s.len() == 2 {
+                assert_eq!(s[0].end, s[1].start);
+                assert_eq!(s[0].len() % wave.max(1), 0);
+                assert!(s[0].len() <= len / 2);
+            }
+        }
+    }
 
     fn lens(r: &[Range<usize>]) -> Vec<usize> {
         r.iter().map(|r| r.len()).collect()
