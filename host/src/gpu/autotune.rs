@@ -489,16 +489,10 @@ pub fn choose(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
     shape: MatmulShape, precision: Precision,
 ) -> Result<Tuned> {
-    // The launch path of a tuned shape: one lookup, no key, no driver query.
-    if let Some(tuned) = gpu.chosen(shape, precision) {
-        return Ok(tuned);
-    }
     let key = gpu_key(gpu, shape, precision)?;
-    let tuned = remembered(&MEMO, key, shape, Choice::kernel, || {
+    remembered(&MEMO, key, shape, Choice::kernel, || {
         tune(gpu, a, b, out, shape, precision)
-    })?;
-    gpu.remember_choice(shape, precision, tuned);
-    Ok(tuned)
+    })
 }
 
 /// The cache key of a rung-17 product with `element` inputs: [`key`]'s form with the
@@ -592,9 +586,6 @@ fn recorded<K: Copy>(
 /// process chose already, or the cache file holds; `None` where `choose` would tune. The
 /// multi-GPU products ask this first, and tune on one GPU only where it says `None`.
 pub fn cached(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<Option<Tuned>> {
-    if let Some(tuned) = gpu.chosen(shape, precision) {
-        return Ok(Some(tuned));
-    }
     Ok(recorded(
         &MEMO,
         &gpu_key(gpu, shape, precision)?,

@@ -30,10 +30,9 @@ use cudarc::driver::{
 };
 use kernels_gpu::nvptx_device::launch::Limits;
 use kernels_gpu::nvptx_device::thread::Dim3;
-use kernels_gpu::sgemm::Precision;
 use modules::Modules;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One GPU, the kernels' PTX (the `kernels-gpu` modules unless [`Gpu::with_ptx`]), and one
 /// stream everything runs on.
@@ -73,10 +72,9 @@ pub struct Gpu {
     /// The ticket counter and per-tile flags of serial split-k products, grown to the
     /// largest one used so far and all 0 between launches (`Gpu::serial_flags`).
     serial_flags: Mutex<Option<CudaSlice<u64>>>,
-    /// The autotuner's choices for this GPU, by shape and precision
-    /// ([`autotune::choose`]): a launch of a tuned shape looks its choice up here, with no
-    /// cache key to build and no driver query.
-    chosen: Mutex<HashMap<(MatmulShape, Precision), autotune::Tuned>>,
+    /// What describes the device, queried once ([`Gpu::info`]): the autotuner's cache key
+    /// of every autotuned launch is made of it.
+    info: OnceLock<DeviceInfo>,
 }
 
 /// What describes the device in a report.
@@ -183,7 +181,7 @@ impl Gpu {
             tensor_maps: Mutex::new(None),
             workspace: Mutex::new(None),
             serial_flags: Mutex::new(None),
-            chosen: Mutex::new(HashMap::new()),
+            info: OnceLock::new(),
         })
     }
 
@@ -226,32 +224,19 @@ impl Gpu {
         self.modules.is_loaded(entry)
     }
 
-    /// Name, compute capability, driver version and memory of the device.
+    /// Name, compute capability, driver version and memory of the device: asked of the
+    /// driver on the first call, none of them changes while the process runs.
     pub fn info(&self) -> Result<DeviceInfo> {
-        let version = driver_version()?;
-        Ok(DeviceInfo {
+        if let Some(info) = self.info.get() {
+            return Ok(info.clone());
+        }
+        let info = DeviceInfo {
             name: self.ctx.name().call("cuDeviceGetName")?,
             compute_capability: self.ctx.compute_capability().call("cuDeviceGetAttribute")?,
-            driver_api_version: version,
+            driver_api_version: driver_version()?,
             total_memory_bytes: self.ctx.total_mem().call("cuDeviceTotalMem")?,
-        })
-    }
-
-    /// The autotuner's choice for `shape` in `precision` on this GPU, if this `Gpu` has
-    /// made or looked it up before.
-    pub(crate) fn chosen(
-        &self, shape: MatmulShape, precision: Precision,
-    ) -> Option<autotune::Tuned> {
-        let chosen = self.chosen.lock().unwrap_or_else(|e| e.into_inner());
-        chosen.get(&(shape, precision)).copied()
-    }
-
-    /// Records `tuned` as the choice for `shape` in `precision` on this GPU.
-    pub(crate) fn remember_choice(
-        &self, shape: MatmulShape, precision: Precision, tuned: autotune::Tuned,
-    ) {
-        let mut chosen = self.chosen.lock().unwrap_or_else(|e| e.into_inner());
-        chosen.insert((shape, precision), tuned);
+        };
+        Ok(self.info.get_or_init(|| info).clone())
     }
 
     /// The kernel entry point `name` of the loaded module ([`Error::EntryNotFound`] if it

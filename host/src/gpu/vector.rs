@@ -109,11 +109,13 @@ impl Gpu {
         out: &mut CudaViewMut<f32>,
     ) -> Result<()> {
         let n = reduce::check_len(input.len())?;
-        match reduce::first_pass_blocks(n) {
-            _ if n == 0 => self
+        if n == 0 {
+            return self
                 .stream
                 .memset_zeros(out)
-                .map_err(|e| fault(kernel.entry(), e)),
+                .map_err(|e| fault(kernel.entry(), e));
+        }
+        match reduce::first_pass_blocks(n) {
             1 => self.reduce_pass(kernel, input, n, out),
             _ => self.reduce_pass(kernel, input, n, &mut partials.as_view_mut()),
         }
@@ -126,8 +128,10 @@ impl Gpu {
         out: &mut CudaViewMut<f32>,
     ) -> Result<()> {
         let n = reduce::check_len(len)?;
+        if n == 0 {
+            return Ok(());
+        }
         match reduce::first_pass_blocks(n) {
-            _ if n == 0 => Ok(()),
             1 => Ok(()),
             blocks => self.reduce_pass(kernel, &partials.as_view(), blocks, out),
         }

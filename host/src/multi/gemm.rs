@@ -548,8 +548,8 @@ impl Gpus {
             let d = *d;
             let root_t = root.lane(d);
             // SAFETY: `piece` lies within `b`'s k·n floats on the root and within its copy's
-            // on device `d`, written by this copy alone; the root's transfer stream follows
-            // its start (the writes of `b` and `a`) and every device's (its allocations);
+            // on device `d`, written by this copy alone; the root's lane to `d` follows its
+            // start (the writes of `b` and `a`) and `d`'s (its allocations);
             // every stream waits for every copy before this call returns (`settle`).
             unsafe {
                 self.copy_peer(
@@ -563,7 +563,9 @@ impl Gpus {
         }
         let mut a_arrived: Vec<Vec<CudaEvent>> = (0..self.len()).map(|_| vec![]).collect();
         if let Rows::Root(a) = a {
-            for i in 0..2 {
+            let most = steps.iter().map(Vec::len).max().unwrap_or(0);
+            // Every device's first step, then every second: each starts as early as it can.
+            for i in 0..most {
                 for d in 1..self.len() {
                     let (Some(s), Some(dst)) = (steps[d].get(i), a_steps[d].get(i)) else {
                         continue;

@@ -94,9 +94,9 @@ impl Gpus {
         }
         // Every chunk's sum into its own element of the partials on the root: written there
         // by each device's kernels where the devices reach each other directly, else into
-        // partials of each device's own, copied there. The launches are
-        // queued a pass over a chunk of every device at a time, so that no device waits for
-        // the host to queue another's work before it starts.
+        // partials of each device's own, copied there. The launches are queued a pass over a
+        // chunk of every device at a time, so that no device waits for the host to queue
+        // another's work before it starts.
         let mut all = root.uninit(count)?;
         // From here on, every return waits for every device before `all` goes.
         let settle = self.settle();
