@@ -50,8 +50,8 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     /// The modules loaded so far; raw launches check their arguments against the `.param`
-    /// lists of their text.
-    modules: Modules,
+    /// lists of their text. Shared with the handle's [siblings](Gpu::sibling).
+    modules: Arc<Modules>,
     limits: Limits,
     /// Streaming multiprocessors: how many blocks fill the device.
     multiprocessors: u32,
@@ -174,9 +174,29 @@ impl Gpu {
         Ok(Self {
             ctx,
             stream,
-            modules,
+            modules: Arc::new(modules),
             limits,
             multiprocessors,
+            entries: Mutex::new(HashMap::new()),
+            tensor_maps: Mutex::new(None),
+            workspace: Mutex::new(None),
+            serial_flags: Mutex::new(None),
+            info: OnceLock::new(),
+        })
+    }
+
+    /// A second handle on this GPU, with a stream of its own (non-blocking) and the same
+    /// context and modules: launches through it may run beside this handle's, and buffers
+    /// of either are usable by both once events order their uses. Its scratch (split-k
+    /// workspace, tensor maps) is its own.
+    pub(crate) fn sibling(&self) -> Result<Self> {
+        self.ctx.bind_to_thread().call("cuCtxSetCurrent")?;
+        Ok(Self {
+            ctx: Arc::clone(&self.ctx),
+            stream: self.ctx.new_stream().call("cuStreamCreate")?,
+            modules: Arc::clone(&self.modules),
+            limits: self.limits,
+            multiprocessors: self.multiprocessors,
             entries: Mutex::new(HashMap::new()),
             tensor_maps: Mutex::new(None),
             workspace: Mutex::new(None),

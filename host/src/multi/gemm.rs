@@ -10,29 +10,37 @@
 //! (FP32, TF32, BF16). A named kernel runs as named.
 //!
 //! **Why rows and a broadcast.** Splitting `A` by rows leaves each output's summation as it
-//! is and moves `B` whole, contiguous; a 2-D split would move fewer bytes only for four
-//! devices and more, square products and non-contiguous column panels of `B`, packed
-//! before and after, with the split-k and row-split choices to re-derive for column blocks.
+//! is and moves `B` whole; a 2-D split would move fewer bytes only for four devices and
+//! more, square products, with the split-k and row-split choices to re-derive for column
+//! blocks.
 //!
 //! **Transfers.** Every byte moves by the copy engines ([`super::peer`]), so the root's
-//! multiprocessors compute its rows undisturbed. The root sends each piece of `B` to one
-//! device, which passes it on to the others as it arrives (the root's links carry `B` once,
-//! as NCCL's pipelined broadcast does), then each device's rows of `A`; each device sends
-//! its rows of `C` back once computed. Every copy is pushed by the device holding the data,
-//! on its stream to the destination (one copy engine drives only part of the links).
+//! multiprocessors compute its rows undisturbed. A device's copies to others run one after
+//! another whatever streams they are queued on (measured on 4× H200), so each device
+//! queues its own on one stream, in the order they are needed: the root sends each
+//! device's first rows of `A`, then `B` panel by panel, then the other rows of `A`. Each
+//! panel is cut into pieces owned by the other devices in turn; the root sends a piece to
+//! its owner, which passes it on as it arrives (the root's links carry `B` once, as NCCL's
+//! pipelined broadcast does). Each device sends each launch's rows of `C` back once
+//! computed.
 //!
-//! **Overlap.** The root starts its rows at once; the other devices start once their
-//! operands have arrived, and send their rows back while the root may still compute. They
+//! **Overlap.** The root starts its rows at once. With a plain configuration, the other
+//! devices receive `B` in column panels ([`crate::plan::shard::panels`]) and run their first
+//! wave of rows over each panel as it arrives, then the rest of their rows over all of `B`,
+//! put back together on the device ([`crate::plan::shard::tasks`]); otherwise their rows
+//! run in two steps once all of `B` is there. A device's launches alternate between two
+//! streams, so that one launch's last, partly filled wave overlaps the next launch. They
 //! start later than the root, so the split gives the root more rows: after each product,
 //! the time each device waited, computed and sent back is measured (CUDA events on its own
 //! streams), and the next product of the same shape and kernel is split so that all would
-//! end together ([`crate::plan::shard::balance`]). The split never changes the bits.
+//! end together ([`crate::plan::shard::balance`]). The split never changes the bits. The
+//! product's buffers are kept for the next one with the same split ([`Workspace`]).
 
 use super::{Gpus, Rows, Shard, Shards, address, lock, peer};
 use crate::gpu::Gpu;
 use crate::gpu::autotune::{self, Tuned};
 use crate::plan::kernels::MatmulKernel;
-use crate::plan::shard::{self, PartTiming};
+use crate::plan::shard::{self, PartTiming, Task};
 use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
@@ -89,6 +97,16 @@ impl Pinned {
         };
         let per_wave = (blocks * gpu.multiprocessors()) / shape.n.div_ceil(g.bn).max(1);
         (per_wave.max(1) * g.bm) as usize
+    }
+
+    /// The columns its blocks compute, for a plain configuration (each element of `c`
+    /// computed alone, so a product over panels of `b`'s columns has the bits of one over
+    /// all of them); `None` for the others.
+    fn block_cols(self) -> Option<usize> {
+        match self {
+            Self::Tuned(Tuned::Config(k)) => Some(k.config().geometry.bn as usize),
+            _ => None,
+        }
     }
 
     fn entries(self) -> Vec<&'static str> {
@@ -468,222 +486,389 @@ impl Gpus {
             return Ok((shards, self.finish(key, pinned, parts, marks)));
         }
 
-        // Each device's rows in steps: where its rows of `a` come from the root and its rows
-        // of `c` go back there, every device but the root runs its part in two steps, so
-        // that the first starts once its own rows of `a` have arrived and its rows of `c`
-        // leave while the second computes. The first step is whole waves of blocks (about
-        // half the part), so that the steps leave no more partly filled waves than the part
-        // in one; steps end at multiples of the block rows, as the parts do, so they change
-        // no bits.
+        // Each device's launches ([`shard::tasks`]). Where its rows of `a` come from the root
+        // and its rows of `c` go back there, every device but the root runs its part in
+        // steps, so that it starts before all of its operands have arrived and sends rows of
+        // `c` back while it still computes. With a plain configuration, `b`'s columns travel
+        // in panels: a device's first wave of rows runs over each panel in turn (its first
+        // launch needs those few rows of `a` and one panel of `b`), then its other rows over
+        // all of `b`, put back together on the device once every panel is there. Otherwise
+        // its rows run in two steps over all of `b`, the first whole waves. Steps end at
+        // multiples of the block rows and panels at multiples of the block columns, and a
+        // plain configuration computes each element of `c` alone, so they change no bits.
         let stepped = matches!(a, Rows::Root(_)) && out.is_some();
-        let steps: Vec<Vec<Range<usize>>> = layout
-            .iter()
-            .enumerate()
-            .map(|(d, r)| -> Result<Vec<Range<usize>>> {
-                let wave = match (d, stepped && !r.is_empty()) {
-                    (1.., true) => pinned.wave_rows(self.gpu(d), part_shape(r)?),
-                    // One step: a wave as long as the rows.
-                    _ => r.len(),
+        let mut waves = vec![(0, 0); self.len()];
+        let mut panel_cols = match (stepped, pinned.block_cols()) {
+            (true, Some(bn)) => shard::panels(n, PANELS, bn),
+            _ => shard::panels(n, 1, 1),
+        };
+        for (d, r) in layout.iter().enumerate().skip(1) {
+            if stepped && !r.is_empty() {
+                let gpu = self.gpu(d);
+                let panel_wave = match panel_cols.first() {
+                    Some(c) if panel_cols.len() > 1 => {
+                        pinned.wave_rows(gpu, MatmulShape::new(r.len(), k, c.len())?)
+                    }
+                    _ => 0,
                 };
-                Ok(shard::steps(r.clone(), wave))
+                waves[d] = (pinned.wave_rows(gpu, part_shape(r)?), panel_wave);
+            }
+        }
+        // Panels only where every device with rows runs them: each receives `b` alike.
+        let paneled = layout
+            .iter()
+            .zip(&waves)
+            .skip(1)
+            .all(|(r, &(_, pw))| r.is_empty() || (pw > 0 && r.len() >= 2 * pw));
+        if !paneled {
+            panel_cols = shard::panels(n, 1, 1);
+        }
+        let panels = panel_cols.len();
+        let tasks: Vec<Vec<Task>> = layout
+            .iter()
+            .zip(&waves)
+            .map(|(r, &(wave, panel_wave))| match wave {
+                // One launch over all the rows.
+                0 => shard::tasks(r.clone(), 1, 0, r.len()),
+                _ => shard::tasks(r.clone(), panels, panel_wave, wave),
             })
-            .collect::<Result<_>>()?;
-        // Buffers: `b` on every device but the root; each step's rows of `a` (unless they
-        // are a shard already) and of the product.
-        let mut b_copies: Vec<Option<CudaSlice<f32>>> = vec![None];
-        for d in 1..self.len() {
-            b_copies.push(Some(self.gpu(d).uninit(k * n)?));
-        }
-        let mut a_steps: Vec<Vec<CudaSlice<f32>>> = vec![];
-        let mut c_steps: Vec<Vec<CudaSlice<f32>>> = vec![];
-        for (d, st) in steps.iter().enumerate() {
+            .collect();
+        let cols = |t: &Task| t.panel.map_or(0..n, |p| panel_cols[p].clone());
+        // Each device's steps of rows: its launches' rows in order, each once.
+        let steps: Vec<Vec<Range<usize>>> = tasks
+            .iter()
+            .map(|ts| {
+                let mut s: Vec<Range<usize>> = ts.iter().map(|t| t.rows.clone()).collect();
+                s.dedup();
+                s
+            })
+            .collect();
+        // Buffers: each step's rows of `a` (unless they are a shard already) and each
+        // launch's part of the product; on every device but the root, each panel of `b` (all
+        // of `b` where it is one panel) and, where a launch takes all columns of several
+        // panels, `b` put back together.
+        let own_a = matches!(a, Rows::Root(_));
+        let part_buffers = |d: usize| -> Result<StepBuffers> {
             let gpu = self.gpu(d);
-            let own_a = matches!(a, Rows::Root(_));
-            let bufs = |cols: usize| -> Result<Vec<CudaSlice<f32>>> {
-                st.iter().map(|s| gpu.uninit(s.len() * cols)).collect()
+            let a_part = match own_a {
+                true => steps[d]
+                    .iter()
+                    .map(|s| gpu.uninit(s.len() * k))
+                    .collect::<Result<_>>()?,
+                false => vec![],
             };
-            a_steps.push(if own_a { bufs(k)? } else { vec![] });
-            c_steps.push(bufs(n)?);
+            let c_part = tasks[d]
+                .iter()
+                .map(|t| gpu.uninit(t.rows.len() * cols(t).len()))
+                .collect::<Result<_>>()?;
+            Ok((a_part, c_part))
+        };
+        // A gathered product's buffers are those of the last one where its split is the
+        // same ([`Workspace`]).
+        let reuse = WorkspaceKey {
+            key: key.clone(),
+            tasks: tasks.clone(),
+            panels: panel_cols.clone(),
+        };
+        let kept = match stepped {
+            true => lock(&self.workspace).take_if(|w| w.key == reuse),
+            false => None,
+        };
+        let (kept, mut bufs) = match kept {
+            Some(w) => (true, w.bufs),
+            None => (false, Bufs::default()),
+        };
+        if !kept {
+            let (a0, c0) = part_buffers(0)?;
+            bufs.a_steps.push(a0);
+            bufs.c_tasks.push(c0);
+            bufs.recv.push(vec![]);
+            bufs.whole.push(None);
         }
+        let Bufs {
+            recv,
+            whole,
+            a_steps,
+            c_tasks,
+        } = &mut bufs;
         // From here on, every return waits for the transfers before these buffers go.
         let settle = self.settle();
+        let (mut ready, mut computed, mut gathered) = (vec![], vec![], vec![]);
+        // The root runs its rows first, before anything of the other devices is queued:
+        // they need nothing from them. Its rows of `a` are copied into a buffer of their own
+        // (the kernels take whole buffers).
+        let root = self.gpu(0);
+        let mut starts = vec![mark(root.stream())?];
+        if let (Rows::Root(a), Some(a0)) = (a, a_steps[0].first_mut()) {
+            let len = layout[0].len() * k;
+            root.stream()
+                .memcpy_dtod(&a.slice(..len), a0)
+                .call("cuMemcpyDtoD")?;
+        }
+        ready.push(mark(root.stream())?);
+        if let Some(task) = tasks[0].first() {
+            let a_part = match a {
+                Rows::Root(_) => &a_steps[0][0],
+                Rows::Shards(s) => &s.parts[0].buf,
+            };
+            let shape = MatmulShape::new(task.rows.len(), k, n)?;
+            pinned
+                .for_rows(&task.rows)
+                .run(root, a_part, b, &mut c_tasks[0][0], shape)?;
+        }
+        computed.push(mark(root.stream())?);
+        if let (Some(out), Some(c0)) = (out.as_deref_mut(), c_tasks[0].first()) {
+            let len = layout[0].len() * n;
+            root.stream()
+                .memcpy_dtod(c0, &mut out.slice_mut(..len))
+                .call("cuMemcpyDtoD")?;
+        }
+        gathered.push(mark(root.stream())?);
         // Each part's clock starts when the root's does (once the root's earlier work is
         // done): a device that finished the previous product early would otherwise count
         // its idle time as waiting for operands, get fewer rows next time and idle longer.
-        let mut starts = vec![mark(self.gpu(0).stream())?];
+        // It starts before its buffers are made, which the host's time counts then.
         for d in 1..self.len() {
             let stream = self.gpu(d).stream();
             stream.wait(&starts[0]).call("cuStreamWaitEvent")?;
             starts.push(mark(stream)?);
         }
-        // The root's own rows of `a`, copied into a buffer of their own (the kernels take
-        // whole buffers).
-        if let (Rows::Root(a), Some(a0)) = (a, a_steps[0].first_mut()) {
-            let len = layout[0].len() * k;
-            self.gpu(0)
-                .stream()
-                .memcpy_dtod(&a.slice(..len), a0)
-                .call("cuMemcpyDtoD")?;
+        for d in (1..self.len()).filter(|_| !kept) {
+            let gpu = self.gpu(d);
+            recv.push(
+                panel_cols
+                    .iter()
+                    .map(|c| gpu.uninit(k * c.len()))
+                    .collect::<Result<_>>()?,
+            );
+            let joined = panels > 1 && tasks[d].iter().any(|t| t.panel.is_none());
+            whole.push(if joined {
+                Some(gpu.uninit(k * n)?)
+            } else {
+                None
+            });
+            let (a_part, c_part) = part_buffers(d)?;
+            a_steps.push(a_part);
+            c_tasks.push(c_part);
         }
-        self.transfers_follow_kernels()?;
-        // The operands, by the copy engines ([`super::peer`]), each copy pushed by the
-        // device that holds the data, on its lane to the destination (copies to different
-        // devices run at once). `b` is cut into pieces, each owned by one device but the
-        // root, in turn: the root sends every piece to its owner, then each device's steps
-        // of rows of `a`; each owner passes its pieces on to the other devices as they
-        // arrive. So the root's links carry `b` once, however many devices there are.
-        let pieces = shard::pieces(k * n, self.len() - 1, PIECES, PIECE_ALIGN);
-        let copy_of_b = |d: usize| {
-            b_copies[d]
-                .as_ref()
-                .expect("`b` copied to every device but the root")
-        };
-        let root = &self.devices[0];
-        // After every device's buffers exist (each device's start follows its allocations).
-        for (d, start) in starts.iter().enumerate().skip(1) {
-            root.lane(d).wait(start).call("cuStreamWaitEvent")?;
-        }
-        let mut arrived = vec![];
-        for (piece, d) in &pieces {
-            let d = *d;
-            let root_t = root.lane(d);
-            // SAFETY: `piece` lies within `b`'s k·n floats on the root and within its copy's
-            // on device `d`, written by this copy alone; the root's lane to `d` follows its
-            // start (the writes of `b` and `a`) and `d`'s (its allocations);
-            // every stream waits for every copy before this call returns (`settle`).
-            unsafe {
-                self.copy_peer(
-                    root_t,
-                    (d, address(copy_of_b(d), piece.start)),
-                    (0, address(b, piece.start)),
-                    piece.len(),
-                )
-            }?;
-            arrived.push(peer::mark(root_t)?);
-        }
-        let mut a_arrived: Vec<Vec<CudaEvent>> = (0..self.len()).map(|_| vec![]).collect();
-        if let Rows::Root(a) = a {
-            let most = steps.iter().map(Vec::len).max().unwrap_or(0);
-            // Every device's first step, then every second: each starts as early as it can.
-            for i in 0..most {
-                for d in 1..self.len() {
-                    let (Some(s), Some(dst)) = (steps[d].get(i), a_steps[d].get(i)) else {
-                        continue;
-                    };
-                    let root_t = root.lane(d);
-                    // SAFETY: rows `s` of `a` on the root into a buffer of as many floats
-                    // on device `d`, written by this copy alone; ordered as `b`'s pieces.
-                    unsafe {
-                        self.copy_peer(
-                            root_t,
-                            (d, address(dst, 0)),
-                            (0, address(a, s.start * k)),
-                            s.len() * k,
-                        )
-                    }?;
-                    a_arrived[d].push(peer::mark(root_t)?);
-                }
+        // Each device's other streams follow its buffers; the root's sends, its start (the
+        // writes of `a` and `b`; not its kernel) and every device's buffers.
+        let sends = self.devices[0].transfers();
+        sends.wait(&starts[0]).call("cuStreamWaitEvent")?;
+        for d in 1..self.len() {
+            let made = peer::mark(self.gpu(d).stream())?;
+            for t in self.devices[d].other_streams().chain([sends]) {
+                t.wait(&made).call("cuStreamWaitEvent")?;
             }
         }
-        // Each owner passes each of its pieces on once it has arrived; what a device waits
-        // for is the last piece from each sender (copies on one stream run in order).
-        // `last[o][d]`: the last piece owner `o` passed to device `d`.
-        let mut last: Vec<Vec<Option<CudaEvent>>> = (0..self.len())
-            .map(|_| (0..self.len()).map(|_| None).collect())
+        // The operands, by the copy engines ([`super::peer`]), each copy pushed by the
+        // device that holds the data, on its transfer stream, in the order they are needed
+        // (a device's copies run one after another): from the root, every device's first
+        // step's rows of `a`, then the panels of `b` in order, then the other steps' rows.
+        // Each panel is cut into pieces, each owned by one device but the root, in turn:
+        // the root sends every piece to its owner, which passes it on to the other devices
+        // as it arrives. So the root's links carry `b` once, however many devices there are.
+        let mut a_arrived: Vec<Vec<CudaEvent>> = (0..self.len()).map(|_| vec![]).collect();
+        let mut send_a = |i: usize| -> Result<()> {
+            let Rows::Root(a) = a else { return Ok(()) };
+            for d in 1..self.len() {
+                let (Some(s), Some(dst)) = (steps[d].get(i), a_steps[d].get(i)) else {
+                    continue;
+                };
+                // SAFETY: rows `s` of `a` on the root into a buffer of as many floats on
+                // device `d`, written by this copy alone; the root's sends follow its start
+                // (the writes of `a`) and every device's (their allocations); every stream
+                // waits for every copy before this call returns (`settle`).
+                unsafe {
+                    self.copy_peer(
+                        sends,
+                        (d, address(dst, 0)),
+                        (0, address(a, s.start * k)),
+                        s.len() * k,
+                    )
+                }?;
+                a_arrived[d].push(peer::mark(sends)?);
+            }
+            Ok(())
+        };
+        send_a(0)?;
+        let senders = self.len() - 1;
+        let per_panel = (PIECES / panels).max(1);
+        // (panel, rows of `b`, owner)
+        let pieces: Vec<(usize, Range<usize>, usize)> = (0..panels)
+            .flat_map(|p| {
+                shard::pieces(k, senders, per_panel, 1)
+                    .into_iter()
+                    .map(move |(r, o)| (p, r, o))
+            })
             .collect();
-        for (j, (piece, o)) in pieces.iter().enumerate() {
-            let o = *o;
+        let mut arrived = vec![];
+        for (p, r, o) in &pieces {
+            let c = &panel_cols[*p];
+            // SAFETY: rows `r` of panel `c` of `b` (k × n on the root) into the same rows of
+            // the owner's copy of the panel (k × c.len()), written by this copy alone;
+            // ordered as the rows of `a`.
+            unsafe {
+                self.copy_peer_2d(
+                    sends,
+                    (*o, address(&recv[*o][*p], r.start * c.len()), c.len()),
+                    (0, address(b, r.start * n + c.start), n),
+                    c.len(),
+                    r.len(),
+                )
+            }?;
+            arrived.push(peer::mark(sends)?);
+        }
+        for i in 1..steps.iter().map(Vec::len).max().unwrap_or(0) {
+            send_a(i)?;
+        }
+        // Each owner passes each of its pieces on once it has arrived; what a device waits
+        // for is the last piece of a panel from each sender (copies on one stream run in
+        // order). `last[p][o][d]`: the last piece of panel `p` owner `o` passed to device `d`.
+        let mut last: Vec<Vec<Vec<Option<CudaEvent>>>> = (0..panels)
+            .map(|_| {
+                (0..self.len())
+                    .map(|_| (0..self.len()).map(|_| None).collect())
+                    .collect()
+            })
+            .collect();
+        for (j, (p, r, o)) in pieces.iter().enumerate() {
+            let (o, w) = (*o, panel_cols[*p].len());
             for d in (1..self.len()).filter(|&d| d != o) {
-                let lane = self.devices[o].lane(d);
+                let lane = self.devices[o].transfers();
                 lane.wait(&arrived[j]).call("cuStreamWaitEvent")?;
-                // SAFETY: the owner's copy of `b` holds `piece` once `arrived[j]` has
-                // passed; device `d`'s copy is written there by this copy alone; ordered
-                // as above.
+                // SAFETY: the owner's copy of the panel holds rows `r` once `arrived[j]` has
+                // passed; device `d`'s copy is written there by this copy alone; ordered as
+                // above.
                 unsafe {
                     self.copy_peer(
                         lane,
-                        (d, address(copy_of_b(d), piece.start)),
-                        (o, address(copy_of_b(o), piece.start)),
-                        piece.len(),
+                        (d, address(&recv[d][*p], r.start * w)),
+                        (o, address(&recv[o][*p], r.start * w)),
+                        r.len() * w,
                     )
                 }?;
-                last[o][d] = Some(peer::mark(lane)?);
+                last[*p][o][d] = Some(peer::mark(lane)?);
             }
         }
+        // Makes `stream` (of device `d`) wait until panel `p` has arrived there: its own
+        // pieces (in order on the root's transfer stream) and every other owner's.
+        let wait_panel = |stream: &CudaStream, d: usize, p: usize| -> Result<()> {
+            if let Some(j) = pieces.iter().rposition(|&(q, _, o)| q == p && o == d) {
+                stream.wait(&arrived[j]).call("cuStreamWaitEvent")?;
+            }
+            for event in last[p].iter().filter_map(|to| to[d].as_ref()) {
+                stream.wait(event).call("cuStreamWaitEvent")?;
+            }
+            Ok(())
+        };
+        // `b` put back together from its panels, on each device's local stream.
+        let mut joined: Vec<Option<CudaEvent>> = (0..self.len()).map(|_| None).collect();
         for d in 1..self.len() {
-            let own = self.gpu(d).stream();
-            // Its own pieces (in order on the root's lane to it) and every other owner's.
-            if let Some(j) = pieces.iter().rposition(|&(_, o)| o == d) {
-                own.wait(&arrived[j]).call("cuStreamWaitEvent")?;
+            let Some(dst) = whole[d].as_ref() else {
+                continue;
+            };
+            let lane = self.devices[d].local();
+            for (p, c) in panel_cols.iter().enumerate() {
+                wait_panel(lane, d, p)?;
+                // SAFETY: panel `p` (k × c.len(), arrived once the waits pass) into its
+                // columns of `b` (k × n) on the same device, written by this copy alone;
+                // ordered as above.
+                unsafe {
+                    self.copy_peer_2d(
+                        lane,
+                        (d, address(dst, c.start), n),
+                        (d, address(&recv[d][p], 0), c.len()),
+                        c.len(),
+                        k,
+                    )
+                }?;
             }
-            for event in last.iter().filter_map(|to| to[d].as_ref()) {
-                own.wait(event).call("cuStreamWaitEvent")?;
-            }
+            joined[d] = Some(peer::mark(lane)?);
         }
 
-        // Each device computes its steps once their operands have arrived (the root at
-        // once), and, where `c` is gathered, sends each step's rows to the root as soon as
-        // they are computed.
-        let (mut ready, mut computed, mut gathered) = (vec![], vec![], vec![]);
-        for (d, st) in steps.iter().enumerate() {
-            let gpu = self.gpu(d);
-            let own = gpu.stream();
+        // Each device runs its launches once their operands have arrived, alternately
+        // through its own handle and its second one ([`super::Device::side`]), so that the
+        // blocks of one launch fill what the last, partly filled wave of the one before
+        // leaves free; where `c` is gathered, it sends each launch's part to the root as soon
+        // as it is computed.
+        for (d, ts) in tasks.iter().enumerate().skip(1) {
+            let own = self.gpu(d).stream();
             let t = self.devices[d].transfers();
-            for (i, rows) in st.iter().enumerate() {
-                if let Some(event) = a_arrived[d].get(i) {
-                    own.wait(event).call("cuStreamWaitEvent")?;
+            for (i, task) in ts.iter().enumerate() {
+                let gpu = match i % 2 {
+                    0 => self.gpu(d),
+                    _ => self.devices[d].side(),
+                };
+                let stream = gpu.stream();
+                let step = steps[d]
+                    .iter()
+                    .position(|s| *s == task.rows)
+                    .expect("every launch's rows are a step");
+                if let Some(event) = a_arrived[d].get(step) {
+                    stream.wait(event).call("cuStreamWaitEvent")?;
                 }
+                let b_part = match (task.panel, &whole[d], &joined[d]) {
+                    (Some(p), ..) => {
+                        wait_panel(stream, d, p)?;
+                        &recv[d][p]
+                    }
+                    (None, Some(whole), Some(event)) => {
+                        stream.wait(event).call("cuStreamWaitEvent")?;
+                        whole
+                    }
+                    // One panel: all of `b`.
+                    (None, ..) => {
+                        wait_panel(stream, d, 0)?;
+                        &recv[d][0]
+                    }
+                };
                 if i == 0 {
                     ready.push(mark(own)?);
                 }
                 let a_part = match a {
-                    Rows::Root(_) => &a_steps[d][i],
+                    Rows::Root(_) => &a_steps[d][step],
                     Rows::Shards(s) => &s.parts[d].buf,
                 };
-                let b_part = b_copies[d].as_ref().unwrap_or(b);
-                let c = &mut c_steps[d][i];
+                let c = &mut c_tasks[d][i];
+                let w = cols(task);
+                let shape = MatmulShape::new(task.rows.len(), k, w.len())?;
                 pinned
-                    .for_rows(rows)
-                    .run(gpu, a_part, b_part, c, part_shape(rows)?)?;
-                if let (Some(out), true) = (out.as_deref_mut(), d > 0) {
-                    follow(t, own)?;
-                    // SAFETY: `c` holds this step's rows of the product, written by the
-                    // kernel the transfer stream now follows; those rows of `out` on the
-                    // root are written by this copy alone; every stream waits for it before
-                    // this call returns (`settle`).
+                    .for_rows(&task.rows)
+                    .run(gpu, a_part, b_part, c, shape)?;
+                if let Some(out) = out.as_deref_mut() {
+                    follow(t, stream)?;
+                    // SAFETY: `c` holds this launch's rows and columns of the product,
+                    // written by the kernel the transfer stream now follows; that block of
+                    // `out` on the root is written by this copy alone; every stream waits
+                    // for it before this call returns (`settle`).
                     unsafe {
-                        self.copy_peer(
+                        self.copy_peer_2d(
                             t,
-                            (0, address(out, rows.start * n)),
-                            (d, address(c, 0)),
-                            rows.len() * n,
+                            (0, address(out, task.rows.start * n + w.start), n),
+                            (d, address(c, 0), w.len()),
+                            w.len(),
+                            task.rows.len(),
                         )
                     }?;
                 }
             }
-            if st.is_empty() {
+            if ts.is_empty() {
                 ready.push(mark(own)?);
             }
+            follow(own, self.devices[d].side().stream())?;
             computed.push(mark(own)?);
-            gathered.push(match (out.as_deref_mut(), d) {
-                (Some(out), 0) => {
-                    if let Some(c0) = c_steps[0].first() {
-                        let len = layout[0].len() * n;
-                        own.memcpy_dtod(c0, &mut out.slice_mut(..len))
-                            .call("cuMemcpyDtoD")?;
-                    }
-                    mark(own)?
-                }
-                (Some(_), _) => mark(t)?,
-                (None, _) => mark(own)?,
+            gathered.push(match out {
+                Some(_) => mark(t)?,
+                None => mark(own)?,
             });
         }
         let shards = match out {
             Some(_) => None,
             None => {
-                let mut c_steps = c_steps.into_iter();
+                let mut c_tasks = std::mem::take(c_tasks).into_iter();
                 Some(self.shards(m, n, &layout, |d, _| {
-                    match c_steps.next().and_then(|c| c.into_iter().next()) {
+                    match c_tasks.next().and_then(|c| c.into_iter().next()) {
                         Some(c) => Ok(c),
                         None => self.gpu(d).zeros(1),
                     }
@@ -693,6 +878,9 @@ impl Gpus {
         // Every stream waits for every copy: the root's product is whole there, and the
         // buffers dropped below are freed after the copies that read them.
         settle.done()?;
+        if stepped {
+            *lock(&self.workspace) = Some(Workspace { key: reuse, bufs });
+        }
         for (d, (((start, ready), computed), gathered)) in starts
             .into_iter()
             .zip(ready)
@@ -749,12 +937,45 @@ impl Gpus {
     }
 }
 
-/// The pieces of `b` per device but the root ([`Gpus::product`]): enough that each arrives
-/// quickly and flows on to the other devices while the next is on its way.
+/// The buffers of the last product gathered on the root ([`Gpus::product`]), kept for the
+/// next one with the same split: the host took longer to make them (tens of buffers over
+/// the devices, each device's start waiting for them) than the root's link takes to send a
+/// device its first operands. They are memory the devices' pools would keep anyway
+/// ([`Gpu::keep_freed_memory`]); the next product of another split frees them.
+pub(super) struct Workspace {
+    key: WorkspaceKey,
+    bufs: Bufs,
+}
+
+/// Which split a [`Workspace`] is for.
+#[derive(Clone, PartialEq, Eq)]
+struct WorkspaceKey {
+    key: Key,
+    tasks: Vec<Vec<Task>>,
+    panels: Vec<Range<usize>>,
+}
+
+/// A product's buffers, each indexed by device: the panels of `b` received, `b` put back
+/// together, the steps' rows of `a`, the launches' parts of `c`.
+/// One device's steps' rows of `a` and launches' parts of `c`.
+type StepBuffers = (Vec<CudaSlice<f32>>, Vec<CudaSlice<f32>>);
+
+#[derive(Default)]
+struct Bufs {
+    recv: Vec<Vec<CudaSlice<f32>>>,
+    whole: Vec<Option<CudaSlice<f32>>>,
+    a_steps: Vec<Vec<CudaSlice<f32>>>,
+    c_tasks: Vec<Vec<CudaSlice<f32>>>,
+}
+
+/// The pieces of `b` per device but the root ([`Gpus::product`]), over all its panels:
+/// enough that each arrives quickly and flows on to the other devices while the next is on
+/// its way.
 const PIECES: usize = 8;
 
-/// The unit the pieces of `b` are cut at (floats: 4 KiB).
-const PIECE_ALIGN: usize = 1024;
+/// The panels of `b`'s columns a plain configuration's product sends `b` in
+/// ([`crate::plan::shard::panels`]): the first launch of a device waits for one of them.
+const PANELS: usize = 4;
 
 /// Makes `waiter` wait for the work queued so far on `on` (two streams of one device).
 fn follow(waiter: &CudaStream, on: &CudaStream) -> Result<()> {

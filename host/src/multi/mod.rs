@@ -26,6 +26,7 @@ use crate::problem::error::{DriverContext, Error, Result};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use nccl::Communicator;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub use gemm::{GemmRun, PartRun};
@@ -36,11 +37,15 @@ pub struct Gpus {
     /// `None` with one device. Declared first, so dropped first: NCCL's communicators go
     /// before the contexts they live in.
     comm: Option<Mutex<Communicator>>,
+    /// Whether an operation used NCCL since the last [`Gpus::synchronize`].
+    nccl_used: AtomicBool,
     devices: Vec<Device>,
     /// Elements of a sharded vector's chunks ([`crate::plan::shard::Chunks`]).
     chunk: usize,
     /// Each product's last split and timings, for the next split ([`gemm`]).
     balance: Mutex<gemm::Balance>,
+    /// The buffers of the last product gathered on the root ([`gemm::Workspace`]).
+    workspace: Mutex<Option<gemm::Workspace>>,
     /// Whether every pair of devices copies directly ([`peer::open`]).
     direct: bool,
     /// Each device's scratch for sums, kept between calls ([`vector`]): every use is on
@@ -52,12 +57,18 @@ struct Device {
     gpu: Gpu,
     ordinal: usize,
     /// The transfers' stream, beside the GPU's own (which the kernels use); `None` with one
-    /// device.
+    /// device. A device's copies to other devices run one after another whatever streams
+    /// they are queued on (on 4× H200 the root's copies to three devices, queued on three
+    /// streams, ran device after device), so each device queues them here, in the order
+    /// they are needed.
     transfers: Option<Arc<CudaStream>>,
-    /// One more stream per device (indexed by device; empty with one device), for the
-    /// copies this device sends to it: one copy engine drives a fraction of the links, so
-    /// copies to several devices at once run on streams of their own.
-    lanes: Vec<Arc<CudaStream>>,
+    /// A stream for copies within the device, which run beside its copies to others;
+    /// `None` with one device.
+    local: Option<Arc<CudaStream>>,
+    /// A second handle on the GPU, whose launches run beside `gpu`'s ([`Gpu::sibling`]):
+    /// a product's launches alternate between the two, so that one launch's last, partly
+    /// filled wave of blocks overlaps the next launch; `None` with one device.
+    side: Option<Gpu>,
 }
 
 impl Device {
@@ -66,14 +77,23 @@ impl Device {
         self.transfers.as_ref().unwrap_or(self.gpu.stream())
     }
 
-    /// The stream of this device's copies to device `to`.
-    fn lane(&self, to: usize) -> &Arc<CudaStream> {
-        self.lanes.get(to).unwrap_or(self.transfers())
+    /// The stream of copies within the device.
+    fn local(&self) -> &Arc<CudaStream> {
+        self.local.as_ref().unwrap_or(self.transfers())
     }
 
-    /// The transfer stream and the lanes.
-    fn copy_streams(&self) -> impl Iterator<Item = &Arc<CudaStream>> {
-        self.transfers.iter().chain(&self.lanes)
+    /// The second handle ([`Device::side`]), else the GPU's own.
+    fn side(&self) -> &Gpu {
+        self.side.as_ref().unwrap_or(&self.gpu)
+    }
+
+    /// The device's streams beside the GPU's own: transfers, local copies, the second
+    /// handle's launches.
+    fn other_streams(&self) -> impl Iterator<Item = &Arc<CudaStream>> {
+        self.transfers
+            .iter()
+            .chain(&self.local)
+            .chain(self.side.as_ref().map(Gpu::stream))
     }
 }
 
@@ -123,7 +143,8 @@ impl Gpus {
                 gpu,
                 ordinal,
                 transfers: None,
-                lanes: vec![],
+                local: None,
+                side: None,
             });
         }
         let comm = if devices.len() > 1 {
@@ -142,9 +163,8 @@ impl Gpus {
                         .call("cuStreamCreateWithPriority")
                 };
                 d.transfers = Some(stream()?);
-                d.lanes = (0..ordinals.len())
-                    .map(|_| stream())
-                    .collect::<Result<_>>()?;
+                d.local = Some(stream()?);
+                d.side = Some(d.gpu.sibling()?);
             }
             Some(Mutex::new(Communicator::new(nccl, ordinals)?))
         } else {
@@ -156,6 +176,8 @@ impl Gpus {
             comm,
             chunk: VECTOR_CHUNK,
             balance: Mutex::new(gemm::Balance::default()),
+            workspace: Mutex::new(None),
+            nccl_used: AtomicBool::new(false),
             direct,
             sum_scratch: Mutex::new(vec![]),
         })
@@ -210,19 +232,20 @@ impl Gpus {
         Ok(())
     }
 
-    /// Waits for every device's streams; the first fault is [`Error::KernelFault`], an NCCL
-    /// failure [`Error::Nccl`].
+    /// Waits for every device's work; the first fault is [`Error::KernelFault`], an NCCL
+    /// failure [`Error::Nccl`]. Every operation of this handle ends with each device's
+    /// stream waiting for every other's and for its own transfer, local and second streams
+    /// (a join) and queues nothing on those afterwards, so waiting for the devices'
+    /// own streams waits for everything; NCCL is asked for its errors only where an
+    /// operation used it since the last wait. (A wait is a few microseconds per stream, and
+    /// a sum over four GPUs takes a millisecond.)
     pub fn synchronize(&self) -> Result<()> {
         for d in &self.devices {
             d.gpu.synchronize("a multi-GPU operation")?;
-            for t in d.copy_streams() {
-                t.synchronize()
-                    .map_err(|e| crate::gpu::fault("a multi-GPU transfer", e))?;
-            }
         }
         match &self.comm {
-            Some(comm) => lock(comm).check_async(),
-            None => Ok(()),
+            Some(comm) if self.nccl_used.swap(false, Ordering::AcqRel) => lock(comm).check_async(),
+            _ => Ok(()),
         }
     }
 
@@ -257,14 +280,15 @@ impl Gpus {
             count: 1,
             why: "a transfer between devices".into(),
         })?;
+        self.nccl_used.store(true, Ordering::Release);
         Ok(lock(comm))
     }
 
-    /// Makes each device's transfer stream and lanes wait for the work queued so far on its
+    /// Makes each device's transfer and local streams wait for the work queued so far on its
     /// GPU's stream (buffers allocated or written there).
     fn transfers_follow_kernels(&self) -> Result<()> {
         for d in &self.devices {
-            for t in d.copy_streams() {
+            for t in d.other_streams() {
                 t.join(d.gpu.stream()).call("cuStreamWaitEvent")?;
             }
         }
@@ -276,7 +300,7 @@ impl Gpus {
     /// freed after the transfers that used them.
     fn kernels_follow_transfers(&self) -> Result<()> {
         for d in &self.devices {
-            for t in d.copy_streams() {
+            for t in d.other_streams() {
                 d.gpu.stream().join(t).call("cuStreamWaitEvent")?;
             }
         }

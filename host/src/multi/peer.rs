@@ -100,6 +100,63 @@ impl Gpus {
         .call("cuMemcpyPeerAsync")
     }
 
+    /// Queues on `on` a copy of `height` rows of `width` floats from device `from`, rows
+    /// `src_pitch` floats apart from address `src`, to device `to`, rows `dst_pitch` floats
+    /// apart from address `dst` (a panel of a row-major matrix into a matrix of its own, or
+    /// back): `cuMemcpy3DPeerAsync`, or [`copy_peer`](Self::copy_peer) where both pitches
+    /// are the width.
+    ///
+    /// # Safety
+    /// As [`copy_peer`](Self::copy_peer), for every row: `src + 4·(i·src_pitch)` to
+    /// `+ 4·width` on device `from` and `dst + 4·(i·dst_pitch)` to `+ 4·width` on device
+    /// `to`, `i < height`; `width` at most either pitch.
+    pub(super) unsafe fn copy_peer_2d(
+        &self, on: &CudaStream, (to, dst, dst_pitch): (usize, u64, usize),
+        (from, src, src_pitch): (usize, u64, usize), width: usize, height: usize,
+    ) -> Result<()> {
+        if width == src_pitch && width == dst_pitch {
+            // SAFETY: the caller's contract, rows back to back.
+            return unsafe { self.copy_peer(on, (to, dst), (from, src), width * height) };
+        }
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        on.context().bind_to_thread().call("cuCtxSetCurrent")?;
+        let (to_ctx, from_ctx) = (self.gpu(to).context(), self.gpu(from).context());
+        let copy = sys::CUDA_MEMCPY3D_PEER {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcZ: 0,
+            srcLOD: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src,
+            srcArray: std::ptr::null_mut(),
+            srcContext: from_ctx.cu_ctx(),
+            srcPitch: 4 * src_pitch,
+            srcHeight: height,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstZ: 0,
+            dstLOD: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst,
+            dstArray: std::ptr::null_mut(),
+            dstContext: to_ctx.cu_ctx(),
+            dstPitch: 4 * dst_pitch,
+            dstHeight: height,
+            WidthInBytes: 4 * width,
+            Height: height,
+            Depth: 1,
+        };
+        // SAFETY: the caller's contract: every row inside live memory of its device, ordered
+        // by `on`; the descriptor is read during the call.
+        unsafe { sys::cuMemcpy3DPeerAsync(&copy, on.cu_stream()) }
+            .result()
+            .call("cuMemcpy3DPeerAsync")
+    }
+
     /// Makes every device's stream wait for what is queued so far on every other's (its
     /// transfers included: each stream first waits for its device's transfer stream), so
     /// that nothing queued afterwards on any device overtakes a copy between devices.

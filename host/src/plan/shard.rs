@@ -423,6 +423,54 @@ pub fn steps(rows: Range<usize>, wave: usize) -> Vec<Range<usize>> {
     }
 }
 
+/// One launch of a device's part of a product ([`crate::multi::gemm`]): rows of `a` and `c`
+/// times one panel of `b`'s columns, or all of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    pub rows: Range<usize>,
+    /// Its columns: panel `p` of [`panels`], or every column (`None`).
+    pub panel: Option<usize>,
+}
+
+/// `n` columns of `b` in `count` panels cut at multiples of `align` (a kernel's block
+/// columns), so that a device can start on the first before the rest of `b` has arrived.
+/// Empty panels (a narrow `b`) are left out.
+pub fn panels(n: usize, count: usize, align: usize) -> Vec<Range<usize>> {
+    even(n, count.max(1), align)
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// A device's `rows` as the launches it runs them in, in order ([`crate::multi::gemm`]).
+/// With more than one panel (of `panels`) and at least two waves of `panel_wave` rows (a
+/// wave of blocks over one panel's columns): the first wave's rows times each panel in
+/// turn, so that the first launch needs its few rows of `a` and one panel of `b`; then the
+/// other rows over all columns, their last wave of `wave` rows (a wave over all columns) a
+/// launch of its own where there is more than one, so that only its rows of `c` are left to
+/// send once the device has computed. Otherwise the [`steps`] of all the rows, each over all
+/// columns. None for no rows.
+pub fn tasks(rows: Range<usize>, panels: usize, panel_wave: usize, wave: usize) -> Vec<Task> {
+    let whole = |rows: Range<usize>| Task { rows, panel: None };
+    if panels > 1 && panel_wave > 0 && rows.len() >= 2 * panel_wave {
+        let rest = rows.start + panel_wave..rows.end;
+        let last = match wave {
+            w if w > 0 && rest.len() >= 2 * w => {
+                vec![rest.start..rest.end - w, rest.end - w..rest.end]
+            }
+            _ => vec![rest],
+        };
+        return (0..panels)
+            .map(|p| Task {
+                rows: rows.start..rows.start + panel_wave,
+                panel: Some(p),
+            })
+            .chain(last.into_iter().map(whole))
+            .collect();
+    }
+    steps(rows, wave).into_iter().map(whole).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,6 +517,56 @@ mod tests {
                 assert!(s[0].len() <= len / 2);
             }
         }
+    }
+
+    #[test]
+    fn panels_cover_the_columns_at_block_multiples() {
+        assert_eq!(
+            panels(16384, 4, 128),
+            vec![0..4096, 4096..8192, 8192..12288, 12288..16384]
+        );
+        // Fewer blocks than panels: one panel per block, none empty.
+        assert_eq!(panels(200, 4, 128), vec![0..128, 128..200]);
+        assert_eq!(panels(5, 0, 128), vec![0..5]);
+        assert!(panels(0, 4, 128).is_empty());
+        for (n, count, align) in [(1usize, 4usize, 128usize), (1000, 3, 64), (16385, 4, 128)] {
+            let p = panels(n, count, align);
+            assert_eq!(p.first().unwrap().start, 0);
+            assert_eq!(p.last().unwrap().end, n);
+            for w in p.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert_eq!(w[0].end % align, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn tasks_take_the_first_wave_panel_by_panel_then_the_rest_whole() {
+        let t = tasks(4608..8448, 4, 1024, 256);
+        let rows: Vec<Range<usize>> = t.iter().map(|t| t.rows.clone()).collect();
+        let panel: Vec<Option<usize>> = t.iter().map(|t| t.panel).collect();
+        // The other 2816 rows in two steps, the last a wave.
+        assert_eq!(
+            rows,
+            [vec![4608..5632; 4], vec![5632..8192, 8192..8448]].concat()
+        );
+        assert_eq!(panel, vec![Some(0), Some(1), Some(2), Some(3), None, None]);
+        // Under two panel waves, or one panel: the steps over all columns.
+        for (len, panels, panel_wave) in [
+            (2047usize, 4usize, 1024usize),
+            (4096, 1, 1024),
+            (4096, 4, 0),
+        ] {
+            let t = tasks(0..len, panels, panel_wave, 256);
+            assert!(t.iter().all(|t| t.panel.is_none()));
+            let rows: Vec<Range<usize>> = t.iter().map(|t| t.rows.clone()).collect();
+            assert_eq!(rows, steps(0..len, 256));
+        }
+        assert!(tasks(3..3, 4, 1024, 256).is_empty());
+        // Fewer than two waves after the panels' rows: one launch.
+        let t = tasks(0..2500, 4, 1024, 1000);
+        assert_eq!(t.last().unwrap().rows, 1024..2500);
+        assert_eq!(t.len(), 5);
     }
 
     fn lens(r: &[Range<usize>]) -> Vec<usize> {
