@@ -99,10 +99,9 @@ fn autotuned(gpu: &Gpu, shape: MatmulShape) -> Result<(), Failed> {
     Ok(())
 }
 
-/// The small-`n` entries as `ptxas` compiled them for this device: no local memory (their
-/// ring of loads in flight stays in registers, the PTX has no `.local`, so any would be a
-/// spill), with their registers per thread on stderr (the blocks a multiprocessor holds at
-/// once, beside the split's aim, `plan::gemv::SMALL_N_BLOCKS_PER_SM`).
+/// The small-`n` entries as the driver compiled them for this device: no local memory
+/// (their ring of loads in flight stays in registers; the PTX has no `.local`, so any would
+/// be a spill under their launch bounds), with their registers per thread on stderr.
 fn small_n_registers(gpu: &Gpu) -> Result<(), Failed> {
     for c in GEMV_CONFIGS.iter().filter(|c| c.class == GemvClass::SmallN) {
         let info = gpu.entry_info(c.spec.entry)?;
