@@ -89,7 +89,7 @@ fn misaligned_operands_take_the_scalar_paths_with_the_same_bits() {
 /// The small-`n` kernel's ring of loads in flight and its staging of `b` (`n > 1`), with
 /// every configuration and every `n` from 1 to its bound: depths shorter than a chunk and
 /// odd, exactly one group of chunks, and several groups with the last part-filled (and
-/// lanes part-filled); `m` not a multiple of 16 (whole warps past the last row); one slice
+/// lanes part-filled); `m` not a multiple of 16 (rows and whole warps past the last); one slice
 /// and several, the last shorter; operands aligned, both misaligned, and `b` alone: the
 /// twin's bits, within the bound.
 #[test]

@@ -13,9 +13,10 @@
 //!
 //! **How many slices** ([`slices_for`]): enough blocks for [`BLOCKS_PER_SM`] (or the
 //! configuration's launch bounds) on every multiprocessor, so that each has enough 16-byte
-//! loads in flight to stream at the memory's bandwidth, but no more than keeps the workspace's traffic (the slices' partial outputs,
-//! written once and read once) under an eighth of the streamed operand's, and no slice
-//! shorter than the kernel's step ([`align`]). The small-`k` kernel never splits.
+//! loads in flight to stream at the memory's bandwidth, but no more than keeps the
+//! workspace's traffic (the slices' partial outputs, written once and read once) under an
+//! eighth of the streamed operand's, and no slice shorter than the kernel's step
+//! ([`align`]). The small-`k` kernel never splits.
 
 use crate::plan::split_k::workspace_len;
 use crate::problem::error::{Error, Result};
