@@ -18,17 +18,19 @@ use harness::Test;
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::gpu::autotune::{self, Tuned};
-use kernels_gpu_host::plan::gemv::Gemv;
+use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass};
 use kernels_gpu_host::{MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::Failed;
 
-/// Larger shapes than the simulator's: `xᵀ·B` and `A·x` at 4096², skinny products with 16
-/// and 17 beside each other, 33 × 100000 × 1 (k split over hundreds of slices), an
-/// outer-product-like 4096 × 4 × 4096, and a tiny output under a long k (33 × 100000 × 33,
-/// the small-m kernel in three groups of rows).
-const LARGE: [(usize, usize, usize); 8] = [
+/// Larger shapes than the simulator's: `xᵀ·B` and `A·x` at 4096² and `A·x` at 1059 × 5469
+/// (odd `k`, a part-filled last block of rows), skinny products with 16 and 17 beside each
+/// other, 33 × 100000 × 1 (k split over hundreds of slices), an outer-product-like
+/// 4096 × 4 × 4096, and a tiny output under a long k (33 × 100000 × 33, the small-m kernel
+/// in three groups of rows).
+const LARGE: [(usize, usize, usize); 9] = [
     (1, 4096, 4096),
     (4096, 4096, 1),
+    (1059, 5469, 1),
     (16, 4096, 4097),
     (4099, 4093, 16),
     (33, 100_000, 1),
@@ -97,9 +99,34 @@ fn autotuned(gpu: &Gpu, shape: MatmulShape) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The small-`n` entries as the driver compiled them for this device: no local memory
+/// (their ring of loads in flight stays in registers; the PTX has no `.local`, so any would
+/// be a spill under their launch bounds), with their registers per thread on stderr.
+fn small_n_registers(gpu: &Gpu) -> Result<(), Failed> {
+    for c in GEMV_CONFIGS.iter().filter(|c| c.class == GemvClass::SmallN) {
+        let info = gpu.entry_info(c.spec.entry)?;
+        eprintln!(
+            "{}: {} registers, {} bytes of local memory per thread",
+            c.name, info.registers_per_thread, info.local_bytes_per_thread
+        );
+        if info.local_bytes_per_thread > 0 {
+            return Err(format!(
+                "{}: {} bytes of local memory per thread",
+                c.name, info.local_bytes_per_thread
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     let gpu = harness::gpu();
-    let mut trials = vec![];
+    let mut trials = vec![harness::trial(
+        &gpu,
+        "gemv::small_n_registers".into(),
+        small_n_registers,
+    )];
     for (i, &(m, k, n)) in SHAPES.iter().chain(&LARGE).enumerate() {
         let shape = MatmulShape::new(m, k, n).expect("a valid shape");
         for g in Gemv::candidates(shape) {

@@ -320,3 +320,32 @@ fn bf16_rung_is_unrolled_mma_sync_on_ldmatrix() {
         assert_launch_bounds(&c.spec);
     }
 }
+
+/// Rung 16 (the memory-bound entries): no local memory, no generic accesses, shared
+/// declarations and launch bounds as the catalogue says. The small-`n` entries load `a` with 16-byte loads
+/// through the read-only path into a ring of [`small_n_depth`](gemv::small_n_depth) chunks
+/// of registers, each chunk's FMAs unrolled once in the loop (a whole chunk's `4 rows × 4
+/// depths × N` and a slice's last part chunk's `4 × 3 × N`); for `N = 1` with no barrier
+/// (`b` is read as `a` is), else with one barrier pair per group of chunks.
+#[test]
+fn rung_16_rings_its_loads_in_registers() {
+    use kernels_gpu_host::kernels_gpu::sgemm::gemv::{self, GEMV_CONFIGS, GemvClass};
+    for c in GEMV_CONFIGS {
+        let entry = c.spec.entry;
+        let b = body(entry);
+        assert_eq!(local_memory(b), None, "{entry}");
+        let generic = nvptx_builder::ptx::generic_accesses(b);
+        assert!(generic.is_empty(), "{entry}: generic accesses {generic:?}");
+        assert_eq!(shared_bytes(b), c.spec.static_shared_bytes, "{entry}");
+        assert_launch_bounds(&c.spec);
+        if c.class != GemvClass::SmallN {
+            continue;
+        }
+        assert!(count(b, "ld.global.nc.v4.f32") > 0, "{entry}");
+        let (rows, n) = (gemv::SMALL_N_ROWS_PER_WARP, c.bound);
+        let fmas = gemv::small_n_depth(n as usize) * rows * (4 + 3) * n;
+        assert_eq!(count(b, "fma.rn.f32"), fmas as usize, "{entry}");
+        let barriers = if n == 1 { 0 } else { 2 };
+        assert_eq!(count(b, "bar.sync"), barriers, "{entry}");
+    }
+}

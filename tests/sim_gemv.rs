@@ -10,8 +10,8 @@ mod gemv_cases;
 use gemv_cases::{SHAPES, bits, inputs};
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::autotune::Tuned;
-use kernels_gpu_host::plan::gemv::{Gemv, GemvClass, applies};
-use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
+use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass, applies};
+use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy, aligned_floats};
 use kernels_gpu_host::{Error, MatmulShape, Precision};
 
 #[test]
@@ -50,23 +50,27 @@ fn every_configuration_is_its_cpu_twin_and_within_the_bound() {
     }
 }
 
+/// `x` one float past a 16-byte boundary: where its rows are a multiple of 4 floats long,
+/// every row is misaligned ([`shifted_floats`] reads it back).
+fn shifted(x: &[f32]) -> Vec<Aligned> {
+    let mut v = vec![0.0f32];
+    v.extend_from_slice(x);
+    aligned_copy(&v)
+}
+
+/// The `len` floats [`shifted`] stored.
+fn shifted_floats(v: &[Aligned], len: usize) -> &[f32] {
+    &aligned_floats(v, len + 1)[1..]
+}
+
 #[test]
 fn misaligned_operands_take_the_scalar_paths_with_the_same_bits() {
     let sim = Simulator::default();
     for &(m, k, n) in &[(3, 64, 132), (132, 64, 4), (64, 8, 132)] {
         let shape = MatmulShape::new(m, k, n).unwrap();
         let (a, b) = inputs(shape, 7);
-        // One float past a 16-byte boundary: every row is misaligned.
-        let pad = |x: &[f32]| {
-            let mut v = vec![0.0f32];
-            v.extend_from_slice(x);
-            aligned_copy(&v)
-        };
-        let (av, bv) = (pad(&a), pad(&b));
-        let (a1, b1) = (
-            &aligned_floats(&av, a.len() + 1)[1..],
-            &aligned_floats(&bv, b.len() + 1)[1..],
-        );
+        let (av, bv) = (shifted(&a), shifted(&b));
+        let (a1, b1) = (shifted_floats(&av, a.len()), shifted_floats(&bv, b.len()));
         for g in Gemv::candidates(shape) {
             let slice = g
                 .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
@@ -80,6 +84,57 @@ fn misaligned_operands_take_the_scalar_paths_with_the_same_bits() {
             );
         }
     }
+}
+
+/// The small-`n` kernel's ring of loads in flight and its staging of `b` (`n > 1`), with
+/// every configuration and every `n` from 1 to its bound: depths shorter than a chunk and
+/// odd, exactly one group of chunks, and several groups with the last part-filled (and
+/// lanes part-filled); `m` not a multiple of 16 (rows and whole warps past the last); one slice
+/// and several, the last shorter; operands aligned, both misaligned, and `b` alone: the
+/// twin's bits, within the bound.
+#[test]
+fn small_n_rings_and_staging_on_every_n_depth_split_and_alignment() {
+    let sim = Simulator::default();
+    let mut several = false;
+    for (config, c) in GEMV_CONFIGS.iter().enumerate() {
+        if c.class != GemvClass::SmallN {
+            continue;
+        }
+        for n in 1..=c.bound as usize {
+            for (i, (m, k)) in [(3, 127), (20, 256), (17, 1031)].into_iter().enumerate() {
+                let shape = MatmulShape::new(m, k, n).unwrap();
+                let (a, b) = inputs(shape, (1000 * config + 10 * n + i) as u64);
+                let exact = reference::matmul_f64(&a, &b, m, k, n);
+                let (av, bv) = (aligned_copy(&a), aligned_copy(&b));
+                let (a16, b16) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
+                let (as1, bs1) = (shifted(&a), shifted(&b));
+                let (a1, b1) = (shifted_floats(&as1, a.len()), shifted_floats(&bs1, b.len()));
+                for split in [1, 2, 3] {
+                    let g = Gemv {
+                        config,
+                        split: Some(split),
+                    };
+                    let l = g.launch(shape, 2, &sim.limits).unwrap();
+                    several |= l.slices == 3;
+                    let want = bits(&g.cpu(&a, &b, shape, l.slice));
+                    for (what, a, b) in [
+                        ("aligned", a16, b16),
+                        ("shifted", a1, b1),
+                        ("b shifted", a16, b1),
+                    ] {
+                        let got = sim.matmul_gemv(g, a, b, shape).unwrap();
+                        assert_eq!(bits(&got), want, "{g} on {shape}, {what}");
+                        let acc = reference::compare(&got, &exact);
+                        assert!(
+                            acc.within_bound(k, Precision::Fp32),
+                            "{g} on {shape}: {acc:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(several, "no run over three slices");
 }
 
 #[test]

@@ -35,6 +35,8 @@ pub struct EntryInfo {
     /// with the opt-in less the static part ([`Gpu::entry_info`] opts every function in).
     pub max_dynamic_shared_bytes: u32,
     pub registers_per_thread: u32,
+    /// Local memory per thread: the PTX's `.local` arrays and what `ptxas` spilled.
+    pub local_bytes_per_thread: u32,
     /// Sizes of its parameters, from the PTX text; `None` where a declaration is not one
     /// [`nvptx_builder::ptx::param_sizes`] reads.
     pub param_bytes: Option<Vec<usize>>,
@@ -199,6 +201,7 @@ impl Gpu {
                 FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             )?,
             registers_per_thread: attr(FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            local_bytes_per_thread: attr(FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
             param_bytes: nvptx_builder::ptx::param_sizes(&loaded.ptx, name),
             function,
         });

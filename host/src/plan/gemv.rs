@@ -11,11 +11,12 @@
 //! [`Tuned::Gemv`](crate::gpu::autotune::Tuned::Gemv); [`Gpu::matmul_gemv_device`](crate::gpu::Gpu::matmul_gemv_device)
 //! and [`Simulator::matmul_gemv`](crate::sim::Simulator::matmul_gemv) run one directly.
 //!
-//! **How many slices** ([`slices_for`]): enough blocks for [`BLOCKS_PER_SM`] on every
-//! multiprocessor, so that each has enough 16-byte loads in flight to stream at the memory's
-//! bandwidth, but no more than keeps the workspace's traffic (the slices' partial outputs,
-//! written once and read once) under an eighth of the streamed operand's, and no slice
-//! shorter than the kernel's step ([`align`]). The small-`k` kernel never splits.
+//! **How many slices** ([`slices_for`]): enough blocks for [`BLOCKS_PER_SM`] (or the
+//! configuration's launch bounds) on every multiprocessor, so that each has enough 16-byte
+//! loads in flight to stream at the memory's bandwidth, but no more than keeps the
+//! workspace's traffic (the slices' partial outputs, written once and read once) under an
+//! eighth of the streamed operand's, and no slice shorter than the kernel's step
+//! ([`align`]). The small-`k` kernel never splits.
 
 use crate::plan::split_k::workspace_len;
 use crate::problem::error::{Error, Result};
@@ -29,9 +30,16 @@ use kernels_gpu::sgemm::gemv::{SLICE_ALIGN, SMALL_M_COLS, SMALL_N_CHUNK, SMALL_N
 /// this is memory-bound.
 pub const MAX_BOUND: u32 = 16;
 
-/// Blocks per multiprocessor the split aims for: 8 blocks of 4 warps, each lane with eight
-/// (small `m`) or four (small `n`) 16-byte loads in flight, about 32 KiB per multiprocessor,
-/// what an H100 needs in flight to stream at its bandwidth.
+/// Blocks per multiprocessor the split aims for where the configuration has no launch
+/// bounds (small `m`): 8 blocks of 4 warps, each lane with eight 16-byte loads of `b` in
+/// flight (128 KiB a multiprocessor), well past the about 32 KiB an H100 needs in flight to
+/// stream at its bandwidth. Where it has launch bounds (small `n`), the split aims for their
+/// `min_blocks`, the blocks a multiprocessor holds at once: 4 (3 for the bound-16
+/// configuration's 64 accumulators), each lane with `4·D` 16-byte loads of `a` in flight
+/// (`D` = [`small_n_depth`](kernels_gpu::sgemm::gemv::small_n_depth) chunks in the kernel's
+/// ring of registers: 16, or 8 above `n = 4`), 48 to 128 KiB a multiprocessor. More
+/// blocks would not stream faster but would cut `k` into shorter slices (more planes to
+/// reduce, fewer chunks per block for the ring to overlap) and take more than one wave.
 pub const BLOCKS_PER_SM: u32 = 8;
 
 /// The most slices: the grid's y extent.
@@ -90,7 +98,8 @@ pub fn align(class: GemvClass) -> u32 {
 }
 
 /// Slices of `k` for `config` on `shape` on a device of `sms` multiprocessors (1 for the
-/// small-`k` kernel): the least of the slices that give [`BLOCKS_PER_SM`] blocks on each,
+/// small-`k` kernel): the least of the slices that give [`BLOCKS_PER_SM`] blocks on each
+/// (the launch bounds' `min_blocks` where the configuration has them),
 /// those that keep the workspace's traffic (`2·slices·m·n` floats) within an eighth of the
 /// streamed operand (`k·n` floats for small `m`, once per group of rows; `m·k` for small
 /// `n`), those that leave each slice at least [`align`] deep, and [`MAX_SLICES`]; at least 1.
@@ -102,7 +111,11 @@ pub fn slices_for(config: &GemvConfig, shape: MatmulShape, sms: u32) -> u32 {
         GemvClass::SmallM => (n.div_ceil(SMALL_M_COLS as u64) * g, m),
         GemvClass::SmallN => (m.div_ceil(SMALL_N_ROWS as u64), n),
     };
-    let fill = (BLOCKS_PER_SM as u64 * sms.max(1) as u64).div_ceil(blocks.max(1));
+    let per_sm = config
+        .spec
+        .launch_bounds
+        .map_or(BLOCKS_PER_SM, |l| l.min_blocks.max(1));
+    let fill = (per_sm as u64 * sms.max(1) as u64).div_ceil(blocks.max(1));
     let traffic = k * g / (16 * small.max(1));
     let depth = k / align(config.class) as u64;
     fill.min(traffic).min(depth).min(MAX_SLICES as u64).max(1) as u32
@@ -483,12 +496,19 @@ mod tests {
         assert_eq!(slices_for(m1, shape(1, 4096, 4096), 132), 33);
         // 16 rows: the workspace's traffic caps it at 4096 / 256.
         assert_eq!(slices_for(m16, shape(16, 4096, 4096), 132), 16);
-        // A·x on 4096 rows: 256 blocks of rows, 1056 wanted: 5 slices.
-        assert_eq!(slices_for(n1, shape(4096, 4096, 1), 132), 5);
+        // A·x on 4096 rows: 256 blocks of rows, 4 · 132 = 528 wanted: 3 slices.
+        assert_eq!(slices_for(n1, shape(4096, 4096, 1), 132), 3);
+        // 1059 rows: 67 blocks of rows, 8 slices (536 blocks).
+        assert_eq!(slices_for(n1, shape(1059, 5469, 1), 132), 8);
         // A huge k under a tiny output: as many as fill the device.
-        assert_eq!(slices_for(n1, shape(33, 100_000, 1), 132), 352);
+        assert_eq!(slices_for(n1, shape(33, 100_000, 1), 132), 176);
         // Short k: one slice.
         assert_eq!(slices_for(n1, shape(64, 100, 1), 132), 1);
+        // The bound-16 configuration's launch bounds hold 3 blocks a multiprocessor:
+        // 396 wanted over 256 blocks of rows.
+        let n16 = config("gemv-small-n16");
+        assert_eq!(n16.spec.launch_bounds.map(|l| l.min_blocks), Some(3));
+        assert_eq!(slices_for(n16, shape(4096, 4096, 16), 132), 2);
         assert_eq!(slices_for(k4, shape(64, 100, 1), 132), 1);
         // The slices round to the class's step.
         let g = Gemv::from_name("gemv-small-n1-split4").unwrap();

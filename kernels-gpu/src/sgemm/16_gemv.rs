@@ -16,11 +16,17 @@
 //!   consecutive parts and add their partial sums through shared memory in warp order. More
 //!   than `M` rows (a tiny output) run in groups of `M` (`blockIdx.z`), each streaming `b`.
 //! * [`gemv_small_n`] (`n ≤ N`): `a` times a few columns (`n = 1` is `A·x`). `a` is streamed
-//!   along its rows (coalesced along `k`): each warp owns four rows, lane `l` four
-//!   consecutive depths of each; `b`'s rows for the block's depths (`n` floats each) are
-//!   staged in shared memory, transposed, so each lane reads its four depths of one column
-//!   with one 16-byte shared load. The lanes' partial sums are added by a butterfly of
-//!   shuffles ([`nvptx_device::warp::sum_f32`]).
+//!   along its rows (coalesced along `k`) in chunks of 128 depths: each warp owns four rows,
+//!   lane `l` four consecutive depths of each per chunk. A lane's loads land in a ring of
+//!   [`small_n_depth`] chunks of registers, each refilled with the chunk `D` ahead as soon
+//!   as it is used, so that while it waits on one chunk the next `D − 1` are in flight, and
+//!   stay in flight across barriers. For `N = 1`, `b`
+//!   is a vector, read as `a` is (a lane's four depths by one 16-byte load, in the same
+//!   ring), with no shared memory and no barrier; for `N > 1`, `b`'s rows for a group of `D`
+//!   chunks (`n` floats each) are staged in shared memory, transposed, so that each lane
+//!   reads its four depths of one column with one 16-byte shared load, one barrier pair a
+//!   group. The lanes' partial sums are added by a butterfly of shuffles
+//!   ([`nvptx_device::warp::sum_f32`]).
 //! * [`gemv_small_k`] (`k ≤ K`): outer-product-like, bound by writing `out`. Each thread
 //!   holds four columns of all `k` rows of `b` in registers and writes four consecutive
 //!   outputs of each of the block's rows, one 16-byte store each.
@@ -57,9 +63,10 @@
 //! `D = 2k`, which the fixed tree stays within.
 
 use super::global::{is_aligned16, store_f32x4};
-use super::unroll::unroll;
-use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec};
+use super::unroll::{inlined, unroll};
+use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec, LaunchBounds};
 use nvptx_device::intrinsics::{fma, load_f32x4_nc};
+use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{self, Dim3, sync_threads};
 use nvptx_device::warp;
@@ -75,8 +82,22 @@ pub const SMALL_M_COLS: u32 = 128;
 pub const SMALL_N_ROWS_PER_WARP: u32 = 4;
 /// Rows of `a` per block of [`gemv_small_n`].
 pub const SMALL_N_ROWS: u32 = WARPS * SMALL_N_ROWS_PER_WARP;
-/// Depths of `a` and `b` a block of [`gemv_small_n`] stages per step: four per lane.
+/// Depths of `a` a warp of [`gemv_small_n`] takes per step: four per lane.
 pub const SMALL_N_CHUNK: u32 = 128;
+/// Chunks of `a` in a lane's ring of registers in `gemv_small_n::<N>`, `D`: while it waits
+/// on chunk `c`, the loads of `c + 1..c + D` are in flight too, `4·D` 16-byte loads of `a`
+/// per lane. 4 up to `N = 4`; 2 above, where the `4·N` accumulators (and `b`'s staging) take
+/// the registers a deeper ring would.
+pub const fn small_n_depth(n: usize) -> u32 {
+    if n <= 4 { SMALL_N_MAX_DEPTH } else { 2 }
+}
+/// The deepest [`small_n_depth`].
+pub const SMALL_N_MAX_DEPTH: u32 = 4;
+/// Depths of `b` a block of `gemv_small_n::<N>` (`N > 1`) stages in shared memory per
+/// barrier pair: [`small_n_depth`] chunks.
+pub const fn small_n_group(n: usize) -> u32 {
+    small_n_depth(n) * SMALL_N_CHUNK
+}
 /// Columns of `out` per block of [`gemv_small_k`]: four per thread.
 pub const SMALL_K_COLS: u32 = 4 * THREADS;
 /// Rows of `out` per block of [`gemv_small_k`].
@@ -250,10 +271,20 @@ unsafe fn small_m_part<const M: usize, const VB: bool>(
     }
 }
 
+/// One chunk of a lane's operands of [`gemv_small_n`], loaded ahead of its use: its four
+/// depths of each of the warp's rows of `a` and, for `N = 1`, of `b` (zero where not loaded).
+#[derive(Clone, Copy)]
+struct SmallNChunk {
+    a: [[f32; 4]; SMALL_N_ROWS_PER_WARP as usize],
+    b: [f32; 4],
+}
+
 /// `a` (`m × k`) times `n ≤ N` columns (`b`, `k × n`): this block's 16 rows (four per
 /// warp) and slice `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into
 /// `out` (`m × n`) if the launch has one slice, else into plane `blockIdx.y` of `out`
-/// (`slices · m · n` floats). See the [module](self) for the order of the sums.
+/// (`slices · m · n` floats). See the [module](self) for how it streams `a` and reads `b`
+/// (chunk `c + D`'s loads issued into chunk `c`'s registers once it is used; `b` staged
+/// [`small_n_group`] depths at a time where `N > 1`), and for the order of the sums.
 ///
 /// Launch [`THREADS`] threads per block on a `cdiv(m, 16) × slices` grid.
 ///
@@ -265,84 +296,140 @@ pub unsafe fn gemv_small_n<const N: usize>(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
 ) {
     const R: usize = SMALL_N_ROWS_PER_WARP as usize;
-    // b's rows of the chunk, transposed: column j's depths at j·CHUNK.
-    let bt = shared_array!(f32; N * SMALL_N_CHUNK as usize);
+    const CHUNK: u32 = SMALL_N_CHUNK;
+    let (depth, group) = (small_n_depth(N) as usize, small_n_group(N));
+    // b's rows of a group, transposed: column j's depths at j·group (not declared for N = 1).
+    let bt = if N > 1 {
+        Some(shared_array!(f32; N * small_n_group(N) as usize))
+    } else {
+        None
+    };
     let t = thread::thread_idx_x();
     let (w, lane) = (t / 32, t % 32);
     let r0 = (thread::block_idx_x() * WARPS + w) * SMALL_N_ROWS_PER_WARP;
     let s = thread::block_idx_y();
     let k0 = s * slice;
     let k1 = k.min(k0 + slice);
-    let vec_a = k.is_multiple_of(4) && is_aligned16(a);
-    let mut acc = [[0.0f32; N]; R];
-    let mut p0 = k0;
-    while p0 < k1 {
-        let depth = (k1 - p0).min(SMALL_N_CHUNK);
-        // This lane's four depths of each of the warp's rows: in flight during the staging.
-        let d = p0 + 4 * lane;
-        let valid = k1.saturating_sub(d).min(4);
-        let mut aq = [[0.0f32; 4]; R];
-        unroll!(R, |r| {
-            if r0 + (r as u32) < m && valid > 0 {
-                // SAFETY: row r0 + r < m, depths d..d + valid < k; aligned where vec_a and
-                // the four are inside (d % 4 == 0: slices and chunks start at multiples of 4).
-                aq[r] = unsafe {
-                    load4(
-                        a.add((r0 as usize + r) * k as usize + d as usize),
-                        valid,
-                        vec_a && valid == 4,
-                    )
-                };
+    let vec_b = is_aligned16(b);
+    // 16-byte loads of a lane's chunks where its four depths are inside the slice, `a`'s rows
+    // are aligned and (N = 1) so is `b`; else scalar loads of the depths inside.
+    let vec = k.is_multiple_of(4) && is_aligned16(a) && (N > 1 || vec_b);
+    // How many of this lane's four depths of chunk `p` (`p < k1`) are inside the slice.
+    let inside = inlined!(|p: u32| k1.saturating_sub(p + 4 * lane).min(4));
+    // This lane's loads of chunk `p` (`p < k1`). The 16-byte loads take the last row of `a`
+    // in place of the warp's rows past it (whose sums are never stored), so that they are
+    // issued with no branch between them.
+    let fetch = inlined!(|p: u32| {
+        let d = p + 4 * lane;
+        let valid = inside(p);
+        let mut c = SmallNChunk {
+            a: [[0.0; 4]; R],
+            b: [0.0; 4],
+        };
+        if vec && valid == 4 {
+            unroll!(R, |r| {
+                let row = (r0 + r as u32).min(m - 1);
+                // SAFETY: row < m, depths d..d + 4 <= k1 <= k; 16-byte aligned: a is, rows
+                // are k floats (k % 4 == 0) and d % 4 == 0 (slices and chunks start at
+                // multiples of 4).
+                c.a[r] = unsafe { load_f32x4_nc(a.add(row as usize * k as usize + d as usize)) };
+            });
+            if N == 1 {
+                // SAFETY: n = 1: b's depths d..d + 4 <= k are its floats d..d + 4; 16-byte
+                // aligned (vec: b is, and d % 4 == 0).
+                c.b = unsafe { load_f32x4_nc(b.add(d as usize)) };
             }
-        });
-        // The chunk's rows of b are depth · n consecutive floats: thread t stages elements
-        // t, t + 128, … at bt[j·CHUNK + depth]. (`n ≥ 1`: dividing by `max(n, 1)` leaves no
-        // division-by-zero panic branch, which would part the threads before the barrier.)
-        let nz = n.max(1);
-        let mut e = t;
-        while e < depth * n {
-            let (i, j) = (e / nz, e % nz);
-            // SAFETY: depth p0 + i < k, column j < n; j < N and i < CHUNK inside bt.
-            unsafe {
-                bt.set_unchecked(
-                    j * SMALL_N_CHUNK + i,
-                    *b.add(p0 as usize * n as usize + e as usize),
-                )
-            };
-            e += THREADS;
-        }
-        sync_threads();
-        if valid == 4 {
-            unroll!(N, |j| {
-                if (j as u32) < n {
-                    // SAFETY: j < N; 4·lane + 4 <= CHUNK, a multiple of 4; all four depths
-                    // were staged this step.
-                    let bq = unsafe { bt.get4_unchecked(j as u32 * SMALL_N_CHUNK + 4 * lane) };
-                    unroll!(R, |r| {
-                        unroll!(4, |q| {
-                            acc[r][j] = fma(aq[r][q], bq[q], acc[r][j]);
-                        });
-                    });
+        } else if valid > 0 {
+            unroll!(R, |r| {
+                if r0 + (r as u32) < m {
+                    // SAFETY: row r0 + r < m, depths d..d + valid < k.
+                    c.a[r] = unsafe {
+                        load4(
+                            a.add((r0 as usize + r) * k as usize + d as usize),
+                            valid,
+                            false,
+                        )
+                    };
                 }
             });
-        } else if valid > 0 {
-            // The slice's last depths: only those inside it (no FMA of a zero pad, which
-            // would turn an accumulated −0 into +0).
-            unroll!(N, |j| {
-                if (j as u32) < n {
-                    unroll!(4, |q| {
-                        if (q as u32) < valid {
-                            let x = bt.get(j as u32 * SMALL_N_CHUNK + 4 * lane + q as u32);
+            if N == 1 {
+                // SAFETY: n = 1: b's depths d..d + valid < k are its floats d..d + valid.
+                c.b = unsafe { load4(b.add(d as usize), valid, false) };
+            }
+        }
+        c
+    });
+    // The first `depth` entries.
+    let mut ring = [SmallNChunk {
+        a: [[0.0; 4]; R],
+        b: [0.0; 4],
+    }; SMALL_N_MAX_DEPTH as usize];
+    unroll!(depth, |i| {
+        if k1 - k0 > i as u32 * CHUNK {
+            ring[i] = fetch(k0 + i as u32 * CHUNK);
+        }
+    });
+    let mut acc = [[0.0f32; N]; R];
+    let mut g = k0;
+    while g < k1 {
+        if let Some(bt) = bt {
+            // SAFETY: b holds k rows of 1 <= n <= N floats (the caller's contract), and
+            // depths g..g + min(group, k1 - g) < k; g is a multiple of 4 (slices and groups
+            // start at multiples of 4); vec_b only where b is 16-byte aligned.
+            unsafe { small_n_stage::<N>(bt, b, n, g, (k1 - g).min(group), t, vec_b) };
+            sync_threads();
+        }
+        unroll!(depth, |i| {
+            if k1 - g > i as u32 * CHUNK {
+                let p = g + i as u32 * CHUNK;
+                let (c, valid) = (ring[i], inside(p));
+                // The chunk's four depths of column j (j < n) from 4·lane on.
+                let bq = inlined!(|j: usize| match bt {
+                    // SAFETY: j < N, and i·CHUNK + 4·lane + 4 <= group, a multiple of 4: inside
+                    // bt and aligned; all four words were staged this group (depths past the
+                    // slice as zeros).
+                    Some(bt) => unsafe {
+                        bt.get4_unchecked(j as u32 * group + i as u32 * CHUNK + 4 * lane)
+                    },
+                    None => c.b,
+                });
+                if valid == 4 {
+                    unroll!(N, |j| {
+                        if (j as u32) < n {
+                            let bq = bq(j);
                             unroll!(R, |r| {
-                                acc[r][j] = fma(aq[r][q], x, acc[r][j]);
+                                unroll!(4, |q| {
+                                    acc[r][j] = fma(c.a[r][q], bq[q], acc[r][j]);
+                                });
+                            });
+                        }
+                    });
+                } else if valid > 0 {
+                    // The slice's last depths: only those inside it (no FMA of a zero pad,
+                    // which would turn an accumulated −0 into +0).
+                    unroll!(N, |j| {
+                        if (j as u32) < n {
+                            let bq = bq(j);
+                            unroll!(4, |q| {
+                                if (q as u32) < valid {
+                                    unroll!(R, |r| {
+                                        acc[r][j] = fma(c.a[r][q], bq[q], acc[r][j]);
+                                    });
+                                }
                             });
                         }
                     });
                 }
-            });
+                // Chunk p's registers are free: chunk p + group's loads land in them.
+                if k1 - p > group {
+                    ring[i] = fetch(p + group);
+                }
+            }
+        });
+        if bt.is_some() {
+            sync_threads();
         }
-        sync_threads();
-        p0 += SMALL_N_CHUNK;
+        g = g.saturating_add(group);
     }
     let plane = if thread::grid_dim_y() > 1 {
         s as usize * m as usize * n as usize
@@ -359,6 +446,62 @@ pub unsafe fn gemv_small_n<const N: usize>(
                 unsafe { *out.add(plane + row as usize * n as usize + j) = v };
             }
         });
+    });
+}
+
+/// Stages `b`'s rows `p..p + depth` for [`gemv_small_n`] (`depth · n` consecutive floats
+/// from `b[p·n]`) into `bt`, transposed: depth `p + i` of column `j` at `bt[j·G + i]`, `G` =
+/// [`small_n_group`]`(N)`, and zeros at the depths from `depth` to the next multiple of 4.
+/// Thread `t` takes the 16-byte pieces `t, t + 128, …` of the run, by one 16-byte load each
+/// where `vec_b` (else by scalar loads), all loaded before any is stored.
+///
+/// # Safety
+/// `b` holds rows `p..p + depth` of `n` floats that nothing writes during the kernel;
+/// `1 ≤ n ≤ N`, `depth ≤ G`, `p` is a multiple of 4, and if `vec_b`, `b` is 16-byte
+/// aligned.
+#[inline(always)]
+unsafe fn small_n_stage<const N: usize>(
+    bt: SharedSlice<f32>, b: *const f32, n: u32, p: u32, depth: u32, t: u32, vec_b: bool,
+) {
+    let group = small_n_group(N);
+    // Pieces per thread: N·G / (4·THREADS), at most N (the length of `v`) while G <= 4·THREADS.
+    const { assert!(SMALL_N_MAX_DEPTH * SMALL_N_CHUNK <= 4 * THREADS) };
+    let pieces = N * group as usize / (4 * THREADS as usize);
+    // The run's floats, then zeros up to a whole quad of depths (`padded ≤ G·n`), so that
+    // a lane's four depths of the slice's last chunk are all written this group.
+    let (total, padded) = (depth * n, depth.next_multiple_of(4) * n);
+    // SAFETY: row p is inside b (the caller's contract).
+    let run = unsafe { b.add(p as usize * n as usize) };
+    let mut v = [[0.0f32; 4]; N];
+    unroll!(pieces, |u| {
+        let e = 4 * (t + u as u32 * THREADS);
+        if e < total {
+            let valid = (total - e).min(4);
+            // SAFETY: floats e..e + valid < depth·n of the run; 16-byte aligned where vec_b
+            // and the four are inside (p·n and e are multiples of 4).
+            v[u] = unsafe { load4(run.add(e as usize), valid, vec_b && valid == 4) };
+        }
+    });
+    // (`n ≥ 1`: dividing by `max(n, 1)` leaves no division-by-zero panic branch, which
+    // would part the threads before the barrier.)
+    let nz = n.max(1);
+    unroll!(pieces, |u| {
+        let e = 4 * (t + u as u32 * THREADS);
+        if e < padded {
+            let (mut i, mut j) = (e / nz, e % nz);
+            unroll!(4, |x| {
+                if e + (x as u32) < padded {
+                    // SAFETY: float e + x < padded is depth i < depth rounded up to 4 <= G
+                    // (a multiple of 4) of column j < n <= N: inside bt (N·G floats). (Zero
+                    // past `total`: `v` holds zeros past what was loaded.)
+                    unsafe { bt.set_unchecked(j * group + i, v[u][x]) };
+                    j += 1;
+                    if j == nz {
+                        (i, j) = (i + 1, 0);
+                    }
+                }
+            });
+        }
     });
 }
 
@@ -497,8 +640,11 @@ pub unsafe fn gemv_small_k_entry<const K: usize>(
 /// The launch description of a configuration: [`THREADS`] threads, a tile rule whose
 /// `cols` is the kernel's x extent per block (the host passes the extent it tiles: `n` for
 /// small m and small k, `m` for small n) and whose `rows` tiles the y extent (the slices:
-/// 1; small k: [`SMALL_K_ROWS`] rows of `out`).
-const fn spec(entry: &'static str, class: GemvClass, static_floats: usize) -> KernelSpec {
+/// 1; small k: [`SMALL_K_ROWS`] rows of `out`), and launch bounds of `min_blocks` blocks
+/// per multiprocessor where given.
+const fn spec(
+    entry: &'static str, class: GemvClass, static_floats: usize, min_blocks: Option<u32>,
+) -> KernelSpec {
     let (rows, cols) = match class {
         GemvClass::SmallM => (1, SMALL_M_COLS),
         GemvClass::SmallN => (1, SMALL_N_ROWS),
@@ -511,18 +657,37 @@ const fn spec(entry: &'static str, class: GemvClass, static_floats: usize) -> Ke
         grid: GridRule::Tiles { rows, cols },
         static_shared_bytes: (static_floats * 4) as u32,
         dynamic_shared: DynamicShared::None,
-        launch_bounds: None,
+        launch_bounds: match min_blocks {
+            Some(min_blocks) => Some(LaunchBounds {
+                max_threads: THREADS,
+                min_blocks,
+            }),
+            None => None,
+        },
     }
 }
 
-/// The rung-16 table: one line per entry point, `name = class<bound>`.
+/// `Some(x)`, or `None` without an argument: an optional part of a [`gemv_configs!`] line.
+macro_rules! optional {
+    () => {
+        None
+    };
+    ($x:expr) => {
+        Some($x)
+    };
+}
+
+/// The rung-16 table: one line per entry point, `name = class<bound> => kernel, static
+/// shared floats`, and `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per
+/// multiprocessor.
 macro_rules! gemv_configs {
-    ($( $entry:ident = $class:ident<$bound:literal> => $kernel:ident, $floats:expr; )*) => {
+    ($( $entry:ident = $class:ident<$bound:literal> => $kernel:ident, $floats:expr
+        $(, min_blocks($mb:expr))?; )*) => {
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             #[allow(clippy::too_many_arguments)]
             $entry(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32)
-                => $kernel::<$bound>;
+                => $kernel::<$bound> $(, launch_bounds(THREADS, $mb))?;
         )*}
 
         /// Every rung-16 configuration, each class by increasing bound.
@@ -530,24 +695,28 @@ macro_rules! gemv_configs {
             name: dashed!(stringify!($entry)),
             class: GemvClass::$class,
             bound: $bound,
-            spec: spec(stringify!($entry), GemvClass::$class, $floats),
+            spec: spec(stringify!($entry), GemvClass::$class, $floats, optional!($($mb)?)),
             #[cfg(not(target_arch = "nvptx64"))]
             sim: entry::$entry,
         },)*];
     };
 }
 
+// The small-n entries' launch bounds are what the host's split aims for
+// (`plan::gemv::slices_for`): four blocks a multiprocessor (at most 128 registers a
+// thread, which their rings of loads fit in without spilling), three for n16 (its 64
+// accumulators).
 gemv_configs! {
     gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize;
     gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize;
     gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize;
     gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize;
     gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize;
-    gemv_small_n1 = SmallN<1> => gemv_small_n, SMALL_N_CHUNK as usize;
-    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * SMALL_N_CHUNK as usize;
-    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * SMALL_N_CHUNK as usize;
-    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * SMALL_N_CHUNK as usize;
-    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * SMALL_N_CHUNK as usize;
+    gemv_small_n1 = SmallN<1> => gemv_small_n, 0, min_blocks(4);
+    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize, min_blocks(4);
+    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize, min_blocks(4);
+    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize, min_blocks(4);
+    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize, min_blocks(3);
     gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0;
     gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0;
 }
