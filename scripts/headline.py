@@ -273,7 +273,7 @@ def rows():
     )
     dated.append(rung17_row())
     dated.append(startup_row())
-    lanes = "multi-4xh200-lanes/"
+    lanes = "multi-4xh200-panels/"
     for gpus, bar in [(2, 1.9), (4, 3.6)]:
         dated.append(
             multi_row(
