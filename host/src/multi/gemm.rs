@@ -34,7 +34,7 @@
 //! the time each device waited, computed and sent back is measured (CUDA events on its own
 //! streams), and the next product of the same shape and kernel is split so that all would
 //! end together ([`crate::plan::shard::balance`]). The split never changes the bits. The
-//! product's buffers are kept for the next one with the same split ([`Workspace`]).
+//! product's buffers are kept for the next one with the same split.
 
 use super::{Gpus, Rows, Shard, Shards, address, lock, peer};
 use crate::gpu::Gpu;
