@@ -1,6 +1,8 @@
 //! The multi-GPU splits on simulated devices ([`SimulatedDevices`]): a product split by rows
 //! over 1 to 4 devices, evenly or not, has one device's bits in every precision and for every
-//! kind of autotuned choice (a row split straddling two devices' rows included); a sum in
+//! kind of autotuned choice (a row split straddling two devices' rows included), also when
+//! run as the GPUs run a product gathered on the root (launches over column panels of `b`,
+//! steps of rows); a sum in
 //! chunks has the same bits on any device count (and one device's single-kernel bits for an
 //! input of one chunk); a sliding average whose halo spans several devices, and reductions
 //! along rows and columns, have one device's bits.
@@ -85,6 +87,50 @@ fn products_split_by_rows_have_one_devices_bits() {
             same_bits(&split, &whole, &format!("{} over {w:?}", kernel.name()));
         }
     }
+}
+
+#[test]
+fn products_gathered_over_panels_of_b_have_one_devices_bits() {
+    // A plain configuration with 64 × 64 blocks: the other devices take `b` in four column
+    // panels (the last narrower), their first block row over each panel, then the rest.
+    let config = SgemmKernel::TUNED
+        .into_iter()
+        .find(|k| {
+            let g = k.config().geometry;
+            (g.bm, g.bn) == (64, 64) && k.name().starts_with("sgemm-multistage-")
+        })
+        .expect("a 64 × 64 configuration");
+    let (m, k, n) = (4 * 3 * 64 + 37, 64, 3 * 64 + 45);
+    let shape = MatmulShape::new(m, k, n).unwrap();
+    let (a, b) = (signed(7, m * k), signed(8, k * n));
+    let devices = SimulatedDevices::new(4, 16).unwrap();
+    let split_k = SplitK::candidates_for(shape)
+        .find(|s| s.splits == 2)
+        .expect("a split-k run of this shape");
+    // A wave of one block row: the panels for the plain configuration; the steps for all
+    // (split-k's blocks sum slices of `k` and take all of `b`).
+    let one_row = |_: usize, _: usize| 64;
+    for tuned in [Tuned::Config(config), Tuned::SplitK(split_k)] {
+        let whole = devices.matmul_tuned_one(tuned, &a, &b, shape).unwrap();
+        for w in [
+            vec![1.0, 1.0, 1.0, 1.0],
+            vec![2.0, 1.0, 1.0, 3.0],
+            vec![1.0, 0.0, 1.0, 1.0],
+        ] {
+            let split = devices
+                .matmul_tuned_gathered(tuned, &a, &b, shape, &w, one_row)
+                .unwrap();
+            same_bits(&split, &whole, &format!("{tuned} gathered over {w:?}"));
+        }
+    }
+    // A wave of two block rows: no device has rows for two panel waves, so `b` is one panel.
+    let whole = devices
+        .matmul_tuned_one(Tuned::Config(config), &a, &b, shape)
+        .unwrap();
+    let split = devices
+        .matmul_tuned_gathered(Tuned::Config(config), &a, &b, shape, &[1.0; 4], |_, _| 128)
+        .unwrap();
+    same_bits(&split, &whole, "one panel, steps");
 }
 
 #[test]

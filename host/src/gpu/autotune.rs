@@ -241,6 +241,17 @@ impl Tuned {
 }
 
 impl Tuned {
+    /// The columns its blocks compute, for a plain configuration: each element of the
+    /// product is then summed alone, whatever the columns around it, so a product over
+    /// panels of `b`'s columns has the bits of one over all of them
+    /// ([`crate::plan::shard::product_plan`]); `None` for every other choice.
+    pub fn block_cols(self) -> Option<u32> {
+        match self {
+            Self::Config(k) => Some(k.config().geometry.bn),
+            _ => None,
+        }
+    }
+
     /// Rows of the output each block computes, for every configuration this choice runs
     /// (their least common multiple: a row split's two parts): a multi-GPU product splits
     /// its rows at multiples of it ([`crate::plan::shard`]).

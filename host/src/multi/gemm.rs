@@ -99,13 +99,12 @@ impl Pinned {
         (per_wave.max(1) * g.bm) as usize
     }
 
-    /// The columns its blocks compute, for a plain configuration (each element of `c`
-    /// computed alone, so a product over panels of `b`'s columns has the bits of one over
-    /// all of them); `None` for the others.
+    /// The columns its blocks compute, where a product may run over panels of `b`'s
+    /// columns ([`Tuned::block_cols`]; a named kernel runs as named, over all of them).
     fn block_cols(self) -> Option<usize> {
         match self {
-            Self::Tuned(Tuned::Config(k)) => Some(k.config().geometry.bn as usize),
-            _ => None,
+            Self::Tuned(t) => t.block_cols().map(|c| c as usize),
+            Self::Kernel(..) => None,
         }
     }
 
@@ -498,15 +497,15 @@ impl Gpus {
         // plain configuration computes each element of `c` alone, so they change no bits.
         let stepped = matches!(a, Rows::Root(_)) && out.is_some();
         let mut waves = vec![(0, 0); self.len()];
-        let mut panel_cols = match (stepped, pinned.block_cols()) {
-            (true, Some(bn)) => shard::panels(n, PANELS, bn),
+        let candidate = match (stepped, pinned.block_cols()) {
+            (true, Some(bn)) => shard::panels(n, shard::PRODUCT_PANELS, bn),
             _ => shard::panels(n, 1, 1),
         };
         for (d, r) in layout.iter().enumerate().skip(1) {
             if stepped && !r.is_empty() {
                 let gpu = self.gpu(d);
-                let panel_wave = match panel_cols.first() {
-                    Some(c) if panel_cols.len() > 1 => {
+                let panel_wave = match candidate.first() {
+                    Some(c) if candidate.len() > 1 => {
                         pinned.wave_rows(gpu, MatmulShape::new(r.len(), k, c.len())?)
                     }
                     _ => 0,
@@ -514,25 +513,11 @@ impl Gpus {
                 waves[d] = (pinned.wave_rows(gpu, part_shape(r)?), panel_wave);
             }
         }
-        // Panels only where every device with rows runs them: each receives `b` alike.
-        let paneled = layout
-            .iter()
-            .zip(&waves)
-            .skip(1)
-            .all(|(r, &(_, pw))| r.is_empty() || (pw > 0 && r.len() >= 2 * pw));
-        if !paneled {
-            panel_cols = shard::panels(n, 1, 1);
-        }
+        let shard::ProductPlan {
+            panels: panel_cols,
+            tasks,
+        } = shard::product_plan(&layout, candidate, n, &waves);
         let panels = panel_cols.len();
-        let tasks: Vec<Vec<Task>> = layout
-            .iter()
-            .zip(&waves)
-            .map(|(r, &(wave, panel_wave))| match wave {
-                // One launch over all the rows.
-                0 => shard::tasks(r.clone(), 1, 0, r.len()),
-                _ => shard::tasks(r.clone(), panels, panel_wave, wave),
-            })
-            .collect();
         let cols = |t: &Task| t.panel.map_or(0..n, |p| panel_cols[p].clone());
         // Each device's steps of rows: its launches' rows in order, each once.
         let steps: Vec<Vec<Range<usize>>> = tasks
@@ -972,10 +957,6 @@ struct Bufs {
 /// enough that each arrives quickly and flows on to the other devices while the next is on
 /// its way.
 const PIECES: usize = 8;
-
-/// The panels of `b`'s columns a plain configuration's product sends `b` in
-/// ([`crate::plan::shard::panels`]): the first launch of a device waits for one of them.
-const PANELS: usize = 4;
 
 /// Makes `waiter` wait for the work queued so far on `on` (two streams of one device).
 fn follow(waiter: &CudaStream, on: &CudaStream) -> Result<()> {

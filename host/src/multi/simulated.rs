@@ -73,6 +73,60 @@ impl SimulatedDevices {
         })
     }
 
+    /// `a · b` by `tuned` split as the GPUs run a product gathered on the root
+    /// ([`shard::product_plan`]): the root's rows in one launch, each other device's in its
+    /// launches over a panel of `b`'s columns (packed into a matrix of its own, as each
+    /// device receives it) or over all of `b`. `wave(rows, cols)` stands for a GPU's
+    /// occupancy: the rows of one wave of blocks over `cols` columns of a part of `rows`.
+    pub fn matmul_tuned_gathered(
+        &self, tuned: Tuned, a: &[f32], b: &[f32], shape: MatmulShape, weights: &[f64],
+        wave: impl Fn(usize, usize) -> usize,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+        let layout = shard::split(m, weights, tuned.block_rows() as usize);
+        let candidate = match tuned.block_cols() {
+            Some(bn) => shard::panels(n, shard::PRODUCT_PANELS, bn as usize),
+            None => shard::panels(n, 1, 1),
+        };
+        let waves: Vec<(usize, usize)> = layout
+            .iter()
+            .enumerate()
+            .map(|(d, r)| match (d, candidate.first()) {
+                (0, _) => (0, 0),
+                _ if r.is_empty() => (0, 0),
+                (_, Some(c)) if candidate.len() > 1 => (wave(r.len(), n), wave(r.len(), c.len())),
+                _ => (wave(r.len(), n), 0),
+            })
+            .collect();
+        let plan = shard::product_plan(&layout, candidate, n, &waves);
+        let mut out = vec![0.0; shape.lens().2];
+        for task in plan.tasks.iter().flatten() {
+            let (rows, cols) = (
+                &task.rows,
+                task.panel.map_or(0..n, |p| plan.panels[p].clone()),
+            );
+            let own_a = aligned_copy(&a[rows.start * k..rows.end * k]);
+            let panel: Vec<f32> = (0..k)
+                .flat_map(|i| b[i * n + cols.start..i * n + cols.end].iter().copied())
+                .collect();
+            let own_b = aligned_copy(&panel);
+            let part = MatmulShape::new(rows.len(), k, cols.len())?;
+            let c = run_tuned(
+                &self.sim,
+                tuned.for_rows(rows.start as u32..rows.end as u32),
+                aligned_floats(&own_a, rows.len() * k),
+                aligned_floats(&own_b, panel.len()),
+                part,
+            )?;
+            for (i, row) in c.chunks(cols.len()).enumerate() {
+                let at = (rows.start + i) * n + cols.start;
+                out[at..at + cols.len()].copy_from_slice(row);
+            }
+        }
+        Ok(out)
+    }
+
     /// One device's whole run of `tuned` (the reference the splits are checked against).
     pub fn matmul_tuned_one(
         &self, tuned: Tuned, a: &[f32], b: &[f32], shape: MatmulShape,

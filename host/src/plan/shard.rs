@@ -471,6 +471,49 @@ pub fn tasks(rows: Range<usize>, panels: usize, panel_wave: usize, wave: usize) 
     steps(rows, wave).into_iter().map(whole).collect()
 }
 
+/// The panels a product gathered on the root sends `b`'s columns in, where its configuration
+/// allows ([`product_plan`]): another device's first launch waits for one of them.
+pub const PRODUCT_PANELS: usize = 4;
+
+/// A product gathered on the root as its devices run it ([`crate::multi::gemm`]): the panels
+/// of `b`'s columns the other devices receive it in, and each device's launches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProductPlan {
+    pub panels: Vec<Range<usize>>,
+    pub tasks: Vec<Vec<Task>>,
+}
+
+/// The launches of a product of `n` columns split by rows as `layout` (device 0 the root).
+/// `panels`: `b`'s columns in the panels the configuration could take ([`panels`]; one where
+/// it cannot). `waves[d]`: device `d`'s rows of a wave of blocks over all columns and over
+/// the first panel, `(0, 0)` where it runs its rows in one launch (the root, a device
+/// without rows, a product whose operands do not all come from the root). The panels are
+/// kept only where every other device with rows runs its first wave over them ([`tasks`]),
+/// since each receives `b` alike; else `b` is one panel.
+pub fn product_plan(
+    layout: &[Range<usize>], panels: Vec<Range<usize>>, n: usize, waves: &[(usize, usize)],
+) -> ProductPlan {
+    let paneled = panels.len() > 1
+        && layout
+            .iter()
+            .zip(waves)
+            .skip(1)
+            .all(|(r, &(_, pw))| r.is_empty() || (pw > 0 && r.len() >= 2 * pw));
+    let panels = match paneled {
+        true => panels,
+        false => self::panels(n, 1, 1),
+    };
+    let tasks = layout
+        .iter()
+        .zip(waves)
+        .map(|(r, &(wave, panel_wave))| match wave {
+            0 => tasks(r.clone(), 1, 0, r.len()),
+            _ => tasks(r.clone(), panels.len(), panel_wave, wave),
+        })
+        .collect();
+    ProductPlan { panels, tasks }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -567,6 +610,42 @@ mod tests {
         let t = tasks(0..2500, 4, 1024, 1000);
         assert_eq!(t.last().unwrap().rows, 1024..2500);
         assert_eq!(t.len(), 5);
+    }
+
+    #[test]
+    fn a_product_takes_panels_only_where_every_other_device_can() {
+        let layout = vec![0..4352, 4352..8320, 8320..12288, 12288..16384];
+        let cols = panels(16384, PRODUCT_PANELS, 128);
+        let waves = [(0, 0), (256, 1024), (256, 1024), (256, 1024)];
+        let plan = product_plan(&layout, cols.clone(), 16384, &waves);
+        assert_eq!(plan.panels, cols);
+        // The root in one launch; the others over the four panels, then two launches.
+        assert_eq!(
+            plan.tasks[0],
+            vec![Task {
+                rows: 0..4352,
+                panel: None
+            }]
+        );
+        for (d, t) in plan.tasks.iter().enumerate().skip(1) {
+            assert_eq!(t.len(), 6, "device {d}");
+            assert_eq!(t[0].rows, layout[d].start..layout[d].start + 1024);
+        }
+        // A device with too few rows for two panel waves: `b` in one panel, steps for all.
+        let short = vec![0..8000, 8000..9000, 9000..16384];
+        let plan = product_plan(
+            &short,
+            cols.clone(),
+            16384,
+            &[(0, 0), (256, 1024), (256, 1024)],
+        );
+        assert_eq!(plan.panels, vec![0..16384]);
+        assert!(plan.tasks.iter().flatten().all(|t| t.panel.is_none()));
+        assert_eq!(plan.tasks[1].len(), 2);
+        // Nothing stepped (the waves are all zero): one launch per device with rows.
+        let plan = product_plan(&layout, cols, 16384, &[(0, 0); 4]);
+        assert!(plan.tasks.iter().all(|t| t.len() == 1));
+        assert_eq!(plan.panels, vec![0..16384]);
     }
 
     fn lens(r: &[Range<usize>]) -> Vec<usize> {
