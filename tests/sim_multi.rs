@@ -2,10 +2,9 @@
 //! over 1 to 4 devices, evenly or not, has one device's bits in every precision and for every
 //! kind of autotuned choice (a row split straddling two devices' rows included), also when
 //! run as the GPUs run a product gathered on the root (launches over column panels of `b`,
-//! steps of rows); a sum in
-//! chunks has the same bits on any device count (and one device's single-kernel bits for an
-//! input of one chunk); a sliding average whose halo spans several devices, and reductions
-//! along rows and columns, have one device's bits.
+//! steps of rows); a sum in chunks has the same bits on any device count (and one device's
+//! single-kernel bits for an input of one chunk); a sliding average whose halo spans several
+//! devices, and reductions along rows and columns, have one device's bits.
 
 #[path = "common/shapes.rs"]
 mod shapes;
