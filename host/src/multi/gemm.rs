@@ -497,10 +497,26 @@ impl Gpus {
         // plain configuration computes each element of `c` alone, so they change no bits.
         let stepped = matches!(a, Rows::Root(_)) && out.is_some();
         let mut waves = vec![(0, 0); self.len()];
-        let candidate = match (stepped, pinned.block_cols()) {
+        let mut candidate = match (stepped, pinned.block_cols()) {
             (true, Some(bn)) => shard::panels(n, shard::PRODUCT_PANELS, bn),
             _ => shard::panels(n, 1, 1),
         };
+        // Panels hold `b` twice on every other device (its panels, and `b` put back
+        // together): only where each has room for its part with the second copy, unless
+        // the buffers kept from the last run of this product hold it already.
+        let held = lock(&self.workspace)
+            .as_ref()
+            .is_some_and(|w| w.key.key == key && w.key.panels.len() > 1);
+        if candidate.len() > 1 && !held {
+            for (d, r) in layout.iter().enumerate().skip(1) {
+                let (free, _) = self.gpu(d).context().mem_get_info().call("cuMemGetInfo")?;
+                let needed = 4 * (2 * k * n + r.len() * (k + n));
+                if free < needed {
+                    candidate = shard::panels(n, 1, 1);
+                    break;
+                }
+            }
+        }
         for (d, r) in layout.iter().enumerate().skip(1) {
             if stepped && !r.is_empty() {
                 let gpu = self.gpu(d);
