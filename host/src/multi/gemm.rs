@@ -440,7 +440,6 @@ impl Gpus {
             })
             .collect();
         self.prepare(pinned, &parts)?;
-        let part_shape = |r: &Range<usize>| MatmulShape::new(r.len(), k, n);
         let only_root = layout.iter().skip(1).all(|r| r.is_empty());
         let mut marks: Vec<Option<Marks>> = vec![];
 
@@ -496,43 +495,36 @@ impl Gpus {
         // multiples of the block rows and panels at multiples of the block columns, and a
         // plain configuration computes each element of `c` alone, so they change no bits.
         let stepped = matches!(a, Rows::Root(_)) && out.is_some();
-        let mut waves = vec![(0, 0); self.len()];
         let mut candidate = match (stepped, pinned.block_cols()) {
             (true, Some(bn)) => shard::panels(n, shard::PRODUCT_PANELS, bn),
             _ => shard::panels(n, 1, 1),
         };
         // Panels hold `b` twice on every other device (its panels, and `b` put back
-        // together): only where each has room for its part with the second copy, unless
-        // the buffers kept from the last run of this product hold it already.
+        // together): only where each has room for its part with the second copy
+        // ([`Gpu::reserve`], which counts what its pool keeps of freed buffers), unless the
+        // buffers kept from the last run of this product hold it already.
         let held = lock(&self.workspace)
             .as_ref()
             .is_some_and(|w| w.key.key == key && w.key.panels.len() > 1);
         if candidate.len() > 1 && !held {
             for (d, r) in layout.iter().enumerate().skip(1) {
-                let (free, _) = self.gpu(d).context().mem_get_info().call("cuMemGetInfo")?;
                 let needed = 4 * (2 * k * n + r.len() * (k + n));
-                if free < needed {
-                    candidate = shard::panels(n, 1, 1);
-                    break;
-                }
-            }
-        }
-        for (d, r) in layout.iter().enumerate().skip(1) {
-            if stepped && !r.is_empty() {
-                let gpu = self.gpu(d);
-                let panel_wave = match candidate.first() {
-                    Some(c) if candidate.len() > 1 => {
-                        pinned.wave_rows(gpu, MatmulShape::new(r.len(), k, c.len())?)
+                match self.gpu(d).reserve(needed as u64) {
+                    Ok(()) => {}
+                    Err(Error::OutOfDeviceMemory { .. }) => {
+                        candidate = shard::panels(n, 1, 1);
+                        break;
                     }
-                    _ => 0,
-                };
-                waves[d] = (pinned.wave_rows(gpu, part_shape(r)?), panel_wave);
+                    Err(e) => return Err(e),
+                }
             }
         }
         let shard::ProductPlan {
             panels: panel_cols,
             tasks,
-        } = shard::product_plan(&layout, candidate, n, &waves);
+        } = shard::product_plan(&layout, candidate, n, stepped, |d, rows, cols| {
+            Ok(pinned.wave_rows(self.gpu(d), MatmulShape::new(rows, k, cols)?))
+        })?;
         let panels = panel_cols.len();
         let cols = |t: &Task| t.panel.map_or(0..n, |p| panel_cols[p].clone());
         // Each device's steps of rows: its launches' rows in order, each once.

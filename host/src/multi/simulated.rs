@@ -89,17 +89,9 @@ impl SimulatedDevices {
             Some(bn) => shard::panels(n, shard::PRODUCT_PANELS, bn as usize),
             None => shard::panels(n, 1, 1),
         };
-        let waves: Vec<(usize, usize)> = layout
-            .iter()
-            .enumerate()
-            .map(|(d, r)| match (d, candidate.first()) {
-                (0, _) => (0, 0),
-                _ if r.is_empty() => (0, 0),
-                (_, Some(c)) if candidate.len() > 1 => (wave(r.len(), n), wave(r.len(), c.len())),
-                _ => (wave(r.len(), n), 0),
-            })
-            .collect();
-        let plan = shard::product_plan(&layout, candidate, n, &waves);
+        let plan = shard::product_plan(&layout, candidate, n, true, |_, rows, cols| {
+            Ok(wave(rows, cols))
+        })?;
         let mut out = vec![0.0; shape.lens().2];
         for task in plan.tasks.iter().flatten() {
             let (rows, cols) = (

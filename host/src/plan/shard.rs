@@ -485,18 +485,32 @@ pub struct ProductPlan {
 
 /// The launches of a product of `n` columns split by rows as `layout` (device 0 the root).
 /// `panels`: `b`'s columns in the panels the configuration could take ([`panels`]; one where
-/// it cannot). `waves[d]`: device `d`'s rows of a wave of blocks over all columns and over
-/// the first panel, `(0, 0)` where it runs its rows in one launch (the root, a device
-/// without rows, a product whose operands do not all come from the root). The panels are
-/// kept only where every other device with rows runs its first wave over them ([`tasks`]),
-/// since each receives `b` alike; else `b` is one panel.
+/// it cannot). Where the product is `stepped` (its operands all come from the root and its
+/// result goes back there), every other device with rows runs them in steps, sized by
+/// `wave(d, rows, cols)`: device `d`'s rows of a wave of blocks over `cols` columns of a part
+/// of `rows` rows (a GPU's occupancy); else each device runs its rows in one launch. The
+/// panels are kept only where every other device with rows runs its first wave over them
+/// ([`tasks`]), since each receives `b` alike; else `b` is one panel.
 pub fn product_plan(
-    layout: &[Range<usize>], panels: Vec<Range<usize>>, n: usize, waves: &[(usize, usize)],
-) -> ProductPlan {
+    layout: &[Range<usize>], panels: Vec<Range<usize>>, n: usize, stepped: bool,
+    mut wave: impl FnMut(usize, usize, usize) -> Result<usize>,
+) -> Result<ProductPlan> {
+    // Each device's rows of a wave over all columns and over the first panel; (0, 0) for
+    // one launch.
+    let mut waves = vec![(0, 0); layout.len()];
+    for (d, r) in layout.iter().enumerate().skip(1) {
+        if stepped && !r.is_empty() {
+            let panel_wave = match panels.first() {
+                Some(c) if panels.len() > 1 => wave(d, r.len(), c.len())?,
+                _ => 0,
+            };
+            waves[d] = (wave(d, r.len(), n)?, panel_wave);
+        }
+    }
     let paneled = panels.len() > 1
         && layout
             .iter()
-            .zip(waves)
+            .zip(&waves)
             .skip(1)
             .all(|(r, &(_, pw))| r.is_empty() || (pw > 0 && r.len() >= 2 * pw));
     let panels = match paneled {
@@ -506,12 +520,12 @@ pub fn product_plan(
     let tasks = layout
         .iter()
         .zip(waves)
-        .map(|(r, &(wave, panel_wave))| match wave {
+        .map(|(r, (wave, panel_wave))| match wave {
             0 => tasks(r.clone(), 1, 0, r.len()),
             _ => tasks(r.clone(), panels.len(), panel_wave, wave),
         })
         .collect();
-    ProductPlan { panels, tasks }
+    Ok(ProductPlan { panels, tasks })
 }
 
 #[cfg(test)]
@@ -616,8 +630,9 @@ mod tests {
     fn a_product_takes_panels_only_where_every_other_device_can() {
         let layout = vec![0..4352, 4352..8320, 8320..12288, 12288..16384];
         let cols = panels(16384, PRODUCT_PANELS, 128);
-        let waves = [(0, 0), (256, 1024), (256, 1024), (256, 1024)];
-        let plan = product_plan(&layout, cols.clone(), 16384, &waves);
+        // A wave is 264 blocks of 128 × 128: 2 block rows over all columns, 8 over a panel.
+        let wave = |_: usize, _: usize, cols: usize| Ok(264 / cols.div_ceil(128) * 128);
+        let plan = product_plan(&layout, cols.clone(), 16384, true, wave).unwrap();
         assert_eq!(plan.panels, cols);
         // The root in one launch; the others over the four panels, then two launches.
         assert_eq!(
@@ -633,19 +648,17 @@ mod tests {
         }
         // A device with too few rows for two panel waves: `b` in one panel, steps for all.
         let short = vec![0..8000, 8000..9000, 9000..16384];
-        let plan = product_plan(
-            &short,
-            cols.clone(),
-            16384,
-            &[(0, 0), (256, 1024), (256, 1024)],
-        );
+        let plan = product_plan(&short, cols.clone(), 16384, true, wave).unwrap();
         assert_eq!(plan.panels, vec![0..16384]);
         assert!(plan.tasks.iter().flatten().all(|t| t.panel.is_none()));
         assert_eq!(plan.tasks[1].len(), 2);
-        // Nothing stepped (the waves are all zero): one launch per device with rows.
-        let plan = product_plan(&layout, cols, 16384, &[(0, 0); 4]);
+        // Not stepped: one launch per device with rows, `b` in one panel.
+        let plan = product_plan(&layout, cols, 16384, false, wave).unwrap();
         assert!(plan.tasks.iter().all(|t| t.len() == 1));
         assert_eq!(plan.panels, vec![0..16384]);
+        // A failing wave query is the plan's error.
+        let failing = |_: usize, _: usize, _: usize| Err(Error::InvalidChunk { chunk: 0 });
+        assert!(product_plan(&layout, panels(16384, 4, 128), 16384, true, failing).is_err());
     }
 
     fn lens(r: &[Range<usize>]) -> Vec<usize> {
