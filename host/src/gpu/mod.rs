@@ -171,10 +171,24 @@ impl Gpu {
             }
             Some(ptx) => Modules::custom(Arc::clone(&ctx), compute_capability, ptx)?,
         };
-        Ok(Self {
+        Ok(Self::handle(
             ctx,
             stream,
-            modules: Arc::new(modules),
+            Arc::new(modules),
+            limits,
+            multiprocessors,
+        ))
+    }
+
+    /// A handle on `ctx` launching on `stream`, with no entry looked up and no scratch yet.
+    fn handle(
+        ctx: Arc<CudaContext>, stream: Arc<CudaStream>, modules: Arc<Modules>, limits: Limits,
+        multiprocessors: u32,
+    ) -> Self {
+        Self {
+            ctx,
+            stream,
+            modules,
             limits,
             multiprocessors,
             entries: Mutex::new(HashMap::new()),
@@ -182,7 +196,7 @@ impl Gpu {
             workspace: Mutex::new(None),
             serial_flags: Mutex::new(None),
             info: OnceLock::new(),
-        })
+        }
     }
 
     /// A second handle on this GPU, with a stream of its own (non-blocking) and the same
@@ -191,18 +205,13 @@ impl Gpu {
     /// workspace, tensor maps) is its own.
     pub(crate) fn sibling(&self) -> Result<Self> {
         self.ctx.bind_to_thread().call("cuCtxSetCurrent")?;
-        Ok(Self {
-            ctx: Arc::clone(&self.ctx),
-            stream: self.ctx.new_stream().call("cuStreamCreate")?,
-            modules: Arc::clone(&self.modules),
-            limits: self.limits,
-            multiprocessors: self.multiprocessors,
-            entries: Mutex::new(HashMap::new()),
-            tensor_maps: Mutex::new(None),
-            workspace: Mutex::new(None),
-            serial_flags: Mutex::new(None),
-            info: OnceLock::new(),
-        })
+        Ok(Self::handle(
+            Arc::clone(&self.ctx),
+            self.ctx.new_stream().call("cuStreamCreate")?,
+            Arc::clone(&self.modules),
+            self.limits,
+            self.multiprocessors,
+        ))
     }
 
     pub fn context(&self) -> &Arc<CudaContext> {
