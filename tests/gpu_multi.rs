@@ -82,6 +82,32 @@ fn one_gpu_product(
 
 fn tests() -> Vec<(String, Test)> {
     let mut t: Vec<(String, Test)> = vec![];
+    // An odd product large enough that, on 2 to 4 GPUs of 100-odd multiprocessors, the other
+    // devices take `b` in column panels (a first wave of rows over each, then the rest), run
+    // three times: the split balanced from the last run, then the kept buffers reused.
+    t.push((
+        "multi::matmul::fp32::panels".into(),
+        Box::new(|g| {
+            let (m, k, n) = (9043, 257, 16451);
+            let shape = MatmulShape::new(m, k, n)?;
+            let kernel = MatmulKernel::Sgemm(SgemmKernel::autotuned(Precision::Fp32)?);
+            let (a, b) = (signed(3, m * k), signed(4, k * n));
+            let root = g.gpu(0);
+            let one = one_gpu_product(root, kernel, &a, &b, shape)?;
+            let (da, db) = (root.upload(&a)?, root.upload(&b)?);
+            for run in 0..3 {
+                let mut out = root.nans(m * n)?;
+                let r = g.matmul_device(kernel, TileWidth::Tw16, &da, &db, &mut out, shape)?;
+                g.synchronize()?;
+                same_bits(
+                    &root.download(&out)?,
+                    &one,
+                    &format!("run {run} {:?}", r.parts),
+                )?;
+            }
+            Ok(())
+        }),
+    ));
     // Odd sizes (a thin last wave: the autotuner may choose a row split), and a product
     // whose rows split into several parts per device.
     let shapes = [(2049usize, 2047usize, 2051usize), (4 * ROWS + 7, 512, 768)];
