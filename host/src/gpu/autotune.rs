@@ -684,6 +684,7 @@ pub fn tune(
     if precision == Precision::Fp32 {
         let serial = SplitK::serial_candidates_for(shape, gpu.multiprocessors());
         candidates.extend(serial.map(Tuned::Serial));
+        candidates.extend(wave_filling(gpu, shape)?);
     }
     if candidates.is_empty() {
         return Err(Error::PrecisionNotImplemented { precision });
@@ -719,6 +720,30 @@ pub fn tune(
         candidates_ms: timings.iter().map(|(k, ms)| (k.name(), *ms)).collect(),
     };
     Ok((best, choice))
+}
+
+/// The split-k runs whose slice counts fill whole waves of this device
+/// ([`SplitK::wave_candidates_for`], with the driver's count of blocks per SM of each
+/// configuration), and the serial run of each where [`SplitK::serial_worth_timing`]. A
+/// configuration the device declines ([`is_refusal`]) has none.
+fn wave_filling(gpu: &Gpu, shape: MatmulShape) -> Result<Vec<Tuned>> {
+    let sms = gpu.multiprocessors();
+    let mut runs = vec![];
+    for config in SplitK::configs() {
+        let kernel = MatmulKernel::Sgemm(SgemmKernel::Config(config));
+        let slots = match gpu.blocks_per_sm(kernel, shape) {
+            Ok(blocks) => u64::from(blocks) * u64::from(sms),
+            Err(e) if is_refusal(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        for s in SplitK::wave_candidates_for(config, shape, slots) {
+            runs.push(Tuned::SplitK(s));
+            if s.serial_worth_timing(shape, sms) {
+                runs.push(Tuned::Serial(s));
+            }
+        }
+    }
+    Ok(runs)
 }
 
 /// Compiles the entry points of `candidates` for `gpu`, all at once ([`Gpu::load_entries`]):

@@ -54,23 +54,67 @@ impl SplitK {
 
     /// Every configuration with a split-k entry point, at each of [`SPLITS`](Self::SPLITS).
     pub fn candidates() -> impl Iterator<Item = SplitK> {
+        Self::configs().flat_map(|config| Self::SPLITS.map(|splits| SplitK { config, splits }))
+    }
+
+    /// The most slices a split-k run may ask for: twice the largest of
+    /// [`SPLITS`](Self::SPLITS), where [`wave_candidates_for`](Self::wave_candidates_for)
+    /// fills a device's waves with few output tiles and a long `k`.
+    pub const MAX_SPLITS: u32 = 64;
+
+    /// The indices into `CONFIGS` of the configurations with a split-k entry point.
+    pub fn configs() -> impl Iterator<Item = usize> {
         CONFIGS
             .iter()
             .enumerate()
             .filter(|(_, c)| c.split_k.is_some())
-            .flat_map(|(config, _)| Self::SPLITS.map(|splits| SplitK { config, splits }))
+            .map(|(config, _)| config)
     }
 
     /// The candidates worth timing for `shape`: at least two slices of at least two
     /// `bk`-deep tiles each, of a configuration whose own grid for `shape` has at most
     /// [`MAX_GRID_BLOCKS`] blocks.
     pub fn candidates_for(shape: MatmulShape) -> impl Iterator<Item = SplitK> {
-        Self::candidates().filter(move |s| {
-            let g = CONFIGS[s.config].geometry;
-            let blocks = (shape.m as u64).div_ceil(g.bm.max(1) as u64)
-                * (shape.n as u64).div_ceil(g.bn.max(1) as u64);
-            shape.k as u64 >= 2 * g.bk.max(1) as u64 * s.splits as u64 && blocks <= MAX_GRID_BLOCKS
-        })
+        Self::candidates().filter(move |s| s.worth_timing(shape))
+    }
+
+    /// Block tiles of `config`'s own grid for `shape`.
+    fn tiles(config: usize, shape: MatmulShape) -> u64 {
+        let g = CONFIGS[config].geometry;
+        u64::from(shape.m.div_ceil(g.bm.max(1))) * u64::from(shape.n.div_ceil(g.bn.max(1)))
+    }
+
+    /// [`candidates_for`](Self::candidates_for)'s test: at least two slices of at least two
+    /// `bk`-deep tiles each, and at most [`MAX_GRID_BLOCKS`] tiles in the configuration's
+    /// own grid.
+    fn worth_timing(self, shape: MatmulShape) -> bool {
+        let bk = u64::from(CONFIGS[self.config].geometry.bk.max(1));
+        self.splits >= 2
+            && u64::from(shape.k) >= 2 * bk * u64::from(self.splits)
+            && Self::tiles(self.config, shape) <= MAX_GRID_BLOCKS
+    }
+
+    /// The slice counts of `config` (one with a split-k entry point) that fill whole waves
+    /// of a device running `slots` of its blocks at once (blocks per SM times SMs), beyond
+    /// [`SPLITS`](Self::SPLITS): for one and for two waves, the most slices whose blocks
+    /// (output tiles times slices) still fit, where that is not one of `SPLITS` and passes
+    /// [`candidates_for`](Self::candidates_for)'s test. A shape class, not a list: an output
+    /// of 44 tiles of 128 × 128 on 132 SMs of two blocks each takes 6 slices for one wave
+    /// and 12 for two, where `SPLITS` gives 4 (two thirds of a wave) or 8 (one and a third).
+    pub fn wave_candidates_for(
+        config: usize, shape: MatmulShape, slots: u64,
+    ) -> impl Iterator<Item = SplitK> {
+        let tiles = Self::tiles(config, shape).max(1);
+        let mut splits: Vec<u32> = [1u64, 2]
+            .iter()
+            .map(|waves| (waves * slots / tiles).min(u64::from(Self::MAX_SPLITS)) as u32)
+            .filter(|s| !Self::SPLITS.contains(s))
+            .collect();
+        splits.dedup();
+        splits
+            .into_iter()
+            .map(move |splits| SplitK { config, splits })
+            .filter(move |s| s.worth_timing(shape))
     }
 
     /// `<configuration name>-split<splits>`, e.g. `sgemm-multistage-64x64x16-w32x32-split8`.
@@ -85,7 +129,7 @@ impl SplitK {
         let config = CONFIGS
             .iter()
             .position(|c| c.name == config && c.split_k.is_some())?;
-        Self::SPLITS
+        (2..=Self::MAX_SPLITS)
             .contains(&splits)
             .then_some(SplitK { config, splits })
     }
@@ -201,12 +245,15 @@ impl SplitK {
     /// and whose output has at most [`SERIAL_MAX_WAVES`](Self::SERIAL_MAX_WAVES) waves of
     /// tiles (a shape class: few output tiles for the device, a `k` deep enough to split).
     pub fn serial_candidates_for(shape: MatmulShape, sms: u32) -> impl Iterator<Item = SplitK> {
+        Self::candidates_for(shape).filter(move |s| s.serial_worth_timing(shape, sms))
+    }
+
+    /// [`serial_candidates_for`](Self::serial_candidates_for)'s test beyond
+    /// [`candidates_for`](Self::candidates_for)'s: a serial entry point, and at most
+    /// [`SERIAL_MAX_WAVES`](Self::SERIAL_MAX_WAVES) waves of output tiles on `sms` SMs.
+    pub fn serial_worth_timing(self, shape: MatmulShape, sms: u32) -> bool {
         let most = u64::from(sms.max(1)) * u64::from(Self::SERIAL_MAX_WAVES);
-        Self::candidates_for(shape).filter(move |s| {
-            let g = CONFIGS[s.config].geometry;
-            let tiles = u64::from(shape.m.div_ceil(g.bm)) * u64::from(shape.n.div_ceil(g.bn));
-            s.serial_spec().is_some() && tiles <= most
-        })
+        self.serial_spec().is_some() && Self::tiles(self.config, shape) <= most
     }
 
     /// `<configuration name>-serialsplit<splits>`, e.g.
@@ -222,7 +269,7 @@ impl SplitK {
         let config = CONFIGS
             .iter()
             .position(|c| c.name == config && c.serial_split_k.is_some())?;
-        Self::SPLITS
+        (2..=Self::MAX_SPLITS)
             .contains(&splits)
             .then_some(SplitK { config, splits })
     }
@@ -386,6 +433,57 @@ mod tests {
             plain,
             None | Some(Err(Error::EntryNotFound { .. }))
         ));
+    }
+
+    #[test]
+    fn wave_filling_slice_counts_fit_whole_waves_beyond_the_fixed_list() {
+        let shape = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+        let big = CONFIGS
+            .iter()
+            .position(|c| c.name == "sgemm-multistage-128x128x16-w64x32")
+            .unwrap();
+        assert!(CONFIGS[big].split_k.is_some() && CONFIGS[big].serial_split_k.is_some());
+        // 195 × 2802 in 128 × 128 tiles: 2 · 22 = 44; 264 slots take 6 (one wave) and 12.
+        let mid = shape(195, 1423, 2802);
+        let wave: Vec<u32> = SplitK::wave_candidates_for(big, mid, 264)
+            .map(|s| s.splits)
+            .collect();
+        assert_eq!(wave, [6, 12]);
+        for s in SplitK::wave_candidates_for(big, mid, 264) {
+            assert_eq!(SplitK::from_name(&s.name()), Some(s));
+            assert_eq!(SplitK::from_serial_name(&s.serial_name()), Some(s));
+            let (_, slices) = s.slices(mid.k);
+            assert!(
+                SplitK::tiles(big, mid) * u64::from(slices) <= 2 * 264,
+                "{s}"
+            );
+        }
+        // A count already in SPLITS is not proposed twice: 66 tiles, 264 slots, 4 and 8.
+        let even = shape(256, 4096, 4224);
+        assert_eq!(SplitK::wave_candidates_for(big, even, 264).count(), 0);
+        // A short k has nothing to split; a full output needs no split.
+        assert_eq!(
+            SplitK::wave_candidates_for(big, shape(195, 100, 2802), 264).count(),
+            0
+        );
+        assert_eq!(
+            SplitK::wave_candidates_for(big, shape(4096, 4096, 4096), 264).count(),
+            0
+        );
+        // A tiny output with a very long k stops at MAX_SPLITS.
+        let tiny = shape(33, 100_000, 33);
+        let most: Vec<u32> = SplitK::wave_candidates_for(big, tiny, 264)
+            .map(|s| s.splits)
+            .collect();
+        assert_eq!(most, [SplitK::MAX_SPLITS]);
+        assert_eq!(
+            SplitK::from_name("sgemm-multistage-128x128x16-w64x32-split65"),
+            None
+        );
+        assert_eq!(
+            SplitK::from_name("sgemm-multistage-128x128x16-w64x32-split1"),
+            None
+        );
     }
 
     #[test]

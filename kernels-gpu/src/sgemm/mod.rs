@@ -535,7 +535,11 @@ sgemm_configs! {
     sgemm_double_buffered_padded_256x128x8_w64x64     = 8 padded::sgemm_double_buffered_padded::<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 260, 0> [autotune];
     sgemm_double_buffered_swizzled_128x128x16_w64x32  = 9 padded::sgemm_double_buffered_padded::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
     sgemm_double_buffered_swizzled_128x256x8_w64x64   = 9 padded::sgemm_double_buffered_padded::<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 132, 8> [autotune];
-    sgemm_multistage_128x128x16_w64x32                = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2);
+    /// With split-k for mid-size outputs with a long `k` (a few hundred rows, a few thousand
+    /// columns): 64 accumulators in each of 256 threads, where the smaller split-k tiles
+    /// have 32 in 128 or 64 in 64 and 128 threads.
+    sgemm_multistage_128x128x16_w64x32                = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2),
+        split_k(sgemm_split_k_128x128x16_w64x32), serial_split_k(sgemm_serial_split_k_128x128x16_w64x32);
     sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
     /// Small tiles for outputs with few 128 × 128 tiles (1024², a short side of 32–64): four
     /// times the blocks, 4 warps of 32 × 32.
