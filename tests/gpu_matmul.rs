@@ -293,16 +293,34 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
         );
     }
     // Repacked products: the simulator's bits (those of the configuration on the operands
-    // as they are), every run; k odd, n odd, both.
-    for (m, k, n) in [(300, 97, 132), (129, 1028, 67), (257, 1029, 131)] {
+    // as they are), every run; k odd, n odd, both, and aligned rows with a depth that is not
+    // whole tiles. The default is copied both ways; every configuration with a strided entry
+    // copies only the operands that need it and stores the output in place.
+    let strided: Vec<SgemmKernel> = kernels_gpu::sgemm::CONFIGS
+        .iter()
+        .filter(|c| c.strided.is_some())
+        .map(|c| SgemmKernel::from_entry(c.spec.entry).unwrap())
+        .collect();
+    for (m, k, n) in [
+        (300, 97, 132),
+        (129, 1028, 67),
+        (260, 36, 264),
+        (257, 1029, 131),
+    ] {
+        let strided = strided.clone();
         add(
             format!("gpu::repacked_product_is_its_simulator_twin::{m}x{k}x{n}"),
             Box::new(move |g| {
                 let (shape, (a, b), (da, db), mut out) = inputs(g, (m, k, n), 41)?;
-                for kernel in [
-                    SgemmKernel::DEFAULT,
-                    SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap(),
-                ] {
+                // The largest shape on one strided configuration only: the simulator's time.
+                let mut kernels = vec![SgemmKernel::DEFAULT];
+                if shape.macs() < 1 << 24 {
+                    kernels.extend(&strided);
+                } else {
+                    kernels
+                        .push(SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap());
+                }
+                for kernel in kernels {
                     let exact = Simulator::default().matmul_repacked(kernel, &a, &b, shape)?;
                     let what = format!("{kernel} repacked {shape}");
                     runs_as_simulated(g, &mut out, &exact, &what, |g, out| {

@@ -3,7 +3,8 @@
 //! the bits of [`cpu_split_k`] (slices' FMA chains added in order), the same bits on a
 //! second run, and stays within the f32 bound with `k + s` roundings. A row split gives the
 //! bits of its top configuration on its rows and those of its split-k run on the rest; a
-//! repacked product the bits of its configuration on the operands as they are. Serial
+//! repacked product (copied both ways, or strided: only the operands that need it copied,
+//! the output in place) the bits of its configuration on the operands as they are. Serial
 //! split-k (one launch) gives the bits of the two-launch run.
 
 #[path = "common/fma_product.rs"]
@@ -12,6 +13,7 @@ mod fma_product;
 use fma_product::{assert_same_bits, fma_in_k_order};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::reference::{compare, matmul_f64};
+use kernels_gpu_host::kernels_gpu::sgemm::CONFIGS;
 use kernels_gpu_host::plan::row_split::RowSplit;
 use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
@@ -177,20 +179,29 @@ fn row_split_is_its_top_configuration_then_split_k() {
 #[test]
 fn repacked_products_have_their_configurations_bits() {
     let sim = Simulator::default();
-    let configs = [
-        SgemmKernel::DEFAULT,
-        SgemmKernel::from_entry("sgemm_multistage_64x64x16_w32x32").unwrap(),
-    ];
+    // The default (copied both ways), and every configuration with a strided entry (only
+    // the operands that need it copied, the output stored in place).
+    let strided = CONFIGS
+        .iter()
+        .filter(|c| c.strided.is_some())
+        .map(|c| SgemmKernel::from_entry(c.spec.entry).unwrap());
+    let configs: Vec<_> = std::iter::once(SgemmKernel::DEFAULT)
+        .chain(strided)
+        .collect();
+    assert!(configs.len() >= 3);
     // k odd, n odd, both ((70, 37, 66) has interior 64 × 64 blocks on the 16-byte path only
-    // once repacked); then one of each dimension, k = 1, n = 1.
-    let odd = [(70, 37, 66), (5, 8, 7), (17, 33, 65)];
+    // once repacked; (130, 37, 131) interior 128 × 128 ones); aligned rows with a depth that
+    // is not whole tiles (both copied, the depth padded) and whole tiles with an odd `n`
+    // (only `b` copied); then one of each dimension, k = 1, n = 1.
+    let odd = [(70, 37, 66), (5, 8, 7), (17, 33, 65), (130, 37, 131)];
+    let partial = [(66, 36, 68), (65, 32, 67)];
     let ones = [(1, 1, 1), (9, 1, 130), (7, 5, 1)];
-    for (m, k, n) in odd.into_iter().chain(ones) {
+    for (m, k, n) in odd.into_iter().chain(partial).chain(ones) {
         let shape = MatmulShape::new(m, k, n).unwrap();
         let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64);
         let (a, b) = (rng.uniform(m * k), rng.uniform(k * n));
         let exact = fma_in_k_order(&a, &b, m, k, n);
-        for kernel in configs {
+        for &kernel in &configs {
             let out = sim
                 .matmul_repacked(kernel, &a, &b, shape)
                 .unwrap_or_else(|e| panic!("{kernel} {shape}: {e}"));

@@ -16,7 +16,7 @@ use crate::problem::error::Result;
 use crate::problem::gemm::Gemm;
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
-use kernels_gpu::catalogue::{SLIDING, SLIDING_SCAN};
+use kernels_gpu::catalogue::{Extent, SLIDING, SLIDING_SCAN};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
 use kernels_gpu::nvptx_device::wgmma::Half;
@@ -289,8 +289,6 @@ impl Simulator {
         if shape.is_trivial() {
             return Ok(vec![0.0; shape.lens().2]);
         }
-        let p = repack::padded(shape)?;
-        let (la, lb, _) = p.lens();
         let copy = |src: &[f32], ld: u32, src_rows: u32, src_cols: u32, rows: u32, cols: u32| {
             let mut dst = aligned_zeros(rows as usize * cols as usize);
             let (ps, pd) = (
@@ -304,6 +302,41 @@ impl Simulator {
             })?;
             Ok::<_, crate::problem::error::Error>(dst)
         };
+        let config = kernel.config();
+        if let (Some(spec), Some(entry)) = (&config.strided, config.sim_strided) {
+            let plan = repack::Strided::of(config, shape)?;
+            let ap = if plan.copy_a {
+                copy(a, k, m, k, m, plan.lda)?
+            } else {
+                aligned_copy(a)
+            };
+            let bp = if plan.copy_b {
+                copy(b, n, k, n, plan.k, plan.ldb)?
+            } else {
+                aligned_copy(b)
+            };
+            let (la, lb) = (
+                m as usize * plan.lda as usize,
+                plan.k as usize * plan.ldb as usize,
+            );
+            let (ap, bp) = (aligned_floats(&ap, la), aligned_floats(&bp, lb));
+            let mut out = aligned_zeros(shape.lens().2);
+            let (pa, pb, po) = (
+                SharedPtr(ap.as_ptr() as *mut f32),
+                SharedPtr(bp.as_ptr() as *mut f32),
+                SharedPtr(out.as_mut_ptr().cast::<f32>()),
+            );
+            let (depth, lda, ldb) = (plan.k, plan.lda, plan.ldb);
+            let launch = spec.launch(Extent::Matrix { rows: m, cols: n }, 0);
+            // SAFETY: ap holds m rows of lda >= depth floats, bp depth rows of ldb >= n (zero
+            // past the operands), out m · n; the launch is the configuration's grid.
+            self.launch(&launch, move || unsafe {
+                entry(pa.get(), pb.get(), po.get(), m, n, depth, lda, ldb)
+            })?;
+            return Ok(unaligned(&out, shape.lens().2));
+        }
+        let p = repack::padded(shape)?;
+        let (la, lb, _) = p.lens();
         let ap = copy(a, k, m, k, m, p.k)?;
         let bp = copy(b, n, k, n, p.k, p.n)?;
         let (ap, bp) = (aligned_floats(&ap, la), aligned_floats(&bp, lb));

@@ -109,7 +109,8 @@ pub enum Tuned {
 impl Tuned {
     /// Every candidate of `precision` for `shape`: the tuned configurations of that
     /// precision, then (FP32) the split-k runs deep enough for its `k` and, where `k` or
-    /// `n` is not a multiple of 4 ([`repack::applies`]), each configuration repacked, or
+    /// `n` is not a multiple of 4, or `k` not whole tiles of a configuration with a strided
+    /// entry ([`repack::worth_timing`]), each such configuration repacked, or
     /// (TF32) the configurations on packed operands, rung 14's (which only a Hopper runs)
     /// and rung 15's; last (FP32, a memory-bound shape: [`gemv::applies`]) the rung-16 runs
     /// ([`Gemv::candidates`]).
@@ -120,10 +121,10 @@ impl Tuned {
             .then(|| SplitK::candidates_for(shape).map(Tuned::SplitK))
             .into_iter()
             .flatten();
-        let repacked = (fp32 && repack::applies(shape))
-            .then(|| configs.clone().map(Tuned::Repacked))
-            .into_iter()
-            .flatten();
+        let repacked = configs
+            .clone()
+            .filter(move |k| fp32 && repack::worth_timing(k.config(), shape))
+            .map(Tuned::Repacked);
         let packed = (precision == Precision::Tf32)
             .then(|| (0..PACKED_CONFIGS.len()).map(Tuned::Packed))
             .into_iter()
@@ -199,7 +200,10 @@ impl Tuned {
             Self::SplitK(s) => vec![s.spec().entry, REDUCE.entry],
             Self::Serial(s) => s.serial_spec().map(|spec| spec.entry).into_iter().collect(),
             Self::Rows(r) => vec![r.top.entry(), r.bottom.spec().entry, REDUCE.entry],
-            Self::Repacked(k) => vec![k.entry(), REPACK.entry],
+            Self::Repacked(k) => match &k.config().strided {
+                Some(strided) => vec![strided.entry, REPACK.entry],
+                None => vec![k.entry(), REPACK.entry],
+            },
             Self::Packed(i) => vec![
                 PACKED_CONFIGS[i].spec.entry,
                 TRANSPOSE_TF32.entry,
@@ -1168,6 +1172,23 @@ mod tests {
         for candidate in odd {
             assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
         }
+        // Aligned rows, a depth that is not whole 16-deep tiles: only the configurations
+        // with a strided entry, whose repacked run pads the depth.
+        let short = Tuned::candidates(MatmulShape::new(6043, 36, 6792).unwrap(), Precision::Fp32);
+        let repacked: Vec<_> = short
+            .iter()
+            .filter_map(|c| match c {
+                Tuned::Repacked(k) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        assert!(!repacked.is_empty());
+        assert!(repacked.iter().all(|k| k.config().strided.is_some()));
+        assert!(
+            repacked
+                .iter()
+                .all(|k| Tuned::Repacked(*k).entries()[0].starts_with("sgemm_strided_"))
+        );
         let split = Tuned::Rows(RowSplit {
             top: SgemmKernel::DEFAULT,
             rows: 1920,

@@ -12,7 +12,7 @@ use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
-use kernels_gpu::catalogue::KernelSpec;
+use kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu::sgemm::repack::REPACK;
 
 use std::sync::MutexGuard;
@@ -277,17 +277,26 @@ impl Gpu {
         }
     }
 
-    /// `out = a · b` by `kernel` on repacked operands ([`crate::plan::repack`]): `a` and `b`
-    /// copied into the workspace with rows of `k` and `n` rounded up to 4 (zero-padded),
-    /// the product there, and its rows copied back into `out`. Asynchronous, with the errors
-    /// of [`matmul_device`](Self::matmul_device); the bits of `kernel` on `a` and `b` as
-    /// they are.
+    /// `out = a · b` by `kernel` on repacked operands ([`crate::plan::repack`]). A
+    /// configuration with a strided entry: the operands that need it copied into the
+    /// workspace ([`repack::Strided`]: the depth in whole tiles, `b`'s rows a multiple of 4),
+    /// and the product stored in place. Any other: `a` and `b` copied into the workspace
+    /// with rows of `k` and `n` rounded up to 4 (zero-padded), the product there, and its
+    /// rows copied back into `out`. Asynchronous, with the errors of
+    /// [`matmul_device`](Self::matmul_device); the bits of `kernel` on `a` and `b` as they
+    /// are.
     pub fn matmul_repacked_device(
         &self, kernel: SgemmKernel, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         if super::zero_if_trivial(&self.stream, kernel.entry(), a, b, out, shape)? {
             return Ok(());
+        }
+        let config = kernel.config();
+        if let Some(spec) = &config.strided {
+            let plan = repack::Strided::of(config, shape)?;
+            // SAFETY: a, b and out have the shape's lengths (checked above).
+            return unsafe { self.launch_strided(spec, plan, a, b, out, shape) };
         }
         let p = repack::padded(shape)?;
         let (la, lb, lo) = p.lens();
@@ -313,6 +322,62 @@ impl Gpu {
             )?;
             self.repack(&wo.as_view(), p.n, m, n, &mut out.as_view_mut(), m, n)
         }
+    }
+
+    /// A strided entry `spec` on `shape` as `plan` says: the operands it copies into the
+    /// workspace, zero-padded, the others as they are, and the product stored in `out`.
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold `shape`'s operands and output; `plan` is
+    /// [`repack::Strided::of`] of `spec`'s configuration and `shape`.
+    unsafe fn launch_strided(
+        &self, spec: &KernelSpec, plan: repack::Strided, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        let (m, k, n) = (shape.m, shape.k, shape.n);
+        let la = if plan.copy_a {
+            m as usize * plan.lda as usize
+        } else {
+            0
+        };
+        let mut workspace = self.workspace(plan.workspace(m).max(1))?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
+        let (mut wa, mut wb) = ws.split_at_mut(la);
+        // SAFETY: a and b have the shape's lengths (the caller's contract); wa holds m rows of
+        // lda where a is copied, wb plan.k rows of ldb where b is (Strided::workspace), each
+        // starting a multiple of 4 floats into the workspace, so 16-byte aligned.
+        unsafe {
+            if plan.copy_a {
+                self.repack(&a.as_view(), k, m, k, &mut wa, m, plan.lda)?;
+            }
+            if plan.copy_b {
+                self.repack(&b.as_view(), n, k, n, &mut wb, plan.k, plan.ldb)?;
+            }
+        }
+        let a = if plan.copy_a {
+            wa.as_view()
+        } else {
+            a.as_view()
+        };
+        let b = if plan.copy_b {
+            wb.as_view()
+        } else {
+            b.as_view()
+        };
+        let info = self.entry_info(spec.entry)?;
+        let mut args = self.launcher(&info);
+        args.view(&a).view(&b).buffer_mut(out);
+        args.scalar(&shape.m)
+            .scalar(&shape.n)
+            .scalar(&plan.k)
+            .scalar(&plan.lda)
+            .scalar(&plan.ldb);
+        let launch = spec.launch(Extent::Matrix { rows: m, cols: n }, 0);
+        // SAFETY: (a, b, out, m, n, k, lda, ldb) as every strided entry declares them: a holds
+        // m rows of lda >= plan.k floats (zero from k on where copied; lda = k = plan.k where
+        // not), b plan.k rows of ldb >= n (likewise), out m · n; the grid is the
+        // configuration's over the output.
+        unsafe { args.launch(&launch) }
     }
 
     /// The workspace of split-k and repacked products, locked, holding at least `floats`

@@ -37,20 +37,21 @@ pub unsafe fn sgemm_double_buffered_padded<const LDA: usize, const GROUP: u32, E
     // SAFETY: the caller's contract; the arrays are the two stages of each tile.
     unsafe {
         same_tile!(sgemm_double_buffered_padded_in::<LDA, E>)(
-            a_tile, b_tile, &tile, a, b, out, n, k, k, epilogue,
+            a_tile, b_tile, &tile, a, b, out, n, k, k, n, epilogue,
         )
     }
 }
 
 /// The body of [`sgemm_double_buffered_padded`] on shared tiles declared by the caller
 /// (`a_tile`: at least `2 · BK · LDA` floats, `b_tile`: at least `2 · BK · BN`), for block
-/// tile `tile`, with `a`'s rows `lda >= k` floats apart: the multistage rung's loop for
+/// tile `tile`, with `a`'s rows `lda >= k` floats apart and `b`'s `ldb >= n`: the multistage rung's loop for
 /// edge tiles and odd shapes where its block tile is 128 × 128 (see
 /// [`CHECKED_LOOP_MAX_OUTPUTS`](super::multistage::CHECKED_LOOP_MAX_OUTPUTS)), on its
 /// arrays.
 ///
 /// # Safety
-/// As [`sgemm_double_buffered_padded`], `a` pointing to rows of `lda` floats; `tile` is this
+/// As [`sgemm_double_buffered_padded`], `a` pointing to rows of `lda` floats and `b` to rows
+/// of `ldb`; `tile` is this
 /// block's, the same in every thread; nothing else uses the arrays while it runs, and every
 /// thread of the block calls it.
 #[warp_tiled]
@@ -58,13 +59,13 @@ pub unsafe fn sgemm_double_buffered_padded<const LDA: usize, const GROUP: u32, E
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
     a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E,
+    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, ldb: u32, epilogue: E,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
     let (a_stage, b_stage) = ((BK * LDA) as u32, (BK * BN) as u32);
     let t = thread::thread_idx_x();
-    let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(n, b));
+    let (vec_a, vec_b) = (rows_aligned16(lda, a), rows_aligned16(ldb, b));
     let warp = same_tile!(WarpTile);
     let origin = warp.thread_origin(t);
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
@@ -83,7 +84,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
             t,
         );
         let sb =
-            VecTile::<BK, BN, THREADS>::load_nc(b, n, 0, tile.col0, k, tile.cols_left, vec_b, t);
+            VecTile::<BK, BN, THREADS>::load_nc(b, ldb, 0, tile.col0, k, tile.cols_left, vec_b, t);
         ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t);
         VecTile::<BK, BN, THREADS>::store(b_tile, 0, &sb, t);
     }
@@ -111,7 +112,7 @@ pub unsafe fn sgemm_double_buffered_padded_in<const LDA: usize, E: Epilogue>(
                 ),
                 VecTile::<BK, BN, THREADS>::load_nc(
                     b,
-                    n,
+                    ldb,
                     k1,
                     tile.col0,
                     k_left,

@@ -72,19 +72,23 @@ pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
-    unsafe { same_tile!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, epilogue) }
+    unsafe { same_tile!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, n, epilogue) }
 }
 
-/// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart: the product of
-/// the first `k` columns of `a` with `b`'s `k` rows (split-k runs it on column slices).
+/// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart and a `b` whose
+/// rows are `ldb >= n` apart: the product of the first `k` columns of `a` with the first `n`
+/// columns of `b`'s `k` rows, into `out`'s rows of `n` (split-k runs it on column slices of
+/// `a`; a strided product ([`strided`]) on operands padded to aligned rows).
 ///
 /// # Safety
-/// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`).
+/// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`)
+/// and `b` to `k` rows of `ldb` (`k·ldb` fits `u32`).
 #[warp_tiled]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogue>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, epilogue: E,
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
+    epilogue: E,
 ) {
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
@@ -92,22 +96,22 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
     let exact = tile.is_interior(BM as u32, BN as u32)
         && k.is_multiple_of(BK as u32)
         && lda.is_multiple_of(4)
-        && n.is_multiple_of(4)
+        && ldb.is_multiple_of(4)
         && is_aligned16(a)
         && is_aligned16(b);
     // SAFETY: the caller's contract; the arrays hold the stages the loop uses.
     unsafe {
         if exact {
             same_tile!(multistage_in::<LDA, true, E, Alone>)(
-                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue, Alone,
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, epilogue, Alone,
             )
         } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
             same_tile!(multistage_in::<LDA, false, E, Alone>)(
-                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue, Alone,
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, epilogue, Alone,
             )
         } else {
             same_tile!(sgemm_double_buffered_padded_in::<LDA, E>)(
-                a_tile, b_tile, &tile, a, b, out, n, k, lda, epilogue,
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, epilogue,
             )
         }
     }
@@ -157,11 +161,11 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
     unsafe {
         if exact {
             same_tile!(multistage_in::<LDA, true, _, _>)(
-                a_tile, b_tile, &tile, a, b, out, n, depth, k, epilogue, turn,
+                a_tile, b_tile, &tile, a, b, out, n, depth, k, n, epilogue, turn,
             )
         } else {
             same_tile!(multistage_in::<LDA, false, _, _>)(
-                a_tile, b_tile, &tile, a, b, out, n, depth, k, epilogue, turn,
+                a_tile, b_tile, &tile, a, b, out, n, depth, k, n, epilogue, turn,
             )
         }
     }
@@ -189,7 +193,7 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
 #[allow(clippy::too_many_arguments)]
 unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: TileTurn>(
     a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, epilogue: E, turn: T,
+    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, ldb: u32, epilogue: E, turn: T,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
@@ -201,7 +205,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     let mut acc: Acc<WMITER, TM, WNITER, TN> = [[[[0.0; TN]; WNITER]; TM]; WMITER];
     let (vec_a, vec_b) = (
         EXACT || rows_aligned16(lda, a),
-        EXACT || rows_aligned16(n, b),
+        EXACT || rows_aligned16(ldb, b),
     );
     // >= 1: the host launches no product with k = 0.
     let tiles = k.div_ceil(BK as u32);
@@ -225,10 +229,10 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
                     unsafe {
                         let dst = stage + r * BN as u32 + c;
                         if EXACT {
-                            cp_async_16(b_tile, dst, b.add(at(row, n, col)));
+                            cp_async_16(b_tile, dst, b.add(at(row, ldb, col)));
                         } else {
                             let full = row < k && c < tile.cols_left;
-                            let src = if full { b.add(at(row, n, col)) } else { b };
+                            let src = if full { b.add(at(row, ldb, col)) } else { b };
                             cp_async_16_zfill(b_tile, dst, src, full);
                         }
                     }
@@ -243,7 +247,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
                     // SAFETY: e < BK · BN, so the word is inside the stage; the source is read
                     // only if it is inside `b`.
                     unsafe {
-                        let src = if full { b.add(at(row, n, col)) } else { b };
+                        let src = if full { b.add(at(row, ldb, col)) } else { b };
                         cp_async_4_zfill(b_tile, stage + e, src, full);
                     }
                 });
@@ -328,6 +332,15 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
 /// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's
 /// split-k entries (`multistage::ld::sgemm_multistage`).
 pub mod ld {
+    pub use super::sgemm_multistage_ld as sgemm_multistage;
+}
+
+/// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's
+/// strided entries (`multistage::strided::sgemm_multistage`): a product of operands whose
+/// rows are their own lengths apart from the output's, such as operands padded to 16-byte
+/// aligned rows and a depth of whole `BK` tiles, so that every interior block runs the
+/// exact loop, with the output stored in place.
+pub mod strided {
     pub use super::sgemm_multistage_ld as sgemm_multistage;
 }
 

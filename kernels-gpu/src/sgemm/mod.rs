@@ -295,7 +295,24 @@ pub struct SgemmConfig {
     /// k, slice)`.
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim_serial_split_k: Option<SerialSplitKEntry>,
+    /// Its strided entry point, if the table gives it one: `(a, b, out, m, n, k, lda, ldb)`,
+    /// the operands' rows `lda >= k` and `ldb >= n` floats apart, the output's `n`
+    /// ([`STRIDED_PARAMS`]), launched as the configuration. The host runs it on operands
+    /// padded to 16-byte aligned rows and whole `BK`-deep tiles, with the output in place.
+    pub strided: Option<KernelSpec>,
+    /// The strided entry point as the simulator calls it.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim_strided: Option<StridedEntry>,
 }
+
+/// The parameters of every strided entry: `(a, b, out, m, n, k, lda, ldb)`.
+pub const STRIDED_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32
+);
+
+/// A strided entry point as the simulator calls it: `(a, b, out, m, n, k, lda, ldb)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type StridedEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32, u32, u32);
 
 /// A serial split-k entry point as the simulator calls it: `(a, b, out, flags, m, n, k,
 /// slice)`.
@@ -353,7 +370,7 @@ macro_rules! split_k_fn {
             unsafe {
                 let (a, b, plane, ks) = split_k::slice_of(a, b, ws, m, n, k, slice);
                 $module::ld::$kernel::<$($g,)* epilogue::Store>(
-                    a, b, plane, m, n, ks, k, epilogue::Store,
+                    a, b, plane, m, n, ks, k, n, epilogue::Store,
                 )
             }
         }
@@ -396,13 +413,42 @@ macro_rules! serial_split_k_fn {
     };
 }
 
+/// A configuration's strided kernel, for the table's lines with `strided(name)` (the
+/// kernel's `strided` twin).
+macro_rules! strided_fn {
+    ($module:ident, $kernel:ident, [$($g:tt),*], []) => {};
+    ($module:ident, $kernel:ident, [$($g:tt),*], [$st:ident]) => {
+        /// The name of this configuration's strided entry point.
+        pub const STRIDED_ENTRY: &str = stringify!($st);
+
+        /// This configuration's kernel on operands whose rows are `lda >= k` (`a`) and
+        /// `ldb >= n` (`b`) floats apart, into `out`'s rows of `n`.
+        ///
+        /// # Safety
+        /// As [`run`], with `a` holding `m` rows of `lda` floats and `b` `k` rows of `ldb`.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn strided(
+            a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32,
+            ldb: u32,
+        ) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                $module::strided::$kernel::<$($g,)* epilogue::Store>(
+                    a, b, out, m, n, k, lda, ldb, epilogue::Store,
+                )
+            }
+        }
+    };
+}
+
 /// The SGEMM table: one line per configuration, generating its entry point (with launch
 /// bounds where `min_blocks` is given), its [`KernelSpec`], its simulator twin, and its
 /// module in [`configs`] (the configuration with any [epilogue](epilogue), for other crates).
 macro_rules! sgemm_configs {
     ($( $(#[$meta:meta])* $entry:ident = $rung:literal $module:ident :: $kernel:ident ::<$($g:tt),*>
         $([$($flag:ident),*])? $(, min_blocks($mb:expr))? $(, split_k($sk:ident))?
-        $(, serial_split_k($ss:ident))?; )*) => {
+        $(, serial_split_k($ss:ident))? $(, strided($st:ident))?; )*) => {
         /// Every configuration of the table as a building block: its launch geometry and
         /// its kernel with an epilogue of the caller's choice. A kernel crate exports
         /// `configs::<entry>::run` with, say, [`epilogue::Linear`] under an entry name of
@@ -445,6 +491,7 @@ macro_rules! sgemm_configs {
 
                 split_k_fn!($module, $kernel, [$($g),*], [$($sk)?]);
                 serial_split_k_fn!($module, $kernel, [$($g),*], [$($ss)?]);
+                strided_fn!($module, $kernel, [$($g),*], [$($st)?]);
 
                 /// [`run`] with [`Store`](epilogue::Store): the table's entry point.
                 ///
@@ -476,6 +523,13 @@ macro_rules! sgemm_configs {
                 => configs::$entry::serial_split_k,
                 launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
             )?
+            $(
+            #[allow(clippy::too_many_arguments)] // the product's and both operands' strides
+            $st(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32,
+                ldb: u32)
+                => configs::$entry::strided,
+                launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
+            )?
         )*}
 
         /// Every SGEMM configuration, lowest rung first.
@@ -505,6 +559,10 @@ macro_rules! sgemm_configs {
                     configs::$entry::TABLE_MIN_BLOCKS))?),
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_serial_split_k: opt!($(entry::$ss)?),
+                strided: opt!($(configs::$entry::GEOMETRY.spec_with_params(
+                    stringify!($st), STRIDED_PARAMS, configs::$entry::TABLE_MIN_BLOCKS))?),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_strided: opt!($(entry::$st)?),
             },
         )*];
     };
@@ -539,25 +597,32 @@ sgemm_configs! {
     /// columns): 64 accumulators in each of 256 threads, where the smaller split-k tiles
     /// have 32 in 128 or 64 in 64 and 128 threads.
     sgemm_multistage_128x128x16_w64x32                = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2),
-        split_k(sgemm_split_k_128x128x16_w64x32), serial_split_k(sgemm_serial_split_k_128x128x16_w64x32);
-    sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2);
+        split_k(sgemm_split_k_128x128x16_w64x32), serial_split_k(sgemm_serial_split_k_128x128x16_w64x32),
+        strided(sgemm_strided_128x128x16_w64x32);
+    sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2),
+        strided(sgemm_strided_swizzled_128x128x16_w64x32);
     /// Small tiles for outputs with few 128 × 128 tiles (1024², a short side of 32–64): four
     /// times the blocks, 4 warps of 32 × 32.
     sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32),
-        serial_split_k(sgemm_serial_split_k_64x64x16_w32x32);
+        serial_split_k(sgemm_serial_split_k_64x64x16_w32x32),
+        strided(sgemm_strided_64x64x16_w32x32);
     sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32),
-        serial_split_k(sgemm_serial_split_k_128x32x16_w32x32);
+        serial_split_k(sgemm_serial_split_k_128x32x16_w32x32),
+        strided(sgemm_strided_128x32x16_w32x32);
     sgemm_double_buffered_32x128x16_w32x32            = 7 double_buffered::sgemm_double_buffered::<32, 128, 16, 32, 32, 1, 1, 8, 4, 128> [autotune];
     /// An output 32 rows tall (a linear layer on a batch of 32) without a 64-row tile's idle
     /// half, with split-k for a long `k` (2 warps of 32 × 64).
     sgemm_multistage_32x128x16_w32x64                 = 10 multistage::sgemm_multistage::<32, 128, 16, 32, 64, 1, 2, 8, 4, 64, 36, 0> [autotune], split_k(sgemm_split_k_32x128x16_w32x64),
-        serial_split_k(sgemm_serial_split_k_32x128x16_w32x64);
+        serial_split_k(sgemm_serial_split_k_32x128x16_w32x64),
+        strided(sgemm_strided_32x128x16_w32x64);
     /// Its transpose, for outputs 32 columns wide (2 warps of 64 × 32).
     sgemm_multistage_128x32x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 64, 32, 1, 2, 8, 4, 64, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w64x32),
-        serial_split_k(sgemm_serial_split_k_128x32x16_w64x32);
+        serial_split_k(sgemm_serial_split_k_128x32x16_w64x32),
+        strided(sgemm_strided_128x32x16_w64x32);
     /// For outputs 64 columns wide (4 warps of 64 × 32).
     sgemm_multistage_128x64x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 64, 16, 64, 32, 1, 2, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x64x16_w64x32),
-        serial_split_k(sgemm_serial_split_k_128x64x16_w64x32);
+        serial_split_k(sgemm_serial_split_k_128x64x16_w64x32),
+        strided(sgemm_strided_128x64x16_w64x32);
     // rung 11, tensor cores (opt-in):                      block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group, mma
     /// 8 warps of 64 × 32, three stages in 48 KiB: the simulator's TF32 choice.
     sgemm_tf32_128x128x16_w64x32                      = 11 tensor_core::sgemm_tensor_core::<128, 128, 16, 4, 4, 3, 256, 0, TF32> [tf32, autotune, default], min_blocks(2);
