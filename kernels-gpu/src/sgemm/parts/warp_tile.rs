@@ -16,11 +16,12 @@
 
 use crate::sgemm::BlockTile;
 use crate::sgemm::epilogue::Epilogue;
-use crate::sgemm::parts::global::store_out4;
+use crate::sgemm::parts::global::{store_f32x4, store_out4};
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::intrinsics::fma;
 use nvptx_device::shared::SharedSlice;
-use nvptx_device::warp::WARP_SIZE;
+use nvptx_device::thread;
+use nvptx_device::warp::{FULL_MASK, WARP_SIZE, shuffle_down};
 
 /// A thread's accumulators: `acc[wm][i][wn][j]` is the output at row `wm·WSUBM + i` and
 /// column `wn·WSUBN + j` from the thread's origin.
@@ -207,19 +208,28 @@ impl WarpTile {
         });
     }
 
-    /// Writes the thread's outputs through `epilogue`: 16-byte stores if `fast`, else
-    /// bounds-checked scalar ones.
+    /// Writes the thread's outputs through `epilogue`: 16-byte stores if `fast`; in an
+    /// interior block tile whose rows are not 16-byte aligned (`n % 4 ≠ 0`) and an epilogue
+    /// that does not read the output, 16-byte stores realigned across lanes
+    /// ([`store_realigned`](Self::store_realigned)); else bounds-checked scalar ones.
     ///
     /// # Safety
     /// `out` is the `m × n` output `tile` was made with, `origin` is this thread's
     /// [`thread_origin`](Self::thread_origin), and `fast` is only true if the block tile is
-    /// interior, `n % 4 == 0` and `out` is 16-byte aligned.
+    /// interior, `n % 4 == 0` and `out` is 16-byte aligned. Every thread of the block calls
+    /// it with the same `tile` and `fast`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store<E: Epilogue>(
         self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
         origin: (u32, u32), fast: bool, epilogue: &E,
     ) {
+        if !fast && tile.is_interior(BM as u32, BN as u32) && !epilogue.reads_output() {
+            // SAFETY: the caller's contract; the condition is the same in every thread of
+            // the block (the tile, `fast` and the epilogue's answer are).
+            unsafe { self.store_realigned(acc, out, n, tile, origin, epilogue) };
+            return;
+        }
         unroll!(WMITER, |wm| {
             unroll!(TM, |i| {
                 let r = origin.0 + (wm * Self::WSUBM + i) as u32;
@@ -234,5 +244,115 @@ impl WarpTile {
                 });
             });
         });
+    }
+
+    /// [`store`](Self::store) of an interior block tile whose output rows are not 16-byte
+    /// aligned, for an epilogue that does not read the output: whole 16-byte stores at the
+    /// aligned addresses of each row, with the values moved one lane along.
+    ///
+    /// In a warp sub-tile, the lanes of one lane row hold the `WSUBN` consecutive outputs of
+    /// a row, `TN` each in lane order. The row's first output lies `s` floats past a 16-byte
+    /// boundary; with `d = (4 − s) % 4`, each lane stores the 16-byte runs that start `d`
+    /// floats into its own `TN`, the last of them completed by the first `d` values of the
+    /// next lane (`shuffle_down` by one, in every lane). The first lane of a lane row also
+    /// stores its first `d` values one by one, and the last lane its last `4 − d` where the
+    /// run would reach past the sub-tile. `d = 0` is the 16-byte path itself. The bits are
+    /// the scalar path's: the epilogue sees each output's row and column, before it moves.
+    ///
+    /// # Safety
+    /// As [`store`](Self::store), with the block tile interior and
+    /// `!epilogue.reads_output()`; every lane of the warp calls it (it shuffles over the
+    /// full warp).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn store_realigned<E: Epilogue>(
+        self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
+        origin: (u32, u32), epilogue: &E,
+    ) {
+        let lanes_across = (Self::WSUBN / TN) as u32;
+        let lane_col = (thread::thread_idx_x() % WARP_SIZE) % lanes_across;
+        let (first, last) = (lane_col == 0, lane_col + 1 == lanes_across);
+        // Floats of `out` before its first element, modulo 4 (f32s are 4-byte aligned).
+        let base = (out.addr() / 4) as u32 % 4;
+        unroll!(WMITER, |wm| {
+            unroll!(TM, |i| {
+                let row = tile.row0 + origin.0 + (wm * Self::WSUBM + i) as u32;
+                unroll!(WNITER, |wn| {
+                    let col = tile.col0 + origin.1 + (wn * Self::WSUBN) as u32;
+                    let mut v = [0.0f32; TN];
+                    unroll!(TN, |e| {
+                        v[e] = epilogue.apply(row, col + e as u32, acc[wm][i][wn][e], 0.0);
+                    });
+                    // The next lane's first three values: all lanes shuffle, the last lane
+                    // of each lane row ignores what it gets.
+                    let mut next = [0.0f32; 3];
+                    unroll!(3, |e| {
+                        // SAFETY: every lane of the warp runs this shuffle (contract).
+                        next[e] = unsafe { shuffle_down(FULL_MASK, v[e], 1) };
+                    });
+                    // This lane's first output, `col`, is `s` floats past a 16-byte boundary,
+                    // as is the lane row's first (TN is a multiple of 4).
+                    let s = (base + (row as u64 * n as u64 % 4) as u32 + col) % 4;
+                    let d = (4 - s) % 4;
+                    // SAFETY: [row, col ..+ TN] is inside the interior tile, this thread's;
+                    // every 16-byte store starts at an aligned address inside it or the next
+                    // lane's outputs of the same row (which that lane does not store).
+                    unsafe {
+                        let p = out.add(crate::sgemm::at(row, n, col));
+                        if d == 0 {
+                            unroll!(TN / 4, |j| {
+                                store_f32x4(
+                                    p.add(4 * j),
+                                    [v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]],
+                                );
+                            });
+                        } else {
+                            if first {
+                                unroll!(3, |e| {
+                                    if (e as u32) < d {
+                                        *p.add(e) = v[e];
+                                    }
+                                });
+                            }
+                            unroll!(TN / 4, |j| {
+                                let w = realigned::<TN>(&v, &next, j, d);
+                                let whole = j + 1 < TN / 4 || !last;
+                                if whole {
+                                    store_f32x4(p.add(4 * j + d as usize), w);
+                                } else {
+                                    // The last run of the last lane: its own 4 − d values.
+                                    unroll!(4, |e| {
+                                        if (e as u32) + d < 4 {
+                                            *p.add(4 * j + d as usize + e) = w[e];
+                                        }
+                                    });
+                                }
+                            });
+                        }
+                    }
+                });
+            });
+        });
+    }
+}
+
+/// The 16-byte run `j` of a lane's `TN` values `v` moved `d` (1 to 3) floats along: `v[4j + d
+/// ..]`, completed from the next lane's first values `next` where it runs past `TN`. Constant
+/// indices only (one branch per `d`), so the values stay in registers.
+#[inline(always)]
+fn realigned<const TN: usize>(v: &[f32; TN], next: &[f32; 3], j: usize, d: u32) -> [f32; 4] {
+    let pick = |k: usize| if k < TN { v[k] } else { next[k - TN] };
+    let run = |d: usize| {
+        [
+            pick(4 * j + d),
+            pick(4 * j + d + 1),
+            pick(4 * j + d + 2),
+            pick(4 * j + d + 3),
+        ]
+    };
+    match d {
+        1 => run(1),
+        2 => run(2),
+        _ => run(3),
     }
 }
