@@ -72,13 +72,19 @@ pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, epilogue: E,
 ) {
     // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
-    unsafe { same_tile!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, n, epilogue) }
+    unsafe {
+        same_tile!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, n, false, epilogue)
+    }
 }
 
 /// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart and a `b` whose
 /// rows are `ldb >= n` apart: the product of the first `k` columns of `a` with the first `n`
 /// columns of `b`'s `k` rows, into `out`'s rows of `n` (split-k runs it on column slices of
 /// `a`; a strided product ([`strided`]) on operands padded to aligned rows).
+///
+/// Interior tiles with unaligned output rows realign their stores
+/// ([`WarpTile::store_as`]) where the tile size does ([`WarpTile::REALIGNS`]) or
+/// `force_realign` (a constant at each entry point: the strided entries' `true`).
 ///
 /// # Safety
 /// As [`sgemm_multistage`], `a` pointing to `m` rows of `lda` floats (`m·lda` fits `u32`)
@@ -88,8 +94,9 @@ pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogue>(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
-    epilogue: E,
+    force_realign: bool, epilogue: E,
 ) {
+    let realign = force_realign || <same_tile!(WarpTile)>::REALIGNS;
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
@@ -103,11 +110,11 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
     unsafe {
         if exact {
             same_tile!(multistage_in::<LDA, true, E, Alone>)(
-                a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, epilogue, Alone,
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, realign, epilogue, Alone,
             )
         } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
             same_tile!(multistage_in::<LDA, false, E, Alone>)(
-                a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, epilogue, Alone,
+                a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, realign, epilogue, Alone,
             )
         } else {
             same_tile!(sgemm_double_buffered_padded_in::<LDA, E>)(
@@ -161,11 +168,11 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
     unsafe {
         if exact {
             same_tile!(multistage_in::<LDA, true, _, _>)(
-                a_tile, b_tile, &tile, a, b, out, n, depth, k, n, epilogue, turn,
+                a_tile, b_tile, &tile, a, b, out, n, depth, k, n, false, epilogue, turn,
             )
         } else {
             same_tile!(multistage_in::<LDA, false, _, _>)(
-                a_tile, b_tile, &tile, a, b, out, n, depth, k, n, epilogue, turn,
+                a_tile, b_tile, &tile, a, b, out, n, depth, k, n, false, epilogue, turn,
             )
         }
     }
@@ -185,6 +192,8 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
 /// same FMAs in the same order as the other rungs (the same bits), and edge tiles and odd
 /// shapes stay on the multistage loop.
 ///
+/// `realign` as [`WarpTile::store_as`] takes it.
+///
 /// # Safety
 /// As [`sgemm_multistage_ld`]; `tile` is this block's, the same in every thread; `EXACT`
 /// only where the conditions above hold; every thread of the block calls it.
@@ -193,7 +202,8 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
 #[allow(clippy::too_many_arguments)]
 unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: TileTurn>(
     a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
-    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, ldb: u32, epilogue: E, turn: T,
+    b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, ldb: u32, realign: bool, epilogue: E,
+    turn: T,
 ) {
     type ATile<const BM: usize, const BK: usize, const THREADS: usize, const LDA: usize> =
         PaddedTransposedTile<BM, BK, THREADS, LDA>;
@@ -324,7 +334,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     // thread takes its turn.
     unsafe {
         turn.before_store();
-        warp.store(&acc, out, n, tile, origin, fast, &epilogue);
+        warp.store_as(&acc, out, n, tile, origin, fast, realign, &epilogue);
         turn.after_store();
     }
 }

@@ -370,7 +370,7 @@ macro_rules! split_k_fn {
             unsafe {
                 let (a, b, plane, ks) = split_k::slice_of(a, b, ws, m, n, k, slice);
                 $module::ld::$kernel::<$($g,)* epilogue::Store>(
-                    a, b, plane, m, n, ks, k, n, epilogue::Store,
+                    a, b, plane, m, n, ks, k, n, false, epilogue::Store,
                 )
             }
         }
@@ -435,7 +435,7 @@ macro_rules! strided_fn {
             // SAFETY: the caller's contract.
             unsafe {
                 $module::strided::$kernel::<$($g,)* epilogue::Store>(
-                    a, b, out, m, n, k, lda, ldb, epilogue::Store,
+                    a, b, out, m, n, k, lda, ldb, true, epilogue::Store,
                 )
             }
         }

@@ -208,23 +208,46 @@ impl WarpTile {
         });
     }
 
-    /// Writes the thread's outputs through `epilogue`: 16-byte stores if `fast`; in an
-    /// interior block tile whose rows are not 16-byte aligned (`n % 4 ≠ 0`) and an epilogue
-    /// that does not read the output, 16-byte stores realigned across lanes
-    /// ([`store_realigned`](Self::store_realigned)); else bounds-checked scalar ones.
+    /// Whether [`store`](Self::store) realigns the stores of interior tiles with unaligned
+    /// rows: for block tiles of fewer than 128 × 128 outputs. In the 128 × 128 multistage
+    /// kernel the realigning code, never run on aligned rows, cost 3% at 4096³ and 8192³ on
+    /// an H200; its strided entry ([`crate::sgemm::multistage::strided`]) asks for it with
+    /// [`store_as`](Self::store_as).
+    pub const REALIGNS: bool = BM * BN < 128 * 128;
+
+    /// Writes the thread's outputs through `epilogue`: [`store_as`](Self::store_as) with
+    /// [`REALIGNS`](Self::REALIGNS).
     ///
     /// # Safety
-    /// `out` is the `m × n` output `tile` was made with, `origin` is this thread's
-    /// [`thread_origin`](Self::thread_origin), and `fast` is only true if the block tile is
-    /// interior, `n % 4 == 0` and `out` is 16-byte aligned. Every thread of the block calls
-    /// it with the same `tile` and `fast`.
+    /// As [`store_as`](Self::store_as).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn store<E: Epilogue>(
         self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
         origin: (u32, u32), fast: bool, epilogue: &E,
     ) {
-        if !fast && tile.is_interior(BM as u32, BN as u32) && !epilogue.reads_output() {
+        // SAFETY: the caller's contract.
+        unsafe { self.store_as(acc, out, n, tile, origin, fast, Self::REALIGNS, epilogue) }
+    }
+
+    /// Writes the thread's outputs through `epilogue`: 16-byte stores if `fast`; if
+    /// `realign` (a constant where it is called, so that the other path is not compiled),
+    /// in an interior block tile whose rows are not 16-byte aligned (`n % 4 ≠ 0`) and an
+    /// epilogue that does not read the output, 16-byte stores realigned across lanes
+    /// ([`store_realigned`](Self::store_realigned)); else bounds-checked scalar ones.
+    ///
+    /// # Safety
+    /// `out` is the `m × n` output `tile` was made with, `origin` is this thread's
+    /// [`thread_origin`](Self::thread_origin), and `fast` is only true if the block tile is
+    /// interior, `n % 4 == 0` and `out` is 16-byte aligned. Every thread of the block calls
+    /// it with the same `tile`, `fast` and `realign`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn store_as<E: Epilogue>(
+        self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
+        origin: (u32, u32), fast: bool, realign: bool, epilogue: &E,
+    ) {
+        if realign && !fast && tile.is_interior(BM as u32, BN as u32) && !epilogue.reads_output() {
             // SAFETY: the caller's contract; the condition is the same in every thread of
             // the block (the tile, `fast` and the epilogue's answer are).
             unsafe { self.store_realigned(acc, out, n, tile, origin, epilogue) };
@@ -246,7 +269,7 @@ impl WarpTile {
         });
     }
 
-    /// [`store`](Self::store) of an interior block tile whose output rows are not 16-byte
+    /// [`store_as`](Self::store_as) of an interior block tile whose output rows are not 16-byte
     /// aligned, for an epilogue that does not read the output: whole 16-byte stores at the
     /// aligned addresses of each row, with the values moved one lane along.
     ///
@@ -260,7 +283,7 @@ impl WarpTile {
     /// the scalar path's: the epilogue sees each output's row and column, before it moves.
     ///
     /// # Safety
-    /// As [`store`](Self::store), with the block tile interior and
+    /// As [`store_as`](Self::store_as), with the block tile interior and
     /// `!epilogue.reads_output()`; every lane of the warp calls it (it shuffles over the
     /// full warp).
     #[inline(always)]
