@@ -619,6 +619,12 @@ sgemm_configs! {
     sgemm_multistage_128x32x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 64, 32, 1, 2, 8, 4, 64, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w64x32),
         serial_split_k(sgemm_serial_split_k_128x32x16_w64x32),
         strided(sgemm_strided_128x32x16_w64x32);
+    /// Its transpose, for outputs a few 64-row tiles tall with a long `k` (4 warps of
+    /// 32 × 64): 64 accumulators a thread as in the 128 × 128 tiles, with half their rows of
+    /// padding at most.
+    sgemm_multistage_64x128x16_w32x64                 = 10 multistage::sgemm_multistage::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x128x16_w32x64),
+        serial_split_k(sgemm_serial_split_k_64x128x16_w32x64),
+        strided(sgemm_strided_64x128x16_w32x64);
     /// For outputs 64 columns wide (4 warps of 64 × 32).
     sgemm_multistage_128x64x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 64, 16, 64, 32, 1, 2, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x64x16_w64x32),
         serial_split_k(sgemm_serial_split_k_128x64x16_w64x32),
