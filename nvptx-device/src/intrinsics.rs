@@ -162,6 +162,37 @@ pub unsafe fn load_f32x4_nc(ptr: *const f32) -> [f32; 4] {
     }
 }
 
+/// Reads `ptr[0..2]` with one 8-byte load through the read-only data path,
+/// `ld.global.nc.v2.f32`: half the instructions of two scalar loads where rows are 8-byte
+/// but not 16-byte aligned. On the host (simulator) a plain read through [`F32x2`].
+///
+/// # Safety
+/// `ptr` is 8-byte aligned, `ptr[0..2]` is readable and not written by any thread during the
+/// kernel.
+#[inline(always)]
+pub unsafe fn load_f32x2_nc(ptr: *const f32) -> [f32; 2] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (x, y): (f32, f32);
+        // SAFETY: the caller guarantees alignment, bounds, and that nothing writes the data
+        // while the kernel runs.
+        unsafe {
+            core::arch::asm!(
+                "ld.global.nc.v2.f32 {{{x}, {y}}}, [{p}];",
+                p = in(reg64) ptr,
+                x = out(reg32) x, y = out(reg32) y,
+                options(pure, readonly, nostack, preserves_flags)
+            );
+        }
+        [x, y]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: as above.
+    unsafe {
+        (*(ptr as *const F32x2)).0
+    }
+}
+
 #[cfg(all(test, target_arch = "x86_64", not(target_feature = "fma")))]
 mod tests {
     use super::fma;

@@ -65,7 +65,7 @@
 use super::global::{is_aligned16, store_f32x4};
 use super::unroll::{inlined, unroll};
 use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec, LaunchBounds};
-use nvptx_device::intrinsics::{fma, load_f32x4_nc};
+use nvptx_device::intrinsics::{fma, load_f32x2_nc, load_f32x4_nc};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{self, Dim3, sync_threads};
@@ -130,6 +130,27 @@ unsafe fn load4(p: *const f32, valid: u32, vec: bool) -> [f32; 4] {
     }
 }
 
+/// `p[0..4]` (`valid` of them, zero past) as [`small_m_part`] loads a row of `b`: one
+/// 16-byte load if `VB = 4`, two 8-byte ones if `VB = 2`, else [`load4`]'s scalar loads.
+///
+/// # Safety
+/// `p[0..valid]` is readable and nothing writes it during the kernel; for `VB = 4` or `2`,
+/// `valid == 4` and `p` is 16- or 8-byte aligned.
+#[inline(always)]
+unsafe fn load_b<const VB: u32>(p: *const f32, valid: u32) -> [f32; 4] {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match VB {
+            4 => load_f32x4_nc(p),
+            2 => {
+                let (lo, hi) = (load_f32x2_nc(p), load_f32x2_nc(p.add(2)));
+                [lo[0], lo[1], hi[0], hi[1]]
+            }
+            _ => load4(p, valid, false),
+        }
+    }
+}
+
 /// Rows of `a` (`m × k`) times `b` (`k × n`), `M` rows at a time: this block's group of `M`
 /// rows (`blockIdx.z`; the last group takes what is left), its 128 columns and slice
 /// `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into `out` (`m × n`)
@@ -168,14 +189,19 @@ pub unsafe fn gemv_small_m<const M: usize>(
     // 16-byte loads of b's rows where this lane's four columns are inside and aligned, and
     // of a's rows where they are aligned (every part starts at a multiple of 4).
     let vec_b = cols == 4 && n.is_multiple_of(4) && is_aligned16(b);
+    // Else 8-byte loads where the rows are 8-byte aligned (n even): half the instructions
+    // and twice the bytes in flight of scalar loads.
+    let pair_b = cols == 4 && n.is_multiple_of(2) && b.addr().is_multiple_of(8);
     let vec_a = k.is_multiple_of(4) && is_aligned16(a);
     let mut acc = [[0.0f32; 4]; M];
     // SAFETY: the caller's contract, and the group's rows start inside a (above).
     unsafe {
         if vec_b {
-            small_m_part::<M, true>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 4>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+        } else if pair_b {
+            small_m_part::<M, 2>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         } else if cols > 0 {
-            small_m_part::<M, false>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 1>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         }
     }
     // The four warps' partial sums of each output, added in warp order.
@@ -206,18 +232,20 @@ pub unsafe fn gemv_small_m<const M: usize>(
 }
 
 /// One lane's part of [`gemv_small_m`]: `acc[i][e] += a[i, p]·b[p, c + e]` for the depths
-/// `p` of `part` in increasing order, `i < rows`, `e < cols`; `b`'s rows by one 16-byte load
-/// each if `VB` (a separate instantiation, so the hot loop has no branch per load), `a`'s
-/// by 16-byte loads where `vec_a`.
+/// `p` of `part` in increasing order, `i < rows`, `e < cols`; `b`'s four floats of a row by
+/// one 16-byte load if `VB = 4`, two 8-byte ones if `VB = 2`, else one by one (a separate
+/// instantiation each, so the hot loop has no branch per load); `a`'s by 16-byte loads
+/// where `vec_a`.
 ///
 /// # Safety
 /// `a` holds `rows` rows of `k` and `b` `k` rows of `n` floats that nothing writes during
 /// the kernel; `part` is inside `0..k` and starts at a multiple of 4; columns `c..c + cols`
-/// are inside `b`; if `VB`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte aligned; if
-/// `vec_a`, `k % 4 == 0` and `a` is 16-byte aligned.
+/// are inside `b`; if `VB = 4`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte aligned; if
+/// `VB = 2`, `cols == 4`, `n % 2 == 0` and `b` is 8-byte aligned; if `vec_a`, `k % 4 == 0`
+/// and `a` is 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn small_m_part<const M: usize, const VB: bool>(
+unsafe fn small_m_part<const M: usize, const VB: u32>(
     acc: &mut [[f32; 4]; M], a: *const f32, b: *const f32, n: u32, k: u32, c: u32, cols: u32,
     rows: u32, (p0, p1): (u32, u32), vec_a: bool,
 ) {
@@ -226,12 +254,11 @@ unsafe fn small_m_part<const M: usize, const VB: bool>(
     while p + 8 <= p1 {
         let mut bq = [[0.0f32; 4]; 8];
         unroll!(8, |j| {
-            // SAFETY: row p + j < k, columns c..c + cols inside b; aligned where VB.
+            // SAFETY: row p + j < k, columns c..c + cols inside b; aligned as VB says.
             bq[j] = unsafe {
-                load4(
+                load_b::<VB>(
                     b.add((p + j as u32) as usize * n as usize + c as usize),
                     cols,
-                    VB,
                 )
             };
         });
@@ -256,8 +283,8 @@ unsafe fn small_m_part<const M: usize, const VB: bool>(
         p += 8;
     }
     while p < p1 {
-        // SAFETY: row p < k, columns c..c + cols inside b; aligned where VB.
-        let bq = unsafe { load4(b.add(p as usize * n as usize + c as usize), cols, VB) };
+        // SAFETY: row p < k, columns c..c + cols inside b; aligned as VB says.
+        let bq = unsafe { load_b::<VB>(b.add(p as usize * n as usize + c as usize), cols) };
         unroll!(M, |i| {
             if (i as u32) < rows {
                 // SAFETY: depth p < k of row i < rows.
