@@ -235,18 +235,19 @@ def rows():
     cli = "CLI `--suite{}`, median of 20 event-timed runs on device data"
     out = [lecture_row()]
     suites = "suites-h200-serial-tf32ws/"
+    fp32 = "shapes-h200-strided/"
     dated = [
         suite_row(
-            "FP32 SGEMM, {count} listed shapes", suites + "suite-fp32.txt", cli.format("")
+            "FP32 SGEMM, {count} listed shapes", fp32 + "suite-fp32.txt", cli.format("")
         ),
         suite_row(
             "FP32 SGEMM, {count} random shapes (seed 1)",
-            suites + "seed1.txt",
+            fp32 + "seed1.txt",
             cli.format(" random"),
         ),
         suite_row(
             "FP32 SGEMM, {count} random shapes (seed 2)",
-            suites + "seed2.txt",
+            fp32 + "seed2.txt",
             cli.format(" random"),
         ),
         suite_row(

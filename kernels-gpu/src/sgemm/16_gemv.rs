@@ -5,8 +5,9 @@
 //! bound is how fast the big operand streams through. So these kernels are measured in
 //! bytes of `a`, `b` and `out` moved per second against a device-to-device copy, and each
 //! streams the large operand once, coalesced, 16 bytes per load where the rows are aligned
-//! (scalar loads at the edges and on misaligned rows), with several loads in flight per
-//! thread before their first use.
+//! (8 bytes where [`gemv_small_m`]'s rows of `b` are 8- but not 16-byte aligned, scalar loads
+//! at the edges and on other misaligned rows), with several loads in flight per thread
+//! before their first use.
 //!
 //! * [`gemv_small_m`] (`m ≤ M`): a few rows of `a` times `b` (`m = 1` is `xᵀ·B`). Each
 //!   output row is a dot of a row of `a` with columns of `b`, so `b` is streamed row by row,
