@@ -342,7 +342,7 @@ fn rung_16_rings_its_loads_in_registers() {
             continue;
         }
         assert!(count(b, "ld.global.nc.v4.f32") > 0, "{entry}");
-        let (rows, n) = (gemv::SMALL_N_ROWS_PER_WARP, c.bound);
+        let (rows, n) = (c.rows_per_warp, c.bound);
         let fmas = gemv::small_n_depth(n as usize) * rows * (4 + 3) * n;
         assert_eq!(count(b, "fma.rn.f32"), fmas as usize, "{entry}");
         let barriers = if n == 1 { 0 } else { 2 };

@@ -24,7 +24,7 @@ use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 pub use kernels_gpu::sgemm::gemv::{GEMV_CONFIGS, GemvClass, GemvConfig};
-use kernels_gpu::sgemm::gemv::{SLICE_ALIGN, SMALL_M_COLS, SMALL_N_CHUNK, SMALL_N_ROWS, WARPS};
+use kernels_gpu::sgemm::gemv::{SLICE_ALIGN, SMALL_M_COLS, SMALL_N_CHUNK, WARPS};
 
 /// The largest `m`, `n` or `k` a rung-16 kernel takes: a product with a dimension at most
 /// this is memory-bound.
@@ -109,7 +109,10 @@ pub fn slices_for(config: &GemvConfig, shape: MatmulShape, sms: u32) -> u32 {
     let (blocks, small) = match config.class {
         GemvClass::SmallK => return 1,
         GemvClass::SmallM => (n.div_ceil(SMALL_M_COLS as u64) * g, m),
-        GemvClass::SmallN => (m.div_ceil(SMALL_N_ROWS as u64), n),
+        GemvClass::SmallN => (
+            m.div_ceil(u64::from(WARPS * config.rows_per_warp.max(1))),
+            n,
+        ),
     };
     let per_sm = config
         .spec
@@ -179,7 +182,8 @@ impl Gemv {
     }
 
     /// The runs worth timing for `shape` (none unless [`applies`]): for each class that
-    /// covers it, the smallest configuration ([`smallest`](Self::smallest)), with the device's split and (small `m` and
+    /// covers it, the smallest configuration ([`smallest`](Self::smallest)) and those of its
+    /// bound with other rows per warp, each with the device's split and (small `m` and
     /// small `n`) each of [`SPLITS`](Self::SPLITS) that leaves slices at least [`align`]
     /// deep.
     pub fn candidates(shape: MatmulShape) -> Vec<Gemv> {
@@ -188,7 +192,18 @@ impl Gemv {
         }
         let classes = [GemvClass::SmallM, GemvClass::SmallN, GemvClass::SmallK];
         let mut out = vec![];
-        for config in classes.into_iter().filter_map(|c| Self::smallest(c, shape)) {
+        // The smallest configuration of each class that covers the shape, and those of the
+        // same class and bound with other rows per warp (small n).
+        let smallest = classes.into_iter().filter_map(|c| Self::smallest(c, shape));
+        let same = |i: usize| {
+            let c = &GEMV_CONFIGS[i];
+            GEMV_CONFIGS
+                .iter()
+                .enumerate()
+                .filter(move |(_, o)| o.class == c.class && o.bound == c.bound)
+                .map(|(j, _)| j)
+        };
+        for config in smallest.flat_map(same) {
             out.push(Gemv {
                 config,
                 split: None,
@@ -408,8 +423,28 @@ mod tests {
         assert_eq!(names(shape(4096, 4, 4096)), ["gemv-small-k4"]);
         assert_eq!(
             names(shape(1, 1, 1)),
-            ["gemv-small-k4", "gemv-small-m1", "gemv-small-n1"]
+            [
+                "gemv-small-k4",
+                "gemv-small-m1",
+                "gemv-small-n1",
+                "gemv-small-n1-r2"
+            ]
         );
+        // n = 1: both rows-per-warp variants, the second with twice the blocks.
+        assert_eq!(
+            names(shape(1059, 5469, 1)),
+            ["gemv-small-n1", "gemv-small-n1-r2"]
+        );
+        let blocks = |name: &str| {
+            let g = Gemv::from_name(name).unwrap();
+            g.launch(shape(1059, 5469, 1), 132, &Limits::CUDA)
+                .unwrap()
+                .main
+                .grid
+                .x
+        };
+        assert_eq!(blocks("gemv-small-n1"), 67);
+        assert_eq!(blocks("gemv-small-n1-r2"), 133);
         for s in [shape(1, 4096, 4096), shape(16, 3, 17), shape(5, 100_000, 7)] {
             for g in Gemv::candidates(s) {
                 assert_eq!(Gemv::from_name(&g.name()), Some(g), "{g}");

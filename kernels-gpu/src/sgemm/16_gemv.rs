@@ -17,7 +17,8 @@
 //!   consecutive parts and add their partial sums through shared memory in warp order. More
 //!   than `M` rows (a tiny output) run in groups of `M` (`blockIdx.z`), each streaming `b`.
 //! * [`gemv_small_n`] (`n ≤ N`): `a` times a few columns (`n = 1` is `A·x`). `a` is streamed
-//!   along its rows (coalesced along `k`) in chunks of 128 depths: each warp owns four rows,
+//!   along its rows (coalesced along `k`) in chunks of 128 depths: each warp owns four rows
+//!   (two in [`gemv_small_n_r2`], which has twice the blocks for the same `m`),
 //!   lane `l` four consecutive depths of each per chunk. A lane's loads land in a ring of
 //!   [`small_n_depth`] chunks of registers, each refilled with the chunk `D` ahead as soon
 //!   as it is used, so that while it waits on one chunk the next `D − 1` are in flight, and
@@ -81,8 +82,9 @@ pub const WARPS: u32 = THREADS / 32;
 pub const SMALL_M_COLS: u32 = 128;
 /// Rows of `a` per warp of [`gemv_small_n`].
 pub const SMALL_N_ROWS_PER_WARP: u32 = 4;
-/// Rows of `a` per block of [`gemv_small_n`].
-pub const SMALL_N_ROWS: u32 = WARPS * SMALL_N_ROWS_PER_WARP;
+/// Rows of `a` per warp of [`gemv_small_n_r2`]: twice the blocks for the same `m`, where
+/// four rows a warp leave multiprocessors idle (1059 rows are 67 blocks of 16 for 132 SMs).
+pub const SMALL_N_R2_ROWS_PER_WARP: u32 = 2;
 /// Depths of `a` a warp of [`gemv_small_n`] takes per step: four per lane.
 pub const SMALL_N_CHUNK: u32 = 128;
 /// Chunks of `a` in a lane's ring of registers in `gemv_small_n::<N>`, `D`: while it waits
@@ -299,31 +301,58 @@ unsafe fn small_m_part<const M: usize, const VB: u32>(
     }
 }
 
-/// One chunk of a lane's operands of [`gemv_small_n`], loaded ahead of its use: its four
-/// depths of each of the warp's rows of `a` and, for `N = 1`, of `b` (zero where not loaded).
+/// One chunk of a lane's operands of [`gemv_small_n_rows`], loaded ahead of its use: its
+/// four depths of each of the warp's `R` rows of `a` and, for `N = 1`, of `b` (zero where not
+/// loaded).
 #[derive(Clone, Copy)]
-struct SmallNChunk {
-    a: [[f32; 4]; SMALL_N_ROWS_PER_WARP as usize],
+struct SmallNChunk<const R: usize> {
+    a: [[f32; 4]; R],
     b: [f32; 4],
 }
 
-/// `a` (`m × k`) times `n ≤ N` columns (`b`, `k × n`): this block's 16 rows (four per
+/// [`gemv_small_n_rows`] with [`SMALL_N_ROWS_PER_WARP`] rows a warp.
+///
+/// # Safety
+/// As [`gemv_small_n_rows`].
+#[inline(always)]
+pub unsafe fn gemv_small_n<const N: usize>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { gemv_small_n_rows::<N, { SMALL_N_ROWS_PER_WARP as usize }>(a, b, out, m, n, k, slice) }
+}
+
+/// [`gemv_small_n_rows`] with [`SMALL_N_R2_ROWS_PER_WARP`] rows a warp.
+///
+/// # Safety
+/// As [`gemv_small_n_rows`].
+#[inline(always)]
+pub unsafe fn gemv_small_n_r2<const N: usize>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        gemv_small_n_rows::<N, { SMALL_N_R2_ROWS_PER_WARP as usize }>(a, b, out, m, n, k, slice)
+    }
+}
+
+/// `a` (`m × k`) times `n ≤ N` columns (`b`, `k × n`): this block's `4·R` rows (`R` per
 /// warp) and slice `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into
 /// `out` (`m × n`) if the launch has one slice, else into plane `blockIdx.y` of `out`
 /// (`slices · m · n` floats). See the [module](self) for how it streams `a` and reads `b`
 /// (chunk `c + D`'s loads issued into chunk `c`'s registers once it is used; `b` staged
 /// [`small_n_group`] depths at a time where `N > 1`), and for the order of the sums.
 ///
-/// Launch [`THREADS`] threads per block on a `cdiv(m, 16) × slices` grid.
+/// Launch [`THREADS`] threads per block on a `cdiv(m, 4·R) × slices` grid. Each row's sum is
+/// the same whatever `R`: a lane's FMA chain over its depths, then the warp's butterfly.
 ///
 /// # Safety
 /// As [`gemv_small_m`], with `m ≥ 1` and `1 ≤ n ≤ N`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_n<const N: usize>(
+pub unsafe fn gemv_small_n_rows<const N: usize, const R: usize>(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
 ) {
-    const R: usize = SMALL_N_ROWS_PER_WARP as usize;
     const CHUNK: u32 = SMALL_N_CHUNK;
     let (depth, group) = (small_n_depth(N) as usize, small_n_group(N));
     // b's rows of a group, transposed: column j's depths at j·group (not declared for N = 1).
@@ -334,7 +363,7 @@ pub unsafe fn gemv_small_n<const N: usize>(
     };
     let t = thread::thread_idx_x();
     let (w, lane) = (t / 32, t % 32);
-    let r0 = (thread::block_idx_x() * WARPS + w) * SMALL_N_ROWS_PER_WARP;
+    let r0 = (thread::block_idx_x() * WARPS + w) * R as u32;
     let s = thread::block_idx_y();
     let k0 = s * slice;
     let k1 = k.min(k0 + slice);
@@ -641,6 +670,9 @@ pub struct GemvConfig {
     pub class: GemvClass,
     /// The most rows (small m), columns (small n) or depths (small k) it takes.
     pub bound: u32,
+    /// Rows of `a` per warp of a small-`n` configuration ([`SMALL_N_ROWS_PER_WARP`] or
+    /// [`SMALL_N_R2_ROWS_PER_WARP`]); 0 for the other classes.
+    pub rows_per_warp: u32,
     /// How to launch it: the grid's x extent (see each kernel), y from the host.
     pub spec: KernelSpec,
     /// The entry point as the simulator calls it.
@@ -667,15 +699,16 @@ pub unsafe fn gemv_small_k_entry<const K: usize>(
 
 /// The launch description of a configuration: [`THREADS`] threads, a tile rule whose
 /// `cols` is the kernel's x extent per block (the host passes the extent it tiles: `n` for
-/// small m and small k, `m` for small n) and whose `rows` tiles the y extent (the slices:
+/// small m and small k, `m` for small n, `rows_per_warp` rows a warp) and whose `rows` tiles the y extent (the slices:
 /// 1; small k: [`SMALL_K_ROWS`] rows of `out`), and launch bounds of `min_blocks` blocks
 /// per multiprocessor where given.
 const fn spec(
-    entry: &'static str, class: GemvClass, static_floats: usize, min_blocks: Option<u32>,
+    entry: &'static str, class: GemvClass, static_floats: usize, rows_per_warp: u32,
+    min_blocks: Option<u32>,
 ) -> KernelSpec {
     let (rows, cols) = match class {
         GemvClass::SmallM => (1, SMALL_M_COLS),
-        GemvClass::SmallN => (1, SMALL_N_ROWS),
+        GemvClass::SmallN => (1, WARPS * rows_per_warp),
         GemvClass::SmallK => (SMALL_K_ROWS, SMALL_K_COLS),
     };
     KernelSpec {
@@ -706,11 +739,11 @@ macro_rules! optional {
 }
 
 /// The rung-16 table: one line per entry point, `name = class<bound> => kernel, static
-/// shared floats`, and `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per
-/// multiprocessor.
+/// shared floats`, `rows(r)` for a small-`n` kernel's rows of `a` per warp, and
+/// `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per multiprocessor.
 macro_rules! gemv_configs {
     ($( $entry:ident = $class:ident<$bound:literal> => $kernel:ident, $floats:expr
-        $(, min_blocks($mb:expr))?; )*) => {
+        $(, rows($rows:expr))? $(, min_blocks($mb:expr))?; )*) => {
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             #[allow(clippy::too_many_arguments)]
@@ -723,7 +756,20 @@ macro_rules! gemv_configs {
             name: dashed!(stringify!($entry)),
             class: GemvClass::$class,
             bound: $bound,
-            spec: spec(stringify!($entry), GemvClass::$class, $floats, optional!($($mb)?)),
+            rows_per_warp: match optional!($($rows)?) {
+                Some(r) => r,
+                None => 0,
+            },
+            spec: spec(
+                stringify!($entry),
+                GemvClass::$class,
+                $floats,
+                match optional!($($rows)?) {
+                    Some(r) => r,
+                    None => 0,
+                },
+                optional!($($mb)?),
+            ),
             #[cfg(not(target_arch = "nvptx64"))]
             sim: entry::$entry,
         },)*];
@@ -740,11 +786,12 @@ gemv_configs! {
     gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize;
     gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize;
     gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize;
-    gemv_small_n1 = SmallN<1> => gemv_small_n, 0, min_blocks(4);
-    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize, min_blocks(4);
-    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize, min_blocks(4);
-    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize, min_blocks(4);
-    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize, min_blocks(3);
+    gemv_small_n1 = SmallN<1> => gemv_small_n, 0, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n1_r2 = SmallN<1> => gemv_small_n_r2, 0, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3);
     gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0;
     gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0;
 }
