@@ -234,8 +234,8 @@ def rows():
     date = RUNS.name
     cli = "CLI `--suite{}`, median of 20 event-timed runs on device data"
     out = [lecture_row()]
-    suites = "suites-h200-serial-tf32ws/"
-    fp32 = "shapes-h200-strided/"
+    suites = "suites-4xh200-final/"
+    fp32 = suites
     dated = [
         suite_row(
             "FP32 SGEMM, {count} listed shapes", fp32 + "suite-fp32.txt", cli.format("")
