@@ -1,16 +1,17 @@
 //! The shapes rung 16 is checked on (simulator and GPU) and their inputs: small `m`, small
 //! `n`, small `k`, and shapes two classes cover, none a multiple of 128, with `m`, `n` or
-//! `k` = 1, primes, 16 and 17 beside each other, and rows of `b` 8- but not 16-byte
-//! aligned (`n = 258`, `130`).
+//! `k` = 1, primes, 16 and 17 beside each other, and rows of `b` and `out` 8- but not
+//! 16-byte aligned (`n = 258`, `130`).
 
 use kernels_gpu_host::MatmulShape;
 use kernels_gpu_host::check::data::Rng;
 
 /// `(m, k, n)`.
-pub const SHAPES: [(usize, usize, usize); 16] = [
+pub const SHAPES: [(usize, usize, usize); 17] = [
     (1, 1, 1),
     (1, 37, 129),
     (1, 70, 258),
+    (29, 2, 130),
     (2, 130, 257),
     (3, 17, 5),
     (16, 40, 130),

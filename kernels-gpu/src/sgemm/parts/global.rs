@@ -15,6 +15,17 @@ pub unsafe fn store_f32x4(ptr: *mut f32, v: [f32; 4]) {
     unsafe { *(ptr as *mut F32x4) = F32x4(v) }
 }
 
+/// Writes `ptr[0..2]` with one 8-byte store (`st.global.v2`), where rows are 8- but not
+/// 16-byte aligned.
+///
+/// # Safety
+/// `ptr` is 8-byte aligned and `ptr[0..2]` is writable by this thread alone.
+#[inline(always)]
+pub unsafe fn store_f32x2(ptr: *mut f32, v: [f32; 2]) {
+    // SAFETY: the caller guarantees alignment, bounds and exclusive access.
+    unsafe { *(ptr as *mut nvptx_device::intrinsics::F32x2) = nvptx_device::intrinsics::F32x2(v) }
+}
+
 /// Whether `ptr` is 16-byte aligned. Device allocations are (256 bytes), but the kernels do
 /// not rely on it: a misaligned operand only loses the fast path.
 #[inline(always)]
