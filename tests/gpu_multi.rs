@@ -5,6 +5,7 @@
 #[path = "common/shapes.rs"]
 mod shapes;
 
+use cudarc::driver::CudaSlice;
 use kernels_gpu_host::gpu::{AxisScratch, Gpu, SlidingScratch};
 use kernels_gpu_host::multi::Gpus;
 use kernels_gpu_host::multi::vector::sum_within_bound;
@@ -80,6 +81,31 @@ fn one_gpu_product(
     gpu.download(&out)
 }
 
+/// `runs` products of `a` and `b` (already on GPU 0) over every GPU, rooted at GPU 0: each
+/// has the bits `one` and parts that cover the `m` rows (the second and later runs split as
+/// the one before measured, reusing its buffers).
+fn rooted_runs(
+    g: &Gpus, kernel: MatmulKernel, (da, db): (&CudaSlice<f32>, &CudaSlice<f32>),
+    shape: MatmulShape, one: &[f32], runs: usize,
+) -> Result<(), Failed> {
+    let root = g.gpu(0);
+    for run in 0..runs {
+        let mut out = root.nans(shape.lens().2)?;
+        let r = g.matmul_device(kernel, TileWidth::Tw16, da, db, &mut out, shape)?;
+        g.synchronize()?;
+        same_bits(
+            &root.download(&out)?,
+            one,
+            &format!("run {run} {:?}", r.parts),
+        )?;
+        let timings = r.timings()?;
+        if timings.iter().map(|p| p.rows).sum::<usize>() != shape.m as usize {
+            return Err(format!("parts cover {timings:?}").into());
+        }
+    }
+    Ok(())
+}
+
 fn tests() -> Vec<(String, Test)> {
     let mut t: Vec<(String, Test)> = vec![];
     // An odd product large enough that, on 2 to 4 GPUs of 100-odd multiprocessors, the other
@@ -95,17 +121,7 @@ fn tests() -> Vec<(String, Test)> {
             let root = g.gpu(0);
             let one = one_gpu_product(root, kernel, &a, &b, shape)?;
             let (da, db) = (root.upload(&a)?, root.upload(&b)?);
-            for run in 0..3 {
-                let mut out = root.nans(m * n)?;
-                let r = g.matmul_device(kernel, TileWidth::Tw16, &da, &db, &mut out, shape)?;
-                g.synchronize()?;
-                same_bits(
-                    &root.download(&out)?,
-                    &one,
-                    &format!("run {run} {:?}", r.parts),
-                )?;
-            }
-            Ok(())
+            rooted_runs(g, kernel, (&da, &db), shape, &one, 3)
         }),
     ));
     // Odd sizes (a thin last wave: the autotuner may choose a row split), and a product
@@ -123,21 +139,7 @@ fn tests() -> Vec<(String, Test)> {
                     let one = one_gpu_product(root, kernel, &a, &b, shape)?;
                     // Root in, root out: twice, the second split balanced from the first.
                     let (da, db) = (root.upload(&a)?, root.upload(&b)?);
-                    for run in 0..2 {
-                        let mut out = root.nans(m * n)?;
-                        let r =
-                            g.matmul_device(kernel, TileWidth::Tw16, &da, &db, &mut out, shape)?;
-                        g.synchronize()?;
-                        same_bits(
-                            &root.download(&out)?,
-                            &one,
-                            &format!("run {run} {:?}", r.parts),
-                        )?;
-                        let timings = r.timings()?;
-                        if timings.iter().map(|p| p.rows).sum::<usize>() != m {
-                            return Err(format!("parts cover {timings:?}").into());
-                        }
-                    }
+                    rooted_runs(g, kernel, (&da, &db), shape, &one, 2)?;
                     // Left sharded, then gathered; and from the host.
                     let (shards, _) = g.matmul_sharded(kernel, TileWidth::Tw16, &da, &db, shape)?;
                     same_bits(&shards.download(g)?, &one, "sharded")?;

@@ -324,8 +324,8 @@ fn bf16_rung_is_unrolled_mma_sync_on_ldmatrix() {
 /// Rung 16 (the memory-bound entries): no local memory, no generic accesses, shared
 /// declarations and launch bounds as the catalogue says. The small-`n` entries load `a` with 16-byte loads
 /// through the read-only path into a ring of [`small_n_depth`](gemv::small_n_depth) chunks
-/// of registers, each chunk's FMAs unrolled once in the loop (a whole chunk's `4 rows × 4
-/// depths × N` and a slice's last part chunk's `4 × 3 × N`); for `N = 1` with no barrier
+/// of registers, each chunk's FMAs unrolled once in the loop (a whole chunk's `R rows × 4
+/// depths × N` and a slice's last part chunk's `R × 3 × N`, `R` its rows per warp); for `N = 1` with no barrier
 /// (`b` is read as `a` is), else with one barrier pair per group of chunks.
 #[test]
 fn rung_16_rings_its_loads_in_registers() {

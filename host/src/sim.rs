@@ -306,7 +306,7 @@ impl Simulator {
         if let (Some(spec), Some(entry)) = (&config.strided, config.sim_strided) {
             let plan = repack::Strided::of(config, shape)?;
             let ap = if plan.copy_a {
-                copy(a, k, m, k, m, plan.lda)?
+                copy(a, k, m, k, m, plan.lda())?
             } else {
                 aligned_copy(a)
             };
@@ -316,7 +316,7 @@ impl Simulator {
                 aligned_copy(b)
             };
             let (la, lb) = (
-                m as usize * plan.lda as usize,
+                m as usize * plan.lda() as usize,
                 plan.k as usize * plan.ldb as usize,
             );
             let (ap, bp) = (aligned_floats(&ap, la), aligned_floats(&bp, lb));
@@ -326,7 +326,7 @@ impl Simulator {
                 SharedPtr(bp.as_ptr() as *mut f32),
                 SharedPtr(out.as_mut_ptr().cast::<f32>()),
             );
-            let (depth, lda, ldb) = (plan.k, plan.lda, plan.ldb);
+            let (depth, lda, ldb) = (plan.k, plan.lda(), plan.ldb);
             let launch = spec.launch(Extent::Matrix { rows: m, cols: n }, 0);
             // SAFETY: ap holds m rows of lda >= depth floats, bp depth rows of ldb >= n (zero
             // past the operands), out m · n; the launch is the configuration's grid.

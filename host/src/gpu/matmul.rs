@@ -335,20 +335,15 @@ impl Gpu {
         out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         let (m, k, n) = (shape.m, shape.k, shape.n);
-        let la = if plan.copy_a {
-            m as usize * plan.lda as usize
-        } else {
-            0
-        };
         let mut workspace = self.workspace(plan.workspace(m).max(1))?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
-        let (mut wa, mut wb) = ws.split_at_mut(la);
+        let (mut wa, mut wb) = ws.split_at_mut(plan.a_copy(m));
         // SAFETY: a and b have the shape's lengths (the caller's contract); wa holds m rows of
         // lda where a is copied, wb plan.k rows of ldb where b is (Strided::workspace), each
         // starting a multiple of 4 floats into the workspace, so 16-byte aligned.
         unsafe {
             if plan.copy_a {
-                self.repack(&a.as_view(), k, m, k, &mut wa, m, plan.lda)?;
+                self.repack(&a.as_view(), k, m, k, &mut wa, m, plan.lda())?;
             }
             if plan.copy_b {
                 self.repack(&b.as_view(), n, k, n, &mut wb, plan.k, plan.ldb)?;
@@ -365,12 +360,13 @@ impl Gpu {
             b.as_view()
         };
         let info = self.entry_info(spec.entry)?;
+        let lda = plan.lda();
         let mut args = self.launcher(&info);
         args.view(&a).view(&b).buffer_mut(out);
         args.scalar(&shape.m)
             .scalar(&shape.n)
             .scalar(&plan.k)
-            .scalar(&plan.lda)
+            .scalar(&lda)
             .scalar(&plan.ldb);
         let launch = spec.launch(Extent::Matrix { rows: m, cols: n }, 0);
         // SAFETY: (a, b, out, m, n, k, lda, ldb) as every strided entry declares them: a holds

@@ -58,13 +58,12 @@ pub fn padded(shape: MatmulShape) -> Result<MatmulShape> {
 /// multiplies over and both operands' row strides, and which operands are copied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Strided {
-    /// `k` rounded up to the configuration's `bk`: whole tiles, zeros past `k`.
+    /// `k` rounded up to the configuration's `bk`: whole tiles, zeros past `k`. Also `a`'s
+    /// row stride as the kernel reads it ([`lda`](Self::lda)): where `a` is not copied its
+    /// `k` is already whole tiles.
     pub k: u32,
-    /// Row stride of `a` as the kernel reads it: `k` above where `a` is copied, else the
-    /// shape's `k`.
-    pub lda: u32,
-    /// Row stride of `b` as the kernel reads it: `n` rounded up to 4 where `b` is copied,
-    /// else `n`.
+    /// Row stride of `b` as the kernel reads it: `n` rounded up to 4 (`n` itself where `b`
+    /// is not copied).
     pub ldb: u32,
     /// Whether `a` is copied (into `m` rows of `lda`): where the depth is padded.
     pub copy_a: bool,
@@ -88,11 +87,24 @@ impl Strided {
         let padded = MatmulShape::new(m as usize, depth, width)?;
         Ok(Self {
             k: padded.k,
-            lda: if copy_a { padded.k } else { k },
-            ldb: if copy_b { padded.n } else { n },
+            ldb: padded.n,
             copy_a,
             copy_b,
         })
+    }
+
+    /// Row stride of `a` as the kernel reads it: the padded depth [`k`](Self::k).
+    pub fn lda(&self) -> u32 {
+        self.k
+    }
+
+    /// Floats of `a`'s copy: `m · lda` if `a` is copied, else none.
+    pub fn a_copy(&self, m: u32) -> usize {
+        if self.copy_a {
+            m as usize * self.lda() as usize
+        } else {
+            0
+        }
     }
 
     /// Whether a strided run of `config` gives `shape` anything the plain one lacks: every
@@ -102,19 +114,14 @@ impl Strided {
         Self::of(config, shape).is_ok_and(|s| s.copy_b)
     }
 
-    /// Floats of the copies: `m · lda` if `a` is copied, plus `k · ldb` if `b` is.
+    /// Floats of the copies: [`a_copy`](Self::a_copy), plus `k · ldb` if `b` is copied.
     pub fn workspace(&self, m: u32) -> usize {
-        let a = if self.copy_a {
-            m as usize * self.lda as usize
-        } else {
-            0
-        };
         let b = if self.copy_b {
             self.k as usize * self.ldb as usize
         } else {
             0
         };
-        a + b
+        self.a_copy(m) + b
     }
 }
 
@@ -138,20 +145,20 @@ mod tests {
         // Short odd depth, odd width: both copied, depth to whole tiles.
         let s = Strided::of(config, shape(6043, 35, 6790)).unwrap();
         assert_eq!(
-            (s.k, s.lda, s.ldb, s.copy_a, s.copy_b),
+            (s.k, s.lda(), s.ldb, s.copy_a, s.copy_b),
             (48, 48, 6792, true, true)
         );
         assert_eq!(s.workspace(6043), 6043 * 48 + 48 * 6792);
         // Whole tiles, odd width: only b.
         let s = Strided::of(config, shape(313, 9280, 1685)).unwrap();
         assert_eq!(
-            (s.k, s.lda, s.ldb, s.copy_a, s.copy_b),
+            (s.k, s.lda(), s.ldb, s.copy_a, s.copy_b),
             (9280, 9280, 1688, false, true)
         );
         assert_eq!(s.workspace(313), 9280 * 1688);
         // An aligned depth that is not whole tiles: both (the depth is padded).
         let s = Strided::of(config, shape(6043, 36, 6792)).unwrap();
-        assert_eq!((s.k, s.lda, s.ldb), (48, 48, 6792));
+        assert_eq!((s.k, s.lda(), s.ldb), (48, 48, 6792));
         assert!(Strided::applies(config, shape(6043, 36, 6792)));
         // Nothing to gain: whole tiles and aligned rows.
         assert!(!Strided::applies(config, shape(6043, 48, 6792)));

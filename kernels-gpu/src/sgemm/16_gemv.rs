@@ -593,9 +593,9 @@ pub unsafe fn gemv_small_k<const K: usize>(
     let mut bq = [[0.0f32; 4]; K];
     unroll!(K, |i| {
         if (i as u32) < k {
-            let p = b.wrapping_add(i * n as usize + c as usize);
             // SAFETY: row i < k, columns c..c + cols inside b; 8-byte aligned where pair.
             bq[i] = unsafe {
+                let p = b.add(i * n as usize + c as usize);
                 if pair {
                     load_b::<2>(p, cols)
                 } else {
@@ -723,9 +723,9 @@ pub unsafe fn gemv_small_k_entry<const K: usize>(
 
 /// The launch description of a configuration: [`THREADS`] threads, a tile rule whose
 /// `cols` is the kernel's x extent per block (the host passes the extent it tiles: `n` for
-/// small m and small k, `m` for small n, `rows_per_warp` rows a warp) and whose `rows` tiles the y extent (the slices:
-/// 1; small k: [`SMALL_K_ROWS`] rows of `out`), and launch bounds of `min_blocks` blocks
-/// per multiprocessor where given.
+/// small m and small k, `m` for small n, `rows_per_warp` rows a warp) and whose `rows`
+/// tiles the y extent (the slices: 1; small k: [`SMALL_K_ROWS`] rows of `out`), and launch
+/// bounds of `min_blocks` blocks per multiprocessor where given.
 const fn spec(
     entry: &'static str, class: GemvClass, static_floats: usize, rows_per_warp: u32,
     min_blocks: Option<u32>,
@@ -749,6 +749,14 @@ const fn spec(
             }),
             None => None,
         },
+    }
+}
+
+/// An optional number of a [`gemv_configs!`] line, 0 where the line has none.
+const fn or_zero(x: Option<u32>) -> u32 {
+    match x {
+        Some(x) => x,
+        None => 0,
     }
 }
 
@@ -780,18 +788,12 @@ macro_rules! gemv_configs {
             name: dashed!(stringify!($entry)),
             class: GemvClass::$class,
             bound: $bound,
-            rows_per_warp: match optional!($($rows)?) {
-                Some(r) => r,
-                None => 0,
-            },
+            rows_per_warp: or_zero(optional!($($rows)?)),
             spec: spec(
                 stringify!($entry),
                 GemvClass::$class,
                 $floats,
-                match optional!($($rows)?) {
-                    Some(r) => r,
-                    None => 0,
-                },
+                or_zero(optional!($($rows)?)),
                 optional!($($mb)?),
             ),
             #[cfg(not(target_arch = "nvptx64"))]

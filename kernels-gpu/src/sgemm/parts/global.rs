@@ -2,7 +2,7 @@
 //! 16-byte accesses at all (the counterpart of [`nvptx_device::intrinsics::load_f32x4`]).
 
 use crate::sgemm::epilogue::Epilogue;
-use nvptx_device::intrinsics::{F32x4, load_f32x4};
+use nvptx_device::intrinsics::{F32x2, F32x4, load_f32x4};
 
 /// Writes `ptr[0..4]` with one 16-byte store (`st.global.v4`): a quarter of the store
 /// instructions of the scalar epilogue, and whole 32-byte sectors per pair of lanes.
@@ -23,7 +23,7 @@ pub unsafe fn store_f32x4(ptr: *mut f32, v: [f32; 4]) {
 #[inline(always)]
 pub unsafe fn store_f32x2(ptr: *mut f32, v: [f32; 2]) {
     // SAFETY: the caller guarantees alignment, bounds and exclusive access.
-    unsafe { *(ptr as *mut nvptx_device::intrinsics::F32x2) = nvptx_device::intrinsics::F32x2(v) }
+    unsafe { *(ptr as *mut F32x2) = F32x2(v) }
 }
 
 /// Whether `ptr` is 16-byte aligned. Device allocations are (256 bytes), but the kernels do

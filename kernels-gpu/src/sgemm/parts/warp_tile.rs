@@ -20,7 +20,6 @@ use crate::sgemm::parts::global::{store_f32x4, store_out4};
 use crate::sgemm::parts::unroll::unroll;
 use nvptx_device::intrinsics::fma;
 use nvptx_device::shared::SharedSlice;
-use nvptx_device::thread;
 use nvptx_device::warp::{FULL_MASK, WARP_SIZE, shuffle_down};
 
 /// A thread's accumulators: `acc[wm][i][wn][j]` is the output at row `wm·WSUBM + i` and
@@ -292,8 +291,9 @@ impl WarpTile {
         self, acc: &Acc<WMITER, TM, WNITER, TN>, out: *mut f32, n: u32, tile: &BlockTile,
         origin: (u32, u32), epilogue: &E,
     ) {
+        // The lane's column in its lane row, from its origin (`thread_origin`).
         let lanes_across = (Self::WSUBN / TN) as u32;
-        let lane_col = (thread::thread_idx_x() % WARP_SIZE) % lanes_across;
+        let lane_col = origin.1 % WN as u32 / TN as u32;
         let (first, last) = (lane_col == 0, lane_col + 1 == lanes_across);
         // Floats of `out` before its first element, modulo 4 (f32s are 4-byte aligned).
         let base = (out.addr() / 4) as u32 % 4;
