@@ -734,13 +734,10 @@ fn wave_filling(gpu: &Gpu, shape: MatmulShape) -> Result<Vec<Tuned>> {
     let sms = gpu.multiprocessors();
     let mut runs = vec![];
     for config in SplitK::configs() {
-        let kernel = MatmulKernel::Sgemm(SgemmKernel::Config(config));
-        let slots = match gpu.blocks_per_sm(kernel, shape) {
-            Ok(blocks) => u64::from(blocks) * u64::from(sms),
-            Err(e) if is_refusal(&e) => continue,
-            Err(e) => return Err(e),
+        let Some(slots) = slots(gpu, SgemmKernel::Config(config), shape)? else {
+            continue;
         };
-        for s in SplitK::wave_candidates_for(config, shape, slots) {
+        for s in SplitK::wave_candidates_for(config, shape, u64::from(slots)) {
             runs.push(Tuned::SplitK(s));
             if s.serial_worth_timing(shape, sms) {
                 runs.push(Tuned::Serial(s));
@@ -748,6 +745,17 @@ fn wave_filling(gpu: &Gpu, shape: MatmulShape) -> Result<Vec<Tuned>> {
         }
     }
     Ok(runs)
+}
+
+/// Blocks of `kernel`'s launch for `shape` that this device runs at once (the driver's
+/// blocks per SM times its SMs), or `None` where the device declines the kernel
+/// ([`is_refusal`]).
+fn slots(gpu: &Gpu, kernel: SgemmKernel, shape: MatmulShape) -> Result<Option<u32>> {
+    match gpu.blocks_per_sm(MatmulKernel::Sgemm(kernel), shape) {
+        Ok(blocks) => Ok(Some(blocks * gpu.multiprocessors())),
+        Err(e) if is_refusal(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Compiles the entry points of `candidates` for `gpu`, all at once ([`Gpu::load_entries`]):
@@ -800,10 +808,8 @@ fn row_splits(
     let mut bottoms: BTreeMap<u32, Option<SplitK>> = BTreeMap::new();
     let mut splits = vec![];
     for top in plain {
-        let slots = match gpu.blocks_per_sm(MatmulKernel::Sgemm(top), shape) {
-            Ok(blocks) => blocks * gpu.multiprocessors(),
-            Err(e) if is_refusal(&e) => continue,
-            Err(e) => return Err(e),
+        let Some(slots) = slots(gpu, top, shape)? else {
+            continue;
         };
         let g = top.config().geometry;
         let Some(rows) = row_split::top_rows(g.bm, g.bn, shape, slots) else {
