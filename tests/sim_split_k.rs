@@ -20,8 +20,16 @@ use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
 use kernels_gpu_host::{Error, MatmulShape, SgemmKernel};
 
 /// `(m, k, n)`: odd everything; `k` splitting into whole 16-deep tiles with an interior
-/// 64 × 64 block (fast path) and edge blocks; `k` shorter than the splits ask for; `k = 1`.
-const SHAPES: [(usize, usize, usize); 4] = [(5, 97, 7), (70, 160, 66), (3, 40, 130), (9, 1, 4)];
+/// 64 × 64 block (fast path) and edge blocks; `k` shorter than the splits ask for; `k = 1`;
+/// an odd output of more than one reduction block (1353 outputs: scalar loads, one output
+/// in each quarter of a block).
+const SHAPES: [(usize, usize, usize); 5] = [
+    (5, 97, 7),
+    (70, 160, 66),
+    (3, 40, 130),
+    (9, 1, 4),
+    (33, 50, 41),
+];
 
 #[test]
 fn split_k_matches_its_cpu_twin_bit_for_bit() {

@@ -34,16 +34,22 @@
 
 use super::BlockTile;
 use super::epilogue::{Epilogue, Store};
-use super::unroll::unroll;
+use super::unroll::{inlined, unroll};
 use nvptx_device::atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 use nvptx_device::catalogue::KernelSpec;
-use nvptx_device::intrinsics::{F32x4, load_f32x4};
+use nvptx_device::intrinsics::{F32x4, load_f32x4, load_f32x4_nc};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::thread::{self, sync_threads};
 
 /// Threads per block of [`sgemm_split_k_reduce`], each summing four outputs.
 pub const REDUCE_BLOCK: u32 = 256;
+
+/// Planes a thread of [`sgemm_split_k_reduce`] loads before it adds the first of them: a
+/// small output under many slices (177 outputs of 74 planes, say) is one block whose
+/// threads each walk every plane, so one load in flight at a time would make the launch a
+/// chain of `splits` L2 round trips. The adds stay in plane order.
+pub const PLANES_IN_FLIGHT: u32 = 8;
 
 /// Slice `blockIdx.z` of a split-k product: `(a', b', plane, ks)`, the slice's columns of
 /// `a` and rows of `b`, the workspace's `z`-th `m × n` plane and the slice's depth, for a
@@ -75,8 +81,10 @@ pub unsafe fn slice_of(
 }
 
 /// `out[i] = epilogue(Σ_z ws[z·len + i])` for this thread's four outputs, `z` from 0 to
-/// `splits − 1` in order (16-byte loads where `len % 4 == 0` and the buffers are aligned;
-/// the row and column the epilogue sees are `i / n`, `i % n`).
+/// `splits − 1` in order, [`PLANES_IN_FLIGHT`] planes' loads at a time (16-byte loads of
+/// four consecutive outputs where `len % 4 == 0` and the buffers are aligned, else scalar
+/// loads of one output in each quarter of the block's; the row and column the epilogue
+/// sees are `i / n`, `i % n`).
 ///
 /// Launch 1D with `cdiv(len, 4 · REDUCE_BLOCK)` blocks of [`REDUCE_BLOCK`] threads.
 ///
@@ -87,22 +95,62 @@ pub unsafe fn slice_of(
 pub unsafe fn split_k_reduce_with<E: Epilogue>(
     ws: *const f32, out: *mut f32, len: u32, n: u32, splits: u32, epilogue: E,
 ) {
-    let i = 4 * thread::index_1d();
-    if i >= len {
-        return;
-    }
+    const Q: usize = PLANES_IN_FLIGHT as usize;
     let vectors = len.is_multiple_of(4)
         && super::global::is_aligned16(ws)
         && super::global::is_aligned16(out);
-    if vectors {
-        // SAFETY: i + 4 <= len (len and i multiples of 4); planes are len apart, so every
-        // vector is inside ws and 16-byte aligned.
-        let mut sum = unsafe { load_f32x4(ws.add(i as usize)) };
-        for z in 1..splits {
-            // SAFETY: as above, z < splits.
-            let v = unsafe { load_f32x4(ws.add(z as usize * len as usize + i as usize)) };
-            sum = [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]];
+    // This thread's four outputs: four consecutive ones from `4 · index` (16-byte loads),
+    // else one in each quarter of the block's `4 · blockDim.x` (coalesced scalar loads).
+    let (first, stride) = if vectors {
+        (4 * thread::index_1d(), 1)
+    } else {
+        let threads = thread::block_dim_x();
+        (
+            4 * threads * thread::block_idx_x() + thread::thread_idx_x(),
+            threads,
+        )
+    };
+    if first >= len {
+        return;
+    }
+    let at = inlined!(|e: usize| first + e as u32 * stride);
+    // The four outputs' values in plane `z < splits` (zero past `len`).
+    let load = inlined!(|z: u32| {
+        let plane = z as usize * len as usize;
+        if vectors {
+            // SAFETY: first + 4 <= len (both multiples of 4); planes are len apart, so the
+            // vector is inside plane z of ws and 16-byte aligned; nothing writes ws during
+            // the launch.
+            unsafe { load_f32x4_nc(ws.add(plane + first as usize)) }
+        } else {
+            let mut v = [0.0f32; 4];
+            unroll!(4, |e| {
+                if at(e) < len {
+                    // SAFETY: at(e) < len, inside plane z of ws.
+                    v[e] = unsafe { *ws.add(plane + at(e) as usize) };
+                }
+            });
+            v
         }
+    });
+    // Σ_z in plane order, `Q` planes' loads issued before the first of their adds.
+    let mut sum = load(0);
+    let mut z = 1;
+    while z + PLANES_IN_FLIGHT <= splits {
+        let mut v = [[0.0f32; 4]; Q];
+        unroll!(Q, |q| v[q] = load(z + q as u32));
+        unroll!(Q, |q| {
+            unroll!(4, |e| sum[e] += v[q][e]);
+        });
+        z += PLANES_IN_FLIGHT;
+    }
+    while z < splits {
+        let v = load(z);
+        unroll!(4, |e| sum[e] += v[e]);
+        z += 1;
+    }
+    if vectors {
+        let i = first;
         let old = if epilogue.reads_output() {
             // SAFETY: out[i..i + 4] is inside out, aligned, this thread's.
             unsafe { load_f32x4(out.add(i as usize)) }
@@ -117,16 +165,13 @@ pub unsafe fn split_k_reduce_with<E: Epilogue>(
         // SAFETY: as above.
         unsafe { *(out.add(i as usize) as *mut F32x4) = F32x4(w) };
     } else {
-        for j in i..(i + 4).min(len) {
-            // SAFETY: j < len; plane z of ws holds len floats.
-            let mut sum = unsafe { *ws.add(j as usize) };
-            for z in 1..splits {
-                // SAFETY: as above.
-                sum += unsafe { *ws.add(z as usize * len as usize + j as usize) };
+        unroll!(4, |e| {
+            let j = at(e);
+            if j < len {
+                // SAFETY: j < len = m · n, so [j / n, j % n] is inside out; this thread's.
+                unsafe { super::global::store_out(out, n, j / n, j % n, sum[e], &epilogue) };
             }
-            // SAFETY: j < len = m · n, so [j / n, j % n] is inside out; this thread's.
-            unsafe { super::global::store_out(out, n, j / n, j % n, sum, &epilogue) };
-        }
+        });
     }
 }
 
