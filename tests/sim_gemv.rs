@@ -109,10 +109,13 @@ fn small_n_rings_and_staging_on_every_n_depth_split_and_alignment() {
                 let (a16, b16) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
                 let (as1, bs1) = (shifted(&a), shifted(&b));
                 let (a1, b1) = (shifted_floats(&as1, a.len()), shifted_floats(&bs1, b.len()));
-                for split in [1, 2, 3] {
+                // Three slices both ways: the planes added by a second launch and by the
+                // last block of each tile.
+                for (split, fused) in [(1, false), (2, true), (3, false), (3, true)] {
                     let g = Gemv {
                         config,
                         split: Some(split),
+                        fused,
                     };
                     let l = g.launch(shape, 2, &sim.limits).unwrap();
                     several |= l.slices == 3;
@@ -139,17 +142,22 @@ fn small_n_rings_and_staging_on_every_n_depth_split_and_alignment() {
 
 #[test]
 fn long_k_under_a_tiny_output_splits_and_reduces_in_order() {
-    // 3 × 20000 × 2: both the small-m and the small-n kernel split k over many slices.
+    // 3 × 20000 × 2: both the small-m and the small-n kernel split k over many slices, the
+    // planes added by a second launch or in the launch (fused).
     let sim = Simulator::default();
     let shape = MatmulShape::new(3, 20_000, 2).unwrap();
     let (a, b) = inputs(shape, 9);
     let exact = reference::matmul_f64(&a, &b, 3, 20_000, 2);
     let (av, bv) = (aligned_copy(&a), aligned_copy(&b));
     let (a16, b16) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
-    for class in [GemvClass::SmallM, GemvClass::SmallN] {
+    let runs = [GemvClass::SmallM, GemvClass::SmallN]
+        .into_iter()
+        .flat_map(|class| [false, true].map(|fused| (class, fused)));
+    for (class, fused) in runs {
         let g = Gemv {
             config: Gemv::smallest(class, shape).unwrap(),
             split: Some(64),
+            fused,
         };
         let l = g.launch(shape, 2, &sim.limits).unwrap();
         assert!(l.slices > 30, "{g}: {} slices", l.slices);

@@ -228,9 +228,11 @@ impl Simulator {
 
     /// `a · b` by a rung-16 kernel ([`crate::plan::gemv`]) on a device of
     /// [`MULTIPROCESSORS`](Self::MULTIPROCESSORS): the kernel over `g`'s slices of `k` (into
-    /// a workspace where there are several, then the reduction), as on the GPU, with the
-    /// bits of [`Gemv::cpu`](crate::plan::gemv::Gemv::cpu). `a` and `b` are used where they
-    /// are: pass 16-byte-aligned slices for the vector paths.
+    /// a workspace where there are several, then the reduction, or in the same launch where
+    /// the run is fused), as on the GPU, with the bits of
+    /// [`Gemv::cpu`](crate::plan::gemv::Gemv::cpu). `a` and `b` are used where they are:
+    /// pass 16-byte-aligned slices for the vector paths. A fused run leaves its tile counters
+    /// all 0 for the next launch; anything else is a kernel bug, and panics.
     pub fn matmul_gemv(
         &self, g: crate::plan::gemv::Gemv, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
@@ -240,19 +242,56 @@ impl Simulator {
             return Ok(vec![0.0; len]);
         }
         let l = g.launch(shape, Self::MULTIPROCESSORS, &self.limits)?;
-        let sizes = (l.workspace, l.slice, l.slices);
-        // SAFETY: a and b have the shape's lengths (checked above), and the configuration
-        // covers the shape with these launches (Gemv::launch), a workspace where it reduces.
-        unsafe {
-            self.sliced(
-                g.config().sim,
-                (&l.main, l.reduce.as_ref()),
-                sizes,
-                a,
-                b,
-                shape,
+        let entry = g.config().sim;
+        let mut ws = aligned_zeros(l.workspace);
+        let mut out = aligned_zeros(len);
+        let mut flags = vec![0u64; l.flags];
+        let null = |used: bool, p: SharedPtr<f32>| {
+            if used {
+                p
+            } else {
+                SharedPtr(std::ptr::null_mut())
+            }
+        };
+        let (pa, pb, po) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(out.as_mut_ptr().cast::<f32>()),
+        );
+        let pw = null(l.slices > 1, SharedPtr(ws.as_mut_ptr().cast::<f32>()));
+        let pf = SharedPtr(if l.flags > 0 {
+            flags.as_mut_ptr()
+        } else {
+            std::ptr::null_mut()
+        });
+        let MatmulShape { m, k, n } = shape;
+        let slice = l.slice;
+        // SAFETY: a and b have the shape's lengths (checked above), out holds m · n floats,
+        // ws the slices' planes where there are several, flags a counter per tile (all 0)
+        // where the run is fused; the configuration covers the shape with this launch
+        // (Gemv::launch).
+        self.launch(&l.main, move || unsafe {
+            entry(
+                pa.get(),
+                pb.get(),
+                po.get(),
+                pw.get(),
+                pf.get(),
+                m,
+                n,
+                k,
+                slice,
             )
+        })?;
+        if let Some(reduce) = &l.reduce {
+            // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
+            unsafe { self.reduce_planes(reduce, pw, po, shape, l.slices) }?;
         }
+        assert!(
+            flags.iter().all(|&f| f == 0),
+            "{g} {shape}: the fused run left its tile counters set: {flags:?}"
+        );
+        Ok(unaligned(&out, len))
     }
 
     /// `a · b` split by rows ([`crate::plan::row_split`]): `r.top` on rows `0..r.rows`, then

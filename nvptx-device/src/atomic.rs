@@ -1,7 +1,8 @@
 //! Global-memory atomics and ordered loads and stores, for blocks that hand values to one
 //! another within a launch (a ticket counter, a chained scan's published prefixes).
 //!
-//! On the GPU each function is one PTX instruction at `.gpu` scope: `atom.global.add`,
+//! On the GPU each function is one PTX instruction at `.gpu` scope: `atom.global.add`
+//! (relaxed or acquire-release),
 //! `ld.acquire`, `st.release`, `ld.relaxed`, `st.relaxed`. In the simulator they are the
 //! host's atomics on the same addresses with the same orderings.
 //!
@@ -28,6 +29,17 @@ mod backend {
         // SAFETY: the caller guarantees a valid, aligned global address.
         unsafe {
             asm!("atom.relaxed.gpu.global.add.u32 {o}, [{p}], {v};", o = out(reg32) old,
+                 p = in(reg64) ptr, v = in(reg32) v, options(nostack, preserves_flags))
+        };
+        old
+    }
+
+    #[inline(always)]
+    pub unsafe fn fetch_add_acq_rel_u32(ptr: *mut u32, v: u32) -> u32 {
+        let old: u32;
+        // SAFETY: the caller guarantees a valid, aligned global address.
+        unsafe {
+            asm!("atom.acq_rel.gpu.global.add.u32 {o}, [{p}], {v};", o = out(reg32) old,
                  p = in(reg64) ptr, v = in(reg32) v, options(nostack, preserves_flags))
         };
         old
@@ -156,6 +168,11 @@ mod backend {
         unsafe { AtomicU32::from_ptr(ptr) }.fetch_add(v, Ordering::Relaxed)
     }
 
+    pub unsafe fn fetch_add_acq_rel_u32(ptr: *mut u32, v: u32) -> u32 {
+        // SAFETY: as above.
+        unsafe { AtomicU32::from_ptr(ptr) }.fetch_add(v, Ordering::AcqRel)
+    }
+
     pub unsafe fn load_acquire_u64(ptr: *const u64) -> u64 {
         // SAFETY: as above.
         unsafe { AtomicU64::from_ptr(ptr as *mut u64) }.load(Ordering::Acquire)
@@ -187,6 +204,19 @@ mod backend {
 pub unsafe fn fetch_add_u32(ptr: *mut u32, v: u32) -> u32 {
     // SAFETY: forwarded contract.
     unsafe { backend::fetch_add_u32(ptr, v) }
+}
+
+/// `atom.acq_rel.gpu.global.add.u32`: [`fetch_add_u32`] that also releases the thread's
+/// earlier writes (and, through a barrier before it, its block's) and acquires those
+/// released by the additions it reads after: the last of several blocks to add sees what
+/// each of the others wrote before its addition.
+///
+/// # Safety
+/// As [`fetch_add_u32`].
+#[inline(always)]
+pub unsafe fn fetch_add_acq_rel_u32(ptr: *mut u32, v: u32) -> u32 {
+    // SAFETY: forwarded contract.
+    unsafe { backend::fetch_add_acq_rel_u32(ptr, v) }
 }
 
 /// `ld.acquire.gpu.global.u64`: reads `*ptr`; the thread's later reads see everything the

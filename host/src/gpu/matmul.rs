@@ -136,7 +136,8 @@ impl Gpu {
         unsafe { args.launch(&l.launch) }
     }
 
-    /// The flag buffer of serial split-k products, locked, holding at least `words` (grown
+    /// The flag buffer of serial split-k products and fused rung-16 runs, locked, holding
+    /// at least `words` (grown
     /// to the largest size asked for so far, zeroed when it grows; the kernels leave it all
     /// 0). One `Gpu` runs everything on one stream, so launches that share it run one after
     /// another.
@@ -191,24 +192,36 @@ impl Gpu {
         }
         let l = g.launch(shape, self.multiprocessors, &self.limits)?;
         let info = self.entry_info(spec.entry)?;
-        // Several slices write their planes into the workspace, one writes `out`.
-        let mut workspace = match l.reduce {
-            Some(_) => Some(self.workspace(l.workspace)?),
-            None => None,
+        // Several slices write their planes into the workspace; a fused run's tiles count
+        // themselves in on the flags, which every launch leaves 0.
+        let mut workspace = match l.slices {
+            1 => None,
+            _ => Some(self.workspace(l.workspace)?),
         };
-        let dst = match workspace.as_mut() {
-            Some(w) => w.as_mut().expect("allocated by Gpu::workspace"),
-            None => &mut *out,
+        let mut flags = match l.flags {
+            0 => None,
+            words => Some(self.serial_flags(words)?),
         };
+        let null = 0u64;
         let mut args = self.launcher(&info);
-        args.buffer(a).buffer(b).buffer_mut(dst);
+        args.buffer(a).buffer(b).buffer_mut(out);
+        match workspace.as_mut() {
+            Some(w) => args.buffer_mut(w.as_mut().expect("allocated by Gpu::workspace")),
+            None => args.scalar(&null),
+        };
+        match flags.as_mut() {
+            Some(f) => args.buffer_mut(f.as_mut().expect("allocated by Gpu::serial_flags")),
+            None => args.scalar(&null),
+        };
         args.dims(&shape).scalar(&l.slice);
-        // SAFETY: (a, b, dst, m, n, k, slice) as every rung-16 entry declares them (the
-        // launcher checks the sizes); a and b have the shape's lengths (checked above), dst
-        // holds the slices' planes of m · n floats (the workspace) or the one output (out),
-        // the configuration covers the shape (Gemv::launch), and the grid's y extent is the
-        // slices, cdiv(k, slice).
+        // SAFETY: (a, b, out, ws, flags, m, n, k, slice) as every rung-16 entry declares them
+        // (the launcher checks the sizes); a, b and out have the shape's lengths (checked
+        // above); ws holds the slices' planes of m · n floats where there are several
+        // (else null, unread); flags one 4-byte counter per tile, all 0, where the run is
+        // fused (else null); the configuration covers the shape (Gemv::launch), and the
+        // grid's y extent is the slices, cdiv(k, slice).
         unsafe { args.launch(&l.main) }?;
+        drop(flags);
         match (l.reduce, workspace) {
             // SAFETY: the workspace holds the slices' planes, written just before on the
             // same stream; out holds m · n floats.

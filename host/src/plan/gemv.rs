@@ -128,10 +128,18 @@ pub fn slices_for(config: &GemvConfig, shape: MatmulShape, sms: u32) -> u32 {
 /// (fewer where `k` is short, [`Gemv::slices`]); `None`: [`slices_for`] the device it runs on.
 /// A small-`m` configuration takes any `m`, in groups of its bound; the others refuse a
 /// product beyond theirs.
+///
+/// Several slices write their partial sums to planes of a workspace, which are added in
+/// plane order either by a second launch ([`sgemm_split_k_reduce`](kernels_gpu::sgemm::split_k::sgemm_split_k_reduce))
+/// or, where `fused`, in the same launch by the last block of each output tile to finish
+/// ([`SlicePlanes`](kernels_gpu::sgemm::split_k::SlicePlanes)): the same bits, one launch
+/// fewer, and the sum of a tile's planes on one multiprocessor rather than spread over the
+/// device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Gemv {
     pub config: usize,
     pub split: Option<u32>,
+    pub fused: bool,
 }
 
 /// How one rung-16 product is launched.
@@ -143,10 +151,14 @@ pub struct GemvLaunch {
     pub slices: u32,
     /// The main kernel: the slices in y (and the small-`m` kernel's groups of rows in z).
     pub main: Launch,
-    /// The reduction of the slices' planes, where there are several.
+    /// The reduction of the slices' planes, where there are several and the run is not
+    /// fused.
     pub reduce: Option<Launch>,
     /// Floats of workspace: `slices · m · n` where there are several slices, else 0.
     pub workspace: usize,
+    /// 8-byte words of the fused run's tile counters (two tiles a word), all 0 between
+    /// launches; 0 where there is one slice or the run is not fused.
+    pub flags: usize,
 }
 
 impl Gemv {
@@ -204,51 +216,62 @@ impl Gemv {
                 .map(|(j, _)| j)
         };
         for config in smallest.flat_map(same) {
-            out.push(Gemv {
-                config,
-                split: None,
-            });
             let class = GEMV_CONFIGS[config].class;
-            if class != GemvClass::SmallK {
-                let deepest = (shape.k / align(class)).max(1);
-                out.extend(
-                    Self::SPLITS
-                        .iter()
-                        .filter(|&&s| s <= deepest)
-                        .map(|&s| Gemv {
-                            config,
-                            split: Some(s),
-                        }),
-                );
+            let deepest = (shape.k / align(class)).max(1);
+            let splits = std::iter::once(None).chain(
+                Self::SPLITS
+                    .iter()
+                    .filter(|&&s| class != GemvClass::SmallK && s <= deepest)
+                    .map(|&s| Some(s)),
+            );
+            for split in splits {
+                let run = Gemv {
+                    config,
+                    split,
+                    fused: false,
+                };
+                out.push(run);
+                // Each split run of several slices also with the planes added in the launch.
+                if class != GemvClass::SmallK && split != Some(1) {
+                    out.push(Gemv { fused: true, ..run });
+                }
             }
         }
         out
     }
 
-    /// The configuration's name, with `-split<s>` for a fixed split, e.g. `gemv-small-m1`
-    /// or `gemv-small-n4-split16`.
+    /// The configuration's name, with `-split<s>` for a fixed split and `-fused` for planes
+    /// added in the launch, e.g. `gemv-small-m1`, `gemv-small-n4-split16` or
+    /// `gemv-small-m1-split64-fused`.
     pub fn name(self) -> String {
-        match self.split {
-            None => self.config().name.to_owned(),
-            Some(s) => format!("{}-split{s}", self.config().name),
-        }
+        let split = self.split.map(|s| format!("-split{s}")).unwrap_or_default();
+        let fused = if self.fused { "-fused" } else { "" };
+        format!("{}{split}{fused}", self.config().name)
     }
 
-    /// Parses [`name`](Self::name) (any split of at least 1).
+    /// Parses [`name`](Self::name) (any split of at least 1; `-fused` only on a class that
+    /// splits).
     pub fn from_name(name: &str) -> Option<Self> {
         let find = |n: &str| GEMV_CONFIGS.iter().position(|c| c.name == n);
+        let (name, fused) = match name.strip_suffix("-fused") {
+            Some(rest) => (rest, true),
+            None => (name, false),
+        };
+        let splits = |config: usize| GEMV_CONFIGS[config].class != GemvClass::SmallK;
         if let Some(config) = find(name) {
-            return Some(Gemv {
+            return (!fused || splits(config)).then_some(Gemv {
                 config,
                 split: None,
+                fused,
             });
         }
         let (config, split) = name.rsplit_once("-split")?;
         let split: u32 = split.parse().ok().filter(|&s| s >= 1)?;
         let config = find(config)?;
-        (GEMV_CONFIGS[config].class != GemvClass::SmallK).then_some(Gemv {
+        splits(config).then_some(Gemv {
             config,
             split: Some(split),
+            fused,
         })
     }
 
@@ -303,14 +326,20 @@ impl Gemv {
         let mut main = config.spec.launch(extent, 0);
         main.grid.z = groups(config, shape);
         limits.check(&main, config.spec.static_shared_bytes)?;
-        let (reduce, workspace) = if slices > 1 {
-            // m·n fits u32 (MatmulShape).
-            let reduce = crate::plan::split_k::reduce_launch(shape.m * shape.n);
-            limits.check(&reduce, 0)?;
+        let (reduce, workspace, flags) = if slices > 1 {
             let workspace = workspace_len("rung-16 workspace", slices, shape)?;
-            (Some(reduce), workspace)
+            if self.fused {
+                // One 4-byte counter per output tile: the grid's x extent times its z.
+                let tiles = main.grid.x as usize * main.grid.z as usize;
+                (None, workspace, tiles.div_ceil(2))
+            } else {
+                // m·n fits u32 (MatmulShape).
+                let reduce = crate::plan::split_k::reduce_launch(shape.m * shape.n);
+                limits.check(&reduce, 0)?;
+                (Some(reduce), workspace, 0)
+            }
         } else {
-            (None, 0)
+            (None, 0, 0)
         };
         Ok(GemvLaunch {
             slice,
@@ -318,6 +347,7 @@ impl Gemv {
             main,
             reduce,
             workspace,
+            flags,
         })
     }
 
@@ -410,7 +440,7 @@ mod tests {
         let names = |s| {
             let mut n: Vec<String> = Gemv::candidates(s)
                 .into_iter()
-                .filter(|g| g.split.is_none())
+                .filter(|g| g.split.is_none() && !g.fused)
                 .map(Gemv::name)
                 .collect();
             n.sort();
@@ -452,7 +482,8 @@ mod tests {
                 assert!(
                     l.slices >= 1 && (l.slices - 1) * l.slice < s.k && l.slices * l.slice >= s.k
                 );
-                assert_eq!(l.reduce.is_some(), l.slices > 1);
+                assert_eq!(l.reduce.is_some(), l.slices > 1 && !g.fused);
+                assert_eq!(l.flags > 0, l.slices > 1 && g.fused);
                 assert_eq!(
                     l.workspace,
                     if l.slices > 1 {
@@ -464,6 +495,14 @@ mod tests {
             }
         }
         assert_eq!(Gemv::from_name("gemv-small-k4-split4"), None);
+        assert_eq!(Gemv::from_name("gemv-small-k4-fused"), None);
+        let fused = Gemv::from_name("gemv-small-n1-split16-fused").unwrap();
+        assert!(fused.fused && fused.split == Some(16));
+        // Each split run of several slices is a candidate both ways; a single slice once.
+        let runs = Gemv::candidates(shape(1, 4096, 4096));
+        assert!(runs.iter().any(|g| g.split == Some(64) && g.fused));
+        assert!(runs.iter().any(|g| g.split == Some(64) && !g.fused));
+        assert!(!runs.iter().any(|g| g.split == Some(1) && g.fused));
         assert_eq!(Gemv::from_name("gemv-small-m1-split0"), None);
         assert_eq!(Gemv::from_name("gemv-small-m3"), None);
     }
@@ -505,7 +544,7 @@ mod tests {
         assert!(applies(s) && !memory_bound(s) && tiny_output(s));
         let auto: Vec<String> = Gemv::candidates(s)
             .into_iter()
-            .filter(|g| g.split.is_none())
+            .filter(|g| g.split.is_none() && !g.fused)
             .map(Gemv::name)
             .collect();
         assert_eq!(auto, ["gemv-small-m16"]);

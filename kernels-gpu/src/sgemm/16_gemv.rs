@@ -65,6 +65,7 @@
 //! `D = 2k`, which the fixed tree stays within.
 
 use super::global::{is_aligned16, store_f32x2, store_f32x4};
+use super::split_k::SlicePlanes;
 use super::unroll::{inlined, unroll};
 use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec, LaunchBounds};
 use nvptx_device::intrinsics::{fma, load_f32x2_nc, load_f32x4_nc};
@@ -171,9 +172,12 @@ unsafe fn load_b<const VB: u32>(p: *const f32, valid: u32) -> [f32; 4] {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gemv_small_m<const M: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
+    k: u32, slice: u32,
 ) {
     let red = shared_array!(f32; WARPS as usize * M * SMALL_M_COLS as usize);
+    let turn = shared_array!(f32; 1);
+    let planes = SlicePlanes::new(out, ws, flags, m, n);
     // This block's rows: `rows` of them from row `g0`.
     let g0 = thread::block_idx_z() * M as u32;
     let rows = m.saturating_sub(g0).min(M as u32);
@@ -214,23 +218,34 @@ pub unsafe fn gemv_small_m<const M: usize>(
     });
     sync_threads();
     let col = c0 + t;
+    let dst = planes.dst();
+    // This thread's outputs: rows g0 + i (i < rows) of column col.
+    let at = inlined!(|i: usize| (g0 as usize + i) * n as usize + col as usize);
     if col < n {
-        let plane = if thread::grid_dim_y() > 1 {
-            s as usize * m as usize * n as usize
-        } else {
-            0
-        };
         unroll!(M, |i| {
             if (i as u32) < rows {
                 let mut v = red.get(i as u32 * SMALL_M_COLS + t);
                 unroll!(3, |x| {
                     v += red.get(((x as u32 + 1) * M as u32 + i as u32) * SMALL_M_COLS + t);
                 });
-                let row = g0 as usize + i;
-                // SAFETY: row < m, column col < n of this slice's plane (or of out).
-                unsafe { *out.add(plane + row * n as usize + col as usize) = v };
+                // SAFETY: row g0 + i < m, column col < n of this slice's plane (or of out).
+                unsafe { *dst.add(at(i)) = v };
             }
         });
+    }
+    // The tile: this group of rows' block of columns.
+    let tile = thread::block_idx_z() * thread::grid_dim_x() + thread::block_idx_x();
+    // SAFETY: every thread is here, after its stores; the host gives each tile its word
+    // (SlicePlanes); turn is this kernel's own.
+    if unsafe { planes.last_of_tile(tile, turn) } {
+        let mut idx = [0usize; M];
+        let mut valid = [false; M];
+        unroll!(M, |i| {
+            idx[i] = at(i);
+            valid[i] = col < n && (i as u32) < rows;
+        });
+        // SAFETY: the outputs stored above by every slice of this tile, this thread's.
+        unsafe { planes.store_sums(idx, valid) };
     }
 }
 
@@ -316,10 +331,15 @@ struct SmallNChunk<const R: usize> {
 /// As [`gemv_small_n_rows`].
 #[inline(always)]
 pub unsafe fn gemv_small_n<const N: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
+    k: u32, slice: u32,
 ) {
     // SAFETY: the caller's contract.
-    unsafe { gemv_small_n_rows::<N, { SMALL_N_ROWS_PER_WARP as usize }>(a, b, out, m, n, k, slice) }
+    unsafe {
+        gemv_small_n_rows::<N, { SMALL_N_ROWS_PER_WARP as usize }>(
+            a, b, out, ws, flags, m, n, k, slice,
+        )
+    }
 }
 
 /// [`gemv_small_n_rows`] with [`SMALL_N_R2_ROWS_PER_WARP`] rows a warp.
@@ -328,11 +348,14 @@ pub unsafe fn gemv_small_n<const N: usize>(
 /// As [`gemv_small_n_rows`].
 #[inline(always)]
 pub unsafe fn gemv_small_n_r2<const N: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
+    k: u32, slice: u32,
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        gemv_small_n_rows::<N, { SMALL_N_R2_ROWS_PER_WARP as usize }>(a, b, out, m, n, k, slice)
+        gemv_small_n_rows::<N, { SMALL_N_R2_ROWS_PER_WARP as usize }>(
+            a, b, out, ws, flags, m, n, k, slice,
+        )
     }
 }
 
@@ -351,8 +374,13 @@ pub unsafe fn gemv_small_n_r2<const N: usize>(
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gemv_small_n_rows<const N: usize, const R: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32,
+    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
+    k: u32, slice: u32,
 ) {
+    // The last slice's sums: at most two outputs a thread.
+    const { assert!(WARPS as usize * R * N <= 2 * THREADS as usize) };
+    let turn = shared_array!(f32; 1);
+    let planes = SlicePlanes::new(out, ws, flags, m, n);
     const CHUNK: u32 = SMALL_N_CHUNK;
     let (depth, group) = (small_n_depth(N) as usize, small_n_group(N));
     // b's rows of a group, transposed: column j's depths at j·group (not declared for N = 1).
@@ -488,11 +516,7 @@ pub unsafe fn gemv_small_n_rows<const N: usize, const R: usize>(
         }
         g = g.saturating_add(group);
     }
-    let plane = if thread::grid_dim_y() > 1 {
-        s as usize * m as usize * n as usize
-    } else {
-        0
-    };
+    let dst = planes.dst();
     unroll!(R, |r| {
         unroll!(N, |j| {
             // SAFETY: all 32 lanes of the warp are here (no lane has returned).
@@ -500,10 +524,27 @@ pub unsafe fn gemv_small_n_rows<const N: usize, const R: usize>(
             let row = r0 + r as u32;
             if lane == ((r * N + j) % 32) as u32 && row < m && (j as u32) < n {
                 // SAFETY: row < m, column j < n of this slice's plane (or of out).
-                unsafe { *out.add(plane + row as usize * n as usize + j) = v };
+                unsafe { *dst.add(row as usize * n as usize + j) = v };
             }
         });
     });
+    // SAFETY: every thread is here, after its stores; the host gives each block of rows
+    // its word (SlicePlanes); turn is this kernel's own.
+    if unsafe { planes.last_of_tile(thread::block_idx_x(), turn) } {
+        // The block's rows are consecutive, so its outputs are one run of `out`: thread t
+        // adds those at t and t + THREADS of it.
+        let first = thread::block_idx_x() * WARPS * R as u32;
+        let outputs = (m.min(first + WARPS * R as u32) - first) * n;
+        let mut idx = [0usize; 2];
+        let mut valid = [false; 2];
+        unroll!(2, |e| {
+            let o = t + e as u32 * THREADS;
+            idx[e] = (first * n + o) as usize;
+            valid[e] = o < outputs;
+        });
+        // SAFETY: outputs of this block's rows, stored above by every slice, this thread's.
+        unsafe { planes.store_sums(idx, valid) };
+    }
 }
 
 /// Stages `b`'s rows `p..p + depth` for [`gemv_small_n`] (`depth · n` consecutive floats
@@ -684,7 +725,8 @@ pub enum GemvClass {
 /// A rung-16 entry point as the simulator calls it: `(a, b, out, m, n, k, slice)` (the small-k
 /// kernel ignores `slice`).
 #[cfg(not(target_arch = "nvptx64"))]
-pub type GemvEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32, u32);
+pub type GemvEntry =
+    unsafe fn(*const f32, *const f32, *mut f32, *mut f32, *mut u64, u32, u32, u32, u32);
 
 /// One rung-16 configuration.
 #[derive(Clone, Copy, Debug)]
@@ -706,7 +748,8 @@ pub struct GemvConfig {
 
 /// The parameters of every rung-16 entry point.
 pub const GEMV_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32
+    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
+    k: u32, slice: u32
 );
 
 /// [`gemv_small_k`] with the entries' parameter list (`slice` unused).
@@ -715,7 +758,8 @@ pub const GEMV_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!
 /// As [`gemv_small_k`].
 #[inline(always)]
 pub unsafe fn gemv_small_k_entry<const K: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, _slice: u32,
+    a: *const f32, b: *const f32, out: *mut f32, _ws: *mut f32, _flags: *mut u64, m: u32, n: u32,
+    k: u32, _slice: u32,
 ) {
     // SAFETY: the caller's contract.
     unsafe { gemv_small_k::<K>(a, b, out, m, n, k) }
@@ -779,7 +823,8 @@ macro_rules! gemv_configs {
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             #[allow(clippy::too_many_arguments)]
-            $entry(a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, slice: u32)
+            $entry(a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64,
+                m: u32, n: u32, k: u32, slice: u32)
                 => $kernel::<$bound> $(, launch_bounds(THREADS, $mb))?;
         )*}
 
@@ -802,22 +847,26 @@ macro_rules! gemv_configs {
     };
 }
 
+/// Shared floats of a small-`m` or small-`n` kernel's `turn`: the word through which thread 0
+/// tells the block that it adds its tile's planes ([`SlicePlanes::last_of_tile`]).
+const TURN: usize = 1;
+
 // The small-n entries' launch bounds are what the host's split aims for
 // (`plan::gemv::slices_for`): four blocks a multiprocessor (at most 128 registers a
 // thread, which their rings of loads fit in without spilling), three for n16 (its 64
 // accumulators).
 gemv_configs! {
-    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize;
-    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize;
-    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize;
-    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize;
-    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize;
-    gemv_small_n1 = SmallN<1> => gemv_small_n, 0, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n1_r2 = SmallN<1> => gemv_small_n_r2, 0, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3);
+    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN;
+    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    gemv_small_n1 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n1_r2 = SmallN<1> => gemv_small_n_r2, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3);
     gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0;
     gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0;
 }

@@ -45,11 +45,155 @@ use nvptx_device::thread::{self, sync_threads};
 /// Threads per block of [`sgemm_split_k_reduce`], each summing four outputs.
 pub const REDUCE_BLOCK: u32 = 256;
 
-/// Planes a thread of [`sgemm_split_k_reduce`] loads before it adds the first of them: a
+/// The most planes whose loads [`sum_planes`] issues before it adds the first of them: a
 /// small output under many slices (177 outputs of 74 planes, say) is one block whose
-/// threads each walk every plane, so one load in flight at a time would make the launch a
+/// threads each walk every plane, so one load in flight at a time would make the sum a
 /// chain of `splits` L2 round trips. The adds stay in plane order.
 pub const PLANES_IN_FLIGHT: u32 = 8;
+
+/// `Σ_z p_z` over the planes `z < planes` (`planes ≥ 1`), each `p_z = load(z)` the values
+/// of `R` outputs in plane `z`, added in increasing `z` from `p_0`: `((p_0 + p_1) + p_2) + …`,
+/// the order of every split-k sum. The loads of `(32 / R).clamp(1, PLANES_IN_FLIGHT)` planes
+/// are issued before the first of their adds (at most 32 values in flight a thread).
+#[inline(always)]
+pub fn sum_planes<const R: usize>(planes: u32, load: impl Fn(u32) -> [f32; R]) -> [f32; R] {
+    const Q: usize = PLANES_IN_FLIGHT as usize;
+    let q = (32 / R).clamp(1, Q) as u32;
+    let mut sum = load(0);
+    let mut z = 1;
+    while z + q <= planes {
+        let mut v = [[0.0f32; R]; Q];
+        unroll!(Q, |j| {
+            if (j as u32) < q {
+                v[j] = load(z + j as u32);
+            }
+        });
+        unroll!(Q, |j| {
+            if (j as u32) < q {
+                unroll!(R, |e| sum[e] += v[j][e]);
+            }
+        });
+        z += q;
+    }
+    while z < planes {
+        let v = load(z);
+        unroll!(R, |e| sum[e] += v[e]);
+        z += 1;
+    }
+    sum
+}
+
+/// Where a block of a split rung-16 product ([`super::gemv`]) stores its partial sums, and
+/// who adds the slices' planes: the kernels' `(out, ws, flags)` parameters.
+///
+/// * One slice (`gridDim.y == 1`): the block stores its outputs into `out`.
+/// * Several: slice `blockIdx.y` stores its partials into plane `blockIdx.y` of `ws`
+///   (`slices · m · n` floats). Without `flags` (null) the planes are left for
+///   [`sgemm_split_k_reduce`], a second launch. With `flags` (8-byte words, each holding the
+///   4-byte words of two output tiles: tile `t`'s is the `t`-th 4-byte word), all 0 at the
+///   start of the launch, the block then counts itself in on its tile's word
+///   ([`last_of_tile`](Self::last_of_tile)), and the tile's last block to do so adds the
+///   planes into `out` in plane order ([`sum_planes`]), the bits of the second launch, and
+///   puts the word back to 0.
+#[derive(Clone, Copy, Debug)]
+pub struct SlicePlanes {
+    out: *mut f32,
+    ws: *mut f32,
+    flags: *mut u32,
+    slices: u32,
+    len: usize,
+}
+
+impl SlicePlanes {
+    /// The kernel's parameters, for an `m × n` output.
+    #[inline(always)]
+    pub fn new(out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32) -> Self {
+        Self {
+            out,
+            ws,
+            flags: flags as *mut u32,
+            slices: thread::grid_dim_y(),
+            len: m as usize * n as usize,
+        }
+    }
+
+    /// Where this block stores its values: `out`, or its slice's plane of `ws`.
+    #[inline(always)]
+    pub fn dst(&self) -> *mut f32 {
+        if self.slices > 1 {
+            // SAFETY (of the pointer arithmetic): plane blockIdx.y < slices is inside ws.
+            self.ws
+                .wrapping_add(thread::block_idx_y() as usize * self.len)
+        } else {
+            self.out
+        }
+    }
+
+    /// Whether this block adds its tile's planes into `out`: several slices, `flags` given,
+    /// and it is the last of the tile's blocks to count itself in. Thread 0 adds 1 to the
+    /// tile's word with an acquire-release atomic after a barrier (so every store of the
+    /// block's partials comes before it) and tells the block through `turn`; the last one
+    /// also puts the word back to 0.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it once, after its stores to [`dst`](Self::dst);
+    /// `flags` (if not null) holds a 4-byte word for `tile`, touched during the
+    /// launch only by this function in the tile's `slices` blocks, 0 at its start;
+    /// `turn`'s first word is the block's to use.
+    #[inline(always)]
+    pub unsafe fn last_of_tile(&self, tile: u32, turn: SharedSlice<f32>) -> bool {
+        if self.slices == 1 || self.flags.is_null() {
+            return false;
+        }
+        sync_threads();
+        if thread::thread_idx_x() == 0 {
+            // SAFETY: the tile's word (the caller's contract), touched only atomically.
+            let last = unsafe {
+                let word = self.flags.add(tile as usize);
+                let last = atomic::fetch_add_acq_rel_u32(word, 1) == self.slices - 1;
+                if last {
+                    // Every block of the tile has counted itself in: back to 0 for the
+                    // next launch (adding -slices wraps it there).
+                    atomic::fetch_add_u32(word, self.slices.wrapping_neg());
+                }
+                last
+            };
+            turn.set(0, if last { 1.0 } else { 0.0 });
+        }
+        sync_threads();
+        turn.get(0) != 0.0
+    }
+
+    /// The sums over the planes of the `R` outputs at `idx` (those with `valid`), in plane
+    /// order, stored into `out`.
+    ///
+    /// # Safety
+    /// [`last_of_tile`](Self::last_of_tile) returned true to this block; each valid index is
+    /// below `m · n`, one of the outputs of the tile whose blocks stored their planes before
+    /// counting themselves in, and this thread's alone.
+    #[inline(always)]
+    pub unsafe fn store_sums<const R: usize>(&self, idx: [usize; R], valid: [bool; R]) {
+        let sums = sum_planes(self.slices, |z| {
+            let mut v = [0.0f32; R];
+            unroll!(R, |e| {
+                if valid[e] {
+                    // SAFETY: idx[e] < m · n, in plane z < slices of ws, stored by the
+                    // slice's block before its acquire-release count, which this block's
+                    // count read after (the caller's contract). A plain load: the value was
+                    // written during this launch, so not through the read-only path.
+                    v[e] = unsafe { *self.ws.add(z as usize * self.len + idx[e]) };
+                }
+            });
+            v
+        });
+        unroll!(R, |e| {
+            if valid[e] {
+                // SAFETY: idx[e] < m · n, this thread's output.
+                unsafe { *self.out.add(idx[e]) = sums[e] };
+            }
+        });
+    }
+}
 
 /// Slice `blockIdx.z` of a split-k product: `(a', b', plane, ks)`, the slice's columns of
 /// `a` and rows of `b`, the workspace's `z`-th `m × n` plane and the slice's depth, for a
@@ -95,7 +239,6 @@ pub unsafe fn slice_of(
 pub unsafe fn split_k_reduce_with<E: Epilogue>(
     ws: *const f32, out: *mut f32, len: u32, n: u32, splits: u32, epilogue: E,
 ) {
-    const Q: usize = PLANES_IN_FLIGHT as usize;
     let vectors = len.is_multiple_of(4)
         && super::global::is_aligned16(ws)
         && super::global::is_aligned16(out);
@@ -133,22 +276,7 @@ pub unsafe fn split_k_reduce_with<E: Epilogue>(
             v
         }
     });
-    // Σ_z in plane order, `Q` planes' loads issued before the first of their adds.
-    let mut sum = load(0);
-    let mut z = 1;
-    while z + PLANES_IN_FLIGHT <= splits {
-        let mut v = [[0.0f32; 4]; Q];
-        unroll!(Q, |q| v[q] = load(z + q as u32));
-        unroll!(Q, |q| {
-            unroll!(4, |e| sum[e] += v[q][e]);
-        });
-        z += PLANES_IN_FLIGHT;
-    }
-    while z < splits {
-        let v = load(z);
-        unroll!(4, |e| sum[e] += v[e]);
-        z += 1;
-    }
+    let sum = sum_planes(splits, load);
     if vectors {
         let i = first;
         let old = if epilogue.reads_output() {
