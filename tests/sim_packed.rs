@@ -156,22 +156,25 @@ fn check_ws(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
 
 /// Every TF32 configuration of rung 17 (the warp-specialized `wgmma.m64nNk8` fed by the
 /// tensor-memory accelerator, both operands K-major) on one tile and a sliver past it each
-/// way with k = 70 (three k-tiles of 32, the last partial, k not a multiple of 4: padded),
-/// split in two, and on a small shape unsplit.
+/// way with k = 70 (three k-tiles of 32, the last partial, k not a multiple of 4: `a`
+/// packed and padded) and k = 72 (`a` read as it is and rounded by the kernel), split in
+/// two, and on a small shape unsplit. The check against the rounded inputs' product fails a
+/// kernel that leaves `a` unrounded.
 #[test]
 fn rung_17_tf32_every_configuration_on_edges_and_splits() {
     for (i, config) in configs(Input::Tf32).enumerate() {
         let (bm, bn) = (config.geometry.bm as usize, config.geometry.bn as usize);
         let seed = 0x1732 + i as u64;
         check_ws(HalfRun { config, splits: 2 }, (bm + 3, 70, bn + 5), seed);
+        check_ws(HalfRun { config, splits: 2 }, (bm + 3, 72, bn + 5), seed + 100);
         check_ws(HalfRun { config, splits: 1 }, (5, 37, 11), seed);
     }
 }
 
 /// The default TF32 configuration of rung 17 on odd shapes: single rows, columns and
-/// depths, primes (k not a multiple of the k-tile, nor of 4), a depth of three k-tiles
-/// split four ways (the last slice empty), and several tiles a block in the persistent
-/// grid.
+/// depths, primes (k not a multiple of the k-tile, nor of 4), depths that are multiples of
+/// 4 (`a` rounded by the kernel), a depth of three k-tiles split four ways (the last slice
+/// empty), and several tiles a block in the persistent grid.
 #[test]
 fn rung_17_tf32_odd_shapes() {
     let config = default_config(Input::Tf32);
@@ -181,7 +184,9 @@ fn rung_17_tf32_odd_shapes() {
         (29, 37, 1, 1),
         (33, 1, 17, 1),
         (131, 67, 257, 1),
+        (131, 68, 257, 1),
         (7, 71, 13, 4),
+        (7, 96, 13, 4),
         (257, 33, 521, 1),
     ];
     for (i, (m, k, n, splits)) in shapes.into_iter().enumerate() {

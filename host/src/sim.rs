@@ -503,9 +503,11 @@ impl Simulator {
     }
 
     /// `a · b` by rung 17's TF32 `run` on f32 matrices, as
-    /// [`Gpu::matmul_tf32_ws`](crate::gpu::Gpu::matmul_tf32_ws) runs it: both operands
-    /// packed by the GPU's packing kernels (`a` rounded to TF32, `b` transposed and rounded,
-    /// depth padded to a multiple of 4), then the product as
+    /// [`Gpu::matmul_tf32_ws`](crate::gpu::Gpu::matmul_tf32_ws) runs it: `b` packed by the
+    /// GPU's packing kernel (transposed and rounded, depth padded to a multiple of 4), `a`
+    /// too (rounded, padded) only where
+    /// [`tf32_packs_a`](crate::plan::half::tf32_packs_a) says (else the kernel rounds it),
+    /// then the product as
     /// [`gemm_half`](Self::gemm_half) runs a 16-bit one. Needs [`Limits::HOPPER`]'s shared
     /// memory.
     pub fn matmul_tf32_ws(
@@ -516,7 +518,8 @@ impl Simulator {
         if shape.is_trivial() {
             return Ok(vec![0.0f32; shape.lens().2]);
         }
-        let (ap, bp) = self.pack_tf32(a, b, shape, true)?;
+        let packs_a = crate::plan::half::tf32_packs_a(shape.k);
+        let (ap, bp) = self.pack_tf32(a, b, shape, packs_a)?;
         self.ws_product(run, &ap, &bp, shape)
     }
 

@@ -110,9 +110,11 @@ impl Gpu {
     }
 
     /// `out = a · b` by `run`, a TF32 configuration of rung 17, on f32 matrices (`a`
-    /// `m × k`, `b` `k × n`, row-major): packed into the workspace first as for rung 14 (`a`
-    /// rounded to TF32, `b` transposed and rounded, rows of `k` padded to a multiple of 4:
-    /// [`crate::plan::packed`]), then the product, split as the run says. The packing is
+    /// `m × k`, `b` `k × n`, row-major): `b` packed into the workspace first as for rung 14
+    /// (transposed and rounded, rows of `k` padded to a multiple of 4:
+    /// [`crate::plan::packed`]), `a` too (rounded, padded) only where its rows are not whole
+    /// 16-byte units ([`tf32_packs_a`](crate::plan::half::tf32_packs_a); else the kernel
+    /// rounds it in shared memory), then the product, split as the run says. The packing is
     /// part of the call. Asynchronous, with the errors of
     /// [`gemm_half_run_device`](Self::gemm_half_run_device).
     pub fn matmul_tf32_ws(
@@ -126,24 +128,33 @@ impl Gpu {
         self.entry_info(run.config.spec.entry)?;
         let (m, n) = (shape.m, shape.n);
         let kp = crate::plan::packed::packed_depth(shape.k);
+        let packs_a = crate::plan::half::tf32_packs_a(shape.k);
         // Each a multiple of 4 floats: the packed `bᵀ` starts 16-byte aligned after `a`.
-        let (la, lb) = (m as usize * kp as usize, n as usize * kp as usize);
+        let la = if packs_a { m as usize * kp as usize } else { 0 };
+        let lb = n as usize * kp as usize;
         let floats = run.workspace_floats(shape);
         let mut workspace = self.workspace(la + lb + floats)?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
         let (mut wa, mut rest) = ws.split_at_mut(la);
         let (mut wb, mut rest) = rest.split_at_mut(lb);
-        // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp and `wb`
-        // n rows of kp.
-        unsafe { self.pack_tf32(a, b, shape, Some(&mut wa), &mut wb) }?;
+        // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp where `a`
+        // is packed and `wb` n rows of kp.
+        unsafe { self.pack_tf32(a, b, shape, packs_a.then_some(&mut wa), &mut wb) }?;
         let (bm, bn) = (run.config.geometry.bm, run.config.geometry.bn);
+        // The packed `a`, or the caller's: m rows of k = kp floats (k % 4 == 0), 16-byte
+        // aligned (a device allocation).
+        let a_at = if packs_a {
+            wa.device_ptr(&self.stream).0
+        } else {
+            a.device_ptr(&self.stream).0
+        };
         let maps = [
-            tensor_map(wa.device_ptr(&self.stream).0, m, kp, TmaElement::F32, bm)?,
+            tensor_map(a_at, m, kp, TmaElement::F32, bm)?,
             tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::F32, bn)?,
         ];
         let planes = (floats > 0).then(|| rest.slice_mut(..floats));
-        // SAFETY: the maps describe the packed `a` (m rows of kp) and `bᵀ` (n rows of kp),
-        // 16-byte aligned, in the configuration's boxes; the planes hold `splits` planes of
+        // SAFETY: the maps describe `a` (packed or the caller's, m rows of kp) and the packed
+        // `bᵀ` (n rows of kp), 16-byte aligned, in the configuration's boxes; the planes hold `splits` planes of
         // m · n; `out` m · n (checked); the configuration multiplies TF32.
         unsafe { self.launch_ws(run, maps, planes, out, shape) }
     }

@@ -2,9 +2,11 @@
 //! fed by the tensor-memory accelerator: `out = a · b` with `out` f32, accumulated in f32,
 //! and `a` (`m × k`) and `b` (`k × n`) either row-major [`half::bf16`] or [`half::f16`] —
 //! what cuBLAS's `cublasGemmEx` computes with 16-bit `A` and `B` and `CUBLAS_COMPUTE_32F` —
-//! or f32 multiplied as TF32 (`CUBLAS_COMPUTE_32F_FAST_TF32`): those are packed first as for
-//! rung 14 ([`crate::plan::packed`]: `a` rounded, `b` transposed and rounded, rows of `k`
-//! padded to a multiple of 4), since `.tf32` reads both operands K-major.
+//! or f32 multiplied as TF32 (`CUBLAS_COMPUTE_32F_FAST_TF32`): `b` is packed first as for
+//! rung 14 ([`crate::plan::packed`]: transposed and rounded, rows of `k` padded to a
+//! multiple of 4), since `.tf32` reads both operands K-major; the kernel rounds `a` in
+//! shared memory itself, so `a` is read as it is unless its rows are not whole 16-byte units
+//! ([`tf32_packs_a`]).
 //!
 //! Which configuration ([`WS_CONFIGS`], one table for the three types) and its launch: a
 //! persistent grid of at most one block per multiprocessor. The accelerator reads rows
@@ -78,6 +80,14 @@ pub fn config(name: &str) -> Result<&'static WsConfig> {
 /// elements) and of `b` (`n`) whole 16-byte units.
 pub fn aligned(shape: MatmulShape) -> bool {
     shape.k.is_multiple_of(8) && shape.n.is_multiple_of(8)
+}
+
+/// Whether a TF32 product of depth `k` packs `a` before the kernel (rounded, rows padded to a
+/// multiple of 4): only where `a`'s rows are not whole 16-byte units, which the accelerator
+/// needs. Otherwise the kernel reads `a` as it is and rounds each tile in shared memory
+/// (the same bits: both round with `cvt.rna`).
+pub fn tf32_packs_a(k: u32) -> bool {
+    !k.is_multiple_of(4)
 }
 
 /// [`Error::ElementMismatch`] unless `run`'s configuration multiplies `input`.

@@ -330,6 +330,7 @@ struct SmallNChunk<const R: usize> {
 /// # Safety
 /// As [`gemv_small_n_rows`].
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn gemv_small_n<const N: usize>(
     a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
     k: u32, slice: u32,
@@ -347,6 +348,7 @@ pub unsafe fn gemv_small_n<const N: usize>(
 /// # Safety
 /// As [`gemv_small_n_rows`].
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn gemv_small_n_r2<const N: usize>(
     a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
     k: u32, slice: u32,
@@ -757,6 +759,7 @@ pub const GEMV_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!
 /// # Safety
 /// As [`gemv_small_k`].
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn gemv_small_k_entry<const K: usize>(
     a: *const f32, b: *const f32, out: *mut f32, _ws: *mut f32, _flags: *mut u64, m: u32, n: u32,
     k: u32, _slice: u32,

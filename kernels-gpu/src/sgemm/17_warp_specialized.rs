@@ -22,6 +22,12 @@
 //!   k-tile, four instructions (one per 32 bytes of a row), `a` read K-major and `b` as
 //!   it lies, straight from the slot ([`DescOperand`]). One group of them stays in flight
 //!   (`wait_group 1`): the slot of the group before is released while this one runs.
+//! * **TF32's `a`.** `wgmma` takes the f32 bits as they are (the low 13 mantissa bits
+//!   ignored), so the `a` tile of each slot is rounded to TF32 in place (`cvt.rna`, as the
+//!   packing rounds `b`) by the producer warpgroup's otherwise idle warps 1 to 3
+//!   ([`ROUNDERS`]): they wait for the slot's `full` phase, round, fence their stores for
+//!   the asynchronous proxy and arrive on a third barrier of the slot, `rounded`, which the
+//!   consumers wait for instead of `full`. A caller passes `a` unpacked.
 //! * **Registers.** With two consumers or more, the producer gives up registers
 //!   (`setmaxnreg.dec` to [`PRODUCER_REGS`]) and the consumers take them (`setmaxnreg.inc` to
 //!   [`CONSUMER_REGS`]): 128 accumulators a thread fit, with room for addresses.
@@ -45,14 +51,14 @@ use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
-use nvptx_device::mma::FragC;
+use nvptx_device::mma::{FragC, to_tf32};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
 use nvptx_device::tma::{ROW_BYTES, ROW_HALVES, TensorMap, copy_2d_bytes};
 use nvptx_device::warp::WARP_SIZE;
 use nvptx_device::wgmma::{
-    self, ATOM_BYTES, Accumulators, DescOperand, Half, K_16BIT, K_TF32, WARPGROUP, setmaxnreg_dec,
-    setmaxnreg_inc,
+    self, ATOM_BYTES, Accumulators, DescOperand, Half, K_16BIT, K_TF32, WARPGROUP,
+    fence_proxy_async, setmaxnreg_dec, setmaxnreg_inc,
 };
 
 #[cfg(all(
@@ -64,6 +70,10 @@ compile_error!("the `hopper` feature's entry points use wgmma: build them for sm
 
 /// Registers a thread of the producer warpgroup keeps.
 pub const PRODUCER_REGS: u32 = 40;
+/// Threads of the producer warpgroup that round the `a` tiles of an element type that
+/// [rounds `a`](Element::ROUNDS_A): its warps 1 to 3 (warp 0's first thread issues the
+/// copies).
+pub const ROUNDERS: u32 = WARPGROUP - WARP_SIZE;
 /// Registers a thread of a consumer warpgroup may use: with two consumers and the producer
 /// at [`PRODUCER_REGS`], `128 · (40 + 2 · 232)` = 64,512 of the multiprocessor's 65,536.
 pub const CONSUMER_REGS: u32 = 232;
@@ -73,8 +83,8 @@ pub const CONSUMER_REGS: u32 = 232;
 pub enum Input {
     Bf16,
     F16,
-    /// f32 elements multiplied as TF32 (their low 13 mantissa bits ignored: a caller
-    /// rounds them first), `b` given transposed.
+    /// f32 elements multiplied as TF32: `a` as it is (the kernel rounds each tile to TF32,
+    /// [`Element::ROUNDS_A`]), `b` transposed and rounded by the caller.
     Tf32,
 }
 
@@ -101,6 +111,10 @@ pub trait Element {
     /// Whether `b` comes transposed (`n × k`, K-major in the slot, one box of `BN` rows);
     /// else row-major `k × n`, read MN-major from boxes of 64 columns.
     const B_TRANSPOSED: bool;
+    /// Whether the kernel rounds each `a` tile in its slot to this type before the
+    /// multiplications read it ([`ROUNDERS`] threads of the producer warpgroup), so that a
+    /// caller may pass `a` as it is.
+    const ROUNDS_A: bool = false;
 
     /// The operands of instruction `s` of four on a k-tile: the depths `32 s` bytes into
     /// the rows of the `a` tile at byte `a_tile` of `smem` (a consumer's 64 rows) and of the
@@ -161,6 +175,7 @@ impl Element for Tf32 {
     const INPUT: Input = Input::Tf32;
     const SIZE: u32 = 4;
     const B_TRANSPOSED: bool = true;
+    const ROUNDS_A: bool = true;
 
     #[inline(always)]
     fn operands(
@@ -313,6 +328,10 @@ pub unsafe fn gemm_warp_specialized<
     let barriers = STAGES * stage_bytes / 4;
     let full = |s: u32| Mbarrier::new(smem, barriers + 2 * s);
     let empty = |s: u32| Mbarrier::new(smem, barriers + 2 * (STAGES + s));
+    // Where `T` rounds `a`: the slot's `a` tile rounded (the rounders' arrivals).
+    let rounded = |s: u32| Mbarrier::new(smem, barriers + 2 * (2 * STAGES + s));
+    // What the consumers wait for: the copies, or the rounding after them.
+    let ready = |s: u32| if T::ROUNDS_A { rounded(s) } else { full(s) };
     let t = thread::thread_idx_x();
     if t == 0 {
         for s in 0..STAGES {
@@ -320,6 +339,9 @@ pub unsafe fn gemm_warp_specialized<
             unsafe {
                 full(s).init_count(1);
                 empty(s).init_count(CONSUMERS as u32);
+                if T::ROUNDS_A {
+                    rounded(s).init_count(ROUNDERS);
+                }
             }
         }
         fence_init();
@@ -335,6 +357,29 @@ pub unsafe fn gemm_warp_specialized<
         if rebalance {
             // SAFETY: the whole warpgroup; the launch bounds leave room for every warpgroup.
             unsafe { setmaxnreg_dec::<PRODUCER_REGS>() };
+        }
+        if T::ROUNDS_A && t >= WARP_SIZE {
+            // The rounders: each slot's `a` tile once its copies land, in the order the
+            // producer fills the slots (the same schedule), then a release to the consumers.
+            let mut state = PipelineState::<STAGES>::consumer_start();
+            while let Some(unit) = schedule.next() {
+                let (first, end) = slice_tiles(k_tiles, splits, unit.split);
+                for _ in first..end {
+                    let slot = state.index * stage_bytes;
+                    // SAFETY: the slot's tiles have landed once its `full` phase completes;
+                    // the producer refills it only after the consumers release it, which
+                    // they do after this phase of `rounded` completes, which needs every
+                    // rounder's arrival below; the words are the slot's `a` tile.
+                    unsafe {
+                        full(state.index).wait(state.phase);
+                        round_tf32_words(smem, slot / 4, a_bytes / 4, t - WARP_SIZE, ROUNDERS);
+                        fence_proxy_async();
+                        rounded(state.index).arrive();
+                    }
+                    state.advance();
+                }
+            }
+            return;
         }
         if t != 0 {
             return;
@@ -385,10 +430,12 @@ pub unsafe fn gemm_warp_specialized<
             let slot = state.index * stage_bytes;
             // SAFETY: the warpgroup together; the slot's tiles have landed once its `full`
             // phase completes, visible to the asynchronous proxy (the copies write through
-            // it); the producer refills it only after this warpgroup's release below, which
-            // follows the wait for the multiplications that read it.
+            // it), and where `T` rounds `a` the rounders' stores once its `rounded` phase
+            // does (each fenced for that proxy before its arrival); the producer refills it
+            // only after this warpgroup's release below, which follows the wait for the
+            // multiplications that read it.
             unsafe {
-                full(state.index).wait(state.phase);
+                ready(state.index).wait(state.phase);
                 wgmma::fence(&mut acc);
                 unroll!(4, |s| {
                     let a_tile = slot + consumer * wgmma::M * ROW_BYTES;
@@ -441,6 +488,29 @@ pub unsafe fn gemm_warp_specialized<
     }
 }
 
+/// Rounds the f32 words `first..first + words` of `smem` to TF32 in place (`cvt.rna`, as the
+/// packing rounds), thread `index` of `threads` taking the 16-byte chunks `index`,
+/// `index + threads`, … (`words` a multiple of 4, `first` too).
+///
+/// # Safety
+/// The words are inside `smem`, and no other thread reads or writes them meanwhile.
+#[inline(always)]
+unsafe fn round_tf32_words(
+    smem: SharedSlice<u32>, first: u32, words: u32, index: u32, threads: u32,
+) {
+    let mut c = index;
+    while c < words / 4 {
+        let at = first + 4 * c;
+        // SAFETY: chunk c < words / 4 of the run, inside smem and 16-byte aligned (the
+        // caller's contract).
+        unsafe {
+            let v = smem.get4_unchecked(at);
+            smem.set4_unchecked(at, v.map(|w| to_tf32(f32::from_bits(w))));
+        }
+        c += threads;
+    }
+}
+
 /// The launch geometry of [`gemm_warp_specialized`] on `T` with `consumers` consumer
 /// warpgroups, `bn` columns and `stages` slots: the slots and their two barriers each in
 /// dynamic shared memory, plus 1024 bytes to align them.
@@ -448,7 +518,9 @@ pub const fn geometry<T: Element>(consumers: usize, bn: usize, stages: usize) ->
     let bm = 64 * consumers;
     let b_rows = b_rows::<T>(bn as u32) as usize;
     let stage_bytes = (bm + b_rows) * ROW_BYTES as usize;
-    let bytes = stages * stage_bytes + 16 * stages + ATOM_BYTES as usize;
+    // Two 8-byte barriers a slot (full, empty), three where `T` rounds `a` (rounded).
+    let barriers = if T::ROUNDS_A { 3 } else { 2 };
+    let bytes = stages * stage_bytes + 8 * barriers * stages + ATOM_BYTES as usize;
     Geometry::new(
         bm,
         bn,
