@@ -166,7 +166,11 @@ fn rung_17_tf32_every_configuration_on_edges_and_splits() {
         let (bm, bn) = (config.geometry.bm as usize, config.geometry.bn as usize);
         let seed = 0x1732 + i as u64;
         check_ws(HalfRun { config, splits: 2 }, (bm + 3, 70, bn + 5), seed);
-        check_ws(HalfRun { config, splits: 2 }, (bm + 3, 72, bn + 5), seed + 100);
+        check_ws(
+            HalfRun { config, splits: 2 },
+            (bm + 3, 72, bn + 5),
+            seed + 100,
+        );
         check_ws(HalfRun { config, splits: 1 }, (5, 37, 11), seed);
     }
 }

@@ -22,7 +22,7 @@ use kernels_gpu::nvptx_device::sim;
 use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::reduce::cols::ColumnPlan;
 use kernels_gpu::sgemm::repack::{REPACK, entry as repack_entry};
-use kernels_gpu::sgemm::{CONFIGS, SplitKEntry, blas, split_k};
+use kernels_gpu::sgemm::{CONFIGS, blas, split_k};
 
 /// Runs kernels from `kernels-gpu` on host threads, with the simulator's checks.
 #[derive(Clone, Debug, Default)]
@@ -119,19 +119,24 @@ impl Simulator {
         let partial = CONFIGS[s.config]
             .sim_split_k
             .expect("SplitK values name configurations with a split-k entry");
-        let launches = (&l.partial, Some(&l.reduce));
-        // SAFETY: a and b have the shape's lengths (checked above); the launches are the
-        // slice kernel's (the slices in z) and the reduction's, for the plan's slices.
-        unsafe {
-            self.sliced(
-                partial,
-                launches,
-                (l.workspace, l.slice, l.slices),
-                a,
-                b,
-                shape,
-            )
-        }
+        let mut ws = aligned_zeros(l.workspace);
+        let mut out = aligned_zeros(len);
+        let (pa, pb, pw, po) = (
+            SharedPtr(a.as_ptr() as *mut f32),
+            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(ws.as_mut_ptr().cast::<f32>()),
+            SharedPtr(out.as_mut_ptr().cast::<f32>()),
+        );
+        let MatmulShape { m, k, n } = shape;
+        let slice = l.slice;
+        // SAFETY: a and b have the shape's lengths (checked above), ws holds the slices'
+        // planes of m · n floats; the launch is the slice kernel's, the slices in z.
+        self.launch(&l.partial, move || unsafe {
+            partial(pa.get(), pb.get(), pw.get(), m, n, k, slice)
+        })?;
+        // SAFETY: ws holds the slices' planes, written by the launch before; out holds m · n.
+        unsafe { self.reduce_planes(&l.reduce, pw, po, shape, l.slices) }?;
+        Ok(unaligned(&out, len))
     }
 
     /// `a · b` by serial split-k ([`kernels_gpu::sgemm::split_k`]'s module docs): one launch
@@ -174,41 +179,6 @@ impl Simulator {
         Ok(unaligned(&out, len))
     }
 
-    /// A product over slices of `k` (split-k's and rung 16's): `entry` `(a, b, dst, m, n, k,
-    /// slice)` launched with `main`, into a workspace of `workspace` floats (the slices'
-    /// planes, which `reduce` then sums in plane order), or without `reduce` straight into
-    /// the output.
-    ///
-    /// # Safety
-    /// `a` and `b` have `shape`'s lengths, the product is not trivial, `entry` covers
-    /// `shape` in slices of `slice` and `main` and `reduce` are its launches for `slices`
-    /// of them, `workspace` being `slices · m · n` where there is a `reduce`.
-    unsafe fn sliced(
-        &self, entry: SplitKEntry, (main, reduce): (&Launch, Option<&Launch>),
-        (workspace, slice, slices): (usize, u32, u32), a: &[f32], b: &[f32], shape: MatmulShape,
-    ) -> Result<Vec<f32>> {
-        let len = shape.lens().2;
-        let mut ws = aligned_zeros(workspace);
-        let mut out = aligned_zeros(len);
-        let (pa, pb, pw, po) = (
-            SharedPtr(a.as_ptr() as *mut f32),
-            SharedPtr(b.as_ptr() as *mut f32),
-            SharedPtr(ws.as_mut_ptr().cast::<f32>()),
-            SharedPtr(out.as_mut_ptr().cast::<f32>()),
-        );
-        let MatmulShape { m, k, n } = shape;
-        let dst = if reduce.is_some() { pw } else { po };
-        // SAFETY: the caller's contract: dst holds slices · m · n floats (ws) or m · n (out).
-        self.launch(main, move || unsafe {
-            entry(pa.get(), pb.get(), dst.get(), m, n, k, slice)
-        })?;
-        if let Some(reduce) = reduce {
-            // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.
-            unsafe { self.reduce_planes(reduce, pw, po, shape, slices) }?;
-        }
-        Ok(unaligned(&out, len))
-    }
-
     /// [`split_k::REDUCE`](kernels_gpu::sgemm::split_k::REDUCE): `out` = the sum of the
     /// `slices` planes of `ws`, in plane order.
     ///
@@ -246,19 +216,17 @@ impl Simulator {
         let mut ws = aligned_zeros(l.workspace);
         let mut out = aligned_zeros(len);
         let mut flags = vec![0u64; l.flags];
-        let null = |used: bool, p: SharedPtr<f32>| {
-            if used {
-                p
-            } else {
-                SharedPtr(std::ptr::null_mut())
-            }
-        };
         let (pa, pb, po) = (
             SharedPtr(a.as_ptr() as *mut f32),
             SharedPtr(b.as_ptr() as *mut f32),
             SharedPtr(out.as_mut_ptr().cast::<f32>()),
         );
-        let pw = null(l.slices > 1, SharedPtr(ws.as_mut_ptr().cast::<f32>()));
+        // Null where unused, as the GPU host passes them.
+        let pw = SharedPtr(if l.slices > 1 {
+            ws.as_mut_ptr().cast::<f32>()
+        } else {
+            std::ptr::null_mut()
+        });
         let pf = SharedPtr(if l.flags > 0 {
             flags.as_mut_ptr()
         } else {
