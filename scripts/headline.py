@@ -234,8 +234,8 @@ def rows():
     date = RUNS.name
     cli = "CLI `--suite{}`, median of 20 event-timed runs on device data"
     out = [lecture_row()]
-    suites = "suites-4xh200-final/"
-    fp32 = suites
+    fp32 = "suites-4xh200-2b93195/"
+    suites = "tf32-unpacked-a-4xh200/"
     dated = [
         suite_row(
             "FP32 SGEMM, {count} listed shapes", fp32 + "suite-fp32.txt", cli.format("")
@@ -253,7 +253,8 @@ def rows():
         suite_row(
             "TF32 (tensor cores), {count} listed shapes",
             suites + "suite-tf32.txt",
-            cli.format(" --precision tf32") + " (the operands' TF32 packing timed in)",
+            cli.format(" --precision tf32")
+            + " (the TF32 packing of `b`, and of `a` where `k % 4 ≠ 0`, timed in)",
         ),
         suite_row(
             "BF16 from f32 operands, {count} listed shapes",

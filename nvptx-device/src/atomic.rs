@@ -2,9 +2,8 @@
 //! another within a launch (a ticket counter, a chained scan's published prefixes).
 //!
 //! On the GPU each function is one PTX instruction at `.gpu` scope: `atom.global.add`
-//! (relaxed or acquire-release),
-//! `ld.acquire`, `st.release`, `ld.relaxed`, `st.relaxed`. In the simulator they are the
-//! host's atomics on the same addresses with the same orderings.
+//! (relaxed or acquire-release), `ld.acquire`, `st.release`, `ld.relaxed`, `st.relaxed`. In
+//! the simulator they are the host's atomics on the same addresses with the same orderings.
 //!
 //! [`store_pair_relaxed_if`] and [`load_pair_relaxed`] move two words with one vector
 //! instruction; the memory model treats it as one relaxed access per word, so a reader may

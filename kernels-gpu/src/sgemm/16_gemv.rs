@@ -36,8 +36,11 @@
 //! **Split k.** Where the output alone would not give every multiprocessor enough warps
 //! (a long `k` under a small output), `k` is cut into slices (`blockIdx.y`): slice `s`
 //! covers depths `[s·slice, (s + 1)·slice)` and writes its partial sums to plane `s` of a
-//! workspace, which [`split_k::sgemm_split_k_reduce`](super::split_k::sgemm_split_k_reduce)
-//! adds in increasing `s`. No atomics: the same bits run to run.
+//! workspace, which are added in increasing `s` either by
+//! [`split_k::sgemm_split_k_reduce`](super::split_k::sgemm_split_k_reduce), a second launch,
+//! or, given tile counters, by the last block of each output tile in the same launch
+//! ([`SlicePlanes`]). No float atomics (the counters are integers): the same bits run to
+//! run, and the same bits either way.
 //!
 //! **Summation order** (what the CPU twins in the tests reproduce). [`gemv_small_k`]: each
 //! output is `fma(a[r, i], b[i, c], acc)` for `i` in increasing order from `0.0`, the order
