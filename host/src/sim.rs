@@ -486,7 +486,7 @@ impl Simulator {
         if shape.is_trivial() {
             return Ok(vec![0.0f32; shape.lens().2]);
         }
-        let packs_a = crate::plan::half::tf32_packs_a(shape.k);
+        let packs_a = crate::plan::half::tf32_packs_a(run.config, shape.k);
         let (ap, bp) = self.pack_tf32(a, b, shape, packs_a)?;
         self.ws_product(run, &ap, &bp, shape)
     }

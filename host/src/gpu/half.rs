@@ -128,7 +128,7 @@ impl Gpu {
         self.entry_info(run.config.spec.entry)?;
         let (m, n) = (shape.m, shape.n);
         let kp = crate::plan::packed::packed_depth(shape.k);
-        let packs_a = crate::plan::half::tf32_packs_a(shape.k);
+        let packs_a = crate::plan::half::tf32_packs_a(run.config, shape.k);
         // Each a multiple of 4 floats: the packed `bᵀ` starts 16-byte aligned after `a`.
         let la = if packs_a { m as usize * kp as usize } else { 0 };
         let lb = n as usize * kp as usize;

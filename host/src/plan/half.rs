@@ -82,12 +82,13 @@ pub fn aligned(shape: MatmulShape) -> bool {
     shape.k.is_multiple_of(8) && shape.n.is_multiple_of(8)
 }
 
-/// Whether a TF32 product of depth `k` packs `a` before the kernel (rounded, rows padded to a
-/// multiple of 4): only where `a`'s rows are not whole 16-byte units, which the accelerator
-/// needs. Otherwise the kernel reads `a` as it is and rounds each tile in shared memory
-/// (the same bits: both round with `cvt.rna`).
-pub fn tf32_packs_a(k: u32) -> bool {
-    !k.is_multiple_of(4)
+/// Whether a TF32 product of depth `k` by `config` packs `a` before the kernel (rounded, rows
+/// padded to a multiple of 4): where the configuration does not round `a` itself
+/// ([`WsConfig::rounds_a`]), and where `a`'s rows are not whole 16-byte units, which the
+/// accelerator needs. Otherwise the kernel reads `a` as it is and rounds each tile in shared
+/// memory (the same bits: both round with `cvt.rna`).
+pub fn tf32_packs_a(config: &WsConfig, k: u32) -> bool {
+    !config.rounds_a || !k.is_multiple_of(4)
 }
 
 /// [`Error::ElementMismatch`] unless `run`'s configuration multiplies `input`.

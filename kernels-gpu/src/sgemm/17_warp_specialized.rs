@@ -196,6 +196,33 @@ impl Element for Tf32 {
     }
 }
 
+/// f32 elements multiplied as TF32, `b` transposed, and `a` rounded by the caller (packed as
+/// `b` is): [`Tf32`] without the rounders. Rounding in the slot reads and writes each `a`
+/// tile once more in shared memory, 32 KiB a k-tile at 128 rows, beside the 48 KiB that the
+/// copies write and the multiplications read: on large squares that costs more than
+/// packing `a` does, and the autotuner times both.
+pub struct Tf32Packed;
+
+impl Element for Tf32Packed {
+    const INPUT: Input = Input::Tf32;
+    const SIZE: u32 = Tf32::SIZE;
+    const B_TRANSPOSED: bool = Tf32::B_TRANSPOSED;
+
+    #[inline(always)]
+    fn operands(
+        smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
+    ) -> (DescOperand, DescOperand) {
+        Tf32::operands(smem, a_tile, b_tile, s)
+    }
+
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mma<A: Accumulators>(acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { Tf32::mma(acc, a, b, accumulate) };
+    }
+}
+
 /// Rows of 128 bytes in a slot's `b` tile for `bn` columns: `bn` rows of `bᵀ`, or the
 /// k-tile's rows of as many 64-column boxes as cover `bn`.
 pub const fn b_rows<T: Element>(bn: u32) -> u32 {
@@ -538,6 +565,9 @@ pub struct WsConfig {
     pub name: &'static str,
     /// The element type of `a` and `b`.
     pub input: Input,
+    /// Whether the kernel rounds `a` itself ([`Element::ROUNDS_A`]); else a TF32 caller
+    /// packs it rounded.
+    pub rounds_a: bool,
     /// Its tile sizes and shared memory.
     pub geometry: Geometry,
     /// How to launch it (a persistent grid: [`KernelSpec::launch_on`]), on tensor maps
@@ -637,11 +667,14 @@ macro_rules! ws_configs {
     (half { $( $(#[$meta:meta])* $bf16:ident, $f16:ident = <$c:literal, $bn:literal,
         $stages:literal, $group:literal> $([$($flag:ident),*])?; )* }
      tf32 { $( $(#[$tmeta:meta])* $tf32:ident = <$tc:literal, $tbn:literal, $tstages:literal,
-        $tgroup:literal> $([$($tflag:ident),*])?; )* }) => {
+        $tgroup:literal> $([$($tflag:ident),*])?; )* }
+     tf32_packed { $( $(#[$pmeta:meta])* $packed:ident = <$pc:literal, $pbn:literal,
+        $pstages:literal, $pgroup:literal>; )* }) => {
         ws_configs!(@entries
             $( $(#[$meta])* $bf16 = <Bf16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
             $( $(#[$meta])* $f16 = <F16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
             $( $(#[$tmeta])* $tf32 = <Tf32, $tc, $tbn, $tstages, $tgroup> $([$($tflag),*])?; )*
+            $( $(#[$pmeta])* $packed = <Tf32Packed, $pc, $pbn, $pstages, $pgroup>; )*
         );
     };
     (@entries $( $(#[$meta:meta])* $entry:ident = <$t:ident, $c:literal, $bn:literal,
@@ -660,6 +693,7 @@ macro_rules! ws_configs {
             WsConfig {
                 name: dashed!(stringify!($entry)),
                 input: <$t as Element>::INPUT,
+                rounds_a: <$t as Element>::ROUNDS_A,
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
@@ -709,5 +743,10 @@ ws_configs! {
         gemm_tf32_ws_64x256                          = <1, 256, 5, 8>;
         /// One consumer of 64 × 128, eight slots of 24 KiB: small outputs, more blocks.
         gemm_tf32_ws_64x128                          = <1, 128, 8, 8>;
+    }
+    // The large tiles again with `a` packed by the caller (no rounders): for large squares.
+    tf32_packed {
+        gemm_tf32_packed_ws_128x256                  = <2, 256, 4, 8>;
+        gemm_tf32_packed_ws_128x192                  = <2, 192, 5, 8>;
     }
 }
