@@ -235,6 +235,7 @@ def rows():
     cli = "CLI `--suite{}`, median of 20 event-timed runs on device data"
     out = [lecture_row()]
     fp32 = "suites-4xh200-2b93195/"
+    tf32 = "tf32-packed-a-4xh200/"
     suites = "tf32-unpacked-a-4xh200/"
     dated = [
         suite_row(
@@ -252,9 +253,9 @@ def rows():
         ),
         suite_row(
             "TF32 (tensor cores), {count} listed shapes",
-            suites + "suite-tf32.txt",
+            tf32 + "suite-tf32.txt",
             cli.format(" --precision tf32")
-            + " (the TF32 packing of `b`, and of `a` where `k % 4 ≠ 0`, timed in)",
+            + " (the operands' TF32 packing, where a configuration needs it, timed in)",
         ),
         suite_row(
             "BF16 from f32 operands, {count} listed shapes",

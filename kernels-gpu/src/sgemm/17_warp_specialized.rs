@@ -27,7 +27,8 @@
 //!   packing rounds `b`) by the producer warpgroup's otherwise idle warps 1 to 3
 //!   ([`ROUNDERS`]): they wait for the slot's `full` phase, round, fence their stores for
 //!   the asynchronous proxy and arrive on a third barrier of the slot, `rounded`, which the
-//!   consumers wait for instead of `full`. A caller passes `a` unpacked.
+//!   consumers wait for instead of `full`. A caller passes `a` unpacked, but to the
+//!   [`Tf32Packed`] rows, which have no rounders and take `a` packed as `b` is.
 //! * **Registers.** With two consumers or more, the producer gives up registers
 //!   (`setmaxnreg.dec` to [`PRODUCER_REGS`]) and the consumers take them (`setmaxnreg.inc` to
 //!   [`CONSUMER_REGS`]): 128 accumulators a thread fit, with room for addresses.
