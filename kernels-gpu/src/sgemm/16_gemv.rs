@@ -161,15 +161,17 @@ unsafe fn load_b<const VB: u32>(p: *const f32, valid: u32) -> [f32; 4] {
 /// Rows of `a` (`m × k`) times `b` (`k × n`), `M` rows at a time: this block's group of `M`
 /// rows (`blockIdx.z`; the last group takes what is left), its 128 columns and slice
 /// `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into `out` (`m × n`)
-/// if the launch has one slice, else into plane `blockIdx.y` of `out` (`slices · m · n`
-/// floats). One group (`m ≤ M`) streams `b` once; a tiny output under a long `k` (33 × 33,
+/// if the launch has one slice, else into plane `blockIdx.y` of `ws` (`slices · m · n`
+/// floats), the planes then added by the reduction launch or, with `flags`, by the last
+/// block of each tile ([`SlicePlanes`]). One group (`m ≤ M`) streams `b` once; a tiny output under a long `k` (33 × 33,
 /// say) takes a few groups, `b` streamed once per group. See the [module](self) for the
 /// order of the sums.
 ///
 /// Launch [`THREADS`] threads per block on a `cdiv(n, 128) × slices × cdiv(m, M)` grid.
 ///
 /// # Safety
-/// `a`, `b` hold `m·k` and `k·n` floats that nothing writes during the kernel, `out` as above;
+/// `a`, `b` hold `m·k` and `k·n` floats that nothing writes during the kernel, `out` `m·n`,
+/// `ws` and `flags` as [`SlicePlanes`] says (`ws` unused with one slice);
 /// `m ≥ 1`, `n ≥ 1`, `slice ≥ 1`, the grid's y extent `cdiv(k, slice)` (at least 1), its z
 /// extent `cdiv(m, M)`, and every product of sizes fits `u32`.
 #[inline(always)]
@@ -366,8 +368,9 @@ pub unsafe fn gemv_small_n_r2<const N: usize>(
 
 /// `a` (`m × k`) times `n ≤ N` columns (`b`, `k × n`): this block's `4·R` rows (`R` per
 /// warp) and slice `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into
-/// `out` (`m × n`) if the launch has one slice, else into plane `blockIdx.y` of `out`
-/// (`slices · m · n` floats). See the [module](self) for how it streams `a` and reads `b`
+/// `out` (`m × n`) if the launch has one slice, else into plane `blockIdx.y` of `ws`
+/// (`slices · m · n` floats), added as [`gemv_small_m`]'s are. See the [module](self) for
+/// how it streams `a` and reads `b`
 /// (chunk `c + D`'s loads issued into chunk `c`'s registers once it is used; `b` staged
 /// [`small_n_group`] depths at a time where `N > 1`), and for the order of the sums.
 ///
@@ -727,8 +730,8 @@ pub enum GemvClass {
     SmallK,
 }
 
-/// A rung-16 entry point as the simulator calls it: `(a, b, out, m, n, k, slice)` (the small-k
-/// kernel ignores `slice`).
+/// A rung-16 entry point as the simulator calls it: `(a, b, out, ws, flags, m, n, k, slice)`
+/// (the small-k kernel ignores `ws`, `flags` and `slice`).
 #[cfg(not(target_arch = "nvptx64"))]
 pub type GemvEntry =
     unsafe fn(*const f32, *const f32, *mut f32, *mut f32, *mut u64, u32, u32, u32, u32);

@@ -121,7 +121,7 @@ impl SlicePlanes {
     #[inline(always)]
     pub fn dst(&self) -> *mut f32 {
         if self.slices > 1 {
-            // SAFETY (of the pointer arithmetic): plane blockIdx.y < slices is inside ws.
+            // Plane blockIdx.y < slices: inside ws.
             self.ws
                 .wrapping_add(thread::block_idx_y() as usize * self.len)
         } else {
