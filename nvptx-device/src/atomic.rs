@@ -22,26 +22,28 @@
 mod backend {
     use core::arch::asm;
 
+    /// `atom.$sem.gpu.global.add.u32` of `$v` at `$ptr`: the old value.
+    macro_rules! atom_add_u32 {
+        ($sem:literal, $ptr:expr, $v:expr) => {{
+            let old: u32;
+            // SAFETY: the caller guarantees a valid, aligned global address.
+            unsafe {
+                asm!(concat!("atom.", $sem, ".gpu.global.add.u32 {o}, [{p}], {v};"),
+                     o = out(reg32) old, p = in(reg64) $ptr, v = in(reg32) $v,
+                     options(nostack, preserves_flags))
+            };
+            old
+        }};
+    }
+
     #[inline(always)]
     pub unsafe fn fetch_add_u32(ptr: *mut u32, v: u32) -> u32 {
-        let old: u32;
-        // SAFETY: the caller guarantees a valid, aligned global address.
-        unsafe {
-            asm!("atom.relaxed.gpu.global.add.u32 {o}, [{p}], {v};", o = out(reg32) old,
-                 p = in(reg64) ptr, v = in(reg32) v, options(nostack, preserves_flags))
-        };
-        old
+        atom_add_u32!("relaxed", ptr, v)
     }
 
     #[inline(always)]
     pub unsafe fn fetch_add_acq_rel_u32(ptr: *mut u32, v: u32) -> u32 {
-        let old: u32;
-        // SAFETY: the caller guarantees a valid, aligned global address.
-        unsafe {
-            asm!("atom.acq_rel.gpu.global.add.u32 {o}, [{p}], {v};", o = out(reg32) old,
-                 p = in(reg64) ptr, v = in(reg32) v, options(nostack, preserves_flags))
-        };
-        old
+        atom_add_u32!("acq_rel", ptr, v)
     }
 
     /// `ld.$sem.gpu.global.u64` from `$ptr`.

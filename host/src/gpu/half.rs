@@ -154,8 +154,9 @@ impl Gpu {
         ];
         let planes = (floats > 0).then(|| rest.slice_mut(..floats));
         // SAFETY: the maps describe `a` (packed or the caller's, m rows of kp) and the packed
-        // `bᵀ` (n rows of kp), 16-byte aligned, in the configuration's boxes; the planes hold `splits` planes of
-        // m · n; `out` m · n (checked); the configuration multiplies TF32.
+        // `bᵀ` (n rows of kp), 16-byte aligned, in the configuration's boxes; the planes
+        // hold `splits` planes of m · n; `out` m · n (checked); the configuration
+        // multiplies TF32.
         unsafe { self.launch_ws(run, maps, planes, out, shape) }
     }
 

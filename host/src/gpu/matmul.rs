@@ -137,10 +137,9 @@ impl Gpu {
     }
 
     /// The flag buffer of serial split-k products and fused rung-16 runs, locked, holding
-    /// at least `words` (grown
-    /// to the largest size asked for so far, zeroed when it grows; the kernels leave it all
-    /// 0). One `Gpu` runs everything on one stream, so launches that share it run one after
-    /// another.
+    /// at least `words` (grown to the largest size asked for so far, zeroed when it grows;
+    /// the kernels leave it all 0). One `Gpu` runs everything on one stream, so launches
+    /// that share it run one after another.
     fn serial_flags(&self, words: usize) -> Result<MutexGuard<'_, Option<CudaSlice<u64>>>> {
         let mut flags = self.serial_flags.lock().unwrap_or_else(|e| e.into_inner());
         if flags.as_ref().is_none_or(|f| f.len() < words) {

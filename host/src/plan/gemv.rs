@@ -25,6 +25,7 @@ use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 pub use kernels_gpu::sgemm::gemv::{GEMV_CONFIGS, GemvClass, GemvConfig};
 use kernels_gpu::sgemm::gemv::{SLICE_ALIGN, SMALL_M_COLS, SMALL_N_CHUNK, WARPS};
+use kernels_gpu::sgemm::split_k::SlicePlanes;
 
 /// The largest `m`, `n` or `k` a rung-16 kernel takes: a product with a dimension at most
 /// this is memory-bound.
@@ -130,11 +131,11 @@ pub fn slices_for(config: &GemvConfig, shape: MatmulShape, sms: u32) -> u32 {
 /// product beyond theirs.
 ///
 /// Several slices write their partial sums to planes of a workspace, which are added in
-/// plane order either by a second launch ([`sgemm_split_k_reduce`](kernels_gpu::sgemm::split_k::sgemm_split_k_reduce))
-/// or, where `fused`, in the same launch by the last block of each output tile to finish
-/// ([`SlicePlanes`](kernels_gpu::sgemm::split_k::SlicePlanes)): the same bits, one launch
-/// fewer, and the sum of a tile's planes on one multiprocessor rather than spread over the
-/// device.
+/// plane order either by a second launch
+/// ([`sgemm_split_k_reduce`](kernels_gpu::sgemm::split_k::sgemm_split_k_reduce)) or, where
+/// `fused`, in the same launch by the last block of each output tile to finish
+/// ([`SlicePlanes`]): the same bits, one launch fewer, and the sum of a tile's planes on one
+/// multiprocessor rather than spread over the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Gemv {
     pub config: usize,
@@ -221,7 +222,7 @@ impl Gemv {
             let splits = std::iter::once(None).chain(
                 Self::SPLITS
                     .iter()
-                    .filter(|&&s| class != GemvClass::SmallK && s <= deepest)
+                    .filter(|&&s| class.splits() && s <= deepest)
                     .map(|&s| Some(s)),
             );
             for split in splits {
@@ -232,7 +233,7 @@ impl Gemv {
                 };
                 out.push(run);
                 // Each split run of several slices also with the planes added in the launch.
-                if class != GemvClass::SmallK && split != Some(1) {
+                if class.splits() && split != Some(1) {
                     out.push(Gemv { fused: true, ..run });
                 }
             }
@@ -257,9 +258,8 @@ impl Gemv {
             Some(rest) => (rest, true),
             None => (name, false),
         };
-        let splits = |config: usize| GEMV_CONFIGS[config].class != GemvClass::SmallK;
         if let Some(config) = find(name) {
-            return (!fused || splits(config)).then_some(Gemv {
+            return (!fused || GEMV_CONFIGS[config].class.splits()).then_some(Gemv {
                 config,
                 split: None,
                 fused,
@@ -268,7 +268,7 @@ impl Gemv {
         let (config, split) = name.rsplit_once("-split")?;
         let split: u32 = split.parse().ok().filter(|&s| s >= 1)?;
         let config = find(config)?;
-        splits(config).then_some(Gemv {
+        GEMV_CONFIGS[config].class.splits().then_some(Gemv {
             config,
             split: Some(split),
             fused,
@@ -281,7 +281,7 @@ impl Gemv {
     pub fn slices(self, shape: MatmulShape, sms: u32) -> (u32, u32) {
         let class = self.config().class;
         let k = shape.k.max(1);
-        if class == GemvClass::SmallK {
+        if !class.splits() {
             return (k, 1);
         }
         let split = self
@@ -329,9 +329,9 @@ impl Gemv {
         let (reduce, workspace, flags) = if slices > 1 {
             let workspace = workspace_len("rung-16 workspace", slices, shape)?;
             if self.fused {
-                // One 4-byte counter per output tile: the grid's x extent times its z.
+                // One counter per output tile: the grid's x extent times its z.
                 let tiles = main.grid.x as usize * main.grid.z as usize;
-                (None, workspace, tiles.div_ceil(2))
+                (None, workspace, SlicePlanes::flag_words(tiles))
             } else {
                 // m·n fits u32 (MatmulShape).
                 let reduce = crate::plan::split_k::reduce_launch(shape.m * shape.n);

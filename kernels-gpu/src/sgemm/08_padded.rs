@@ -44,16 +44,15 @@ pub unsafe fn sgemm_double_buffered_padded<const LDA: usize, const GROUP: u32, E
 
 /// The body of [`sgemm_double_buffered_padded`] on shared tiles declared by the caller
 /// (`a_tile`: at least `2 · BK · LDA` floats, `b_tile`: at least `2 · BK · BN`), for block
-/// tile `tile`, with `a`'s rows `lda >= k` floats apart and `b`'s `ldb >= n`: the multistage rung's loop for
-/// edge tiles and odd shapes where its block tile is 128 × 128 (see
-/// [`CHECKED_LOOP_MAX_OUTPUTS`](super::multistage::CHECKED_LOOP_MAX_OUTPUTS)), on its
+/// tile `tile`, with `a`'s rows `lda >= k` floats apart and `b`'s `ldb >= n`: the
+/// multistage rung's loop for edge tiles and odd shapes where its block tile is 128 × 128
+/// (see [`CHECKED_LOOP_MAX_OUTPUTS`](super::multistage::CHECKED_LOOP_MAX_OUTPUTS)), on its
 /// arrays.
 ///
 /// # Safety
 /// As [`sgemm_double_buffered_padded`], `a` pointing to rows of `lda` floats and `b` to rows
-/// of `ldb`; `tile` is this
-/// block's, the same in every thread; nothing else uses the arrays while it runs, and every
-/// thread of the block calls it.
+/// of `ldb`; `tile` is this block's, the same in every thread; nothing else uses the arrays
+/// while it runs, and every thread of the block calls it.
 #[warp_tiled]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]

@@ -80,7 +80,7 @@ pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
 /// [`sgemm_multistage`] on an `a` whose rows are `lda >= k` floats apart and a `b` whose
 /// rows are `ldb >= n` apart: the product of the first `k` columns of `a` with the first `n`
 /// columns of `b`'s `k` rows, into `out`'s rows of `n` (split-k runs it on column slices of
-/// `a`; a strided product ([`strided`]) on operands padded to aligned rows).
+/// `a`; a strided entry ([`ld`]) on operands padded to aligned rows).
 ///
 /// Interior tiles with unaligned output rows realign their stores
 /// ([`WarpTile::store_as`]) where the tile size does ([`WarpTile::REALIGNS`]) or
@@ -340,17 +340,11 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
 }
 
 /// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's
-/// split-k entries (`multistage::ld::sgemm_multistage`).
+/// split-k entries and strided entries (`multistage::ld::sgemm_multistage`). A strided
+/// entry runs it on operands padded to 16-byte aligned rows and a depth of whole `BK`
+/// tiles, so that every interior block runs the exact loop, with the output stored in
+/// place and realigned.
 pub mod ld {
-    pub use super::sgemm_multistage_ld as sgemm_multistage;
-}
-
-/// [`sgemm_multistage_ld`] under the kernel's own name, for the configuration table's
-/// strided entries (`multistage::strided::sgemm_multistage`): a product of operands whose
-/// rows are their own lengths apart from the output's, such as operands padded to 16-byte
-/// aligned rows and a depth of whole `BK` tiles, so that every interior block runs the
-/// exact loop, with the output stored in place.
-pub mod strided {
     pub use super::sgemm_multistage_ld as sgemm_multistage;
 }
 

@@ -18,7 +18,7 @@
 //!   than `M` rows (a tiny output) run in groups of `M` (`blockIdx.z`), each streaming `b`.
 //! * [`gemv_small_n`] (`n ≤ N`): `a` times a few columns (`n = 1` is `A·x`). `a` is streamed
 //!   along its rows (coalesced along `k`) in chunks of 128 depths: each warp owns four rows
-//!   (two in [`gemv_small_n_r2`], which has twice the blocks for the same `m`),
+//!   (two in `gemv_small_n1_r2`, which has twice the blocks for the same `m`),
 //!   lane `l` four consecutive depths of each per chunk. A lane's loads land in a ring of
 //!   [`small_n_depth`] chunks of registers, each refilled with the chunk `D` ahead as soon
 //!   as it is used, so that while it waits on one chunk the next `D − 1` are in flight, and
@@ -84,14 +84,14 @@ pub const WARPS: u32 = THREADS / 32;
 /// Columns of `out` per block of [`gemv_small_m`]: four per lane, all four warps on the same
 /// columns.
 pub const SMALL_M_COLS: u32 = 128;
-/// Rows of `a` per warp of [`gemv_small_n`].
+/// Rows of `a` per warp of [`gemv_small_n`] (`R`) in most of its entries.
 pub const SMALL_N_ROWS_PER_WARP: u32 = 4;
-/// Rows of `a` per warp of [`gemv_small_n_r2`]: twice the blocks for the same `m`, where
+/// Rows of `a` per warp of `gemv_small_n1_r2`: twice the blocks for the same `m`, where
 /// four rows a warp leave multiprocessors idle (1059 rows are 67 blocks of 16 for 132 SMs).
 pub const SMALL_N_R2_ROWS_PER_WARP: u32 = 2;
 /// Depths of `a` a warp of [`gemv_small_n`] takes per step: four per lane.
 pub const SMALL_N_CHUNK: u32 = 128;
-/// Chunks of `a` in a lane's ring of registers in `gemv_small_n::<N>`, `D`: while it waits
+/// Chunks of `a` in a lane's ring of registers in `gemv_small_n::<N, _>`, `D`: while it waits
 /// on chunk `c`, the loads of `c + 1..c + D` are in flight too, `4·D` 16-byte loads of `a`
 /// per lane. 4 up to `N = 4`; 2 above, where the `4·N` accumulators (and `b`'s staging) take
 /// the registers a deeper ring would.
@@ -100,7 +100,7 @@ pub const fn small_n_depth(n: usize) -> u32 {
 }
 /// The deepest [`small_n_depth`].
 pub const SMALL_N_MAX_DEPTH: u32 = 4;
-/// Depths of `b` a block of `gemv_small_n::<N>` (`N > 1`) stages in shared memory per
+/// Depths of `b` a block of `gemv_small_n::<N, _>` (`N > 1`) stages in shared memory per
 /// barrier pair: [`small_n_depth`] chunks.
 pub const fn small_n_group(n: usize) -> u32 {
     small_n_depth(n) * SMALL_N_CHUNK
@@ -163,8 +163,8 @@ unsafe fn load_b<const VB: u32>(p: *const f32, valid: u32) -> [f32; 4] {
 /// `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into `out` (`m × n`)
 /// if the launch has one slice, else into plane `blockIdx.y` of `ws` (`slices · m · n`
 /// floats), the planes then added by the reduction launch or, with `flags`, by the last
-/// block of each tile ([`SlicePlanes`]). One group (`m ≤ M`) streams `b` once; a tiny output under a long `k` (33 × 33,
-/// say) takes a few groups, `b` streamed once per group. See the [module](self) for the
+/// block of each tile ([`SlicePlanes`]). One group (`m ≤ M`) streams `b` once; a tiny
+/// output under a long `k` (33 × 33, say) takes a few groups, `b` streamed once per group. See the [module](self) for the
 /// order of the sums.
 ///
 /// Launch [`THREADS`] threads per block on a `cdiv(n, 128) × slices × cdiv(m, M)` grid.
@@ -321,49 +321,13 @@ unsafe fn small_m_part<const M: usize, const VB: u32>(
     }
 }
 
-/// One chunk of a lane's operands of [`gemv_small_n_rows`], loaded ahead of its use: its
+/// One chunk of a lane's operands of [`gemv_small_n`], loaded ahead of its use: its
 /// four depths of each of the warp's `R` rows of `a` and, for `N = 1`, of `b` (zero where not
 /// loaded).
 #[derive(Clone, Copy)]
 struct SmallNChunk<const R: usize> {
     a: [[f32; 4]; R],
     b: [f32; 4],
-}
-
-/// [`gemv_small_n_rows`] with [`SMALL_N_ROWS_PER_WARP`] rows a warp.
-///
-/// # Safety
-/// As [`gemv_small_n_rows`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_n<const N: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
-    k: u32, slice: u32,
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        gemv_small_n_rows::<N, { SMALL_N_ROWS_PER_WARP as usize }>(
-            a, b, out, ws, flags, m, n, k, slice,
-        )
-    }
-}
-
-/// [`gemv_small_n_rows`] with [`SMALL_N_R2_ROWS_PER_WARP`] rows a warp.
-///
-/// # Safety
-/// As [`gemv_small_n_rows`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_n_r2<const N: usize>(
-    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
-    k: u32, slice: u32,
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        gemv_small_n_rows::<N, { SMALL_N_R2_ROWS_PER_WARP as usize }>(
-            a, b, out, ws, flags, m, n, k, slice,
-        )
-    }
 }
 
 /// `a` (`m × k`) times `n ≤ N` columns (`b`, `k × n`): this block's `4·R` rows (`R` per
@@ -381,7 +345,7 @@ pub unsafe fn gemv_small_n_r2<const N: usize>(
 /// As [`gemv_small_m`], with `m ≥ 1` and `1 ≤ n ≤ N`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_n_rows<const N: usize, const R: usize>(
+pub unsafe fn gemv_small_n<const N: usize, const R: usize>(
     a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
     k: u32, slice: u32,
 ) {
@@ -730,6 +694,14 @@ pub enum GemvClass {
     SmallK,
 }
 
+impl GemvClass {
+    /// Whether its kernel takes `k` in slices (`blockIdx.y`): all but [`gemv_small_k`], whose
+    /// `k` is at most its bound.
+    pub const fn splits(self) -> bool {
+        !matches!(self, Self::SmallK)
+    }
+}
+
 /// A rung-16 entry point as the simulator calls it: `(a, b, out, ws, flags, m, n, k, slice)`
 /// (the small-k kernel ignores `ws`, `flags` and `slice`).
 #[cfg(not(target_arch = "nvptx64"))]
@@ -824,7 +796,8 @@ macro_rules! optional {
 }
 
 /// The rung-16 table: one line per entry point, `name = class<bound> => kernel, static
-/// shared floats`, `rows(r)` for a small-`n` kernel's rows of `a` per warp, and
+/// shared floats`, `rows(r)` for a small-`n` kernel's rows of `a` per warp (its second
+/// generic parameter, `kernel::<bound, r>`), and
 /// `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per multiprocessor.
 macro_rules! gemv_configs {
     ($( $entry:ident = $class:ident<$bound:literal> => $kernel:ident, $floats:expr
@@ -834,7 +807,7 @@ macro_rules! gemv_configs {
             #[allow(clippy::too_many_arguments)]
             $entry(a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64,
                 m: u32, n: u32, k: u32, slice: u32)
-                => $kernel::<$bound> $(, launch_bounds(THREADS, $mb))?;
+                => $kernel::<$bound $(, { $rows as usize })?> $(, launch_bounds(THREADS, $mb))?;
         )*}
 
         /// Every rung-16 configuration, each class by increasing bound.
@@ -871,7 +844,7 @@ gemv_configs! {
     gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN;
     gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN;
     gemv_small_n1 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n1_r2 = SmallN<1> => gemv_small_n_r2, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4);
+    gemv_small_n1_r2 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4);
     gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
     gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
     gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);

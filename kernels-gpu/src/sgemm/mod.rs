@@ -414,7 +414,7 @@ macro_rules! serial_split_k_fn {
 }
 
 /// A configuration's strided kernel, for the table's lines with `strided(name)` (the
-/// kernel's `strided` twin).
+/// kernel's `ld` twin, its stores realigned).
 macro_rules! strided_fn {
     ($module:ident, $kernel:ident, [$($g:tt),*], []) => {};
     ($module:ident, $kernel:ident, [$($g:tt),*], [$st:ident]) => {
@@ -434,7 +434,7 @@ macro_rules! strided_fn {
         ) {
             // SAFETY: the caller's contract.
             unsafe {
-                $module::strided::$kernel::<$($g,)* epilogue::Store>(
+                $module::ld::$kernel::<$($g,)* epilogue::Store>(
                     a, b, out, m, n, k, lda, ldb, true, epilogue::Store,
                 )
             }

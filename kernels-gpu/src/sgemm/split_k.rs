@@ -105,6 +105,11 @@ pub struct SlicePlanes {
 }
 
 impl SlicePlanes {
+    /// 8-byte words of `flags` for `tiles` output tiles: a 4-byte counter each.
+    pub const fn flag_words(tiles: usize) -> usize {
+        tiles.div_ceil(2)
+    }
+
     /// The kernel's parameters, for an `m × n` output.
     #[inline(always)]
     pub fn new(out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32) -> Self {

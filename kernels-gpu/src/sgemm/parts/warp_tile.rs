@@ -210,7 +210,7 @@ impl WarpTile {
     /// Whether [`store`](Self::store) realigns the stores of interior tiles with unaligned
     /// rows: for block tiles of fewer than 128 × 128 outputs. In the 128 × 128 multistage
     /// kernel the realigning code, never run on aligned rows, cost 3% at 4096³ and 8192³ on
-    /// an H200; its strided entry ([`crate::sgemm::multistage::strided`]) asks for it with
+    /// an H200; its strided entry ([`crate::sgemm::multistage::ld`]) asks for it with
     /// [`store_as`](Self::store_as).
     pub const REALIGNS: bool = BM * BN < 128 * 128;
 
