@@ -155,10 +155,11 @@ fn check_ws(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
 }
 
 /// Every TF32 configuration of rung 17 (the warp-specialized `wgmma.m64nNk8` fed by the
-/// tensor-memory accelerator, both operands K-major) on one tile and a sliver past it each
-/// way with k = 70 (three k-tiles of 32, the last partial, k not a multiple of 4: `a`
-/// packed and padded) and k = 72 (`a` read as it is and rounded by the kernel), split in
-/// two, and on a small shape unsplit. The check against the rounded inputs' product fails a
+/// tensor-memory accelerator; `b` packed K-major, or read as it lies by the tiles computed
+/// transposed) on one tile and a sliver past it each way with k = 70 (three k-tiles of 32,
+/// the last partial, k not a multiple of 4: `a` packed and padded; `n` not a multiple of 4:
+/// a row-major `b` copied into padded rows) and k = 72 (`a` read as it is and rounded by
+/// the kernel, a row-major `b` too), split in two, and on a small shape unsplit. The check against the rounded inputs' product fails a
 /// kernel that leaves `a` unrounded.
 #[test]
 fn rung_17_tf32_every_configuration_on_edges_and_splits() {
@@ -168,20 +169,21 @@ fn rung_17_tf32_every_configuration_on_edges_and_splits() {
         check_ws(HalfRun { config, splits: 2 }, (bm + 3, 70, bn + 5), seed);
         check_ws(
             HalfRun { config, splits: 2 },
-            (bm + 3, 72, bn + 5),
+            (bm + 3, 72, bn + 4),
             seed + 100,
         );
         check_ws(HalfRun { config, splits: 1 }, (5, 37, 11), seed);
     }
 }
 
-/// The default TF32 configuration of rung 17 on odd shapes: single rows, columns and
+/// The default TF32 configuration of rung 17, and the first that reads `b` as it lies, on
+/// odd shapes: single rows, columns and
 /// depths, primes (k not a multiple of the k-tile, nor of 4), depths that are multiples of
 /// 4 (`a` rounded by the kernel), a depth of three k-tiles split four ways (the last slice
 /// empty), and several tiles a block in the persistent grid.
 #[test]
 fn rung_17_tf32_odd_shapes() {
-    let config = default_config(Input::Tf32);
+    let row_b = configs(Input::Tf32).find(|c| c.row_major_b).expect("a row-major-b row");
     let shapes = [
         (1, 1, 1, 1),
         (1, 37, 29, 1),
@@ -193,8 +195,10 @@ fn rung_17_tf32_odd_shapes() {
         (7, 96, 13, 4),
         (257, 33, 521, 1),
     ];
-    for (i, (m, k, n, splits)) in shapes.into_iter().enumerate() {
-        check_ws(HalfRun { config, splits }, (m, k, n), 0x1733 + i as u64);
+    for config in [default_config(Input::Tf32), row_b] {
+        for (i, (m, k, n, splits)) in shapes.into_iter().enumerate() {
+            check_ws(HalfRun { config, splits }, (m, k, n), 0x1733 + i as u64);
+        }
     }
 }
 

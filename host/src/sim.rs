@@ -488,7 +488,29 @@ impl Simulator {
         }
         let packs_a = crate::plan::half::tf32_packs_a(run.config, shape.k);
         let (ap, bp) = self.pack_tf32(a, b, shape, packs_a)?;
-        self.ws_product(run, &ap, &bp, shape)
+        if !run.config.row_major_b {
+            return self.ws_product(run, &ap, &bp, shape);
+        }
+        // `b` as it lies, rows copied (and rounded, by the same entry as `a`) into rows of
+        // `n` rounded up to 4 where they are not whole 16-byte units, as the GPU does.
+        let MatmulShape { k, n, .. } = shape;
+        let n4 = n.next_multiple_of(4);
+        let mut rows = aligned_zeros(k as usize * n4 as usize);
+        if n4 == n {
+            // SAFETY: `rows` holds b.len() floats (aligned_zeros), apart from `b`.
+            unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), rows.as_mut_ptr().cast(), b.len()) };
+        } else {
+            let (sb, pb) = (
+                SharedPtr(b.as_ptr() as *mut f32),
+                SharedPtr(rows.as_mut_ptr().cast::<f32>()),
+            );
+            let launch = repack::launch(&kernels_gpu::sgemm::repack::REPACK_TF32, k, n4);
+            // SAFETY: `b` holds k rows of n (checked), `rows` k rows of n4 >= n.
+            self.launch(&launch, move || unsafe {
+                repack_entry::sgemm_repack_tf32(sb.get(), n, k, n, pb.get(), k, n4)
+            })?;
+        }
+        self.ws_product(run, &ap, &rows, shape)
     }
 
     /// `a · b` by rung 17's `run` on 16-bit matrices ([`crate::plan::half`]), as

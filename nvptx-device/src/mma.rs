@@ -388,7 +388,7 @@ pub unsafe fn ldmatrix_x4_trans<T: SharedWord>(tile: SharedSlice<T>, i: u32) -> 
 
 /// The warp-collective operations in the simulator, on [`crate::sim::warp`]'s exchange.
 #[cfg(not(target_arch = "nvptx64"))]
-mod sim {
+pub(crate) mod sim {
     use super::{
         FragA, FragABf16, FragB, FragBBf16, FragC, K, K_BF16, a_bf16_position, a_position,
         b_bf16_position, b_position, bf16_value, c_position, tf32_value,
@@ -504,6 +504,20 @@ mod sim {
                 sum += a(&all, row, i) * b(&all, i, col);
             }
             sum as f32
+        })
+    }
+
+    /// The warp's 16 × 8 TF32 `A` from every lane's [`FragA`]: `A[row][col]`'s bits, for
+    /// the lane that publishes `a` (a warp-collective exchange, as `mma.sync`'s).
+    pub(crate) fn gather_a(
+        a: &FragA, op: &'static str, location: &'static Location<'static>,
+    ) -> [[u32; 8]; 16] {
+        let (_, all) = exchange(FULL_MASK, a, op, location);
+        core::array::from_fn(|row| {
+            core::array::from_fn(|col| {
+                let (l, r) = a_owner(row as u32, col as u32);
+                all[l][r]
+            })
         })
     }
 

@@ -46,7 +46,7 @@
 //! fences, commits and waits do nothing there: the simulator checks where data lies, not the
 //! asynchronous protocol.
 
-use crate::mma::FragC;
+use crate::mma::{FragA, FragC};
 use crate::shared::SharedSlice;
 
 /// Four-byte elements in a row of a 128-byte-swizzled tile.
@@ -348,6 +348,20 @@ pub trait Accumulators: Sized {
     /// As [`mma_16bit`](Self::mma_16bit).
     unsafe fn mma_tf32_k_major(&mut self, a: DescOperand, b: DescOperand, accumulate: bool);
 
+    /// `D = A · B + D` for the warpgroup with `A` in registers
+    /// (`wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32`, the register form): warp `w`
+    /// holds rows `16w..16w + 16` of the 64 × 8 `A` as the [`FragA`] of an `mma.m16n8k8`
+    /// ([`a_position`](crate::mma::a_position)), the rows of `D` it holds; `b` `N` columns
+    /// of depth 8, K-major, as for [`mma_tf32_k_major`](Self::mma_tf32_k_major). With
+    /// `accumulate` false, `D = A · B`. The registers' low 13 mantissa bits are ignored:
+    /// round them first ([`to_tf32`](crate::mma::to_tf32)).
+    ///
+    /// # Safety
+    /// As [`mma_16bit`](Self::mma_16bit), and the `A` registers, like the accumulators, are
+    /// written only before the [`fence`] that precedes the instruction (the compiler keeps
+    /// them until a [`wait_group`] says it is done).
+    unsafe fn mma_tf32_rs(&mut self, a: &FragA, b: DescOperand, accumulate: bool);
+
     /// The TF32 instruction on descriptors `da` and `db`, `D = A · B` unless `accumulate`.
     #[doc(hidden)]
     #[cfg(target_arch = "nvptx64")]
@@ -506,6 +520,21 @@ fn sim_mma_tf32_k_major(acc: &mut [FragC], a: DescOperand, b: DescOperand, accum
     });
 }
 
+/// The simulator's TF32 `wgmma` with `A` in registers: the warp's lanes publish their
+/// fragments (rows `16w..16w + 16` of `A`, the rows of `D` the warp holds), then each
+/// thread computes its accumulators as [`sim_mma_tf32_k_major`] does.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn sim_mma_tf32_rs(acc: &mut [FragC], a: &FragA, b: DescOperand, accumulate: bool) {
+    use crate::mma::tf32_value;
+    let rows = crate::mma::sim::gather_a(a, "wgmma (A in registers): ", core::panic::Location::caller());
+    sim_mma_desc(acc, [b, b], K_TF32, accumulate, |row, col, kk| {
+        let x = tf32_value(rows[(row % 16) as usize][kk as usize]);
+        let y = tf32_value(b.word(b.desc.k_major_address(col, kk, 4)));
+        (x, y)
+    });
+}
+
 /// This thread's accumulators from `depth` exact products a step, `pair(row, col, kk)`
 /// giving the two factors of step `kk` of output `(row, col)`, summed with `D` (where
 /// `accumulate`) and rounded once; both operands' descriptors checked to start on 16
@@ -622,6 +651,33 @@ macro_rules! accumulators {
                 };
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_mma_tf32_k_major(self, a, b, accumulate);
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma_tf32_rs(&mut self, a: &FragA, b: DescOperand, accumulate: bool) {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let d = self.as_flattened_mut();
+                    // SAFETY: the caller's contract (warpgroup converged, tile ready, the
+                    // `A` registers fenced).
+                    unsafe {
+                        core::arch::asm!(
+                            "{{",
+                            ".reg .pred p;",
+                            "setp.ne.b32 p, {sc}, 0;",
+                            concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {{{a0}, {a1}, {a2}, {a3}}}, {db}, p, 1, 1;"),
+                            "}}",
+                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
+                            a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2],
+                            a3 = in(reg32) a[3], db = in(reg64) b.desc.0,
+                            sc = in(reg32) accumulate as u32,
+                            options(nostack, preserves_flags),
+                        );
+                    }
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_mma_tf32_rs(self, a, b, accumulate);
             }
 
             #[inline(always)]

@@ -12,7 +12,7 @@ use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroB
 use kernels_gpu::nvptx_device::catalogue::KernelSpec;
 use kernels_gpu::nvptx_device::tma::TensorMap;
 use kernels_gpu::nvptx_device::wgmma::Half;
-use kernels_gpu::sgemm::repack::REPACK_16BIT;
+use kernels_gpu::sgemm::repack::{REPACK_16BIT, REPACK_TF32};
 
 /// The entries of [`REPACK_16BIT`], by what they do.
 const REPACK: &KernelSpec = &REPACK_16BIT[0];
@@ -112,10 +112,12 @@ impl Gpu {
     /// `out = a · b` by `run`, a TF32 configuration of rung 17, on f32 matrices (`a`
     /// `m × k`, `b` `k × n`, row-major): `b` packed into the workspace first as for rung 14
     /// (transposed and rounded, rows of `k` padded to a multiple of 4:
-    /// [`crate::plan::packed`]), `a` too (rounded, padded) only where its rows are not whole
-    /// 16-byte units ([`tf32_packs_a`](crate::plan::half::tf32_packs_a); else the kernel
-    /// rounds it in shared memory), then the product, split as the run says. The packing is
-    /// part of the call. Asynchronous, with the errors of
+    /// [`crate::plan::packed`]) unless the configuration reads it as it lies
+    /// ([`WsConfig::row_major_b`]; then it is copied only where its rows are not whole
+    /// 16-byte units, into rows of `n` rounded up to 4), `a` too (rounded, padded) only where
+    /// its rows are not whole 16-byte units ([`tf32_packs_a`](crate::plan::half::tf32_packs_a);
+    /// else the kernel rounds it in shared memory), then the product, split as the run
+    /// says. The packing is part of the call. Asynchronous, with the errors of
     /// [`gemm_half_run_device`](Self::gemm_half_run_device).
     pub fn matmul_tf32_ws(
         &self, run: HalfRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
@@ -126,21 +128,45 @@ impl Gpu {
         }
         // A GPU that is not a Hopper refuses the entry before anything is queued.
         self.entry_info(run.config.spec.entry)?;
-        let (m, n) = (shape.m, shape.n);
-        let kp = crate::plan::packed::packed_depth(shape.k);
-        let packs_a = crate::plan::half::tf32_packs_a(run.config, shape.k);
-        // Each a multiple of 4 floats: the packed `bᵀ` starts 16-byte aligned after `a`.
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let kp = crate::plan::packed::packed_depth(k);
+        let packs_a = crate::plan::half::tf32_packs_a(run.config, k);
+        let row_b = run.config.row_major_b;
+        // Rows of `b` as the kernel reads it: n4 of them as it lies (copied where n4 != n).
+        let n4 = n.next_multiple_of(4);
+        // Each a multiple of 4 floats: the packed `b` starts 16-byte aligned after `a`.
         let la = if packs_a { m as usize * kp as usize } else { 0 };
-        let lb = n as usize * kp as usize;
+        let lb = match (row_b, n4 == n) {
+            (true, true) => 0,
+            (true, false) => k as usize * n4 as usize,
+            (false, _) => n as usize * kp as usize,
+        };
         let floats = run.workspace_floats(shape);
         let mut workspace = self.workspace(la + lb + floats)?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
         let (mut wa, mut rest) = ws.split_at_mut(la);
         let (mut wb, mut rest) = rest.split_at_mut(lb);
-        // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp where `a`
-        // is packed and `wb` n rows of kp.
-        unsafe { self.pack_tf32(a, b, shape, packs_a.then_some(&mut wa), &mut wb) }?;
-        let (bm, bn) = (run.config.geometry.bm, run.config.geometry.bn);
+        if row_b {
+            // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp where
+            // `a` is packed, `wb` k rows of n4 where `b` is copied.
+            unsafe {
+                if packs_a {
+                    self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, &mut wa, m, kp)?;
+                }
+                if n4 != n {
+                    self.repack_with(&REPACK_TF32, &b.as_view(), n, k, n, &mut wb, k, n4)?;
+                }
+            }
+        } else {
+            // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp where
+            // `a` is packed and `wb` n rows of kp.
+            unsafe { self.pack_tf32(a, b, shape, packs_a.then_some(&mut wa), &mut wb) }?;
+        }
+        let (bm, bn, bk) = (
+            run.config.geometry.bm,
+            run.config.geometry.bn,
+            run.config.geometry.bk,
+        );
         // The packed `a`, or the caller's: m rows of k = kp floats (k % 4 == 0), 16-byte
         // aligned (a device allocation).
         let a_at = if packs_a {
@@ -148,13 +174,18 @@ impl Gpu {
         } else {
             a.device_ptr(&self.stream).0
         };
-        let maps = [
-            tensor_map(a_at, m, kp, TmaElement::F32, bm)?,
-            tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::F32, bn)?,
-        ];
+        let b_map = if !row_b {
+            tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::F32, bn)?
+        } else if n4 != n {
+            tensor_map(wb.device_ptr(&self.stream).0, k, n4, TmaElement::F32, bk)?
+        } else {
+            tensor_map(b.device_ptr(&self.stream).0, k, n, TmaElement::F32, bk)?
+        };
+        let maps = [tensor_map(a_at, m, kp, TmaElement::F32, bm)?, b_map];
         let planes = (floats > 0).then(|| rest.slice_mut(..floats));
-        // SAFETY: the maps describe `a` (packed or the caller's, m rows of kp) and the packed
-        // `bᵀ` (n rows of kp), 16-byte aligned, in the configuration's boxes; the planes
+        // SAFETY: the maps describe `a` (packed or the caller's, m rows of kp) and `b` (the
+        // packed `bᵀ`, n rows of kp; or k rows of n4, copied or the caller's where n4 = n),
+        // 16-byte aligned, in the configuration's boxes; the planes
         // hold `splits` planes of m · n; `out` m · n (checked); the configuration
         // multiplies TF32.
         unsafe { self.launch_ws(run, maps, planes, out, shape) }

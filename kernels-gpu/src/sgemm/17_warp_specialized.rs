@@ -48,18 +48,19 @@
 
 use super::epilogue::Epilogue;
 use super::parts::unroll::unroll;
+use super::parts::global::store_out;
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
-use nvptx_device::mma::{FragC, to_tf32};
+use nvptx_device::mma::{FragA, FragC, a_position, c_position, to_tf32};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
-use nvptx_device::tma::{ROW_BYTES, ROW_HALVES, TensorMap, copy_2d_bytes};
+use nvptx_device::tma::{ROW_BYTES, TensorMap, copy_2d_bytes};
 use nvptx_device::warp::WARP_SIZE;
 use nvptx_device::wgmma::{
-    self, ATOM_BYTES, Accumulators, DescOperand, Half, K_16BIT, K_TF32, WARPGROUP,
-    fence_proxy_async, setmaxnreg_dec, setmaxnreg_inc,
+    self, ATOM_BYTES, Accumulators, DescOperand, Half, K_16BIT, K_TF32, ROW_WORDS, WARPGROUP,
+    fence_proxy_async, setmaxnreg_dec, setmaxnreg_inc, sw128_index,
 };
 
 #[cfg(all(
@@ -116,6 +117,11 @@ pub trait Element {
     /// multiplications read it ([`ROUNDERS`] threads of the producer warpgroup), so that a
     /// caller may pass `a` as it is.
     const ROUNDS_A: bool = false;
+    /// Whether the instructions compute each tile transposed, `Dᵀ = bᵀ · aᵀ` ([`Tf32RowB`]):
+    /// `b`'s tile (row-major, as it lies) is the instructions' `A`, read into registers by
+    /// the consumers, and `a`'s tile (K-major) their `B`; consumer `c` owns columns
+    /// `64c..64c + 64` of the block's tile, whose rows are the instruction's `N`.
+    const SWAPPED: bool = false;
 
     /// The operands of instruction `s` of four on a k-tile: the depths `32 s` bytes into
     /// the rows of the `a` tile at byte `a_tile` of `smem` (a consumer's 64 rows) and of the
@@ -224,14 +230,87 @@ impl Element for Tf32Packed {
     }
 }
 
+/// f32 elements multiplied as TF32, `b` row-major as it lies and the tile computed
+/// transposed ([`Element::SWAPPED`]): no packing of `b` before the kernel. `b`'s tile comes
+/// in boxes of 32 columns × 32 depths (128-byte swizzled), from which each consumer loads
+/// its 64 columns into the register fragments of the instructions' `A`
+/// ([`b_fragment`]), rounding them as it goes; `a`'s tile (K-major, as [`Tf32`]'s) is the
+/// instructions' `B`, rounded in its slot by the rounders.
+pub struct Tf32RowB;
+
+impl Element for Tf32RowB {
+    const INPUT: Input = Input::Tf32;
+    const SIZE: u32 = Tf32::SIZE;
+    const B_TRANSPOSED: bool = false;
+    const ROUNDS_A: bool = true;
+    const SWAPPED: bool = true;
+
+    #[inline(always)]
+    fn operands(
+        smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
+    ) -> (DescOperand, DescOperand) {
+        Tf32::operands(smem, a_tile, b_tile, s)
+    }
+
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mma<A: Accumulators>(acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { Tf32::mma(acc, a, b, accumulate) };
+    }
+}
+
 /// Rows of 128 bytes in a slot's `b` tile for `bn` columns: `bn` rows of `bᵀ`, or the
-/// k-tile's rows of as many 64-column boxes as cover `bn`.
+/// k-tile's rows of as many boxes of one row's columns (`T::BK`) as cover `bn`.
 pub const fn b_rows<T: Element>(bn: u32) -> u32 {
     if T::B_TRANSPOSED {
         bn
     } else {
-        bn.div_ceil(ROW_HALVES) * T::BK
+        bn.div_ceil(T::BK) * T::BK
     }
+}
+
+/// The block tile `(bm, bn)` of a configuration on `T` with `consumers` warpgroups and `n`
+/// columns an instruction: `64 · consumers` rows of `n` columns, or, where [`Element::SWAPPED`],
+/// `n` rows of `64 · consumers` columns.
+pub const fn block_tile<T: Element>(consumers: u32, n: u32) -> (u32, u32) {
+    if T::SWAPPED {
+        (n, wgmma::M * consumers)
+    } else {
+        (wgmma::M * consumers, n)
+    }
+}
+
+/// The column (within a consumer's 64) of row `r` of the instructions' `A` in a swapped
+/// tile ([`Element::SWAPPED`]): row `16w + 8h + g` (warp `w`, half `h`, group `g` of its
+/// lanes) is column `32h + 16 (g / 4) + 4w + g % 4`. So each of a fragment's loads from
+/// the 128-byte-swizzled boxes of `b` hits 32 different banks ([`b_fragment`]); the
+/// accumulators' rows are stored to these columns.
+#[inline(always)]
+pub const fn swapped_column(r: u32) -> u32 {
+    let (w, h, g) = (r / 16, (r / 8) % 2, r % 8);
+    32 * h + 16 * (g / 4) + 4 * w + g % 4
+}
+
+/// This thread's fragment of step `s` (depths `8s..8s + 8`) of a swapped tile's `A`
+/// ([`Element::SWAPPED`]), rounded to TF32: element `(row, kk)` of warp `warp`'s rows
+/// ([`a_position`](nvptx_device::mma::a_position)) is `b`'s depth `8s + kk`, column
+/// [`swapped_column`] of the consumer's 64, read from its two 32-column boxes at word `at`
+/// of `smem` (each `T::BK` rows of 32 words, 128-byte swizzled, the second after the
+/// first).
+///
+/// # Safety
+/// The two boxes lie inside `smem`, complete, and nothing writes them meanwhile.
+#[inline(always)]
+unsafe fn b_fragment(smem: SharedSlice<u32>, at: u32, s: u32, warp: u32, lane: u32) -> FragA {
+    core::array::from_fn(|reg| {
+        let (rr, kk) = a_position(lane, reg);
+        let column = swapped_column(16 * warp + rr);
+        let (half, c) = (column / ROW_WORDS, column % ROW_WORDS);
+        let word = at + half * Tf32::BK * ROW_WORDS + sw128_index(8 * s + kk, c);
+        // SAFETY: inside the boxes (the caller's contract): depth below 32, column below 64.
+        to_tf32(f32::from_bits(unsafe { smem.get_unchecked(word) }))
+    })
 }
 
 /// The work of one block of a persistent grid, in order: unit `blockIdx.x`, then every
@@ -349,7 +428,7 @@ pub unsafe fn gemm_warp_specialized<
     splits: u32, epilogue: E,
 ) {
     const { assert!(CONSUMERS >= 1 && STAGES >= 2) };
-    let (bm, bn) = (wgmma::M * CONSUMERS as u32, A::N);
+    let (bm, bn) = block_tile::<T>(CONSUMERS as u32, A::N);
     let (a_bytes, b_bytes) = (bm * ROW_BYTES, b_rows::<T>(bn) * ROW_BYTES);
     let stage_bytes = a_bytes + b_bytes;
     let smem = dynamic_shared::<u32>().aligned_to(ATOM_BYTES);
@@ -430,8 +509,8 @@ pub unsafe fn gemm_warp_specialized<
                     if T::B_TRANSPOSED {
                         copy_2d_bytes(smem, slot + a_bytes, bmap, depth, tile_col * bn, &bar, 0);
                     } else {
-                        for j in 0..cdiv(bn, ROW_HALVES) {
-                            let x = tile_col * bn + j * ROW_HALVES;
+                        for j in 0..cdiv(bn, T::BK) {
+                            let x = tile_col * bn + j * T::BK;
                             let at = slot + a_bytes + j * T::BK * ROW_BYTES;
                             copy_2d_bytes(smem, at, bmap, x, depth, &bar, 0);
                         }
@@ -464,12 +543,26 @@ pub unsafe fn gemm_warp_specialized<
             // multiplications that read it.
             unsafe {
                 ready(state.index).wait(state.phase);
-                wgmma::fence(&mut acc);
-                unroll!(4, |s| {
-                    let a_tile = slot + consumer * wgmma::M * ROW_BYTES;
-                    let (a, b) = T::operands(smem, a_tile, slot + a_bytes, s as u32);
-                    T::mma(&mut acc, a, b, kt > first || s > 0);
-                });
+                if T::SWAPPED {
+                    // This consumer's two boxes of `b` as the instructions' `A`, into
+                    // registers before the fence; the whole `a` tile as their `B`.
+                    let boxes = (slot + a_bytes) / 4 + consumer * 2 * T::BK * ROW_WORDS;
+                    let (warp, lane) = ((t % WARPGROUP) / WARP_SIZE, t % WARP_SIZE);
+                    let frags: [FragA; 4] =
+                        core::array::from_fn(|s| b_fragment(smem, boxes, s as u32, warp, lane));
+                    wgmma::fence(&mut acc);
+                    unroll!(4, |s| {
+                        let operand = DescOperand::k_major(smem, slot + 4 * s as u32 * K_TF32);
+                        acc.mma_tf32_rs(&frags[s], operand, kt > first || s > 0);
+                    });
+                } else {
+                    wgmma::fence(&mut acc);
+                    unroll!(4, |s| {
+                        let a_tile = slot + consumer * wgmma::M * ROW_BYTES;
+                        let (a, b) = T::operands(smem, a_tile, slot + a_bytes, s as u32);
+                        T::mma(&mut acc, a, b, kt > first || s > 0);
+                    });
+                }
                 wgmma::commit_group();
                 wgmma::wait_group::<1, A>(&mut acc);
                 if let Some(previous) = held
@@ -499,9 +592,27 @@ pub unsafe fn gemm_warp_specialized<
         let out = unsafe { out.add(unit.split as usize * m as usize * n as usize) };
         let tile = BlockTile::at(tile_row * bm, tile_col * bn, m, n);
         let lane = t % WARP_SIZE;
+        let frags = acc.frags();
+        if T::SWAPPED {
+            // Accumulator (row, column) is the tile's output (column, swapped row).
+            let warp_rows = 16 * ((t % WARPGROUP) / WARP_SIZE);
+            unroll!((A::N / 8) as usize, |j| {
+                unroll!(4, |e| {
+                    let (rr, cc) = c_position(lane, e);
+                    let r = 8 * j as u32 + cc;
+                    let c = consumer * wgmma::M + swapped_column(warp_rows + rr);
+                    if r < tile.rows_left && c < tile.cols_left {
+                        // SAFETY: inside `out`; this thread alone holds output (r, c).
+                        unsafe {
+                            store_out(out, n, tile.row0 + r, tile.col0 + c, frags[j][e], &epilogue)
+                        };
+                    }
+                });
+            });
+            continue;
+        }
         let row = consumer * wgmma::M + 16 * ((t % WARPGROUP) / WARP_SIZE) + lane / 4;
         let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
-        let frags = acc.frags();
         unroll!((A::N / 8) as usize, |j| {
             unroll!(2, |h| {
                 let frag: &FragC = &frags[j];
@@ -540,10 +651,11 @@ unsafe fn round_tf32_words(
 }
 
 /// The launch geometry of [`gemm_warp_specialized`] on `T` with `consumers` consumer
-/// warpgroups, `bn` columns and `stages` slots: the slots and their two barriers each in
-/// dynamic shared memory, plus 1024 bytes to align them.
-pub const fn geometry<T: Element>(consumers: usize, bn: usize, stages: usize) -> Geometry {
-    let bm = 64 * consumers;
+/// warpgroups, `n` columns an instruction and `stages` slots: the slots and their two
+/// barriers each in dynamic shared memory, plus 1024 bytes to align them.
+pub const fn geometry<T: Element>(consumers: usize, n: usize, stages: usize) -> Geometry {
+    let (bm, bn) = block_tile::<T>(consumers as u32, n as u32);
+    let (bm, bn) = (bm as usize, bn as usize);
     let b_rows = b_rows::<T>(bn as u32) as usize;
     let stage_bytes = (bm + b_rows) * ROW_BYTES as usize;
     // Two 8-byte barriers a slot (full, empty), three where `T` rounds `a` (rounded).
@@ -569,6 +681,9 @@ pub struct WsConfig {
     /// Whether the kernel rounds `a` itself ([`Element::ROUNDS_A`]); else a TF32 caller
     /// packs it rounded.
     pub rounds_a: bool,
+    /// Whether `b` is read row-major, as it lies (the 16-bit types, and TF32's
+    /// [`Tf32RowB`]); else transposed (a TF32 caller packs it, [`Element::B_TRANSPOSED`]).
+    pub row_major_b: bool,
     /// Its tile sizes and shared memory.
     pub geometry: Geometry,
     /// How to launch it (a persistent grid: [`KernelSpec::launch_on`]), on tensor maps
@@ -670,12 +785,15 @@ macro_rules! ws_configs {
      tf32 { $( $(#[$tmeta:meta])* $tf32:ident = <$tc:literal, $tbn:literal, $tstages:literal,
         $tgroup:literal> $([$($tflag:ident),*])?; )* }
      tf32_packed { $( $(#[$pmeta:meta])* $packed:ident = <$pc:literal, $pbn:literal,
-        $pstages:literal, $pgroup:literal>; )* }) => {
+        $pstages:literal, $pgroup:literal>; )* }
+     tf32_row_b { $( $(#[$rmeta:meta])* $rowb:ident = <$rc:literal, $rbn:literal,
+        $rstages:literal, $rgroup:literal>; )* }) => {
         ws_configs!(@entries
             $( $(#[$meta])* $bf16 = <Bf16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
             $( $(#[$meta])* $f16 = <F16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
             $( $(#[$tmeta])* $tf32 = <Tf32, $tc, $tbn, $tstages, $tgroup> $([$($tflag),*])?; )*
             $( $(#[$pmeta])* $packed = <Tf32Packed, $pc, $pbn, $pstages, $pgroup>; )*
+            $( $(#[$rmeta])* $rowb = <Tf32RowB, $rc, $rbn, $rstages, $rgroup>; )*
         );
     };
     (@entries $( $(#[$meta:meta])* $entry:ident = <$t:ident, $c:literal, $bn:literal,
@@ -695,6 +813,7 @@ macro_rules! ws_configs {
                 name: dashed!(stringify!($entry)),
                 input: <$t as Element>::INPUT,
                 rounds_a: <$t as Element>::ROUNDS_A,
+                row_major_b: !<$t as Element>::B_TRANSPOSED,
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
@@ -702,7 +821,7 @@ macro_rules! ws_configs {
                 sim: |a, b, out, m, n, k, splits| {
                     // SAFETY: forwarded (`sim_maps`'s contract is the entry's).
                     unsafe {
-                        sim_maps::<$t>(entry::$entry, (64 * $c, $bn), a, b, out, m, n, k, splits)
+                        sim_maps::<$t>(entry::$entry, block_tile::<$t>($c, $bn), a, b, out, m, n, k, splits)
                     }
                 },
             }
@@ -749,5 +868,20 @@ ws_configs! {
     tf32_packed {
         gemm_tf32_packed_ws_128x256                  = <2, 256, 4, 8>;
         gemm_tf32_packed_ws_128x192                  = <2, 192, 5, 8>;
+    }
+    // `b` read as it lies, each tile computed transposed (`N` rows of the output, 64
+    // columns a consumer): no packing of `b` before the kernel. Tiles named rows × columns.
+    tf32_row_b {
+        // entry point                               = <consumer warpgroups, N, stages, group>
+        /// Outputs of 32 rows or fewer (a batch of 32 through a wide layer): 20 KiB slots.
+        gemm_tf32_row_b_ws_32x128                    = <2, 32, 8, 8>;
+        /// Half the columns, twice the tiles, for a long `k` on few columns.
+        gemm_tf32_row_b_ws_32x64                     = <1, 32, 8, 8>;
+        /// Outputs of 64 rows or fewer: 24 KiB slots.
+        gemm_tf32_row_b_ws_64x128                    = <2, 64, 8, 8>;
+        /// 32 KiB slots.
+        gemm_tf32_row_b_ws_128x128                   = <2, 128, 6, 8>;
+        /// Large outputs: 48 KiB slots, 128 accumulators a thread.
+        gemm_tf32_row_b_ws_256x128                   = <2, 256, 4, 8>;
     }
 }
