@@ -183,7 +183,9 @@ fn rung_17_tf32_every_configuration_on_edges_and_splits() {
 /// empty), and several tiles a block in the persistent grid.
 #[test]
 fn rung_17_tf32_odd_shapes() {
-    let row_b = configs(Input::Tf32).find(|c| c.row_major_b).expect("a row-major-b row");
+    let row_b = configs(Input::Tf32)
+        .find(|c| c.row_major_b)
+        .expect("a row-major-b row");
     let shapes = [
         (1, 1, 1, 1),
         (1, 37, 29, 1),

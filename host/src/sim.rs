@@ -498,7 +498,9 @@ impl Simulator {
         let mut rows = aligned_zeros(k as usize * n4 as usize);
         if n4 == n {
             // SAFETY: `rows` holds b.len() floats (aligned_zeros), apart from `b`.
-            unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), rows.as_mut_ptr().cast(), b.len()) };
+            unsafe {
+                core::ptr::copy_nonoverlapping(b.as_ptr(), rows.as_mut_ptr().cast(), b.len())
+            };
         } else {
             let (sb, pb) = (
                 SharedPtr(b.as_ptr() as *mut f32),

@@ -527,7 +527,11 @@ fn sim_mma_tf32_k_major(acc: &mut [FragC], a: DescOperand, b: DescOperand, accum
 #[track_caller]
 fn sim_mma_tf32_rs(acc: &mut [FragC], a: &FragA, b: DescOperand, accumulate: bool) {
     use crate::mma::tf32_value;
-    let rows = crate::mma::sim::gather_a(a, "wgmma (A in registers): ", core::panic::Location::caller());
+    let rows = crate::mma::sim::gather_a(
+        a,
+        "wgmma (A in registers): ",
+        core::panic::Location::caller(),
+    );
     sim_mma_desc(acc, [b, b], K_TF32, accumulate, |row, col, kk| {
         let x = tf32_value(rows[(row % 16) as usize][kk as usize]);
         let y = tf32_value(b.word(b.desc.k_major_address(col, kk, 4)));

@@ -167,8 +167,9 @@ impl HalfRun {
 /// The runs worth timing for `shape` on a device of `multiprocessors`, chosen by shape
 /// class rather than from a list of shapes:
 /// * configurations of `input` whose tiles cover the output with the least padding (within
-///   a quarter of the best): a 32- or 64-column output gets narrow tiles, a 32-row one the
-///   64-row tile, a large square every tile;
+///   half of the best: taller tiles read `b` fewer times, which can outweigh their padding,
+///   as a 128-row tile on a 68-row output does): a 32- or 64-column output gets narrow
+///   tiles, a 32-row one the shortest tiles, a large square every tile;
 /// * for each, unsplit; and where its tiles do not fill a wave of multiprocessors, each
 ///   split of the depth that keeps the work within four waves and two k-tiles a slice.
 pub fn candidates(input: Input, shape: MatmulShape, multiprocessors: u32) -> Vec<HalfRun> {
@@ -183,7 +184,7 @@ pub fn candidates(input: Input, shape: MatmulShape, multiprocessors: u32) -> Vec
     };
     let sms = u64::from(multiprocessors.max(1));
     let mut runs = vec![];
-    for config in configs.into_iter().filter(|c| 4 * padded(c) <= 5 * least) {
+    for config in configs.into_iter().filter(|c| 2 * padded(c) <= 3 * least) {
         let (bm, bn) = (u64::from(config.geometry.bm), u64::from(config.geometry.bn));
         let tiles = m.div_ceil(bm) * n.div_ceil(bn);
         let k_tiles = shape.k.div_ceil(config.geometry.bk);

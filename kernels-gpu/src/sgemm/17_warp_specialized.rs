@@ -47,8 +47,8 @@
 //! code.
 
 use super::epilogue::Epilogue;
-use super::parts::unroll::unroll;
 use super::parts::global::store_out;
+use super::parts::unroll::unroll;
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
@@ -846,6 +846,9 @@ ws_configs! {
         gemm_bf16_ws_128x32, gemm_f16_ws_128x32      = <2, 32, 8, 8>;
         /// One consumer of 64 × 256, five slots of 40 KiB: outputs of few rows.
         gemm_bf16_ws_64x256, gemm_f16_ws_64x256      = <1, 256, 5, 8>;
+        /// One consumer of 64 × 128, eight slots of 24 KiB: outputs of few rows and few
+        /// columns, twice the tiles of the 64 × 256 one (fewer slices of a split `k`).
+        gemm_bf16_ws_64x128, gemm_f16_ws_64x128      = <1, 128, 8, 8>;
     }
     // A TF32 slot is as many bytes as a 16-bit one of the same tile (rows of 128 bytes),
     // holding half the depth: the same slot counts fit.
