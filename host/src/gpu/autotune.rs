@@ -114,22 +114,7 @@ impl Tuned {
     /// (TF32) the configurations on packed operands, rung 14's (which only a Hopper runs)
     /// and rung 15's; last (FP32, a memory-bound shape: [`gemv::applies`]) the rung-16 runs
     /// ([`Gemv::candidates`]).
-    ///
-    /// For TF32 or BF16, the FP32 candidates follow their own: FP32 is at least as accurate
-    /// (a lower precision asked for permits its rounding, and does not require it), and it
-    /// is the faster where the bytes moved set the time (a GEMV, a long `k` on a thin
-    /// output) or where the tensor-core path must first copy an operand (rows of `a` that
-    /// are not whole 16-byte units).
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
-        let mut candidates = Self::of_precision(shape, precision);
-        if precision != Precision::Fp32 {
-            candidates.extend(Self::of_precision(shape, Precision::Fp32));
-        }
-        candidates
-    }
-
-    /// The candidates of `precision` alone ([`candidates`](Self::candidates)).
-    fn of_precision(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
         let configs = SgemmKernel::tuned(precision).iter().copied();
         let fp32 = precision == Precision::Fp32;
         let split = fp32
@@ -700,8 +685,7 @@ pub fn tune(
         let runs = half::candidates(input, shape, gpu.multiprocessors());
         candidates.extend(runs.into_iter().map(Tuned::Half));
     }
-    // FP32's runs are every precision's candidates (`Tuned::candidates`), these too.
-    {
+    if precision == Precision::Fp32 {
         let serial = SplitK::serial_candidates_for(shape, gpu.multiprocessors());
         candidates.extend(serial.map(Tuned::Serial));
         candidates.extend(wave_filling(gpu, shape)?);
@@ -714,7 +698,7 @@ pub fn tune(
     });
     let rows = match precision {
         Precision::Fp32 => " (then row splits, where a thin last wave is left)",
-        _ => " (its own, then FP32's; then row splits, where a thin last wave is left)",
+        _ => "",
     };
     eprintln!(
         "autotune: {shape}: timing {} {} SGEMM candidates{rows}, up to {} warm-ups and {} \
@@ -727,7 +711,7 @@ pub fn tune(
     prepare(gpu, &candidates)?;
     let run = |c: Tuned, out: &mut CudaSlice<f32>| c.run(gpu, a, b, out, shape);
     let mut timings = time_each(gpu, &candidates, |c| run(c, out), &mut refused)?;
-    {
+    if precision == Precision::Fp32 {
         let splits = row_splits(gpu, a, b, shape, &timings)?;
         timings.extend(time_each(gpu, &splits, |c| run(c, out), &mut refused)?);
     }
@@ -817,9 +801,8 @@ fn time_each(
 fn row_splits(
     gpu: &Gpu, a: &CudaSlice<f32>, b: &CudaSlice<f32>, shape: MatmulShape, timings: &[(Tuned, f64)],
 ) -> Result<Vec<Tuned>> {
-    // FP32 tops, whose bottoms (FP32 split-k runs) compute as they do.
     let plain = timings.iter().filter_map(|&(c, _)| match c {
-        Tuned::Config(k) if k.precision() == Precision::Fp32 => Some(k),
+        Tuned::Config(k) => Some(k),
         _ => None,
     });
     let mut bottoms: BTreeMap<u32, Option<SplitK>> = BTreeMap::new();
@@ -1154,13 +1137,9 @@ mod tests {
                 .iter()
                 .any(|c| matches!(c, Tuned::SplitK(_)))
         );
-        // TF32 has no split-k runs of its own: its configurations, then rungs 14 and 15's,
-        // which round-trip through their names too; then FP32's candidates.
-        let skinny = MatmulShape::new(64, 4096, 4096).unwrap();
-        let all = Tuned::candidates(skinny, Precision::Tf32);
-        let fp32 = Tuned::candidates(skinny, Precision::Fp32);
-        let (tf32, rest) = all.split_at(all.len() - fp32.len());
-        assert_eq!(rest, &fp32[..]);
+        // TF32 has no split-k runs: its configurations, then rungs 14 and 15's, which
+        // round-trip through their names too.
+        let tf32 = Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Tf32);
         assert!(tf32.iter().all(|c| match c {
             Tuned::Config(k) => k.precision() == Precision::Tf32,
             Tuned::Packed(i) => *i < PACKED_CONFIGS.len(),
@@ -1183,7 +1162,7 @@ mod tests {
             assert_eq!(count, all);
             assert!(count >= rung.configs().len());
         }
-        for &candidate in tf32 {
+        for candidate in tf32 {
             assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
         }
         // k = 16 is too short to split (and memory-bound: rung 16's candidates join).
@@ -1196,7 +1175,7 @@ mod tests {
         let odd = Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Fp32);
         let repacked = odd.iter().filter(|c| matches!(c, Tuned::Repacked(_)));
         assert_eq!(repacked.count(), SgemmKernel::TUNED.len());
-        for &candidate in &odd {
+        for candidate in odd {
             assert_eq!(Tuned::from_name(&candidate.name()), Some(candidate));
         }
         // Aligned rows, a depth that is not whole 16-deep tiles: only the configurations
@@ -1227,10 +1206,10 @@ mod tests {
             assert_eq!(Tuned::from_name(&serial.name()), Some(serial));
             assert_eq!(serial.entries(), vec![s.serial_spec().unwrap().entry]);
         }
-        // TF32 repacks nothing of its own; FP32's repacked runs follow its candidates.
-        let tf32 = Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Tf32);
-        let own = tf32.len() - odd.len();
-        assert!(!tf32[..own].iter().any(|c| matches!(c, Tuned::Repacked(_))));
-        assert_eq!(&tf32[own..], &odd[..]);
+        assert!(
+            !Tuned::candidates(MatmulShape::new(64, 4093, 4096).unwrap(), Precision::Tf32)
+                .iter()
+                .any(|c| matches!(c, Tuned::Repacked(_)))
+        );
     }
 }
