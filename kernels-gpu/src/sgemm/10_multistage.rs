@@ -12,10 +12,12 @@
 //!
 //! 1. issue the copies of `b` tile `p + 2` into stage `(p + 2) % 3` (if there is one) and
 //!    commit them as one group;
-//! 2. load `a` tile `p + 1` into registers (tile `p` again on the last trip: no branch, so
-//!    LLVM does not duplicate the FMA block);
+//! 2. load `a` tile `p + 2` into registers (the last tile again on the last two trips: no
+//!    branch, so LLVM does not duplicate the FMA block); tiles of more than
+//!    [`TWO_AHEAD_MAX_OUTPUTS`] outputs load tile `p + 1` instead;
 //! 3. the `BK` steps of FMAs on `a` stage `p % 2` and `b` stage `p % 3`;
-//! 4. store the `a` registers into `a` stage `(p + 1) % 2`;
+//! 4. store the registers of `a` tile `p + 1` into `a` stage `(p + 1) % 2`: loaded a trip
+//!    earlier, each load has two trips of FMAs to land in (one for the larger tiles);
 //! 5. `cp.async.wait_group 1` (`b` tile `p + 1` has landed, `p + 2` may be in flight), barrier.
 //!
 //! `b` stage `(p + 2) % 3` was last read in trip `p − 1`, before its barrier; so was `a`
@@ -57,6 +59,14 @@ pub const STAGES: usize = 3;
 /// exact one spills nothing) and their aligned products ran about 5% slower on an H100
 /// (autotuned 4096³: 3.01 ms, against 2.88 without it).
 pub const CHECKED_LOOP_MAX_OUTPUTS: usize = 128 * 128;
+
+/// Block tiles of at most this many outputs load each `a` tile two trips before its FMAs
+/// (a second set of registers); larger ones one trip before. The small tiles run few
+/// warps to a multiprocessor on thin outputs with a short `k`, where the loads' latency
+/// was their longest stall on an H200 (`ncu`: 0.95 cycles of long-scoreboard stall per
+/// issued instruction on 14243 × 142 × 62, against cuBLAS's 0.39); on the 128 × 128 tiles
+/// the second set cost large squares about 1.5%.
+pub const TWO_AHEAD_MAX_OUTPUTS: usize = 64 * 64;
 
 /// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
 /// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
@@ -286,8 +296,9 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         }};
     }
 
-    // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tile 0
-    // into its stage; wait for b tile 0.
+    // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tiles 0
+    // and 1 loaded (tile 0 again if there is no tile 1), tile 0 into its stage; wait for b
+    // tile 0.
     issue_b!(0);
     if tiles > 1 {
         issue_b!(1);
@@ -295,6 +306,10 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         commit_group();
     }
     let sa = load_a!(0);
+    // Tiles of few outputs load `a` two tiles ahead (`pending`: tile 1, then each trip's
+    // tile p + 1); larger ones one tile ahead, loaded and stored in the same trip.
+    let two_ahead = BM * BN <= TWO_AHEAD_MAX_OUTPUTS;
+    let mut pending = if two_ahead { load_a!(1.min(tiles - 1)) } else { sa };
     // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
     unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
     wait_group::<{ STAGES as u32 - 2 }>();
@@ -307,8 +322,11 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         } else {
             commit_group(); // keeps one group per trip, so the wait below counts right
         }
-        // a tile phase + 1 (or phase again on the last trip) in flight during the FMAs.
-        let sa = load_a!((phase + 1).min(tiles - 1));
+        // a tile phase + 2 (the last one again near the end: no branch) in flight during
+        // this trip and the next, tile phase + 1 being `pending`; or, one ahead, tile
+        // phase + 1 during this trip's FMAs.
+        let ahead = if two_ahead { 2 } else { 1 };
+        let next = load_a!((phase + ahead).min(tiles - 1));
         let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
         let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
         // SAFETY: both stages are complete (wait and barrier at the end of the previous trip
@@ -322,10 +340,11 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             ATile::<BM, BK, THREADS, LDA>::store_transposed(
                 a_tile,
                 ((phase + 1) % 2) * a_stage,
-                &sa,
+                if two_ahead { &pending } else { &next },
                 t,
             )
         };
+        pending = next;
         wait_group::<{ STAGES as u32 - 2 }>();
         sync_threads();
     }
