@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = Path("docs/results/2026-11-28")
+RESULTS = Path("docs/results")
+# The day of the runs a name without a date of its own is in.
+RUNS = RESULTS / "2026-11-28"
 BENCH = Path("docs/bench/summary.md")
 README = ROOT / "README.md"
 START = "<!-- headline:start (scripts/headline.py --write) -->"
@@ -42,11 +44,29 @@ def read(path):
         raise LogError(f"{path}: {e.strerror}") from e
 
 
+def located(name):
+    """(the day's folder, the name within it) of `name`: "2026-11-29/folder/file" names its
+    day, any other name is one of RUNS."""
+    first = name.split("/")[0]
+    if re.fullmatch(r"\d{4}-\d\d-\d\d", first):
+        return RESULTS / first, name[len(first) + 1 :]
+    return RUNS, name
+
+
+def path(name):
+    folder, within = located(name)
+    return folder / within
+
+
+def day(name):
+    return located(name)[0].name
+
+
 @functools.cache
-def devices():
+def devices(folder):
     """file name -> device, from the results folder's README table."""
     found = {}
-    for line in read(RUNS / "README.md").splitlines():
+    for line in read(folder / "README.md").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 4 or not cells[0].startswith("`"):
             continue
@@ -56,13 +76,14 @@ def devices():
 
 
 def device(name):
-    known = devices()
+    runs, name = located(name)
+    known = devices(runs)
     # A file in a folder of runs is listed by its folder ("folder/").
     folder = name.split("/")[0] + "/"
     if name not in known and "/" in name and folder in known:
         name = folder
     if name not in known:
-        raise LogError(f"{RUNS / 'README.md'} lists no device for {name}")
+        raise LogError(f"{runs / 'README.md'} lists no device for {name}")
     # "H100 80GB HBM3, driver 580.159.04" -> "H100 80GB HBM3"; "(another machine)" dropped.
     d = known[name].split(",")[0]
     return re.sub(r"\s*\(.*?\)", "", d).strip()
@@ -86,7 +107,7 @@ SUITE_SUMMARY = re.compile(
 
 def suite(name):
     """The suite log's rows (shape, ours, cuBLAS, ratio, convert) and its summary line."""
-    text = read(RUNS / name)
+    text = read(path(name))
     rows, summary = [], None
     for line in text.splitlines():
         if m := SUITE_ROW.match(line):
@@ -106,7 +127,7 @@ def suite(name):
 def suite_row(what, name, how):
     _, mean, baseline, count, worst, shape = suite(name)
     figure = f"geomean {times(mean)} cuBLAS {baseline}, worst {times(worst)} ({shape})"
-    return (what.format(count=count), figure, device(name), how, link(RUNS / name))
+    return (what.format(count=count), figure, device(name), how, link(path(name)), day(name))
 
 
 def bf16_with_conversion(name):
@@ -234,9 +255,9 @@ def rows():
     date = RUNS.name
     cli = "CLI `--suite{}`, median of 20 event-timed runs on device data"
     out = [lecture_row()]
-    fp32 = "suites-4xh200-2b93195/"
-    tf32 = "tf32-packed-a-4xh200/"
-    suites = "tf32-unpacked-a-4xh200/"
+    fp32 = "2026-11-29/final-h200-012609b/"
+    tf32 = fp32
+    suites = fp32
     dated = [
         suite_row(
             "FP32 SGEMM, {count} listed shapes", fp32 + "suite-fp32.txt", cli.format("")
@@ -271,7 +292,8 @@ def rows():
             f"geomean {times(mean)} cuBLAS BF16, worst {times(worst)} ({shape})",
             device(name),
             "the same run, our conversion added to our time (cuBLAS gets 16-bit operands)",
-            link(RUNS / name),
+            link(path(name)),
+            day(name),
         )
     )
     dated.append(rung17_row())
@@ -301,7 +323,8 @@ def rows():
                 f"CLI `--gpus 1` vs `--gpus {gpus}` (`--op sum`), median of 10 runs",
             )
         )
-    out += [r + (date,) for r in dated]
+    # Rows that name their day carry it; the others are RUNS's.
+    out += [r if len(r) == 6 else r + (date,) for r in dated]
     return out
 
 

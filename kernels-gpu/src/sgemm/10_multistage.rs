@@ -309,7 +309,11 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     // Tiles of few outputs load `a` two tiles ahead (`pending`: tile 1, then each trip's
     // tile p + 1); larger ones one tile ahead, loaded and stored in the same trip.
     let two_ahead = BM * BN <= TWO_AHEAD_MAX_OUTPUTS;
-    let mut pending = if two_ahead { load_a!(1.min(tiles - 1)) } else { sa };
+    let mut pending = if two_ahead {
+        load_a!(1.min(tiles - 1))
+    } else {
+        sa
+    };
     // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
     unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
     wait_group::<{ STAGES as u32 - 2 }>();

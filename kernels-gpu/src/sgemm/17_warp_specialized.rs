@@ -234,7 +234,7 @@ impl Element for Tf32Packed {
 /// transposed ([`Element::SWAPPED`]): no packing of `b` before the kernel. `b`'s tile comes
 /// in boxes of 32 columns × 32 depths (128-byte swizzled), from which each consumer loads
 /// its 64 columns into the register fragments of the instructions' `A`
-/// ([`b_fragment`]), rounding them as it goes; `a`'s tile (K-major, as [`Tf32`]'s) is the
+/// (`b_fragment`), rounding them as it goes; `a`'s tile (K-major, as [`Tf32`]'s) is the
 /// instructions' `B`, rounded in its slot by the rounders.
 pub struct Tf32RowB;
 
@@ -284,7 +284,7 @@ pub const fn block_tile<T: Element>(consumers: u32, n: u32) -> (u32, u32) {
 /// The column (within a consumer's 64) of row `r` of the instructions' `A` in a swapped
 /// tile ([`Element::SWAPPED`]): row `16w + 8h + g` (warp `w`, half `h`, group `g` of its
 /// lanes) is column `32h + 16 (g / 4) + 4w + g % 4`. So each of a fragment's loads from
-/// the 128-byte-swizzled boxes of `b` hits 32 different banks ([`b_fragment`]); the
+/// the 128-byte-swizzled boxes of `b` hits 32 different banks (`b_fragment`); the
 /// accumulators' rows are stored to these columns.
 #[inline(always)]
 pub const fn swapped_column(r: u32) -> u32 {
