@@ -565,6 +565,28 @@ fn sim_mma_desc(
     }
 }
 
+/// `wgmma.mma_async.sync.aligned.$shape.f32.tf32.tf32` on the accumulators `$d` (the
+/// registers `$first $rest…` of the flattened array), `A` given by the operand text `$a`
+/// (a descriptor `{da}` or four registers) and `B` by the descriptor `{db}`, both among
+/// `$operands`; `D = A · B` unless `$accumulate`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! tf32_wgmma {
+    ($shape:literal, $d:ident, [$first:literal $($rest:literal)*], $a:literal, $accumulate:expr,
+     $($operands:tt)*) => {
+        core::arch::asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {sc}, 0;",
+            concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, ", $a, ", {db}, p, 1, 1;"),
+            "}}",
+            inout(reg32) $d[$first], $(inout(reg32) $d[$rest],)*
+            $($operands)*,
+            sc = in(reg32) $accumulate as u32,
+            options(nostack, preserves_flags),
+        )
+    };
+}
+
 /// Implements [`Accumulators`] for `[FragC; $ni]` with the instruction `$shape`, whose
 /// `$ni · 4` registers are listed (`0 1 2 …`) for the operand lists.
 macro_rules! accumulators {
@@ -596,17 +618,8 @@ macro_rules! accumulators {
                 let d = self.as_flattened_mut();
                 // SAFETY: the caller's contract (warpgroup converged, tiles ready).
                 unsafe {
-                    core::arch::asm!(
-                        "{{",
-                        ".reg .pred p;",
-                        "setp.ne.b32 p, {sc}, 0;",
-                        concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {da}, {db}, p, 1, 1;"),
-                        "}}",
-                        inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
-                        da = in(reg64) da, db = in(reg64) db,
-                        sc = in(reg32) accumulate as u32,
-                        options(nostack, preserves_flags),
-                    );
+                    tf32_wgmma!($shape, d, [$first $($rest)*], "{da}", accumulate,
+                                da = in(reg64) da, db = in(reg64) db)
                 }
             }
 
@@ -666,18 +679,10 @@ macro_rules! accumulators {
                     // SAFETY: the caller's contract (warpgroup converged, tile ready, the
                     // `A` registers fenced).
                     unsafe {
-                        core::arch::asm!(
-                            "{{",
-                            ".reg .pred p;",
-                            "setp.ne.b32 p, {sc}, 0;",
-                            concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32 {{{", $first, "}" $(, ", {", $rest, "}")*, "}}, {{{a0}, {a1}, {a2}, {a3}}}, {db}, p, 1, 1;"),
-                            "}}",
-                            inout(reg32) d[$first], $(inout(reg32) d[$rest],)*
-                            a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2],
-                            a3 = in(reg32) a[3], db = in(reg64) b.desc.0,
-                            sc = in(reg32) accumulate as u32,
-                            options(nostack, preserves_flags),
-                        );
+                        tf32_wgmma!($shape, d, [$first $($rest)*], "{{{a0}, {a1}, {a2}, {a3}}}",
+                                    accumulate, a0 = in(reg32) a[0], a1 = in(reg32) a[1],
+                                    a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+                                    db = in(reg64) b.desc.0)
                     }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]

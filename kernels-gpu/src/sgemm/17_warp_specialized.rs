@@ -210,25 +210,37 @@ impl Element for Tf32 {
 /// packing `a` does, and the autotuner times both.
 pub struct Tf32Packed;
 
-impl Element for Tf32Packed {
-    const INPUT: Input = Input::Tf32;
-    const SIZE: u32 = Tf32::SIZE;
-    const B_TRANSPOSED: bool = Tf32::B_TRANSPOSED;
+/// [`Element`] for `$t`, another way of running [`Tf32`]'s instruction on its operands:
+/// `b` transposed or not, `a` rounded by the kernel or not, the tile swapped or not.
+macro_rules! tf32_variant {
+    ($t:ident, b_transposed: $bt:expr, rounds_a: $ra:expr, swapped: $sw:expr) => {
+        impl Element for $t {
+            const INPUT: Input = Input::Tf32;
+            const SIZE: u32 = Tf32::SIZE;
+            const B_TRANSPOSED: bool = $bt;
+            const ROUNDS_A: bool = $ra;
+            const SWAPPED: bool = $sw;
 
-    #[inline(always)]
-    fn operands(
-        smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
-    ) -> (DescOperand, DescOperand) {
-        Tf32::operands(smem, a_tile, b_tile, s)
-    }
+            #[inline(always)]
+            fn operands(
+                smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
+            ) -> (DescOperand, DescOperand) {
+                Tf32::operands(smem, a_tile, b_tile, s)
+            }
 
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn mma<A: Accumulators>(acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool) {
-        // SAFETY: the caller's contract.
-        unsafe { Tf32::mma(acc, a, b, accumulate) };
-    }
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma<A: Accumulators>(
+                acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool,
+            ) {
+                // SAFETY: the caller's contract.
+                unsafe { Tf32::mma(acc, a, b, accumulate) };
+            }
+        }
+    };
 }
+
+tf32_variant!(Tf32Packed, b_transposed: true, rounds_a: false, swapped: false);
 
 /// f32 elements multiplied as TF32, `b` row-major as it lies and the tile computed
 /// transposed ([`Element::SWAPPED`]): no packing of `b` before the kernel. `b`'s tile comes
@@ -238,27 +250,7 @@ impl Element for Tf32Packed {
 /// instructions' `B`, rounded in its slot by the rounders.
 pub struct Tf32RowB;
 
-impl Element for Tf32RowB {
-    const INPUT: Input = Input::Tf32;
-    const SIZE: u32 = Tf32::SIZE;
-    const B_TRANSPOSED: bool = false;
-    const ROUNDS_A: bool = true;
-    const SWAPPED: bool = true;
-
-    #[inline(always)]
-    fn operands(
-        smem: SharedSlice<u32>, a_tile: u32, b_tile: u32, s: u32,
-    ) -> (DescOperand, DescOperand) {
-        Tf32::operands(smem, a_tile, b_tile, s)
-    }
-
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn mma<A: Accumulators>(acc: &mut A, a: DescOperand, b: DescOperand, accumulate: bool) {
-        // SAFETY: the caller's contract.
-        unsafe { Tf32::mma(acc, a, b, accumulate) };
-    }
-}
+tf32_variant!(Tf32RowB, b_transposed: false, rounds_a: true, swapped: true);
 
 /// Rows of 128 bytes in a slot's `b` tile for `bn` columns: `bn` rows of `bᵀ`, or the
 /// k-tile's rows of as many boxes of one row's columns (`T::BK`) as cover `bn`.
