@@ -10,8 +10,10 @@
 //!   `b` tile, all 128-byte swizzled. A 16-bit `b` is `k × n` row-major, copied in boxes of
 //!   64 columns × 64 rows and read MN-major; `.tf32` takes only K-major operands, so a TF32
 //!   `b` comes transposed (`bᵀ`, `n × k`, as the TF32 rungs' packing writes it), one box of
-//!   `BN` rows of 32 depths. A slot is `(BM + BN) · 128` bytes either way. Elements past
-//!   the matrices arrive as zeros, so edges need no code of their own.
+//!   `BN` rows of 32 depths, except for the [`Tf32RowB`] rows, which copy it as it lies
+//!   (boxes of 32 columns × 32 depths) and swap the instructions' operands (below). A slot
+//!   is `(BM + BN) · 128` bytes either way. Elements past the matrices arrive as zeros, so
+//!   edges need no code of their own.
 //! * **The ring.** Slot `s` has two [`Mbarrier`]s: `full[s]` (the producer's arrival with
 //!   the slot's bytes) and `empty[s]` (one arrival per consumer warpgroup), walked with a
 //!   [`PipelineState`]: the producer waits for `empty`, arms `full` and copies; a consumer
@@ -22,6 +24,11 @@
 //!   k-tile, four instructions (one per 32 bytes of a row), `a` read K-major and `b` as
 //!   it lies, straight from the slot ([`DescOperand`]). One group of them stays in flight
 //!   (`wait_group 1`): the slot of the group before is released while this one runs.
+//!   Where the element type is [`SWAPPED`](Element::SWAPPED) ([`Tf32RowB`]), the
+//!   instructions compute the tile transposed: consumer `c` owns columns `64c..64c + 64`,
+//!   loads them from `b`'s boxes into the register fragments of the instructions' `A`
+//!   (rounded to TF32 on the way, [`swapped_column`] giving each fragment row's column) and
+//!   multiplies them by `a`'s K-major tile as their `B`.
 //! * **TF32's `a`.** `wgmma` takes the f32 bits as they are (the low 13 mantissa bits
 //!   ignored), so the `a` tile of each slot is rounded to TF32 in place (`cvt.rna`, as the
 //!   packing rounds `b`) by the producer warpgroup's otherwise idle warps 1 to 3
