@@ -165,8 +165,10 @@ fn the_hopper_module_holds_rungs_14_and_15_on_tma_alone() {
 
 /// Rung 17's entries (in the same module) each issue the instruction of their element type
 /// and tile, four to a k-tile (`k16` on `bf16`/`f16`, `k8` on TF32, whose operands are
-/// both K-major: no transpose immediates), fed by the tensor-memory accelerator alone, and
-/// rebalance registers with `setmaxnreg` where they have two consumer warpgroups.
+/// both K-major: no transpose immediates; `A` from four registers where the tile is
+/// computed transposed, else from a descriptor), fed by the tensor-memory accelerator
+/// alone, and rebalance registers with `setmaxnreg` where they have two consumer
+/// warpgroups.
 #[test]
 fn rung_17_entries_issue_their_elements_wgmma() {
     use kernels_gpu_host::kernels_gpu::catalogue::WS;
@@ -179,18 +181,20 @@ fn rung_17_entries_issue_their_elements_wgmma() {
             Input::F16 => (16, "f16", ", 0, 1;"),
             Input::Tf32 => (8, "tf32", ", p, 1, 1;"),
         };
-        let shape = format!(
-            "wgmma.mma_async.sync.aligned.m64n{}k{k}.f32.{ty}.{ty} ",
-            c.geometry.bn
-        );
+        let (consumers, n) = c.consumers_and_n();
+        let shape = format!("wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty}.{ty} ");
         let lines: Vec<&str> = body
             .lines()
             .filter(|l| l.contains("wgmma.mma_async"))
             .collect();
         assert_eq!(lines.len(), 4, "{}", c.name);
         for line in lines {
+            // The accumulators' list, then `A`: a register list (`}, {`) or a descriptor.
+            let a_in_registers = line.matches("}, {").count() == 1;
             assert!(
-                line.contains(&shape) && line.trim_end().ends_with(tail),
+                line.contains(&shape)
+                    && line.trim_end().ends_with(tail)
+                    && a_in_registers == c.swapped,
                 "{}: {line}",
                 c.name
             );
@@ -201,7 +205,6 @@ fn rung_17_entries_issue_their_elements_wgmma() {
             "{}: copies by its threads",
             c.name
         );
-        let consumers = c.geometry.bm / 64;
         assert_eq!(
             body.contains("setmaxnreg.inc"),
             consumers >= 2,

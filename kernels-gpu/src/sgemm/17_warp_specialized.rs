@@ -683,6 +683,8 @@ pub struct WsConfig {
     /// Whether `b` is read row-major, as it lies (the 16-bit types, and TF32's
     /// [`Tf32RowB`]); else transposed (a TF32 caller packs it, [`Element::B_TRANSPOSED`]).
     pub row_major_b: bool,
+    /// Whether its instructions compute each tile transposed ([`Element::SWAPPED`]).
+    pub swapped: bool,
     /// Its tile sizes and shared memory.
     pub geometry: Geometry,
     /// How to launch it (a persistent grid: [`KernelSpec::launch_on`]), on tensor maps
@@ -697,6 +699,19 @@ pub struct WsConfig {
     /// [`TensorMap::simulated_16bit`] as a GPU host maps them with the driver).
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim: unsafe fn(*const u8, *const u8, *mut f32, u32, u32, u32, u32),
+}
+
+impl WsConfig {
+    /// Its consumer warpgroups and the `N` of its instructions, from its tile
+    /// ([`block_tile`] inverted).
+    pub const fn consumers_and_n(&self) -> (u32, u32) {
+        let (bm, bn) = (self.geometry.bm, self.geometry.bn);
+        if self.swapped {
+            (bn / wgmma::M, bm)
+        } else {
+            (bm / wgmma::M, bn)
+        }
+    }
 }
 
 /// The parameters of every rung-17 entry: `(amap, bmap, out, m, n, k, splits)`.
@@ -813,6 +828,7 @@ macro_rules! ws_configs {
                 input: <$t as Element>::INPUT,
                 rounds_a: <$t as Element>::ROUNDS_A,
                 row_major_b: !<$t as Element>::B_TRANSPOSED,
+                swapped: <$t as Element>::SWAPPED,
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
