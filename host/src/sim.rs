@@ -438,22 +438,24 @@ impl Simulator {
     fn pack_tf32(
         &self, a: &[f32], b: &[f32], shape: MatmulShape, packs_a: bool,
     ) -> Result<(Vec<Aligned>, Vec<Aligned>)> {
-        use crate::plan::packed::{pack_a_launch, pack_b_launch, packed_depth};
-        let MatmulShape { m, k, n } = shape;
+        Ok((
+            self.pack_a_tf32(a, shape, packs_a)?,
+            self.pack_b_tf32(b, shape)?,
+        ))
+    }
+
+    /// [`pack_tf32`](Self::pack_tf32)'s `a`.
+    fn pack_a_tf32(&self, a: &[f32], shape: MatmulShape, packs_a: bool) -> Result<Vec<Aligned>> {
+        use crate::plan::packed::{pack_a_launch, packed_depth};
+        let MatmulShape { m, k, .. } = shape;
         let kp = packed_depth(k);
-        let (la, lb) = (m as usize * kp as usize, n as usize * kp as usize);
-        let (mut ap, mut bp) = (
-            aligned_zeros(if packs_a { la } else { a.len() }),
-            aligned_zeros(lb),
-        );
-        let (sa, sb) = (
-            SharedPtr(a.as_ptr() as *mut f32),
-            SharedPtr(b.as_ptr() as *mut f32),
-        );
-        let (pa, pb) = (
-            SharedPtr(ap.as_mut_ptr().cast::<f32>()),
-            SharedPtr(bp.as_mut_ptr().cast::<f32>()),
-        );
+        let mut ap = aligned_zeros(if packs_a {
+            m as usize * kp as usize
+        } else {
+            a.len()
+        });
+        let sa = SharedPtr(a.as_ptr() as *mut f32);
+        let pa = SharedPtr(ap.as_mut_ptr().cast::<f32>());
         if packs_a {
             // SAFETY: `a` holds m rows of k (the caller checked), `ap` m rows of kp >= k.
             self.launch(&pack_a_launch(shape), move || unsafe {
@@ -463,17 +465,29 @@ impl Simulator {
             // SAFETY: `ap` holds a.len() floats (aligned_zeros), apart from `a`.
             unsafe { core::ptr::copy_nonoverlapping(a.as_ptr(), pa.get(), a.len()) };
         }
+        Ok(ap)
+    }
+
+    /// [`pack_tf32`](Self::pack_tf32)'s `bᵀ`.
+    fn pack_b_tf32(&self, b: &[f32], shape: MatmulShape) -> Result<Vec<Aligned>> {
+        use crate::plan::packed::{pack_b_launch, packed_depth};
+        let MatmulShape { k, n, .. } = shape;
+        let kp = packed_depth(k);
+        let mut bp = aligned_zeros(n as usize * kp as usize);
+        let sb = SharedPtr(b.as_ptr() as *mut f32);
+        let pb = SharedPtr(bp.as_mut_ptr().cast::<f32>());
         // SAFETY: `b` holds k rows of n, `bp` n rows of kp.
         self.launch(&pack_b_launch(shape, &self.limits)?, move || unsafe {
             repack_entry::sgemm_transpose_tf32(sb.get(), k, n, pb.get(), kp)
         })?;
-        Ok((ap, bp))
+        Ok(bp)
     }
 
     /// `a · b` by rung 17's TF32 `run` on f32 matrices, as
     /// [`Gpu::matmul_tf32_ws`](crate::gpu::Gpu::matmul_tf32_ws) runs it: `b` packed by the
-    /// GPU's packing kernel (transposed and rounded, depth padded to a multiple of 4), `a`
-    /// too (rounded, padded) only where
+    /// GPU's packing kernel (transposed and rounded, depth padded to a multiple of 4), or,
+    /// for a configuration that reads it as it lies, copied into rows of `n` rounded up to 4
+    /// where they are not whole 16-byte units; `a` packed (rounded, padded) only where
     /// [`tf32_packs_a`](crate::plan::half::tf32_packs_a) says (else the kernel rounds it),
     /// then the product as
     /// [`gemm_half`](Self::gemm_half) runs a 16-bit one. Needs [`Limits::HOPPER`]'s shared
@@ -487,9 +501,9 @@ impl Simulator {
             return Ok(vec![0.0f32; shape.lens().2]);
         }
         let packs_a = crate::plan::half::tf32_packs_a(run.config, shape.k);
-        let (ap, bp) = self.pack_tf32(a, b, shape, packs_a)?;
+        let ap = self.pack_a_tf32(a, shape, packs_a)?;
         if !run.config.row_major_b {
-            return self.ws_product(run, &ap, &bp, shape);
+            return self.ws_product(run, &ap, &self.pack_b_tf32(b, shape)?, shape);
         }
         // `b` as it lies, rows copied (and rounded, by the same entry as `a`) into rows of
         // `n` rounded up to 4 where they are not whole 16-byte units, as the GPU does.
