@@ -146,21 +146,18 @@ impl Gpu {
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
         let (mut wa, mut rest) = ws.split_at_mut(la);
         let (mut wb, mut rest) = rest.split_at_mut(lb);
-        if row_b {
-            // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp where
-            // `a` is packed, `wb` k rows of n4 where `b` is copied.
-            unsafe {
-                if packs_a {
-                    self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, &mut wa, m, kp)?;
-                }
-                if n4 != n {
-                    self.repack_with(&REPACK_TF32, &b.as_view(), n, k, n, &mut wb, k, n4)?;
-                }
+        // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp where
+        // `a` is packed, `wb` n rows of kp where `b` is packed or k rows of n4 where it is
+        // copied.
+        unsafe {
+            if packs_a {
+                self.pack_a_tf32(a, shape, &mut wa)?;
             }
-        } else {
-            // SAFETY: `a` and `b` hold the shape's lengths (checked), `wa` m rows of kp where
-            // `a` is packed and `wb` n rows of kp.
-            unsafe { self.pack_tf32(a, b, shape, packs_a.then_some(&mut wa), &mut wb) }?;
+            if !row_b {
+                self.pack_b_tf32(b, shape, &mut wb)?;
+            } else if n4 != n {
+                self.repack_with(&REPACK_TF32, &b.as_view(), n, k, n, &mut wb, k, n4)?;
+            }
         }
         let (bm, bn, bk) = (
             run.config.geometry.bm,

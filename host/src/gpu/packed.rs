@@ -106,11 +106,35 @@ impl Gpu {
         &self, a: &CudaSlice<f32>, b: &CudaSlice<f32>, shape: MatmulShape,
         wa: Option<&mut CudaViewMut<'_, f32>>, wb: &mut CudaViewMut<'_, f32>,
     ) -> Result<()> {
-        let (m, k, n, kp) = (shape.m, shape.k, shape.n, packed_depth(shape.k));
-        if let Some(wa) = wa {
-            // SAFETY: `a` holds m rows of k, `wa` m rows of kp >= k (the caller's contract).
-            unsafe { self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, wa, m, kp) }?;
+        // SAFETY: the caller's contract.
+        unsafe {
+            if let Some(wa) = wa {
+                self.pack_a_tf32(a, shape, wa)?;
+            }
+            self.pack_b_tf32(b, shape, wb)
         }
+    }
+
+    /// [`pack_tf32`](Self::pack_tf32)'s `a` into `wa`. Asynchronous.
+    ///
+    /// # Safety
+    /// `a` holds `shape`'s `m · k` floats; `wa` holds `m · kp`.
+    pub(super) unsafe fn pack_a_tf32(
+        &self, a: &CudaSlice<f32>, shape: MatmulShape, wa: &mut CudaViewMut<'_, f32>,
+    ) -> Result<()> {
+        let (m, k, kp) = (shape.m, shape.k, packed_depth(shape.k));
+        // SAFETY: `a` holds m rows of k, `wa` m rows of kp >= k (the caller's contract).
+        unsafe { self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, wa, m, kp) }
+    }
+
+    /// [`pack_tf32`](Self::pack_tf32)'s `bᵀ` into `wb`. Asynchronous.
+    ///
+    /// # Safety
+    /// `b` holds `shape`'s `k · n` floats; `wb` holds `n · kp`.
+    pub(super) unsafe fn pack_b_tf32(
+        &self, b: &CudaSlice<f32>, shape: MatmulShape, wb: &mut CudaViewMut<'_, f32>,
+    ) -> Result<()> {
+        let (k, n, kp) = (shape.k, shape.n, packed_depth(shape.k));
         let pack_b = pack_b_launch(shape, &self.limits)?;
         let b_info = self.entry_info(TRANSPOSE_TF32.entry)?;
         let mut args = self.launcher(&b_info);
