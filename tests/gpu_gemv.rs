@@ -62,7 +62,7 @@ fn check(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed
     }
     let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
     let acc = reference::compare(&got, &reference::matmul_f64(&a, &b, m, k, n));
-    if !acc.within_bound(k, Precision::Fp32) {
+    if !acc.within_bound(k, g.config().precision) {
         return Err(format!("{g} on {shape}: {acc:?}").into());
     }
     gpu.fill_nan(&mut out)?;
@@ -73,16 +73,17 @@ fn check(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed
     Ok(())
 }
 
-/// The autotuned SGEMM on a memory-bound shape: it times the rung-16 candidates beside the
-/// others, and whatever it chooses is within the bound.
-fn autotuned(gpu: &Gpu, shape: MatmulShape) -> Result<(), Failed> {
+/// The autotuned product of `precision` on a memory-bound shape: it times the rung-16
+/// candidates of the precision beside the others, and whatever it chooses is within the
+/// precision's bound.
+fn autotuned(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<(), Failed> {
     let (a, b) = inputs(shape, 5);
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     let mut out = gpu.zeros(shape.lens().2)?;
-    let auto = MatmulKernel::Sgemm(SgemmKernel::Autotuned);
+    let auto = MatmulKernel::Sgemm(SgemmKernel::autotuned(precision)?);
     gpu.matmul_device(auto, TileWidth::Tw16, &da, &db, &mut out, shape)?;
-    let choice = autotune::choose(gpu, &da, &db, &mut out, shape, Precision::Fp32)?;
-    let timed = Tuned::candidates(shape, Precision::Fp32);
+    let choice = autotune::choose(gpu, &da, &db, &mut out, shape, precision)?;
+    let timed = Tuned::candidates(shape, precision);
     if !timed.iter().any(|c| matches!(c, Tuned::Gemv(_))) {
         return Err(format!("{shape}: no rung-16 candidate").into());
     }
@@ -92,10 +93,10 @@ fn autotuned(gpu: &Gpu, shape: MatmulShape) -> Result<(), Failed> {
         &gpu.download(&out)?,
         &reference::matmul_f64(&a, &b, m, k, n),
     );
-    if !acc.within_bound(k, Precision::Fp32) {
+    if !acc.within_bound(k, precision) {
         return Err(format!("{shape} by {choice}: {acc:?}").into());
     }
-    eprintln!("{shape}: the autotuner chose {choice}");
+    eprintln!("{shape} {}: the autotuner chose {choice}", precision.name());
     Ok(())
 }
 
@@ -129,7 +130,8 @@ fn main() {
     )];
     for (i, &(m, k, n)) in SHAPES.iter().chain(&LARGE).enumerate() {
         let shape = MatmulShape::new(m, k, n).expect("a valid shape");
-        for g in Gemv::candidates(shape) {
+        let every = Precision::ALL.into_iter();
+        for g in every.flat_map(|p| Gemv::candidates(shape, p)) {
             let test: Test = Box::new(move |gpu| check(gpu, g, shape, 300 + i as u64));
             trials.push(harness::trial(
                 &gpu,
@@ -145,11 +147,13 @@ fn main() {
         (33, 100_000, 1),
     ] {
         let shape = MatmulShape::new(m, k, n).expect("a valid shape");
-        trials.push(harness::trial(
-            &gpu,
-            format!("gemv::autotuned::{m}x{k}x{n}"),
-            move |gpu| autotuned(gpu, shape),
-        ));
+        for precision in Precision::ALL {
+            trials.push(harness::trial(
+                &gpu,
+                format!("gemv::autotuned::{}::{m}x{k}x{n}", precision.name()),
+                move |gpu| autotuned(gpu, shape, precision),
+            ));
+        }
     }
     harness::run(trials)
 }

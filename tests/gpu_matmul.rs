@@ -391,6 +391,7 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                         };
                         hopper && r.config.input == input
                     }
+                    Tuned::Gemv(g) => g.config().precision == precision,
                     _ => false,
                 };
                 let timed: Vec<Option<Tuned>> = choice

@@ -322,7 +322,8 @@ fn bf16_rung_is_unrolled_mma_sync_on_ldmatrix() {
 }
 
 /// Rung 16 (the memory-bound entries): no local memory, no generic accesses, shared
-/// declarations and launch bounds as the catalogue says. The small-`n` entries load `a` with 16-byte loads
+/// declarations and launch bounds as the catalogue says, the inputs rounded by the
+/// precision's conversion (TF32 and BF16 entries) or not at all (FP32). The small-`n` entries load `a` with 16-byte loads
 /// through the read-only path into a ring of [`small_n_depth`](gemv::small_n_depth) chunks
 /// of registers, each chunk's FMAs unrolled once in the loop (a whole chunk's `R rows × 4
 /// depths × N` and a slice's last part chunk's `R × 3 × N`, `R` its rows per warp); for `N = 1` with no barrier
@@ -339,6 +340,13 @@ fn rung_16_rings_its_loads_in_registers() {
         assert!(generic.is_empty(), "{entry}: generic accesses {generic:?}");
         assert_eq!(shared_bytes(b), c.spec.static_shared_bytes, "{entry}");
         assert_launch_bounds(&c.spec);
+        // Each input rounded as its precision's conversion rounds it, and only there.
+        let (tf32, bf16) = (count(b, "cvt.rna.tf32.f32"), count(b, "cvt.rn.bf16.f32"));
+        match c.precision {
+            Precision::Fp32 => assert_eq!((tf32, bf16), (0, 0), "{entry}"),
+            Precision::Tf32 => assert!(tf32 > 0 && bf16 == 0, "{entry}"),
+            Precision::Bf16 => assert!(bf16 > 0 && tf32 == 0, "{entry}"),
+        }
         if c.class != GemvClass::SmallN {
             continue;
         }

@@ -1,8 +1,10 @@
-//! Rung 16, the memory-bound kernels, in the simulator: every configuration that covers a
-//! shape, at the device's split and at fixed ones, on odd and degenerate shapes (`m`, `n` or
-//! `k` = 1, primes, 16 and 17 beside each other), bit for bit against the CPU twin that sums
-//! in the kernels' order ([`Gemv::cpu`]), within the f64 bound, the same bits on a second
-//! run and on misaligned operands (the scalar paths).
+//! Rung 16, the memory-bound kernels, in the simulator: every configuration of every
+//! precision that covers a shape, at the device's split and at fixed ones, on odd and
+//! degenerate shapes (`m`, `n` or `k` = 1, primes, 16 and 17 beside each other), bit for bit
+//! against the CPU twin that sums in the kernels' order ([`Gemv::cpu`]), within the f64
+//! bound of its precision (and, TF32 and BF16, within f32's of the product of the inputs as
+//! the precision rounds them), the same bits on a second run and on misaligned operands
+//! (the scalar paths).
 
 #[path = "common/gemv_cases.rs"]
 mod gemv_cases;
@@ -25,27 +27,31 @@ fn every_configuration_is_its_cpu_twin_and_within_the_bound() {
         let (av, bv) = (aligned_copy(&a), aligned_copy(&b));
         let (a16, b16) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
         let exact = reference::matmul_f64(&a, &b, m, k, n);
-        let candidates = Gemv::candidates(shape);
-        assert!(!candidates.is_empty(), "{shape}");
-        for g in candidates {
-            let l = g
-                .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
-                .unwrap();
-            let want = g.cpu(&a, &b, shape, l.slice);
-            let got = sim.matmul_gemv(g, a16, b16, shape).unwrap();
-            assert_eq!(
-                bits(&got),
-                bits(&want),
-                "{g} on {shape} ({} slices)",
-                l.slices
-            );
-            let acc = reference::compare(&got, &exact);
-            assert!(
-                acc.within_bound(k, Precision::Fp32),
-                "{g} on {shape}: {acc:?}"
-            );
-            let again = sim.matmul_gemv(g, a16, b16, shape).unwrap();
-            assert_eq!(bits(&again), bits(&got), "{g} on {shape}: a second run");
+        for precision in Precision::ALL {
+            let round = |x: &[f32]| x.iter().map(|&v| precision.round(v)).collect::<Vec<_>>();
+            let rounded = reference::matmul_f64(&round(&a), &round(&b), m, k, n);
+            let candidates = Gemv::candidates(shape, precision);
+            assert!(!candidates.is_empty(), "{shape} {}", precision.name());
+            for g in candidates {
+                assert_eq!(g.config().precision, precision, "{g}");
+                let l = g
+                    .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
+                    .unwrap();
+                let want = g.cpu(&a, &b, shape, l.slice);
+                let got = sim.matmul_gemv(g, a16, b16, shape).unwrap();
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{g} on {shape} ({} slices)",
+                    l.slices
+                );
+                let acc = reference::compare(&got, &exact);
+                assert!(acc.within_bound(k, precision), "{g} on {shape}: {acc:?}");
+                let acc = reference::compare(&got, &rounded);
+                assert!(acc.within_f32_bound(k), "{g} on {shape} (rounded): {acc:?}");
+                let again = sim.matmul_gemv(g, a16, b16, shape).unwrap();
+                assert_eq!(bits(&again), bits(&got), "{g} on {shape}: a second run");
+            }
         }
     }
 }
@@ -71,7 +77,8 @@ fn misaligned_operands_take_the_scalar_paths_with_the_same_bits() {
         let (a, b) = inputs(shape, 7);
         let (av, bv) = (shifted(&a), shifted(&b));
         let (a1, b1) = (shifted_floats(&av, a.len()), shifted_floats(&bv, b.len()));
-        for g in Gemv::candidates(shape) {
+        let every = Precision::ALL.into_iter();
+        for g in every.flat_map(|p| Gemv::candidates(shape, p)) {
             let slice = g
                 .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
                 .unwrap()
@@ -128,10 +135,7 @@ fn small_n_rings_and_staging_on_every_n_depth_split_and_alignment() {
                         let got = sim.matmul_gemv(g, a, b, shape).unwrap();
                         assert_eq!(bits(&got), want, "{g} on {shape}, {what}");
                         let acc = reference::compare(&got, &exact);
-                        assert!(
-                            acc.within_bound(k, Precision::Fp32),
-                            "{g} on {shape}: {acc:?}"
-                        );
+                        assert!(acc.within_bound(k, c.precision), "{g} on {shape}: {acc:?}");
                     }
                 }
             }
@@ -155,7 +159,7 @@ fn long_k_under_a_tiny_output_splits_and_reduces_in_order() {
         .flat_map(|class| [false, true].map(|fused| (class, fused)));
     for (class, fused) in runs {
         let g = Gemv {
-            config: Gemv::smallest(class, shape).unwrap(),
+            config: Gemv::smallest(class, shape, Precision::Fp32).unwrap(),
             split: Some(64),
             fused,
         };
@@ -168,7 +172,7 @@ fn long_k_under_a_tiny_output_splits_and_reduces_in_order() {
 }
 
 #[test]
-fn the_autotuner_times_rung_16_on_memory_bound_and_tiny_fp32_shapes_only() {
+fn the_autotuner_times_rung_16_of_the_precision_on_memory_bound_and_tiny_shapes_only() {
     let gemv = |shape, precision| {
         Tuned::candidates(shape, precision)
             .into_iter()
@@ -181,13 +185,15 @@ fn the_autotuner_times_rung_16_on_memory_bound_and_tiny_fp32_shapes_only() {
         shape(4096, 4096, 7),
         shape(4096, 16, 4096),
     ] {
-        let fp32 = gemv(s, Precision::Fp32);
-        assert!(!fp32.is_empty(), "{s}");
-        for c in fp32 {
-            assert_eq!(Tuned::from_name(&c.name()), Some(c));
+        for precision in Precision::ALL {
+            let runs = gemv(s, precision);
+            assert!(!runs.is_empty(), "{s} {}", precision.name());
+            for c in runs {
+                assert_eq!(Tuned::from_name(&c.name()), Some(c));
+                let Tuned::Gemv(g) = c else { unreachable!() };
+                assert_eq!(g.config().precision, precision, "{g}");
+            }
         }
-        assert!(gemv(s, Precision::Tf32).is_empty(), "{s}");
-        assert!(gemv(s, Precision::Bf16).is_empty(), "{s}");
     }
     // Neither memory-bound nor a tiny output under a long k.
     assert!(gemv(shape(17, 1000, 17), Precision::Fp32).is_empty());
@@ -241,7 +247,7 @@ fn small_m_configurations_take_more_rows_in_groups() {
     let tiny = MatmulShape::new(33, 2048, 33).unwrap();
     assert!(applies(tiny));
     assert!(
-        Gemv::candidates(tiny)
+        Gemv::candidates(tiny, Precision::Fp32)
             .iter()
             .all(|g| g.config().class == GemvClass::SmallM)
     );

@@ -169,11 +169,12 @@ pub fn is_memory_bound(shape: MatmulShape) -> bool {
     shape.m.min(shape.n).min(shape.k) <= MEMORY_BOUND_DIM
 }
 
-/// The bytes a product must move: `a`, `b` and the output once each, four bytes an
-/// element (the f32 operands every precision's kernels read).
-pub fn bytes_moved(shape: MatmulShape) -> f64 {
+/// The bytes a product must move: `a` and `b` once each at `input_bytes` an element (4
+/// for the f32 operands every precision's SGEMM reads, 2 for the 16-bit operands of a
+/// BF16 row on a Hopper), and the f32 output once.
+pub fn bytes_moved(shape: MatmulShape, input_bytes: f64) -> f64 {
     let (m, k, n) = (shape.m as f64, shape.k as f64, shape.n as f64);
-    4.0 * (m * k + k * n + m * n)
+    input_bytes * (m * k + k * n) + 4.0 * m * n
 }
 
 /// One shape of the suite.
@@ -212,8 +213,10 @@ impl SuiteRow {
     /// per second of ours as a share of the copy bandwidth (1 = as fast as a copy); `None`
     /// for the others.
     pub fn copy_share(&self) -> Option<f64> {
-        is_memory_bound(self.shape)
-            .then(|| bytes_moved(self.shape) / (self.ms * 1e-3) / 1e9 / self.copy_gbps)
+        // Ours reads 16-bit operands where it timed them converted (BF16 on a Hopper).
+        let input_bytes = if self.convert_ms.is_some() { 2.0 } else { 4.0 };
+        let bytes = bytes_moved(self.shape, input_bytes);
+        is_memory_bound(self.shape).then(|| bytes / (self.ms * 1e-3) / 1e9 / self.copy_gbps)
     }
 }
 
@@ -332,8 +335,9 @@ pub fn run(
                 bound,
                 theirs,
             )?;
+            let row = SuiteRow { copy_gbps, ..row };
             progress(&row);
-            rows.push(SuiteRow { copy_gbps, ..row });
+            rows.push(row);
             continue;
         }
         // The first launch tunes the shape (once per device, shape and build).
@@ -470,7 +474,7 @@ mod tests {
         assert!(is_memory_bound(s(4096, 4096, 1)));
         assert!(!is_memory_bound(s(17, 17, 17)));
         assert_eq!(
-            bytes_moved(s(1, 4096, 4096)),
+            bytes_moved(s(1, 4096, 4096), 4.0),
             4.0 * (4096.0 + 4096.0 * 4096.0 + 4096.0)
         );
         let row = SuiteRow {
@@ -493,10 +497,17 @@ mod tests {
         };
         // 67 MB in 0.1 ms is 671 GB/s, 22% of 3000.
         let share = row.copy_share().unwrap();
-        assert!((share - bytes_moved(row.shape) / 1e-4 / 1e9 / 3000.0).abs() < 1e-12);
+        assert!((share - bytes_moved(row.shape, 4.0) / 1e-4 / 1e9 / 3000.0).abs() < 1e-12);
         assert!(!row.checked());
         assert!(line(&row).contains("WRONG"), "{}", line(&row));
         assert!(line(&row).contains(&format!("{:.1}", 100.0 * share)));
+        // A BF16 row on a Hopper times ours on 16-bit operands: half the bytes of a and b.
+        let bf16 = SuiteRow {
+            convert_ms: Some(0.01),
+            ..row.clone()
+        };
+        let half = bytes_moved(row.shape, 2.0) / 1e-4 / 1e9 / 3000.0;
+        assert!((bf16.copy_share().unwrap() - half).abs() < 1e-12);
         let summary = summary(&[row], CublasMath::Fp32);
         assert!(summary.contains("1 memory-bound"), "{summary}");
         assert!(summary.contains("cuBLAS FP32"), "{summary}");

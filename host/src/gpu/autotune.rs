@@ -96,8 +96,8 @@ pub enum Tuned {
     /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::plan::packed`]),
     /// packing included.
     Packed(usize),
-    /// FP32, a memory-bound product (`m`, `n` or `k` at most 16): a rung-16 kernel over its
-    /// slices of `k` ([`crate::plan::gemv`]).
+    /// A memory-bound product (`m`, `n` or `k` at most 16): a rung-16 kernel over its
+    /// slices of `k`, its inputs rounded to the precision ([`crate::plan::gemv`]).
     Gemv(Gemv),
     /// BF16 or TF32 on Hopper (rung 17, [`crate::plan::half`]): the f32 operands converted
     /// to `bf16` on the device, or packed for TF32 (as for rung 14), then the run,
@@ -112,8 +112,8 @@ impl Tuned {
     /// `n` is not a multiple of 4, or `k` not whole tiles of a configuration with a strided
     /// entry ([`repack::worth_timing`]), each such configuration repacked, or
     /// (TF32) the configurations on packed operands, rung 14's (which only a Hopper runs)
-    /// and rung 15's; last (FP32, a memory-bound shape: [`gemv::applies`]) the rung-16 runs
-    /// ([`Gemv::candidates`]).
+    /// and rung 15's; last (a memory-bound shape: [`gemv::applies`]) the rung-16 runs of
+    /// the precision ([`Gemv::candidates`]).
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
         let configs = SgemmKernel::tuned(precision).iter().copied();
         let fp32 = precision == Precision::Fp32;
@@ -129,8 +129,12 @@ impl Tuned {
             .then(|| (0..PACKED_CONFIGS.len()).map(Tuned::Packed))
             .into_iter()
             .flatten();
-        let gemv = (fp32 && gemv::applies(shape))
-            .then(|| Gemv::candidates(shape).into_iter().map(Tuned::Gemv))
+        let gemv = gemv::applies(shape)
+            .then(|| {
+                Gemv::candidates(shape, precision)
+                    .into_iter()
+                    .map(Tuned::Gemv)
+            })
             .into_iter()
             .flatten();
         configs

@@ -32,13 +32,9 @@ impl Gpu {
         &self, src: &CudaSlice<f32>, rows: u32, cols: u32, padded_cols: u32,
     ) -> Result<CudaSlice<T>> {
         super::output_len(src.len(), rows as usize * cols as usize)?;
-        let spec = match T::HALF {
-            Half::Bf16 => TO_BF16,
-            Half::F16 => TO_F16,
-        };
         // SAFETY: `src` holds rows · cols floats (checked), what the conversion reads; `T`
         // is a 2-byte element type.
-        unsafe { self.repack_padded(spec, src, rows, cols, padded_cols) }
+        unsafe { self.repack_padded(to_half::<T>(), src, rows, cols, padded_cols) }
     }
 
     /// `out = a · b` by the run of rung 17 the autotuner chooses for `shape` and `T`
@@ -77,16 +73,8 @@ impl Gpu {
         if self.trivial_half::<T, _>(run, a, b, out, shape)? {
             return Ok(());
         }
-        let (m, n, k) = (shape.m, shape.n, shape.k);
-        // Rows of whole 16-byte units for the accelerator: `a`'s of k, `b`'s of n.
-        let (k8, n8) = (k.next_multiple_of(8), n.next_multiple_of(8));
-        let padded_a = (k8 != k).then(|| self.pad_half(a, m, k, k8)).transpose()?;
-        let padded_b = (n8 != n).then(|| self.pad_half(b, k, n, n8)).transpose()?;
-        let a = padded_a.as_ref().unwrap_or(a);
-        let b = padded_b.as_ref().unwrap_or(b);
-        // SAFETY: `a` holds m rows of k8 and `b` k rows of n8 (padded above, or as given
-        // where already aligned), at the starts of their allocations; `out` m · n (checked).
-        unsafe { self.launch_half::<T>(run, a, b, out, shape) }
+        // SAFETY: `a` and `b` hold the shape's `T`s (checked), what the copy entry reads.
+        unsafe { self.launch_half::<T, T>(run, a, b, out, shape, None) }
     }
 
     /// `out = a · b` by `run` on f32 matrices (`a` `m × k`, `b` `k × n`, row-major), each
@@ -99,14 +87,11 @@ impl Gpu {
         &self, run: HalfRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
-        let (m, n, k) = (shape.m, shape.n, shape.k);
         if self.trivial_half::<T, _>(run, a, b, out, shape)? {
             return Ok(());
         }
-        let a16 = self.convert_half::<T>(a, m, k, k.next_multiple_of(8))?;
-        let b16 = self.convert_half::<T>(b, k, n, n.next_multiple_of(8))?;
-        // SAFETY: converted into rows of k8 and n8 above; `out` m · n (checked).
-        unsafe { self.launch_half::<T>(run, &a16, &b16, out, shape) }
+        // SAFETY: `a` and `b` hold the shape's f32s (checked), what the conversion reads.
+        unsafe { self.launch_half::<T, f32>(run, a, b, out, shape, Some(to_half::<T>())) }
     }
 
     /// `out = a · b` by `run`, a TF32 configuration of rung 17, on f32 matrices (`a`
@@ -206,41 +191,75 @@ impl Gpu {
         super::zero_if_trivial(&self.stream, run.config.spec.entry, a, b, out, shape)
     }
 
-    /// The launches of a 16-bit rung-17 product past its checks: the tensor maps, then
+    /// The launches of a 16-bit rung-17 product past its checks: each operand whose rows
+    /// are not whole 16-byte units (`k` or `n` not a multiple of 8), or every operand where
+    /// `convert` names the f32 → `T` entry, copied through it (or [`REPACK`]) into padded
+    /// rows in the workspace (no allocation per call), then the tensor maps, then
     /// [`launch_ws`](Self::launch_ws) into the workspace's planes when split.
     ///
     /// # Safety
-    /// `a` holds `m` rows of `k` rounded up to 8 elements, `b` `k` rows of `n` rounded up to
-    /// 8, each at the start of its allocation (16-byte aligned); `out` holds `m · n` floats;
-    /// `run`'s configuration is of element type `T`; the product is not trivial.
-    unsafe fn launch_half<T: HalfFloat + DeviceRepr>(
-        &self, run: HalfRun, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
-        shape: MatmulShape,
+    /// `a` and `b` hold `m · k` and `k · n` `S`s, each at the start of its allocation
+    /// (16-byte aligned): `T`s where `convert` is `None`, f32s where it names the
+    /// conversion; `out` holds `m · n` floats; `run`'s configuration is of element type
+    /// `T`; the product is not trivial.
+    unsafe fn launch_half<T: HalfFloat + DeviceRepr, S>(
+        &self, run: HalfRun, a: &CudaSlice<S>, b: &CudaSlice<S>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape, convert: Option<&KernelSpec>,
     ) -> Result<()> {
         let (m, n, k) = (shape.m, shape.n, shape.k);
+        // Rows of whole 16-byte units for the accelerator: `a`'s of k8, `b`'s of n8.
         let (k8, n8) = (k.next_multiple_of(8), n.next_multiple_of(8));
+        let (copy_a, copy_b) = (convert.is_some() || k8 != k, convert.is_some() || n8 != n);
+        // Floats of the workspace a copy of `rows × cols` 2-byte elements takes: a multiple
+        // of 4, so that what follows starts 16-byte aligned.
+        let floats_of = |copy: bool, rows: u32, cols: u32| match copy {
+            true => (rows as usize * cols as usize)
+                .div_ceil(2)
+                .next_multiple_of(4),
+            false => 0,
+        };
+        let (la, lb) = (floats_of(copy_a, m, k8), floats_of(copy_b, k, n8));
+        let floats = run.workspace_floats(shape);
+        let mut workspace = self.workspace(la + lb + floats)?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
+        let (mut wa, mut rest) = ws.split_at_mut(la);
+        let (mut wb, mut rest) = rest.split_at_mut(lb);
+        let spec = convert.unwrap_or(REPACK);
+        // SAFETY: `a` and `b` as the caller promises (rows of k and n `S`s, what `spec`
+        // reads); `wa` holds m rows of k8 and `wb` k rows of n8 2-byte elements where
+        // copied (sized above), seen as the u16s the entry writes.
+        unsafe {
+            if copy_a {
+                let mut dst = wa
+                    .transmute_mut::<u16>(m as usize * k8 as usize)
+                    .expect("sized");
+                self.repack_with(spec, &a.as_view(), k, m, k, &mut dst, m, k8)?;
+            }
+            if copy_b {
+                let mut dst = wb
+                    .transmute_mut::<u16>(k as usize * n8 as usize)
+                    .expect("sized");
+                self.repack_with(spec, &b.as_view(), n, k, n, &mut dst, k, n8)?;
+            }
+        }
+        let at = |copy: bool, w: &CudaViewMut<'_, f32>, x: &CudaSlice<S>| match copy {
+            true => w.device_ptr(&self.stream).0,
+            false => x.device_ptr(&self.stream).0,
+        };
         let element = match T::HALF {
             Half::Bf16 => TmaElement::Bf16,
             Half::F16 => TmaElement::F16,
         };
         let (bm, bk) = (run.config.geometry.bm, run.config.geometry.bk);
         let maps = [
-            tensor_map(a.device_ptr(&self.stream).0, m, k8, element, bm)?,
-            tensor_map(b.device_ptr(&self.stream).0, k, n8, element, bk)?,
+            tensor_map(at(copy_a, &wa, a), m, k8, element, bm)?,
+            tensor_map(at(copy_b, &wb, b), k, n8, element, bk)?,
         ];
-        let floats = run.workspace_floats(shape);
-        let mut workspace = if floats > 0 {
-            Some(self.workspace(floats)?)
-        } else {
-            None
-        };
-        let planes = workspace
-            .as_mut()
-            .and_then(|guard| guard.as_mut())
-            .map(|ws| ws.slice_mut(..floats));
-        // SAFETY: the maps describe `a` (m rows of k8) and `b` (k rows of n8), 16-byte rows
-        // at the starts of their allocations (the caller's contract), in the
-        // configuration's boxes; the planes hold `splits` planes of m · n where split.
+        let planes = (floats > 0).then(|| rest.slice_mut(..floats));
+        // SAFETY: the maps describe `a` (m rows of k8) and `b` (k rows of n8) `T`s, copied
+        // into the workspace or the caller's where their rows were whole 16-byte units
+        // already (16-byte aligned either way), in the configuration's boxes; the planes
+        // hold `splits` planes of m · n where split; `out` m · n (the caller's contract).
         unsafe { self.launch_ws(run, maps, planes, out, shape) }
     }
 
@@ -285,16 +304,6 @@ impl Gpu {
         Ok(())
     }
 
-    /// The `rows × cols` 16-bit matrix `src` copied into rows of `padded` elements, zero
-    /// past `cols`.
-    fn pad_half<T: DeviceRepr + ValidAsZeroBits>(
-        &self, src: &CudaSlice<T>, rows: u32, cols: u32, padded: u32,
-    ) -> Result<CudaSlice<T>> {
-        // SAFETY: `src` holds rows · cols elements of 2 bytes (the product's checked
-        // operand), what the entry copies.
-        unsafe { self.repack_padded(REPACK, src, rows, cols, padded) }
-    }
-
     /// A new buffer of `rows × padded` 2-byte elements: the dense `rows × cols` `src` through
     /// the repack entry `spec` (a copy, or a conversion from f32), zero past `cols`.
     ///
@@ -320,6 +329,14 @@ impl Gpu {
             )
         }?;
         Ok(dst)
+    }
+}
+
+/// The repack entry that converts f32 to `T`.
+fn to_half<T: HalfFloat>() -> &'static KernelSpec {
+    match T::HALF {
+        Half::Bf16 => TO_BF16,
+        Half::F16 => TO_F16,
     }
 }
 

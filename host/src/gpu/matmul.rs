@@ -390,14 +390,15 @@ impl Gpu {
 
     /// The workspace of split-k and repacked products, locked, holding at least `floats`
     /// (grown to the largest size asked for so far; its contents are whatever the last
-    /// user left).
+    /// user left). Never empty: the driver refuses an allocation of no bytes, and a caller
+    /// that needs none still gets one to split.
     pub(super) fn workspace(
         &self, floats: usize,
     ) -> Result<MutexGuard<'_, Option<CudaSlice<f32>>>> {
         let mut workspace = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         if workspace.as_ref().is_none_or(|w| w.len() < floats) {
             *workspace = None; // free the old one first
-            *workspace = Some(self.zeros(floats)?);
+            *workspace = Some(self.zeros(floats.max(4))?);
         }
         Ok(workspace)
     }

@@ -18,6 +18,7 @@
 //! eighth of the streamed operand's, and no slice shorter than the kernel's step
 //! ([`align`]). The small-`k` kernel never splits.
 
+use crate::Precision;
 use crate::plan::split_k::workspace_len;
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
@@ -172,16 +173,16 @@ impl Gemv {
         &GEMV_CONFIGS[self.config]
     }
 
-    /// The configuration of `class` with the smallest bound that covers `shape`, if any;
-    /// for a [tiny output](tiny_output) beyond every small-`m` bound, the largest small-`m`
-    /// configuration (its rows in groups).
-    pub fn smallest(class: GemvClass, shape: MatmulShape) -> Option<usize> {
+    /// The configuration of `class` and `precision` with the smallest bound that covers
+    /// `shape`, if any; for a [tiny output](tiny_output) beyond every small-`m` bound, the
+    /// largest small-`m` configuration (its rows in groups).
+    pub fn smallest(class: GemvClass, shape: MatmulShape, precision: Precision) -> Option<usize> {
         let (_, dim) = small_dim(class, shape);
         let of_class = || {
             GEMV_CONFIGS
                 .iter()
                 .enumerate()
-                .filter(move |(_, c)| c.class == class)
+                .filter(move |(_, c)| c.class == class && c.precision == precision)
         };
         of_class()
             .filter(|(_, c)| dim <= c.bound)
@@ -194,12 +195,12 @@ impl Gemv {
             .map(|(i, _)| i)
     }
 
-    /// The runs worth timing for `shape` (none unless [`applies`]): for each class that
-    /// covers it, the smallest configuration ([`smallest`](Self::smallest)) and those of its
-    /// bound with other rows per warp, each with the device's split and (small `m` and
-    /// small `n`) each of [`SPLITS`](Self::SPLITS) that leaves slices at least [`align`]
-    /// deep.
-    pub fn candidates(shape: MatmulShape) -> Vec<Gemv> {
+    /// The runs worth timing for `shape` in `precision` (none unless [`applies`]): for each
+    /// class that covers it, the smallest configuration of the precision
+    /// ([`smallest`](Self::smallest)) and those of its bound with other rows per warp, each
+    /// with the device's split and (small `m` and small `n`) each of
+    /// [`SPLITS`](Self::SPLITS) that leaves slices at least [`align`] deep.
+    pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Gemv> {
         if !applies(shape) {
             return vec![];
         }
@@ -207,13 +208,17 @@ impl Gemv {
         let mut out = vec![];
         // The smallest configuration of each class that covers the shape, and those of the
         // same class and bound with other rows per warp (small n).
-        let smallest = classes.into_iter().filter_map(|c| Self::smallest(c, shape));
+        let smallest = classes
+            .into_iter()
+            .filter_map(|c| Self::smallest(c, shape, precision));
         let same = |i: usize| {
             let c = &GEMV_CONFIGS[i];
             GEMV_CONFIGS
                 .iter()
                 .enumerate()
-                .filter(move |(_, o)| o.class == c.class && o.bound == c.bound)
+                .filter(move |(_, o)| {
+                    o.class == c.class && o.bound == c.bound && o.precision == c.precision
+                })
                 .map(|(j, _)| j)
         };
         for config in smallest.flat_map(same) {
@@ -352,16 +357,20 @@ impl Gemv {
     }
 
     /// What the run computes on the CPU, bit for bit (the order the [kernels' module
-    /// docs](kernels_gpu::sgemm::gemv) give), for slices of `slice` depths: what the GPU
-    /// and the simulator must give with the same [`GemvLaunch::slice`].
+    /// docs](kernels_gpu::sgemm::gemv) give, each input rounded to the configuration's
+    /// precision), for slices of `slice` depths: what the GPU and the simulator must give
+    /// with the same [`GemvLaunch::slice`].
     pub fn cpu(self, a: &[f32], b: &[f32], shape: MatmulShape, slice: u32) -> Vec<f32> {
         let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
         let mut out = vec![0.0f32; m * n];
         if shape.is_trivial() {
             return out;
         }
+        let p = self.config().precision;
         let chain = |r: usize, c: usize, depths: &mut dyn Iterator<Item = usize>| {
-            depths.fold(0.0f32, |acc, i| a[r * k + i].mul_add(b[i * n + c], acc))
+            depths.fold(0.0f32, |acc, i| {
+                p.round(a[r * k + i]).mul_add(p.round(b[i * n + c]), acc)
+            })
         };
         let class = self.config().class;
         let slice = slice as usize;
@@ -436,9 +445,9 @@ mod tests {
         assert!(!applies(shape(17, 17, 17)));
         assert!(!applies(shape(0, 4096, 1)));
         assert!(applies(shape(4096, 4096, 16)));
-        assert!(Gemv::candidates(shape(17, 17, 17)).is_empty());
+        assert!(Gemv::candidates(shape(17, 17, 17), Precision::Fp32).is_empty());
         let names = |s| {
-            let mut n: Vec<String> = Gemv::candidates(s)
+            let mut n: Vec<String> = Gemv::candidates(s, Precision::Fp32)
                 .into_iter()
                 .filter(|g| g.split.is_none() && !g.fused)
                 .map(Gemv::name)
@@ -476,7 +485,7 @@ mod tests {
         assert_eq!(blocks("gemv-small-n1"), 67);
         assert_eq!(blocks("gemv-small-n1-r2"), 133);
         for s in [shape(1, 4096, 4096), shape(16, 3, 17), shape(5, 100_000, 7)] {
-            for g in Gemv::candidates(s) {
+            for g in Gemv::candidates(s, Precision::Fp32) {
                 assert_eq!(Gemv::from_name(&g.name()), Some(g), "{g}");
                 let l = g.launch(s, 132, &Limits::CUDA).unwrap();
                 assert!(
@@ -499,7 +508,7 @@ mod tests {
         let fused = Gemv::from_name("gemv-small-n1-split16-fused").unwrap();
         assert!(fused.fused && fused.split == Some(16));
         // Each split run of several slices is a candidate both ways; a single slice once.
-        let runs = Gemv::candidates(shape(1, 4096, 4096));
+        let runs = Gemv::candidates(shape(1, 4096, 4096), Precision::Fp32);
         assert!(runs.iter().any(|g| g.split == Some(64) && g.fused));
         assert!(runs.iter().any(|g| g.split == Some(64) && !g.fused));
         assert!(!runs.iter().any(|g| g.split == Some(1) && g.fused));
@@ -542,7 +551,7 @@ mod tests {
     fn a_tiny_output_under_a_long_k_takes_the_small_m_kernel_in_groups() {
         let s = shape(33, 100_000, 33);
         assert!(applies(s) && !memory_bound(s) && tiny_output(s));
-        let auto: Vec<String> = Gemv::candidates(s)
+        let auto: Vec<String> = Gemv::candidates(s, Precision::Fp32)
             .into_iter()
             .filter(|g| g.split.is_none() && !g.fused)
             .map(Gemv::name)

@@ -33,6 +33,15 @@
 //!   holds four columns of all `k` rows of `b` in registers and writes four consecutive
 //!   outputs of each of the block's rows, one 16-byte store each.
 //!
+//! **Precisions.** Each entry is built three times: as it is (FP32), and with each input
+//! rounded as TF32's or BF16's conversion rounds it before its FMA (the `-tf32` and
+//! `-bf16` entries, a [`Rounding`] type each). A product of two rounded inputs is exact in
+//! f32, so these compute what those precisions' tensor-core rungs compute, in the order
+//! below, and a memory-bound product of those precisions streams its operands as FP32's
+//! does instead of running tensor-core tiles over one row or column. The rounding is
+//! applied where a value is used, never as a load is issued: a `cvt` on a register in
+//! flight would wait for it.
+//!
 //! **Split k.** Where the output alone would not give every multiprocessor enough warps
 //! (a long `k` under a small output), `k` is cut into slices (`blockIdx.y`): slice `s`
 //! covers depths `[s·slice, (s + 1)·slice)` and writes its partial sums to plane `s` of a
@@ -65,11 +74,15 @@
 //! Every check uses the
 //! repository's bound, `k·2⁻²³·Σ|a||b|`
 //! ([`Precision::dot_error_bound`](super::Precision::dot_error_bound)): this one with
-//! `D = 2k`, which the fixed tree stays within.
+//! `D = 2k`, which the fixed tree stays within. The TF32 and BF16 entries add their inputs'
+//! rounding to it (`2u + u²` for a relative rounding `u` of each input), as that bound
+//! does for their precisions; against the product of the rounded inputs they stay within
+//! the f32 bound above.
 
 use super::global::{is_aligned16, store_f32x2, store_f32x4};
 use super::split_k::SlicePlanes;
 use super::unroll::{inlined, unroll};
+use super::{AsIs, Precision, Rounding, ToBf16, ToTf32};
 use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec, LaunchBounds};
 use nvptx_device::intrinsics::{fma, load_f32x2_nc, load_f32x4_nc};
 use nvptx_device::shared::SharedSlice;
@@ -158,6 +171,20 @@ unsafe fn load_b<const VB: u32>(p: *const f32, valid: u32) -> [f32; 4] {
     }
 }
 
+/// Four inputs rounded to `Q`'s precision.
+#[inline(always)]
+fn round4<Q: Rounding>(mut v: [f32; 4]) -> [f32; 4] {
+    unroll!(4, |e| v[e] = Q::round(v[e]));
+    v
+}
+
+/// `L` groups of four inputs rounded to `Q`'s precision, in place (a fully unrolled loop:
+/// `map` over a longer array left it in local memory).
+#[inline(always)]
+fn round_all<Q: Rounding, const L: usize>(v: &mut [[f32; 4]; L]) {
+    unroll!(L, |u| v[u] = round4::<Q>(v[u]));
+}
+
 /// Rows of `a` (`m × k`) times `b` (`k × n`), `M` rows at a time: this block's group of `M`
 /// rows (`blockIdx.z`; the last group takes what is left), its 128 columns and slice
 /// `blockIdx.y` of `k` (`slice` depths, a multiple of [`SLICE_ALIGN`]), into `out` (`m × n`)
@@ -176,7 +203,7 @@ unsafe fn load_b<const VB: u32>(p: *const f32, valid: u32) -> [f32; 4] {
 /// extent `cdiv(m, M)`, and every product of sizes fits `u32`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_m<const M: usize>(
+pub unsafe fn gemv_small_m<const M: usize, Q: Rounding>(
     a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
     k: u32, slice: u32,
 ) {
@@ -209,11 +236,11 @@ pub unsafe fn gemv_small_m<const M: usize>(
     // SAFETY: the caller's contract, and the group's rows start inside a (above).
     unsafe {
         if vec_b {
-            small_m_part::<M, 4>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 4, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         } else if pair_b {
-            small_m_part::<M, 2>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 2, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         } else if cols > 0 {
-            small_m_part::<M, 1>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 1, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         }
     }
     // The four warps' partial sums of each output, added in warp order.
@@ -268,7 +295,7 @@ pub unsafe fn gemv_small_m<const M: usize>(
 /// and `a` is 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn small_m_part<const M: usize, const VB: u32>(
+unsafe fn small_m_part<const M: usize, const VB: u32, Q: Rounding>(
     acc: &mut [[f32; 4]; M], a: *const f32, b: *const f32, n: u32, k: u32, c: u32, cols: u32,
     rows: u32, (p0, p1): (u32, u32), vec_a: bool,
 ) {
@@ -285,12 +312,15 @@ unsafe fn small_m_part<const M: usize, const VB: u32>(
                 )
             };
         });
+        // Rounded once all eight are in flight.
+        round_all::<Q, 8>(&mut bq);
         unroll!(M, |i| {
             if (i as u32) < rows {
                 let row = i * k as usize + p as usize;
                 // SAFETY: depths p..p + 8 < k of row i < rows; aligned where vec_a (p % 4 == 0).
                 let (lo, hi) =
                     unsafe { (load4(a.add(row), 4, vec_a), load4(a.add(row + 4), 4, vec_a)) };
+                let (lo, hi) = (round4::<Q>(lo), round4::<Q>(hi));
                 unroll!(4, |j| {
                     unroll!(4, |e| {
                         acc[i][e] = fma(lo[j], bq[j][e], acc[i][e]);
@@ -308,10 +338,11 @@ unsafe fn small_m_part<const M: usize, const VB: u32>(
     while p < p1 {
         // SAFETY: row p < k, columns c..c + cols inside b; aligned as VB says.
         let bq = unsafe { load_b::<VB>(b.add(p as usize * n as usize + c as usize), cols) };
+        let bq = round4::<Q>(bq);
         unroll!(M, |i| {
             if (i as u32) < rows {
                 // SAFETY: depth p < k of row i < rows.
-                let x = unsafe { *a.add(i * k as usize + p as usize) };
+                let x = Q::round(unsafe { *a.add(i * k as usize + p as usize) });
                 unroll!(4, |e| {
                     acc[i][e] = fma(x, bq[e], acc[i][e]);
                 });
@@ -345,7 +376,7 @@ struct SmallNChunk<const R: usize> {
 /// As [`gemv_small_m`], with `m ≥ 1` and `1 ≤ n ≤ N`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_n<const N: usize, const R: usize>(
+pub unsafe fn gemv_small_n<const N: usize, const R: usize, Q: Rounding>(
     a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
     k: u32, slice: u32,
 ) {
@@ -433,13 +464,21 @@ pub unsafe fn gemv_small_n<const N: usize, const R: usize>(
             // SAFETY: b holds k rows of 1 <= n <= N floats (the caller's contract), and
             // depths g..g + min(group, k1 - g) < k; g is a multiple of 4 (slices and groups
             // start at multiples of 4); vec_b only where b is 16-byte aligned.
-            unsafe { small_n_stage::<N>(bt, b, n, g, (k1 - g).min(group), t, vec_b) };
+            unsafe { small_n_stage::<N, Q>(bt, b, n, g, (k1 - g).min(group), t, vec_b) };
             sync_threads();
         }
         unroll!(depth, |i| {
             if k1 - g > i as u32 * CHUNK {
                 let p = g + i as u32 * CHUNK;
                 let (c, valid) = (ring[i], inside(p));
+                // Rounded here, at their use, not as they are fetched: that would wait on
+                // loads the ring keeps in flight. (`b` staged in shared memory is rounded
+                // as it is staged.)
+                let mut c = c;
+                round_all::<Q, R>(&mut c.a);
+                if N == 1 {
+                    c.b = round4::<Q>(c.b);
+                }
                 // The chunk's four depths of column j (j < n) from 4·lane on.
                 let bq = inlined!(|j: usize| match bt {
                     // SAFETY: j < N, and i·CHUNK + 4·lane + 4 <= group, a multiple of 4: inside
@@ -530,7 +569,7 @@ pub unsafe fn gemv_small_n<const N: usize, const R: usize>(
 /// `1 ≤ n ≤ N`, `depth ≤ G`, `p` is a multiple of 4, and if `vec_b`, `b` is 16-byte
 /// aligned.
 #[inline(always)]
-unsafe fn small_n_stage<const N: usize>(
+unsafe fn small_n_stage<const N: usize, Q: Rounding>(
     bt: SharedSlice<f32>, b: *const f32, n: u32, p: u32, depth: u32, t: u32, vec_b: bool,
 ) {
     let group = small_n_group(N);
@@ -552,6 +591,7 @@ unsafe fn small_n_stage<const N: usize>(
             v[u] = unsafe { load4(run.add(e as usize), valid, vec_b && valid == 4) };
         }
     });
+    round_all::<Q, N>(&mut v);
     // (`n ≥ 1`: dividing by `max(n, 1)` leaves no division-by-zero panic branch, which
     // would part the threads before the barrier.)
     let nz = n.max(1);
@@ -585,7 +625,7 @@ unsafe fn small_n_stage<const N: usize>(
 /// `a`, `b`, `out` hold `m·k`, `k·n` and `m·n` floats, `out` overlapping neither; `k ≤ K`;
 /// every product of sizes fits `u32`.
 #[inline(always)]
-pub unsafe fn gemv_small_k<const K: usize>(
+pub unsafe fn gemv_small_k<const K: usize, Q: Rounding>(
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let t = thread::thread_idx_x();
@@ -617,6 +657,7 @@ pub unsafe fn gemv_small_k<const K: usize>(
             };
         }
     });
+    round_all::<Q, K>(&mut bq);
     let vec_a = k.is_multiple_of(4) && is_aligned16(a);
     // This thread's four outputs of `row`.
     let outputs = |row: u32| {
@@ -633,7 +674,7 @@ pub unsafe fn gemv_small_k<const K: usize>(
                     )
                 };
                 unroll!(4, |e| {
-                    ar[4 * q + e] = v[e];
+                    ar[4 * q + e] = Q::round(v[e]);
                 });
             }
         });
@@ -719,6 +760,10 @@ pub struct GemvConfig {
     /// Rows of `a` per warp of a small-`n` configuration ([`SMALL_N_ROWS_PER_WARP`] or
     /// [`SMALL_N_R2_ROWS_PER_WARP`]); 0 for the other classes.
     pub rows_per_warp: u32,
+    /// What it rounds each input to before its FMA ([`Rounding`]): FP32 entries take the
+    /// inputs as they are; the `-tf32` and `-bf16` ones are the memory-bound kernels of
+    /// those precisions.
+    pub precision: Precision,
     /// How to launch it: the grid's x extent (see each kernel), y from the host.
     pub spec: KernelSpec,
     /// The entry point as the simulator calls it.
@@ -738,12 +783,12 @@ pub const GEMV_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!
 /// As [`gemv_small_k`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_k_entry<const K: usize>(
+pub unsafe fn gemv_small_k_entry<const K: usize, Q: Rounding>(
     a: *const f32, b: *const f32, out: *mut f32, _ws: *mut f32, _flags: *mut u64, m: u32, n: u32,
     k: u32, _slice: u32,
 ) {
     // SAFETY: the caller's contract.
-    unsafe { gemv_small_k::<K>(a, b, out, m, n, k) }
+    unsafe { gemv_small_k::<K, Q>(a, b, out, m, n, k) }
 }
 
 /// The launch description of a configuration: [`THREADS`] threads, a tile rule whose
@@ -797,17 +842,19 @@ macro_rules! optional {
 
 /// The rung-16 table: one line per entry point, `name = class<bound> => kernel, static
 /// shared floats`, `rows(r)` for a small-`n` kernel's rows of `a` per warp (its second
-/// generic parameter, `kernel::<bound, r>`), and
-/// `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per multiprocessor.
+/// generic parameter, `kernel::<bound, r>`),
+/// `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per multiprocessor, and
+/// `round(Q)`, the [`Rounding`] of its inputs (the kernel's last generic parameter).
 macro_rules! gemv_configs {
     ($( $entry:ident = $class:ident<$bound:literal> => $kernel:ident, $floats:expr
-        $(, rows($rows:expr))? $(, min_blocks($mb:expr))?; )*) => {
+        $(, rows($rows:expr))? $(, min_blocks($mb:expr))?, round($q:ident); )*) => {
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             #[allow(clippy::too_many_arguments)]
             $entry(a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64,
                 m: u32, n: u32, k: u32, slice: u32)
-                => $kernel::<$bound $(, { $rows as usize })?> $(, launch_bounds(THREADS, $mb))?;
+                => $kernel::<$bound $(, { $rows as usize })?, $q>
+                $(, launch_bounds(THREADS, $mb))?;
         )*}
 
         /// Every rung-16 configuration, each class by increasing bound.
@@ -816,6 +863,7 @@ macro_rules! gemv_configs {
             class: GemvClass::$class,
             bound: $bound,
             rows_per_warp: or_zero(optional!($($rows)?)),
+            precision: <$q as Rounding>::PRECISION,
             spec: spec(
                 stringify!($entry),
                 GemvClass::$class,
@@ -838,17 +886,45 @@ const TURN: usize = 1;
 // thread, which their rings of loads fit in without spilling), three for n16 (its 64
 // accumulators).
 gemv_configs! {
-    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN;
-    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN;
-    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN;
-    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN;
-    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN;
-    gemv_small_n1 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n1_r2 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
-    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3);
-    gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0;
-    gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0;
+    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
+    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
+    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
+    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
+    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
+    gemv_small_n1 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
+    gemv_small_n1_r2 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), round(AsIs);
+    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
+    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
+    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
+    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(AsIs);
+    gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0, round(AsIs);
+    gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0, round(AsIs);
+    // TF32: the same kernels, each input rounded as the precision's conversion does.
+    gemv_small_m1_tf32 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
+    gemv_small_m2_tf32 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
+    gemv_small_m4_tf32 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
+    gemv_small_m8_tf32 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
+    gemv_small_m16_tf32 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
+    gemv_small_n1_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
+    gemv_small_n1_r2_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
+    gemv_small_n2_tf32 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
+    gemv_small_n4_tf32 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
+    gemv_small_n8_tf32 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
+    gemv_small_n16_tf32 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(ToTf32);
+    gemv_small_k4_tf32 = SmallK<4> => gemv_small_k_entry, 0, round(ToTf32);
+    gemv_small_k16_tf32 = SmallK<16> => gemv_small_k_entry, 0, round(ToTf32);
+    // BF16: the same kernels, each input rounded as the precision's conversion does.
+    gemv_small_m1_bf16 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
+    gemv_small_m2_bf16 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
+    gemv_small_m4_bf16 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
+    gemv_small_m8_bf16 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
+    gemv_small_m16_bf16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
+    gemv_small_n1_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
+    gemv_small_n1_r2_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
+    gemv_small_n2_bf16 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
+    gemv_small_n4_bf16 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
+    gemv_small_n8_bf16 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
+    gemv_small_n16_bf16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(ToBf16);
+    gemv_small_k4_bf16 = SmallK<4> => gemv_small_k_entry, 0, round(ToBf16);
+    gemv_small_k16_bf16 = SmallK<16> => gemv_small_k_entry, 0, round(ToBf16);
 }

@@ -19,7 +19,7 @@
 //! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
 //! | 14 | `14_wgmma.rs` | [`wgmma::sgemm_wgmma`] | TF32 on Hopper's warpgroup `wgmma` (`sm_90a` module), both operands packed first ([`repack`]): rounded to TF32, `b` transposed | `64·N/128` |
 //! | 15 | `15_mma_packed.rs` | [`mma_packed::sgemm_mma_packed`] | rung 11's `mma.sync` warp tiles on rung 14's packed `b` and the caller's `a`: both fragments by `ldmatrix`, only `a`'s rounded in the loop ([`mma_packed::MMA_PACKED_CONFIGS`]) | `WM·WN/32` |
-//! | 16 | `16_gemv.rs` | [`gemv::gemv_small_m`], [`gemv::gemv_small_n`], [`gemv::gemv_small_k`] | memory-bound products (`m`, `n` or `k` ≤ 16): the large operand streamed once, coalesced, 16-byte loads; split k reduced in a fixed order ([`gemv::GEMV_CONFIGS`]) | 4 columns × `m` rows, 4 rows × `n` columns, or 4 columns × 16 rows |
+//! | 16 | `16_gemv.rs` | [`gemv::gemv_small_m`], [`gemv::gemv_small_n`], [`gemv::gemv_small_k`] | memory-bound products (`m`, `n` or `k` ≤ 16): the large operand streamed once, coalesced, 16-byte loads; split k reduced in a fixed order; each also rounding its inputs to TF32 or BF16 ([`gemv::GEMV_CONFIGS`]) | 4 columns × `m` rows, 4 rows × `n` columns, or 4 columns × 16 rows |
 //!
 //! What several rungs share (global-memory edges, shared-tile I/O, the warp tile,
 //! compile-time unrolling) is in [`parts`]. Every configuration that becomes an entry point
@@ -258,6 +258,59 @@ impl Precision {
     pub fn dot_error_bound(self, k: usize) -> f64 {
         let u = self.input_rounding();
         2.0 * u + u * u + (if k == 0 { 1 } else { k }) as f64 * f32::EPSILON as f64
+    }
+
+    /// `x` rounded as this precision's conversion rounds an input ([`Rounding::round`] of
+    /// its type): the host's twin of what a kernel of the precision multiplies.
+    pub fn round(self, x: f32) -> f32 {
+        match self {
+            Self::Fp32 => AsIs::round(x),
+            Self::Tf32 => ToTf32::round(x),
+            Self::Bf16 => ToBf16::round(x),
+        }
+    }
+}
+
+/// How a kernel that multiplies on the FMA units (rung 16) rounds each input to its
+/// [`Precision`] first: a type per precision, so that the rounding is compiled into the
+/// entry. The products of two rounded inputs are exact in f32 and the FMA adds them with
+/// one rounding, as the tensor cores' f32 accumulation does: such a kernel computes what
+/// the precision's tensor-core rungs compute, in its own order of additions.
+pub trait Rounding {
+    /// The precision it rounds to.
+    const PRECISION: Precision;
+    /// `x` rounded.
+    fn round(x: f32) -> f32;
+}
+
+/// FP32: inputs as they are.
+pub struct AsIs;
+/// TF32: `cvt.rna.tf32.f32` (nearest, ties away from zero), the low 13 bits cleared.
+pub struct ToTf32;
+/// BF16: `cvt.rn.bf16.f32` (nearest, ties to even), widened back to f32.
+pub struct ToBf16;
+
+impl Rounding for AsIs {
+    const PRECISION: Precision = Precision::Fp32;
+    #[inline(always)]
+    fn round(x: f32) -> f32 {
+        x
+    }
+}
+
+impl Rounding for ToTf32 {
+    const PRECISION: Precision = Precision::Tf32;
+    #[inline(always)]
+    fn round(x: f32) -> f32 {
+        nvptx_device::mma::tf32_value(nvptx_device::mma::to_tf32(x))
+    }
+}
+
+impl Rounding for ToBf16 {
+    const PRECISION: Precision = Precision::Bf16;
+    #[inline(always)]
+    fn round(x: f32) -> f32 {
+        nvptx_device::mma::bf16_value(nvptx_device::mma::to_bf16(x))
     }
 }
 
