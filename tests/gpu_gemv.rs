@@ -25,9 +25,10 @@ use libtest_mimic::Failed;
 /// Larger shapes than the simulator's: `xᵀ·B` and `A·x` at 4096² and `A·x` at 1059 × 5469
 /// (odd `k`, a part-filled last block of rows), skinny products with 16 and 17 beside each
 /// other, 33 × 100000 × 1 (k split over hundreds of slices), an outer-product-like
-/// 4096 × 4 × 4096, and a tiny output under a long k (33 × 100000 × 33, the small-m kernel
-/// in three groups of rows).
-const LARGE: [(usize, usize, usize); 9] = [
+/// 4096 × 4 × 4096, a tiny output under a long k (33 × 100000 × 33, the small-m kernel
+/// in three groups of rows), and narrow outputs of 17 to 32 columns (the bound-32 small-n
+/// kernel, over several groups of staged `b`).
+const LARGE: [(usize, usize, usize); 11] = [
     (1, 4096, 4096),
     (4096, 4096, 1),
     (1059, 5469, 1),
@@ -37,6 +38,8 @@ const LARGE: [(usize, usize, usize); 9] = [
     (4096, 4, 4096),
     (1000, 13, 999),
     (33, 100_000, 33),
+    (1001, 5003, 24),
+    (517, 1031, 32),
 ];
 
 /// `g` on `shape`: the twin's bits, within the f64 bound, the same bits again.

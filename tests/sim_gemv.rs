@@ -94,7 +94,7 @@ fn misaligned_operands_take_the_scalar_paths_with_the_same_bits() {
 }
 
 /// The small-`n` kernel's ring of loads in flight and its staging of `b` (`n > 1`), with
-/// every configuration and every `n` from 1 to its bound: depths shorter than a chunk and
+/// every configuration and every `n` up to 16 (and four above, up to its bound): depths shorter than a chunk and
 /// odd, exactly one group of chunks, and several groups with the last part-filled (and
 /// lanes part-filled); `m` not a multiple of 16 (rows and whole warps past the last); one slice
 /// and several, the last shorter; operands aligned, both misaligned, and `b` alone: the
@@ -107,7 +107,9 @@ fn small_n_rings_and_staging_on_every_n_depth_split_and_alignment() {
         if c.class != GemvClass::SmallN {
             continue;
         }
-        for n in 1..=c.bound as usize {
+        // Every n up to 16; past it, the first, an odd one and the last two.
+        let wide = [17, 23, 31, 32].into_iter().filter(|&n| n <= c.bound);
+        for n in (1..=c.bound.min(16)).chain(wide).map(|n| n as usize) {
             for (i, (m, k)) in [(3, 127), (20, 256), (17, 1031)].into_iter().enumerate() {
                 let shape = MatmulShape::new(m, k, n).unwrap();
                 let (a, b) = inputs(shape, (1000 * config + 10 * n + i) as u64);
@@ -196,9 +198,11 @@ fn the_autotuner_times_rung_16_of_the_precision_on_memory_bound_and_tiny_shapes_
         }
     }
     // Neither memory-bound nor a tiny output under a long k.
-    assert!(gemv(shape(17, 1000, 17), Precision::Fp32).is_empty());
-    assert!(gemv(shape(65, 4096, 17), Precision::Fp32).is_empty());
+    // Neither, nor narrow (at most 32 columns).
+    assert!(gemv(shape(17, 1000, 33), Precision::Fp32).is_empty());
+    assert!(gemv(shape(65, 4096, 33), Precision::Fp32).is_empty());
     assert!(!gemv(shape(17, 4096, 17), Precision::Fp32).is_empty());
+    assert!(!gemv(shape(65, 4096, 32), Precision::Tf32).is_empty());
 }
 
 #[test]

@@ -65,10 +65,20 @@ pub fn tiny_output(shape: MatmulShape) -> bool {
     shape.m.max(shape.n) <= TINY_OUTPUT_DIM && shape.k >= TINY_OUTPUT_MIN_K
 }
 
+/// The most columns of a [narrow](narrow) product: the widest small-`n` configuration.
+pub const NARROW_N: u32 = 32;
+
+/// Whether `shape` is narrow: at most [`NARROW_N`] columns, where a tile of 64 or more
+/// columns (the tensor-core rungs' narrowest) is mostly padding and streaming `a` once
+/// through the small-`n` kernel may be faster.
+pub fn narrow(shape: MatmulShape) -> bool {
+    shape.n <= NARROW_N
+}
+
 /// Whether a rung-16 kernel covers `shape`: a product with outputs and depth that is
-/// [memory-bound](memory_bound) or a [tiny output](tiny_output).
+/// [memory-bound](memory_bound), a [tiny output](tiny_output) or [narrow](narrow).
 pub fn applies(shape: MatmulShape) -> bool {
-    !shape.is_trivial() && (memory_bound(shape) || tiny_output(shape))
+    !shape.is_trivial() && (memory_bound(shape) || tiny_output(shape) || narrow(shape))
 }
 
 /// The dimension a class is built around, and its name.
@@ -442,10 +452,19 @@ mod tests {
 
     #[test]
     fn memory_bound_shapes_get_the_smallest_covering_configuration_of_each_class() {
-        assert!(!applies(shape(17, 17, 17)));
+        assert!(!applies(shape(17, 17, 33)));
+        assert!(applies(shape(17, 17, 17)));
         assert!(!applies(shape(0, 4096, 1)));
         assert!(applies(shape(4096, 4096, 16)));
-        assert!(Gemv::candidates(shape(17, 17, 17), Precision::Fp32).is_empty());
+        assert!(Gemv::candidates(shape(17, 17, 33), Precision::Fp32).is_empty());
+        // 17 to 32 columns: the bound-32 small-n kernel alone.
+        assert_eq!(
+            Gemv::candidates(shape(5000, 7000, 18), Precision::Tf32)
+                .iter()
+                .map(|g| g.config().name)
+                .collect::<std::collections::BTreeSet<_>>(),
+            ["gemv-small-n32-tf32"].into()
+        );
         let names = |s| {
             let mut n: Vec<String> = Gemv::candidates(s, Precision::Fp32)
                 .into_iter()

@@ -1,6 +1,7 @@
 //! Rung 16: memory-bound products, where one of `m`, `n` or `k` is at most 16 (and tiny
 //! outputs under a long `k`, 33 × 100000 × 33 say, whose work is streaming the operands
-//! through a few hundred slices of `k`). A tile
+//! through a few hundred slices of `k`; and outputs of at most 32 columns, whose tiles
+//! would be mostly padding, `gemv_small_n32`). A tile
 //! kernel's figure of merit there is wrong: the arithmetic is a few FMAs per byte, and the
 //! bound is how fast the big operand streams through. So these kernels are measured in
 //! bytes of `a`, `b` and `out` moved per second against a device-to-device copy, and each
@@ -100,7 +101,8 @@ pub const SMALL_M_COLS: u32 = 128;
 /// Rows of `a` per warp of [`gemv_small_n`] (`R`) in most of its entries.
 pub const SMALL_N_ROWS_PER_WARP: u32 = 4;
 /// Rows of `a` per warp of `gemv_small_n1_r2`: twice the blocks for the same `m`, where
-/// four rows a warp leave multiprocessors idle (1059 rows are 67 blocks of 16 for 132 SMs).
+/// four rows a warp leave multiprocessors idle (1059 rows are 67 blocks of 16 for 132 SMs);
+/// and of `gemv_small_n32`, whose `R·N` accumulators four rows would double.
 pub const SMALL_N_R2_ROWS_PER_WARP: u32 = 2;
 /// Depths of `a` a warp of [`gemv_small_n`] takes per step: four per lane.
 pub const SMALL_N_CHUNK: u32 = 128;
@@ -897,6 +899,7 @@ gemv_configs! {
     gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
     gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
     gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(AsIs);
+    gemv_small_n32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), round(AsIs);
     gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0, round(AsIs);
     gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0, round(AsIs);
     // TF32: the same kernels, each input rounded as the precision's conversion does.
@@ -911,6 +914,7 @@ gemv_configs! {
     gemv_small_n4_tf32 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
     gemv_small_n8_tf32 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
     gemv_small_n16_tf32 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(ToTf32);
+    gemv_small_n32_tf32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), round(ToTf32);
     gemv_small_k4_tf32 = SmallK<4> => gemv_small_k_entry, 0, round(ToTf32);
     gemv_small_k16_tf32 = SmallK<16> => gemv_small_k_entry, 0, round(ToTf32);
     // BF16: the same kernels, each input rounded as the precision's conversion does.
@@ -925,6 +929,7 @@ gemv_configs! {
     gemv_small_n4_bf16 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
     gemv_small_n8_bf16 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
     gemv_small_n16_bf16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(ToBf16);
+    gemv_small_n32_bf16 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), round(ToBf16);
     gemv_small_k4_bf16 = SmallK<4> => gemv_small_k_entry, 0, round(ToBf16);
     gemv_small_k16_bf16 = SmallK<16> => gemv_small_k_entry, 0, round(ToBf16);
 }
