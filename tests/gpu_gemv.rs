@@ -2,8 +2,9 @@
 //! at the device's split and at fixed ones, on odd and degenerate shapes (`m`, `n` or `k` =
 //! 1, primes, 16 and 17, a long `k` under a tiny output, and a few large ones where the
 //! 16-byte paths and many slices run), bit for bit against the CPU twin that sums in the
-//! kernels' order ([`Gemv::cpu`]), within the f64 bound, and the same bits on a second run;
-//! and the autotuner's choice on memory-bound shapes.
+//! kernels' order ([`Gemv::cpu`]), within the f64 bound, and the same bits on a second run,
+//! for f32 operands (each precision) and BF16 ones; and the autotuners' choices on
+//! memory-bound shapes.
 //!
 //! Uses a libtest-compatible harness so that, without a GPU, every test is reported as
 //! *ignored* with the reason printed — never as passed.
@@ -18,7 +19,7 @@ use harness::Test;
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::gpu::autotune::{self, Tuned};
-use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass};
+use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass, Operands};
 use kernels_gpu_host::{MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::Failed;
 
@@ -76,6 +77,39 @@ fn check(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed
     Ok(())
 }
 
+/// `g`, a configuration of BF16 operands, on `shape`: the twin's bits on the operands' f32
+/// values, within the BF16 bound, the same bits on a second run.
+fn check_bf16(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed> {
+    use half::bf16;
+    let (a, b) = inputs(shape, seed);
+    // Rounded to nearest even, as the host's conversion and the device's do.
+    let widen = |x: &[f32]| {
+        x.iter()
+            .map(|&v| bf16::from_f32(v).to_f32())
+            .collect::<Vec<_>>()
+    };
+    let (da, db) = (gpu.upload_half::<bf16>(&a)?, gpu.upload_half::<bf16>(&b)?);
+    let mut out = gpu.nans(shape.lens().2)?;
+    gpu.matmul_gemv_device(g, &da, &db, &mut out, shape)?;
+    let got = gpu.download(&out)?;
+    let slice = g.launch(shape, gpu.multiprocessors(), &gpu.limits())?.slice;
+    let want = g.cpu(&widen(&a), &widen(&b), shape, slice);
+    if bits(&got) != bits(&want) {
+        return Err(format!("{g} on {shape}: not the twin's bits").into());
+    }
+    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+    let acc = reference::compare(&got, &reference::matmul_f64(&a, &b, m, k, n));
+    if !acc.within_bound(k, Precision::Bf16) {
+        return Err(format!("{g} on {shape}: {acc:?}").into());
+    }
+    gpu.fill_nan(&mut out)?;
+    gpu.matmul_gemv_device(g, &da, &db, &mut out, shape)?;
+    if bits(&gpu.download(&out)?) != bits(&got) {
+        return Err(format!("{g} on {shape}: a second run gave other bits").into());
+    }
+    Ok(())
+}
+
 /// The autotuned product of `precision` on a memory-bound shape: it times the rung-16
 /// candidates of the precision beside the others, and whatever it chooses is within the
 /// precision's bound.
@@ -100,6 +134,35 @@ fn autotuned(gpu: &Gpu, shape: MatmulShape, precision: Precision) -> Result<(), 
         return Err(format!("{shape} by {choice}: {acc:?}").into());
     }
     eprintln!("{shape} {}: the autotuner chose {choice}", precision.name());
+    Ok(())
+}
+
+/// The tuner of BF16 operands on a memory-bound shape: it times the rung-16 runs of BF16
+/// operands beside rung 17's (a Hopper; elsewhere rung 17 is refused and rung 16 alone
+/// runs), and whatever it chooses is within the BF16 bound.
+fn autotuned_bf16_operands(gpu: &Gpu, shape: MatmulShape) -> Result<(), Failed> {
+    use half::bf16;
+    use kernels_gpu_host::gpu::autotune::HalfChoice;
+    let (a, b) = inputs(shape, 6);
+    let (da, db) = (gpu.upload_half::<bf16>(&a)?, gpu.upload_half::<bf16>(&b)?);
+    let mut out = gpu.nans(shape.lens().2)?;
+    let choice = gpu.gemm_half_auto_device(&da, &db, &mut out, shape)?;
+    let timed = HalfChoice::candidates::<bf16>(shape, gpu.multiprocessors());
+    if !timed.iter().any(|c| matches!(c, HalfChoice::Gemv(_))) {
+        return Err(format!("{shape}: no rung-16 candidate").into());
+    }
+    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
+    let acc = reference::compare(
+        &gpu.download(&out)?,
+        &reference::matmul_f64(&a, &b, m, k, n),
+    );
+    if !acc.within_bound(k, Precision::Bf16) {
+        return Err(format!("{shape} by {}: {acc:?}", choice.name()).into());
+    }
+    eprintln!(
+        "{shape} bf16 operands: the autotuner chose {}",
+        choice.name()
+    );
     Ok(())
 }
 
@@ -142,6 +205,14 @@ fn main() {
                 test,
             ));
         }
+        for g in Gemv::candidates_of(shape, Precision::Bf16, Operands::Bf16) {
+            let test: Test = Box::new(move |gpu| check_bf16(gpu, g, shape, 700 + i as u64));
+            trials.push(harness::trial(
+                &gpu,
+                format!("gemv::{g}::{m}x{k}x{n}"),
+                test,
+            ));
+        }
     }
     for (m, k, n) in [
         (1, 4096, 4096),
@@ -157,6 +228,11 @@ fn main() {
                 move |gpu| autotuned(gpu, shape, precision),
             ));
         }
+        trials.push(harness::trial(
+            &gpu,
+            format!("gemv::autotuned::bf16-operands::{m}x{k}x{n}"),
+            move |gpu| autotuned_bf16_operands(gpu, shape),
+        ));
     }
     harness::run(trials)
 }

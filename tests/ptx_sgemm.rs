@@ -340,17 +340,25 @@ fn rung_16_rings_its_loads_in_registers() {
         assert!(generic.is_empty(), "{entry}: generic accesses {generic:?}");
         assert_eq!(shared_bytes(b), c.spec.static_shared_bytes, "{entry}");
         assert_launch_bounds(&c.spec);
-        // Each input rounded as its precision's conversion rounds it, and only there.
+        // Each f32 input rounded as its precision's conversion rounds it, and only there
+        // (BF16 operands are BF16 values already).
         let (tf32, bf16) = (count(b, "cvt.rna.tf32.f32"), count(b, "cvt.rn.bf16.f32"));
-        match c.precision {
-            Precision::Fp32 => assert_eq!((tf32, bf16), (0, 0), "{entry}"),
-            Precision::Tf32 => assert!(tf32 > 0 && bf16 == 0, "{entry}"),
-            Precision::Bf16 => assert!(bf16 > 0 && tf32 == 0, "{entry}"),
+        match (c.operands, c.precision) {
+            (gemv::Operands::Bf16, _) | (_, Precision::Fp32) => {
+                assert_eq!((tf32, bf16), (0, 0), "{entry}")
+            }
+            (_, Precision::Tf32) => assert!(tf32 > 0 && bf16 == 0, "{entry}"),
+            (_, Precision::Bf16) => assert!(bf16 > 0 && tf32 == 0, "{entry}"),
         }
         if c.class != GemvClass::SmallN {
             continue;
         }
-        assert!(count(b, "ld.global.nc.v4.f32") > 0, "{entry}");
+        // Four elements a load: 16 bytes of f32, 8 of BF16.
+        let vector = match c.operands {
+            gemv::Operands::F32 => "ld.global.nc.v4.f32",
+            gemv::Operands::Bf16 => "ld.global.nc.v2.u32",
+        };
+        assert!(count(b, vector) > 0, "{entry}");
         let (rows, n) = (c.rows_per_warp, c.bound);
         let fmas = gemv::small_n_depth(n as usize) * rows * (4 + 3) * n;
         assert_eq!(count(b, "fma.rn.f32"), fmas as usize, "{entry}");

@@ -12,7 +12,7 @@ mod gemv_cases;
 use gemv_cases::{SHAPES, bits, inputs};
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::autotune::Tuned;
-use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass, applies};
+use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass, Operands, applies};
 use kernels_gpu_host::sim::{Aligned, Simulator, aligned_copy, aligned_floats};
 use kernels_gpu_host::{Error, MatmulShape, Precision};
 
@@ -54,6 +54,78 @@ fn every_configuration_is_its_cpu_twin_and_within_the_bound() {
             }
         }
     }
+}
+
+/// The configurations of BF16 operands on every shape, their operands aligned and one
+/// element past alignment: the twin's bits on the operands' f32 values, the bits of the
+/// configuration that rounds f32 inputs to BF16 (the same kernel and order) on the f32
+/// inputs, within the BF16 bound, and the same bits again.
+#[test]
+fn bf16_operands_give_the_bits_of_rounding_f32_inputs_to_bf16() {
+    use half::bf16;
+    let sim = Simulator::default();
+    let mut runs = 0;
+    for (i, &(m, k, n)) in SHAPES.iter().enumerate() {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let (a, b) = inputs(shape, 500 + i as u64);
+        let (a16, b16): (Vec<bf16>, Vec<bf16>) = (
+            a.iter().map(|&x| bf16::from_f32(x)).collect(),
+            b.iter().map(|&x| bf16::from_f32(x)).collect(),
+        );
+        let widen = |x: &[bf16]| x.iter().map(|v| v.to_f32()).collect::<Vec<f32>>();
+        let (aw, bw) = (widen(&a16), widen(&b16));
+        let exact = reference::matmul_f64(&a, &b, m, k, n);
+        // Aligned (as device allocations are), and one element past (every row misaligned
+        // where its length is a multiple of 4).
+        let store = |x: &[bf16], skip: usize| {
+            let mut v = vec![bf16::ZERO; skip];
+            v.extend_from_slice(x);
+            aligned_copy(&v)
+        };
+        fn view(v: &[Aligned], skip: usize, len: usize) -> &[bf16] {
+            &bytemuck::cast_slice::<f32, bf16>(aligned_floats(v, 4 * v.len()))[skip..skip + len]
+        }
+        let candidates = Gemv::candidates_of(shape, Precision::Bf16, Operands::Bf16);
+        assert!(!candidates.is_empty(), "{shape}");
+        for g in candidates {
+            let c = g.config();
+            assert_eq!((c.precision, c.operands), (Precision::Bf16, Operands::Bf16));
+            let l = g
+                .launch(shape, Simulator::MULTIPROCESSORS, &sim.limits)
+                .unwrap();
+            let want = g.cpu(&aw, &bw, shape, l.slice);
+            // The rounding twin: same class, bound and rows, f32 operands rounded to BF16.
+            let rounding = GEMV_CONFIGS
+                .iter()
+                .position(|o| {
+                    o.class == c.class
+                        && o.bound == c.bound
+                        && o.rows_per_warp == c.rows_per_warp
+                        && o.precision == Precision::Bf16
+                        && o.operands == Operands::F32
+                })
+                .map(|config| Gemv { config, ..g })
+                .unwrap();
+            let (av, bv) = (aligned_copy(&a), aligned_copy(&b));
+            let (a32, b32) = (aligned_floats(&av, a.len()), aligned_floats(&bv, b.len()));
+            let from_f32 = sim.matmul_gemv(rounding, a32, b32, shape).unwrap();
+            assert_eq!(bits(&from_f32), bits(&want), "{rounding} on {shape}");
+            for skip in [0, 1] {
+                let (sa, sb) = (store(&a16, skip), store(&b16, skip));
+                // Held in aligned storage: the vector paths read it in place.
+                let (x, y) = (view(&sa, skip, a16.len()), view(&sb, skip, b16.len()));
+                let got = sim.matmul_gemv(g, x, y, shape).unwrap();
+                assert_eq!(bits(&got), bits(&want), "{g} on {shape}, skip {skip}");
+                let acc = reference::compare(&got, &exact);
+                assert!(
+                    acc.within_bound(k, Precision::Bf16),
+                    "{g} on {shape}: {acc:?}"
+                );
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 100, "{runs} runs");
 }
 
 /// `x` one float past a 16-byte boundary: where its rows are a multiple of 4 floats long,
@@ -104,7 +176,9 @@ fn small_n_rings_and_staging_on_every_n_depth_split_and_alignment() {
     let sim = Simulator::default();
     let mut several = false;
     for (config, c) in GEMV_CONFIGS.iter().enumerate() {
-        if c.class != GemvClass::SmallN {
+        // (The configurations of BF16 operands: bf16_operands_give_the_bits_of_rounding_…,
+        // whose twins these are.)
+        if c.class != GemvClass::SmallN || c.operands != Operands::F32 {
             continue;
         }
         // Every n up to 16; past it, the first, an odd one and the last two.
@@ -161,7 +235,7 @@ fn long_k_under_a_tiny_output_splits_and_reduces_in_order() {
         .flat_map(|class| [false, true].map(|fused| (class, fused)));
     for (class, fused) in runs {
         let g = Gemv {
-            config: Gemv::smallest(class, shape, Precision::Fp32).unwrap(),
+            config: Gemv::smallest(class, shape, Precision::Fp32, Operands::F32).unwrap(),
             split: Some(64),
             fused,
         };
@@ -216,7 +290,10 @@ fn a_configuration_that_does_not_cover_the_shape_is_a_typed_error() {
     assert!(matches!(err, Error::GemvBound { .. }), "{err}");
     // A trivial product is zeros, whatever the configuration.
     let empty = MatmulShape::new(8, 0, 5).unwrap();
-    assert_eq!(sim.matmul_gemv(n4, &[], &[], empty).unwrap(), vec![0.0; 40]);
+    assert_eq!(
+        sim.matmul_gemv::<f32>(n4, &[], &[], empty).unwrap(),
+        vec![0.0; 40]
+    );
 }
 
 /// More rows than a small-`m` configuration's bound: its groups of rows (in z), each

@@ -72,10 +72,10 @@ fn main() -> Result<(), Error> {
         let mut out = gpu.nans(m * n)?;
         let run = gpu.gemm_half_auto_device(&a16, &b16, &mut out, shape)?;
         gpu.fill_nan(&mut out)?;
-        gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)?;
+        gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)?;
         let err = error::<bf16>(&a, &b, &gpu.download(&out)?, shape);
         let mut ms = gpu.time_ms(5, 20, || {
-            gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)
+            gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)
         })?;
         let ms = median(&mut ms);
         // cuBLAS on the same bits (its BF16 buffers are `u16`).

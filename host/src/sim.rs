@@ -21,6 +21,7 @@ use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::sim;
 use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::reduce::cols::ColumnPlan;
+use kernels_gpu::sgemm::gemv::GemvSim;
 use kernels_gpu::sgemm::repack::{REPACK, entry as repack_entry};
 use kernels_gpu::sgemm::{CONFIGS, blas, split_k};
 
@@ -202,10 +203,13 @@ impl Simulator {
     /// the run is fused), as on the GPU, with the bits of
     /// [`Gemv::cpu`](crate::plan::gemv::Gemv::cpu). `a` and `b` are used where they are:
     /// pass 16-byte-aligned slices for the vector paths. A fused run leaves its tile counters
-    /// all 0 for the next launch; anything else is a kernel bug, and panics.
-    pub fn matmul_gemv(
-        &self, g: crate::plan::gemv::Gemv, a: &[f32], b: &[f32], shape: MatmulShape,
+    /// all 0 for the next launch; anything else is a kernel bug, and panics. `E` is f32, or
+    /// `half::bf16` for the configurations of BF16 operands ([`Error::ElementMismatch`]
+    /// otherwise).
+    pub fn matmul_gemv<E: crate::plan::gemv::GemvElement>(
+        &self, g: crate::plan::gemv::Gemv, a: &[E], b: &[E], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
+        g.check_element::<E>()?;
         shape.check_inputs(a.len(), b.len())?;
         let len = shape.lens().2;
         if shape.is_trivial() {
@@ -216,9 +220,11 @@ impl Simulator {
         let mut ws = aligned_zeros(l.workspace);
         let mut out = aligned_zeros(len);
         let mut flags = vec![0u64; l.flags];
+        // The bytes of a and b, as the entry's operand type reads them (checked above: f32,
+        // or BF16 bits).
         let (pa, pb, po) = (
-            SharedPtr(a.as_ptr() as *mut f32),
-            SharedPtr(b.as_ptr() as *mut f32),
+            SharedPtr(a.as_ptr() as *mut u8),
+            SharedPtr(b.as_ptr() as *mut u8),
             SharedPtr(out.as_mut_ptr().cast::<f32>()),
         );
         // Null where unused, as the GPU host passes them.
@@ -239,17 +245,11 @@ impl Simulator {
         // where the run is fused; the configuration covers the shape with this launch
         // (Gemv::launch).
         self.launch(&l.main, move || unsafe {
-            entry(
-                pa.get(),
-                pb.get(),
-                po.get(),
-                pw.get(),
-                pf.get(),
-                m,
-                n,
-                k,
-                slice,
-            )
+            let (o, w, f) = (po.get(), pw.get(), pf.get());
+            match entry {
+                GemvSim::F32(e) => e(pa.get().cast(), pb.get().cast(), o, w, f, m, n, k, slice),
+                GemvSim::Bf16(e) => e(pa.get().cast(), pb.get().cast(), o, w, f, m, n, k, slice),
+            }
         })?;
         if let Some(reduce) = &l.reduce {
             // SAFETY: ws holds the slices' planes of m · n floats, out holds m · n.

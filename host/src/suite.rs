@@ -400,10 +400,10 @@ fn half_row(
     let mut out = gpu.nans(shape.lens().2)?;
     let run = gpu.gemm_half_auto_device(&a16, &b16, &mut out, shape)?;
     gpu.fill_nan(&mut out)?;
-    gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)?;
+    gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)?;
     let check = spot_check(a, b, &gpu.download(&out)?, shape, SAMPLES, bound);
     let ms = median(&mut gpu.time_ms(warmup, runs, || {
-        gpu.gemm_half_run_device(run, &a16, &b16, &mut out, shape)
+        gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)
     })?);
     gpu.fill_nan(&mut out)?;
     theirs(&mut out)?;
@@ -411,7 +411,7 @@ fn half_row(
     let cublas_ms = median(&mut gpu.time_ms(warmup, runs, || theirs(&mut out))?);
     Ok(SuiteRow {
         shape,
-        kernel: Tuned::Half(run),
+        kernel: run.tuned(),
         ms,
         cublas_ms,
         check,

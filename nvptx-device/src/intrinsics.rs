@@ -193,6 +193,66 @@ pub unsafe fn load_f32x2_nc(ptr: *const f32) -> [f32; 2] {
     }
 }
 
+/// Reads `ptr[0..2]` with one 8-byte load through the read-only data path,
+/// `ld.global.nc.v2.u32`: four 16-bit elements in one access. On the host (simulator) a
+/// plain read.
+///
+/// # Safety
+/// `ptr` is 8-byte aligned, `ptr[0..2]` is readable and not written by any thread during the
+/// kernel.
+#[inline(always)]
+pub unsafe fn load_u32x2_nc(ptr: *const u32) -> [u32; 2] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (x, y): (u32, u32);
+        // SAFETY: the caller guarantees alignment, bounds, and that nothing writes the data
+        // while the kernel runs.
+        unsafe {
+            core::arch::asm!(
+                "ld.global.nc.v2.u32 {{{x}, {y}}}, [{p}];",
+                p = in(reg64) ptr,
+                x = out(reg32) x, y = out(reg32) y,
+                options(pure, readonly, nostack, preserves_flags)
+            );
+        }
+        [x, y]
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: as above.
+    unsafe {
+        [*ptr, *ptr.add(1)]
+    }
+}
+
+/// Reads `*ptr` with one 4-byte load through the read-only data path, `ld.global.nc.u32`:
+/// two 16-bit elements in one access. On the host (simulator) a plain read.
+///
+/// # Safety
+/// `ptr` is 4-byte aligned, readable and not written by any thread during the kernel.
+#[inline(always)]
+pub unsafe fn load_u32_nc(ptr: *const u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let x: u32;
+        // SAFETY: the caller guarantees alignment, bounds, and that nothing writes the data
+        // while the kernel runs.
+        unsafe {
+            core::arch::asm!(
+                "ld.global.nc.u32 {x}, [{p}];",
+                p = in(reg64) ptr,
+                x = out(reg32) x,
+                options(pure, readonly, nostack, preserves_flags)
+            );
+        }
+        x
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: as above.
+    unsafe {
+        *ptr
+    }
+}
+
 #[cfg(all(test, target_arch = "x86_64", not(target_feature = "fma")))]
 mod tests {
     use super::fma;

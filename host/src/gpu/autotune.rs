@@ -31,7 +31,7 @@
 use crate::gpu::Gpu;
 use crate::plan::budget::TimeBudget;
 use crate::plan::budget::median;
-use crate::plan::gemv::{self, Gemv};
+use crate::plan::gemv::{self, Gemv, GemvElement};
 use crate::plan::half::{self, HalfFloat, HalfRun, Input};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::packed::PACKED_CONFIGS;
@@ -183,7 +183,11 @@ impl Tuned {
                     .position(|c| c.name == name)
                     .map(Self::Packed)
             })
-            .or_else(|| Gemv::from_name(name).map(Self::Gemv))
+            .or_else(|| {
+                // Rung 16 on f32 operands (those of BF16 operands are HalfChoice's).
+                let g = Gemv::from_name(name)?;
+                (g.config().operands == gemv::Operands::F32).then_some(Self::Gemv(g))
+            })
             .or_else(|| {
                 let run = HalfRun::from_name(name)?;
                 (run.config.input == Input::Tf32).then_some(Self::Half(run))
@@ -482,8 +486,68 @@ fn report(shape: MatmulShape, choice: &Choice, path: Option<&std::path::Path>) {
 
 /// Choices made in this process, by [`key`].
 static MEMO: Mutex<BTreeMap<String, Tuned>> = Mutex::new(BTreeMap::new());
-/// Rung 17's choices made in this process, by [`half_key`].
-static HALF_MEMO: Mutex<BTreeMap<String, HalfRun>> = Mutex::new(BTreeMap::new());
+/// The 16-bit tuner's choices made in this process, by [`half_key`].
+static HALF_MEMO: Mutex<BTreeMap<String, HalfChoice>> = Mutex::new(BTreeMap::new());
+
+/// What the tuner of products on 16-bit operands ([`choose_half`]) chooses among: a run of
+/// rung 17, or, on BF16 operands and a shape a rung-16 kernel covers ([`gemv::applies`]), a
+/// rung-16 run on the operands as they are (the `-bf16-inputs` configurations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HalfChoice {
+    Ws(HalfRun),
+    Gemv(Gemv),
+}
+
+impl HalfChoice {
+    /// The run's name.
+    pub fn name(self) -> String {
+        match self {
+            Self::Ws(r) => r.name(),
+            Self::Gemv(g) => g.name(),
+        }
+    }
+
+    /// Parses [`name`](Self::name), for operands of `T`.
+    pub fn from_name<T: HalfFloat + GemvElement>(name: &str) -> Option<Self> {
+        HalfRun::from_name(name)
+            .filter(|r| r.config.input == T::INPUT)
+            .map(Self::Ws)
+            .or_else(|| {
+                let g = Gemv::from_name(name)?;
+                (T::OPERANDS == Some(g.config().operands)).then_some(Self::Gemv(g))
+            })
+    }
+
+    /// The same choice as the autotuner's candidates name it (for reports).
+    pub fn tuned(self) -> Tuned {
+        match self {
+            Self::Ws(r) => Tuned::Half(r),
+            Self::Gemv(g) => Tuned::Gemv(g),
+        }
+    }
+
+    /// The choices worth timing on `T` operands for `shape` on a device of `sms`
+    /// multiprocessors: rung 17's ([`half::candidates`]), then the rung-16 runs of `T`'s
+    /// operands ([`Gemv::candidates_of`], BF16 products).
+    pub fn candidates<T: HalfFloat + GemvElement>(shape: MatmulShape, sms: u32) -> Vec<Self> {
+        let ws = half::candidates(T::INPUT, shape, sms)
+            .into_iter()
+            .map(Self::Ws);
+        let gemv = T::OPERANDS
+            .map(|operands| Gemv::candidates_of(shape, Precision::Bf16, operands))
+            .unwrap_or_default();
+        ws.chain(gemv.into_iter().map(Self::Gemv)).collect()
+    }
+
+    /// The entry points it launches.
+    pub fn entries(self) -> Vec<&'static str> {
+        use kernels_gpu::sgemm::split_k::REDUCE;
+        match self {
+            Self::Ws(r) => vec![r.config.spec.entry, REDUCE.entry],
+            Self::Gemv(g) => vec![g.config().spec.entry, REDUCE.entry],
+        }
+    }
+}
 
 /// The fingerprint of both embedded modules' code (rungs 14 and 17 come from the sm_90a one).
 fn fingerprint(gpu: &Gpu) -> u64 {
@@ -527,40 +591,46 @@ pub fn half_key(
     )
 }
 
-/// The rung-17 run for `shape` on `gpu` with `T` inputs ([`crate::plan::half`]): memoised,
-/// cached or timed now on `a`, `b` and `out` as [`choose`] does, among
-/// [`half::candidates`] (narrowed by shape class, compiled at once before any is timed).
-pub fn choose_half<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+/// The run for `shape` on `gpu` with `T` operands ([`HalfChoice`]): memoised, cached or
+/// timed now on `a`, `b` and `out` as [`choose`] does, among [`HalfChoice::candidates`]
+/// (rung 17's narrowed by shape class; compiled at once before any is timed).
+pub fn choose_half<T: HalfFloat + GemvElement + DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>, shape: MatmulShape,
-) -> Result<HalfRun> {
+) -> Result<HalfChoice> {
     let info = gpu.info()?;
     let cc = info.compute_capability;
-    let key = half_key(&info.name, cc, shape, T::NAME, fingerprint(gpu));
-    let parse = |c: &Choice| HalfRun::from_name(&c.kernel);
+    let key = half_key(
+        &info.name,
+        cc,
+        shape,
+        <T as HalfFloat>::NAME,
+        fingerprint(gpu),
+    );
+    let parse = |c: &Choice| HalfChoice::from_name::<T>(&c.kernel);
     remembered(&HALF_MEMO, key, shape, parse, || {
-        let candidates = half::candidates(T::INPUT, shape, gpu.multiprocessors());
-        let entries: Vec<&str> = candidates
-            .iter()
-            .map(|r| r.config.spec.entry)
-            .chain([kernels_gpu::sgemm::split_k::REDUCE.entry])
-            .collect();
+        let candidates = HalfChoice::candidates::<T>(shape, gpu.multiprocessors());
+        let mut entries: Vec<&str> = candidates.iter().flat_map(|c| c.entries()).collect();
+        entries.sort_unstable();
+        entries.dedup();
         match gpu.load_entries(&entries) {
             Err(e) if !is_refusal(&e) => return Err(e),
             _ => {}
         }
         eprintln!(
-            "autotune: {shape}: timing {} {} candidates of rung 17, up to {} warm-ups and {} \
-             timed runs each (once per shape, device and build)",
+            "autotune: {shape}: timing {} candidates on {} operands (rung 17, and rung 16 where \
+             it covers the shape), up to {} warm-ups and {} timed runs each (once per shape, \
+             device and build)",
             candidates.len(),
-            T::NAME,
+            <T as HalfFloat>::NAME,
             TIMING.warmup,
             TIMING.iters
         );
         let mut progress = Progress::new("autotune: timing candidates", candidates.len());
         let (mut timings, mut refused) = (vec![], None);
-        for &run in &candidates {
-            match gpu.time_within(&TIMING, || gpu.gemm_half_run_device(run, a, b, out, shape)) {
-                Ok(mut ms) => timings.push((run, median(&mut ms))),
+        for &choice in &candidates {
+            let run = || gpu.gemm_half_choice_device(choice, a, b, out, shape);
+            match gpu.time_within(&TIMING, run) {
+                Ok(mut ms) => timings.push((choice, median(&mut ms))),
                 Err(e) if is_refusal(&e) => refused = Some(e),
                 Err(e) => return Err(e),
             }

@@ -4,7 +4,9 @@
 //! or packed for TF32).
 
 use super::Gpu;
+use super::autotune::HalfChoice;
 use super::tma::{TmaElement, map_view, tensor_map};
+use crate::plan::gemv::GemvElement;
 use crate::plan::half::{self, HalfFloat, HalfRun, Input, WsConfig, check_element};
 use crate::problem::error::Result;
 use crate::problem::shape::MatmulShape;
@@ -37,16 +39,30 @@ impl Gpu {
         unsafe { self.repack_padded(to_half::<T>(), src, rows, cols, padded_cols) }
     }
 
-    /// `out = a · b` by the run of rung 17 the autotuner chooses for `shape` and `T`
+    /// `out = a · b` by the run the autotuner chooses for `shape` and `T`
     /// ([`autotune::choose_half`](super::autotune::choose_half): timed on these buffers the
-    /// first time a shape is seen, cached after), as
-    /// [`gemm_half_run_device`](Self::gemm_half_run_device) does it. Returns the run.
-    pub fn gemm_half_auto_device<T: HalfFloat + DeviceRepr + ValidAsZeroBits>(
+    /// first time a shape is seen, cached after): rung 17, or on BF16 operands a rung-16
+    /// kernel where one covers the shape ([`gemm_half_choice_device`](Self::gemm_half_choice_device)).
+    /// Returns the choice.
+    pub fn gemm_half_auto_device<T: HalfFloat + GemvElement + DeviceRepr + ValidAsZeroBits>(
         &self, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>, shape: MatmulShape,
-    ) -> Result<HalfRun> {
-        let run = super::autotune::choose_half(self, a, b, out, shape)?;
-        self.gemm_half_run_device(run, a, b, out, shape)?;
-        Ok(run)
+    ) -> Result<HalfChoice> {
+        let choice = super::autotune::choose_half(self, a, b, out, shape)?;
+        self.gemm_half_choice_device(choice, a, b, out, shape)?;
+        Ok(choice)
+    }
+
+    /// `out = a · b` by `choice`: [`gemm_half_run_device`](Self::gemm_half_run_device) for
+    /// a run of rung 17, [`matmul_gemv_device`](Self::matmul_gemv_device) for a rung-16 run
+    /// on the operands as they are. Asynchronous, with their errors.
+    pub fn gemm_half_choice_device<T: HalfFloat + GemvElement + DeviceRepr + ValidAsZeroBits>(
+        &self, choice: HalfChoice, a: &CudaSlice<T>, b: &CudaSlice<T>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        match choice {
+            HalfChoice::Ws(run) => self.gemm_half_run_device(run, a, b, out, shape),
+            HalfChoice::Gemv(g) => self.matmul_gemv_device(g, a, b, out, shape),
+        }
     }
 
     /// `out = a · b` by `config` (rung 17, Hopper only), unsplit:

@@ -2,7 +2,7 @@
 
 use super::Gpu;
 use crate::gpu::autotune::Tuned;
-use crate::plan::gemv::Gemv;
+use crate::plan::gemv::{Gemv, GemvElement};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::repack;
 use crate::plan::row_split::RowSplit;
@@ -11,7 +11,7 @@ use crate::plan::split_k::SplitK;
 use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
 use kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu::sgemm::repack::REPACK;
 
@@ -179,12 +179,15 @@ impl Gpu {
     /// its slices of `k` (as many as [`Gemv::slices`] gives on this device), each into its
     /// own plane of the [`Gpu`]'s workspace where there are several, then the reduction of
     /// the planes in order. Asynchronous, like [`matmul_device`](Self::matmul_device), with
-    /// its errors and [`Error::GemvBound`] for a configuration that
-    /// does not cover the shape; the bits of [`Gemv::cpu`], run to run.
-    pub fn matmul_gemv_device(
-        &self, g: Gemv, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+    /// its errors, [`Error::GemvBound`] for a configuration that does not cover the shape
+    /// and [`Error::ElementMismatch`] for one that reads another element type than `E`
+    /// (f32, or `half::bf16` for the `-bf16-inputs` configurations); the bits of
+    /// [`Gemv::cpu`], run to run.
+    pub fn matmul_gemv_device<E: GemvElement + DeviceRepr>(
+        &self, g: Gemv, a: &CudaSlice<E>, b: &CudaSlice<E>, out: &mut CudaSlice<f32>,
         shape: MatmulShape,
     ) -> Result<()> {
+        g.check_element::<E>()?;
         let spec = &g.config().spec;
         if super::zero_if_trivial(&self.stream, spec.entry, a, b, out, shape)? {
             return Ok(());

@@ -24,7 +24,7 @@ use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
-pub use kernels_gpu::sgemm::gemv::{GEMV_CONFIGS, GemvClass, GemvConfig};
+pub use kernels_gpu::sgemm::gemv::{GEMV_CONFIGS, GemvClass, GemvConfig, Operands};
 use kernels_gpu::sgemm::gemv::{SLICE_ALIGN, SMALL_M_COLS, SMALL_N_CHUNK, WARPS};
 use kernels_gpu::sgemm::split_k::SlicePlanes;
 
@@ -183,16 +183,17 @@ impl Gemv {
         &GEMV_CONFIGS[self.config]
     }
 
-    /// The configuration of `class` and `precision` with the smallest bound that covers
-    /// `shape`, if any; for a [tiny output](tiny_output) beyond every small-`m` bound, the
-    /// largest small-`m` configuration (its rows in groups).
-    pub fn smallest(class: GemvClass, shape: MatmulShape, precision: Precision) -> Option<usize> {
+    /// The configuration of `class`, `precision` and `operands` with the smallest bound
+    /// that covers `shape`, if any; for a [tiny output](tiny_output) beyond every small-`m`
+    /// bound, the largest small-`m` configuration (its rows in groups).
+    pub fn smallest(
+        class: GemvClass, shape: MatmulShape, precision: Precision, operands: Operands,
+    ) -> Option<usize> {
         let (_, dim) = small_dim(class, shape);
         let of_class = || {
-            GEMV_CONFIGS
-                .iter()
-                .enumerate()
-                .filter(move |(_, c)| c.class == class && c.precision == precision)
+            GEMV_CONFIGS.iter().enumerate().filter(move |(_, c)| {
+                c.class == class && c.precision == precision && c.operands == operands
+            })
         };
         of_class()
             .filter(|(_, c)| dim <= c.bound)
@@ -211,6 +212,14 @@ impl Gemv {
     /// with the device's split and (small `m` and small `n`) each of
     /// [`SPLITS`](Self::SPLITS) that leaves slices at least [`align`] deep.
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Gemv> {
+        Self::candidates_of(shape, precision, Operands::F32)
+    }
+
+    /// [`candidates`](Self::candidates) among the configurations that read `operands`
+    /// (BF16 operands: BF16 products).
+    pub fn candidates_of(
+        shape: MatmulShape, precision: Precision, operands: Operands,
+    ) -> Vec<Gemv> {
         if !applies(shape) {
             return vec![];
         }
@@ -220,14 +229,17 @@ impl Gemv {
         // same class and bound with other rows per warp (small n).
         let smallest = classes
             .into_iter()
-            .filter_map(|c| Self::smallest(c, shape, precision));
+            .filter_map(|c| Self::smallest(c, shape, precision, operands));
         let same = |i: usize| {
             let c = &GEMV_CONFIGS[i];
             GEMV_CONFIGS
                 .iter()
                 .enumerate()
                 .filter(move |(_, o)| {
-                    o.class == c.class && o.bound == c.bound && o.precision == c.precision
+                    o.class == c.class
+                        && o.bound == c.bound
+                        && o.precision == c.precision
+                        && o.operands == c.operands
                 })
                 .map(|(j, _)| j)
         };
@@ -369,7 +381,8 @@ impl Gemv {
     /// What the run computes on the CPU, bit for bit (the order the [kernels' module
     /// docs](kernels_gpu::sgemm::gemv) give, each input rounded to the configuration's
     /// precision), for slices of `slice` depths: what the GPU and the simulator must give
-    /// with the same [`GemvLaunch::slice`].
+    /// with the same [`GemvLaunch::slice`]. A configuration of BF16 operands is given their
+    /// f32 values (exact), as its kernel widens them.
     pub fn cpu(self, a: &[f32], b: &[f32], shape: MatmulShape, slice: u32) -> Vec<f32> {
         let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
         let mut out = vec![0.0f32; m * n];
@@ -427,6 +440,43 @@ impl Gemv {
 impl std::fmt::Display for Gemv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.name())
+    }
+}
+
+/// An element type a rung-16 product may be given `a` and `b` in: f32, or `half::bf16`
+/// for the configurations of BF16 operands; `half::f16` has none.
+pub trait GemvElement: Copy + 'static {
+    /// The operands of the configurations that take it.
+    const OPERANDS: Option<Operands>;
+    /// Its name in errors.
+    const NAME: &'static str;
+}
+
+impl GemvElement for f32 {
+    const OPERANDS: Option<Operands> = Some(Operands::F32);
+    const NAME: &'static str = "f32";
+}
+
+impl GemvElement for half::bf16 {
+    const OPERANDS: Option<Operands> = Some(Operands::Bf16);
+    const NAME: &'static str = "bf16";
+}
+
+impl GemvElement for half::f16 {
+    const OPERANDS: Option<Operands> = None;
+    const NAME: &'static str = "f16";
+}
+
+impl Gemv {
+    /// [`Error::ElementMismatch`] unless the configuration reads `E`.
+    pub fn check_element<E: GemvElement>(self) -> Result<()> {
+        match E::OPERANDS == Some(self.config().operands) {
+            true => Ok(()),
+            false => Err(Error::ElementMismatch {
+                kernel: self.config().name,
+                given: E::NAME,
+            }),
+        }
     }
 }
 

@@ -85,7 +85,7 @@ use super::split_k::SlicePlanes;
 use super::unroll::{inlined, unroll};
 use super::{AsIs, Precision, Rounding, ToBf16, ToTf32};
 use nvptx_device::catalogue::{DynamicShared, GridRule, KernelSpec, LaunchBounds};
-use nvptx_device::intrinsics::{fma, load_f32x2_nc, load_f32x4_nc};
+use nvptx_device::intrinsics::{fma, load_f32x2_nc, load_f32x4_nc, load_u32_nc, load_u32x2_nc};
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{self, Dim3, sync_threads};
@@ -129,46 +129,156 @@ pub const SMALL_K_ROWS: u32 = 16;
 /// last slice.
 pub const SLICE_ALIGN: u32 = 16;
 
-/// Reads `p[0..4]`: one 16-byte load if `vec`, else four scalar loads of the first `valid`
-/// (zero past them).
-///
-/// # Safety
-/// `p[0..valid]` is readable and nothing writes it during the kernel; if `vec`, `valid == 4`
-/// and `p` is 16-byte aligned.
+/// Which element type a rung-16 entry reads `a` and `b` as ([`Operand`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operands {
+    /// f32.
+    F32,
+    /// BF16, its 16 bits as a `u16`.
+    Bf16,
+}
+
+/// A rung-16 entry point as the simulator calls it, on operands of `E`:
+/// `(a, b, out, ws, flags, m, n, k, slice)` (the small-k kernel ignores `ws`, `flags` and
+/// `slice`).
+#[cfg(not(target_arch = "nvptx64"))]
+pub type GemvEntry<E> =
+    unsafe fn(*const E, *const E, *mut f32, *mut f32, *mut u64, u32, u32, u32, u32);
+
+/// A rung-16 entry point as the simulator calls it, of either operand type.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug)]
+pub enum GemvSim {
+    F32(GemvEntry<f32>),
+    Bf16(GemvEntry<u16>),
+}
+
+/// The element type of a rung-16 entry's `a` and `b`: f32, or BF16 (`u16`, its bits), each
+/// element widened to f32 (exactly) as it is loaded, so that everything after the loads is
+/// the same code. Four consecutive elements are one load where they are aligned to four
+/// (16 bytes of f32, 8 of BF16), two loads where aligned to two; the BF16 entries move
+/// half the bytes of the f32 ones.
+pub trait Operand: Copy + 'static {
+    /// Which it is.
+    const KIND: Operands;
+    /// The entry points' parameters with `a` and `b` of this type.
+    const PARAMS: &'static [nvptx_device::catalogue::Param];
+
+    /// Reads `p[0..4]`: one load if `vec`, else the first `valid` one by one (zero past
+    /// them).
+    ///
+    /// # Safety
+    /// `p[0..valid]` is readable and nothing writes it during the kernel; if `vec`,
+    /// `valid == 4` and `p` is aligned to four elements ([`aligned4`]).
+    unsafe fn load4(p: *const Self, valid: u32, vec: bool) -> [f32; 4];
+
+    /// Reads `p[0..4]` by two loads of two.
+    ///
+    /// # Safety
+    /// `p[0..4]` is readable, nothing writes it during the kernel, and `p` is aligned to
+    /// two elements ([`aligned2`]).
+    unsafe fn load2x2(p: *const Self) -> [f32; 4];
+}
+
+/// Whether `p` is aligned for a load of four elements.
 #[inline(always)]
-unsafe fn load4(p: *const f32, valid: u32, vec: bool) -> [f32; 4] {
-    if vec {
-        // SAFETY: the caller's contract.
-        unsafe { load_f32x4_nc(p) }
-    } else {
-        let mut v = [0.0f32; 4];
-        unroll!(4, |e| {
-            if (e as u32) < valid {
-                // SAFETY: e < valid.
-                v[e] = unsafe { *p.add(e) };
-            }
-        });
-        v
+fn aligned4<E>(p: *const E) -> bool {
+    p.addr().is_multiple_of(4 * core::mem::size_of::<E>())
+}
+
+/// Whether `p` is aligned for a load of two elements.
+#[inline(always)]
+fn aligned2<E>(p: *const E) -> bool {
+    p.addr().is_multiple_of(2 * core::mem::size_of::<E>())
+}
+
+impl Operand for f32 {
+    const KIND: Operands = Operands::F32;
+    const PARAMS: &'static [nvptx_device::catalogue::Param] = nvptx_device::params!(
+        a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32,
+        n: u32, k: u32, slice: u32
+    );
+
+    #[inline(always)]
+    unsafe fn load4(p: *const f32, valid: u32, vec: bool) -> [f32; 4] {
+        if vec {
+            // SAFETY: the caller's contract (16-byte aligned).
+            unsafe { load_f32x4_nc(p) }
+        } else {
+            let mut v = [0.0f32; 4];
+            unroll!(4, |e| {
+                if (e as u32) < valid {
+                    // SAFETY: e < valid.
+                    v[e] = unsafe { *p.add(e) };
+                }
+            });
+            v
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load2x2(p: *const f32) -> [f32; 4] {
+        // SAFETY: the caller's contract (8-byte aligned).
+        let (lo, hi) = unsafe { (load_f32x2_nc(p), load_f32x2_nc(p.add(2))) };
+        [lo[0], lo[1], hi[0], hi[1]]
+    }
+}
+
+/// The two BF16 values of a 4-byte word, the first in its low half, as f32s (exact).
+#[inline(always)]
+fn widen_bf16x2(w: u32) -> [f32; 2] {
+    [f32::from_bits(w << 16), f32::from_bits(w & 0xffff_0000)]
+}
+
+impl Operand for u16 {
+    const KIND: Operands = Operands::Bf16;
+    const PARAMS: &'static [nvptx_device::catalogue::Param] = nvptx_device::params!(
+        a: *const u16, b: *const u16, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32,
+        n: u32, k: u32, slice: u32
+    );
+
+    #[inline(always)]
+    unsafe fn load4(p: *const u16, valid: u32, vec: bool) -> [f32; 4] {
+        if vec {
+            // SAFETY: the caller's contract (8-byte aligned).
+            let [lo, hi] = unsafe { load_u32x2_nc(p.cast()) };
+            let (lo, hi) = (widen_bf16x2(lo), widen_bf16x2(hi));
+            [lo[0], lo[1], hi[0], hi[1]]
+        } else {
+            let mut v = [0.0f32; 4];
+            unroll!(4, |e| {
+                if (e as u32) < valid {
+                    // SAFETY: e < valid.
+                    v[e] = f32::from_bits(u32::from(unsafe { *p.add(e) }) << 16);
+                }
+            });
+            v
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load2x2(p: *const u16) -> [f32; 4] {
+        // SAFETY: the caller's contract (4-byte aligned).
+        let (lo, hi) = unsafe { (load_u32_nc(p.cast()), load_u32_nc(p.add(2).cast())) };
+        let (lo, hi) = (widen_bf16x2(lo), widen_bf16x2(hi));
+        [lo[0], lo[1], hi[0], hi[1]]
     }
 }
 
 /// `p[0..4]` (`valid` of them, zero past) as [`small_m_part`] loads a row of `b`: one
-/// 16-byte load if `VB = 4`, two 8-byte ones if `VB = 2`, else [`load4`]'s scalar loads.
+/// load if `VB = 4`, two if `VB = 2`, else one by one.
 ///
 /// # Safety
 /// `p[0..valid]` is readable and nothing writes it during the kernel; for `VB = 4` or `2`,
-/// `valid == 4` and `p` is 16- or 8-byte aligned.
+/// `valid == 4` and `p` is aligned to four or two elements.
 #[inline(always)]
-unsafe fn load_b<const VB: u32>(p: *const f32, valid: u32) -> [f32; 4] {
+unsafe fn load_b<E: Operand, const VB: u32>(p: *const E, valid: u32) -> [f32; 4] {
     // SAFETY: the caller's contract.
     unsafe {
         match VB {
-            4 => load_f32x4_nc(p),
-            2 => {
-                let (lo, hi) = (load_f32x2_nc(p), load_f32x2_nc(p.add(2)));
-                [lo[0], lo[1], hi[0], hi[1]]
-            }
-            _ => load4(p, valid, false),
+            4 => E::load4(p, 4, true),
+            2 => E::load2x2(p),
+            _ => E::load4(p, valid, false),
         }
     }
 }
@@ -205,9 +315,9 @@ fn round_all<Q: Rounding, const L: usize>(v: &mut [[f32; 4]; L]) {
 /// extent `cdiv(m, M)`, and every product of sizes fits `u32`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_m<const M: usize, Q: Rounding>(
-    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
-    k: u32, slice: u32,
+pub unsafe fn gemv_small_m<const M: usize, E: Operand, Q: Rounding>(
+    a: *const E, b: *const E, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32, k: u32,
+    slice: u32,
 ) {
     let red = shared_array!(f32; WARPS as usize * M * SMALL_M_COLS as usize);
     let turn = shared_array!(f32; 1);
@@ -229,20 +339,20 @@ pub unsafe fn gemv_small_m<const M: usize, Q: Rounding>(
     let cols = n.saturating_sub(c).min(4);
     // 16-byte loads of b's rows where this lane's four columns are inside and aligned, and
     // of a's rows where they are aligned (every part starts at a multiple of 4).
-    let vec_b = cols == 4 && n.is_multiple_of(4) && is_aligned16(b);
+    let vec_b = cols == 4 && n.is_multiple_of(4) && aligned4(b);
     // Else 8-byte loads where the rows are 8-byte aligned (n even): half the instructions
     // and twice the bytes in flight of scalar loads.
-    let pair_b = cols == 4 && n.is_multiple_of(2) && b.addr().is_multiple_of(8);
-    let vec_a = k.is_multiple_of(4) && is_aligned16(a);
+    let pair_b = cols == 4 && n.is_multiple_of(2) && aligned2(b);
+    let vec_a = k.is_multiple_of(4) && aligned4(a);
     let mut acc = [[0.0f32; 4]; M];
     // SAFETY: the caller's contract, and the group's rows start inside a (above).
     unsafe {
         if vec_b {
-            small_m_part::<M, 4, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 4, E, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         } else if pair_b {
-            small_m_part::<M, 2, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 2, E, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         } else if cols > 0 {
-            small_m_part::<M, 1, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, 1, E, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         }
     }
     // The four warps' partial sums of each output, added in warp order.
@@ -297,8 +407,8 @@ pub unsafe fn gemv_small_m<const M: usize, Q: Rounding>(
 /// and `a` is 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn small_m_part<const M: usize, const VB: u32, Q: Rounding>(
-    acc: &mut [[f32; 4]; M], a: *const f32, b: *const f32, n: u32, k: u32, c: u32, cols: u32,
+unsafe fn small_m_part<const M: usize, const VB: u32, E: Operand, Q: Rounding>(
+    acc: &mut [[f32; 4]; M], a: *const E, b: *const E, n: u32, k: u32, c: u32, cols: u32,
     rows: u32, (p0, p1): (u32, u32), vec_a: bool,
 ) {
     // Eight rows of b per step: eight 16-byte loads in flight per lane.
@@ -308,7 +418,7 @@ unsafe fn small_m_part<const M: usize, const VB: u32, Q: Rounding>(
         unroll!(8, |j| {
             // SAFETY: row p + j < k, columns c..c + cols inside b; aligned as VB says.
             bq[j] = unsafe {
-                load_b::<VB>(
+                load_b::<E, VB>(
                     b.add((p + j as u32) as usize * n as usize + c as usize),
                     cols,
                 )
@@ -320,8 +430,12 @@ unsafe fn small_m_part<const M: usize, const VB: u32, Q: Rounding>(
             if (i as u32) < rows {
                 let row = i * k as usize + p as usize;
                 // SAFETY: depths p..p + 8 < k of row i < rows; aligned where vec_a (p % 4 == 0).
-                let (lo, hi) =
-                    unsafe { (load4(a.add(row), 4, vec_a), load4(a.add(row + 4), 4, vec_a)) };
+                let (lo, hi) = unsafe {
+                    (
+                        E::load4(a.add(row), 4, vec_a),
+                        E::load4(a.add(row + 4), 4, vec_a),
+                    )
+                };
                 let (lo, hi) = (round4::<Q>(lo), round4::<Q>(hi));
                 unroll!(4, |j| {
                     unroll!(4, |e| {
@@ -339,12 +453,13 @@ unsafe fn small_m_part<const M: usize, const VB: u32, Q: Rounding>(
     }
     while p < p1 {
         // SAFETY: row p < k, columns c..c + cols inside b; aligned as VB says.
-        let bq = unsafe { load_b::<VB>(b.add(p as usize * n as usize + c as usize), cols) };
+        let bq = unsafe { load_b::<E, VB>(b.add(p as usize * n as usize + c as usize), cols) };
         let bq = round4::<Q>(bq);
         unroll!(M, |i| {
             if (i as u32) < rows {
                 // SAFETY: depth p < k of row i < rows.
-                let x = Q::round(unsafe { *a.add(i * k as usize + p as usize) });
+                let x =
+                    Q::round(unsafe { E::load4(a.add(i * k as usize + p as usize), 1, false)[0] });
                 unroll!(4, |e| {
                     acc[i][e] = fma(x, bq[e], acc[i][e]);
                 });
@@ -378,9 +493,9 @@ struct SmallNChunk<const R: usize> {
 /// As [`gemv_small_m`], with `m ≥ 1` and `1 ≤ n ≤ N`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_n<const N: usize, const R: usize, Q: Rounding>(
-    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
-    k: u32, slice: u32,
+pub unsafe fn gemv_small_n<const N: usize, const R: usize, E: Operand, Q: Rounding>(
+    a: *const E, b: *const E, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32, k: u32,
+    slice: u32,
 ) {
     // The last slice's sums: at most two outputs a thread.
     const { assert!(WARPS as usize * R * N <= 2 * THREADS as usize) };
@@ -400,10 +515,10 @@ pub unsafe fn gemv_small_n<const N: usize, const R: usize, Q: Rounding>(
     let s = thread::block_idx_y();
     let k0 = s * slice;
     let k1 = k.min(k0 + slice);
-    let vec_b = is_aligned16(b);
+    let vec_b = aligned4(b);
     // 16-byte loads of a lane's chunks where its four depths are inside the slice, `a`'s rows
     // are aligned and (N = 1) so is `b`; else scalar loads of the depths inside.
-    let vec = k.is_multiple_of(4) && is_aligned16(a) && (N > 1 || vec_b);
+    let vec = k.is_multiple_of(4) && aligned4(a) && (N > 1 || vec_b);
     // How many of this lane's four depths of chunk `p` (`p < k1`) are inside the slice.
     let inside = inlined!(|p: u32| k1.saturating_sub(p + 4 * lane).min(4));
     // This lane's loads of chunk `p` (`p < k1`). The 16-byte loads take the last row of `a`
@@ -422,19 +537,20 @@ pub unsafe fn gemv_small_n<const N: usize, const R: usize, Q: Rounding>(
                 // SAFETY: row < m, depths d..d + 4 <= k1 <= k; 16-byte aligned: a is, rows
                 // are k floats (k % 4 == 0) and d % 4 == 0 (slices and chunks start at
                 // multiples of 4).
-                c.a[r] = unsafe { load_f32x4_nc(a.add(row as usize * k as usize + d as usize)) };
+                c.a[r] =
+                    unsafe { E::load4(a.add(row as usize * k as usize + d as usize), 4, true) };
             });
             if N == 1 {
                 // SAFETY: n = 1: b's depths d..d + 4 <= k are its floats d..d + 4; 16-byte
                 // aligned (vec: b is, and d % 4 == 0).
-                c.b = unsafe { load_f32x4_nc(b.add(d as usize)) };
+                c.b = unsafe { E::load4(b.add(d as usize), 4, true) };
             }
         } else if valid > 0 {
             unroll!(R, |r| {
                 if r0 + (r as u32) < m {
                     // SAFETY: row r0 + r < m, depths d..d + valid < k.
                     c.a[r] = unsafe {
-                        load4(
+                        E::load4(
                             a.add((r0 as usize + r) * k as usize + d as usize),
                             valid,
                             false,
@@ -444,7 +560,7 @@ pub unsafe fn gemv_small_n<const N: usize, const R: usize, Q: Rounding>(
             });
             if N == 1 {
                 // SAFETY: n = 1: b's depths d..d + valid < k are its floats d..d + valid.
-                c.b = unsafe { load4(b.add(d as usize), valid, false) };
+                c.b = unsafe { E::load4(b.add(d as usize), valid, false) };
             }
         }
         c
@@ -466,7 +582,7 @@ pub unsafe fn gemv_small_n<const N: usize, const R: usize, Q: Rounding>(
             // SAFETY: b holds k rows of 1 <= n <= N floats (the caller's contract), and
             // depths g..g + min(group, k1 - g) < k; g is a multiple of 4 (slices and groups
             // start at multiples of 4); vec_b only where b is 16-byte aligned.
-            unsafe { small_n_stage::<N, Q>(bt, b, n, g, (k1 - g).min(group), t, vec_b) };
+            unsafe { small_n_stage::<N, E, Q>(bt, b, n, g, (k1 - g).min(group), t, vec_b) };
             sync_threads();
         }
         unroll!(depth, |i| {
@@ -571,8 +687,8 @@ pub unsafe fn gemv_small_n<const N: usize, const R: usize, Q: Rounding>(
 /// `1 ≤ n ≤ N`, `depth ≤ G`, `p` is a multiple of 4, and if `vec_b`, `b` is 16-byte
 /// aligned.
 #[inline(always)]
-unsafe fn small_n_stage<const N: usize, Q: Rounding>(
-    bt: SharedSlice<f32>, b: *const f32, n: u32, p: u32, depth: u32, t: u32, vec_b: bool,
+unsafe fn small_n_stage<const N: usize, E: Operand, Q: Rounding>(
+    bt: SharedSlice<f32>, b: *const E, n: u32, p: u32, depth: u32, t: u32, vec_b: bool,
 ) {
     let group = small_n_group(N);
     // Pieces per thread: N·G / (4·THREADS), at most N (the length of `v`) while G <= 4·THREADS.
@@ -590,7 +706,7 @@ unsafe fn small_n_stage<const N: usize, Q: Rounding>(
             let valid = (total - e).min(4);
             // SAFETY: floats e..e + valid < depth·n of the run; 16-byte aligned where vec_b
             // and the four are inside (p·n and e are multiples of 4).
-            v[u] = unsafe { load4(run.add(e as usize), valid, vec_b && valid == 4) };
+            v[u] = unsafe { E::load4(run.add(e as usize), valid, vec_b && valid == 4) };
         }
     });
     round_all::<Q, N>(&mut v);
@@ -627,8 +743,8 @@ unsafe fn small_n_stage<const N: usize, Q: Rounding>(
 /// `a`, `b`, `out` hold `m·k`, `k·n` and `m·n` floats, `out` overlapping neither; `k ≤ K`;
 /// every product of sizes fits `u32`.
 #[inline(always)]
-pub unsafe fn gemv_small_k<const K: usize, Q: Rounding>(
-    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32,
+pub unsafe fn gemv_small_k<const K: usize, E: Operand, Q: Rounding>(
+    a: *const E, b: *const E, out: *mut f32, m: u32, n: u32, k: u32,
 ) {
     let t = thread::thread_idx_x();
     let c = thread::block_idx_x() * SMALL_K_COLS + 4 * t;
@@ -637,14 +753,11 @@ pub unsafe fn gemv_small_k<const K: usize, Q: Rounding>(
     if cols == 0 {
         return;
     }
-    let vec = cols == 4 && n.is_multiple_of(4) && is_aligned16(b) && is_aligned16(out);
+    let vec = cols == 4 && n.is_multiple_of(4) && aligned4(b) && is_aligned16(out);
     // Else 8-byte loads and stores where the rows are 8-byte aligned (n even): half the
     // instructions of scalar ones.
-    let pair = !vec
-        && cols == 4
-        && n.is_multiple_of(2)
-        && b.addr().is_multiple_of(8)
-        && out.addr().is_multiple_of(8);
+    let pair =
+        !vec && cols == 4 && n.is_multiple_of(2) && aligned2(b) && out.addr().is_multiple_of(8);
     let mut bq = [[0.0f32; 4]; K];
     unroll!(K, |i| {
         if (i as u32) < k {
@@ -652,15 +765,15 @@ pub unsafe fn gemv_small_k<const K: usize, Q: Rounding>(
             bq[i] = unsafe {
                 let p = b.add(i * n as usize + c as usize);
                 if pair {
-                    load_b::<2>(p, cols)
+                    load_b::<E, 2>(p, cols)
                 } else {
-                    load4(p, cols, vec)
+                    E::load4(p, cols, vec)
                 }
             };
         }
     });
     round_all::<Q, K>(&mut bq);
-    let vec_a = k.is_multiple_of(4) && is_aligned16(a);
+    let vec_a = k.is_multiple_of(4) && aligned4(a);
     // This thread's four outputs of `row`.
     let outputs = |row: u32| {
         let mut ar = [0.0f32; K];
@@ -669,7 +782,7 @@ pub unsafe fn gemv_small_k<const K: usize, Q: Rounding>(
             if i < k {
                 // SAFETY: depths i..min(i + 4, k) of row < m; aligned where vec_a.
                 let v = unsafe {
-                    load4(
+                    E::load4(
                         a.add(row as usize * k as usize + i as usize),
                         (k - i).min(4),
                         vec_a,
@@ -745,12 +858,6 @@ impl GemvClass {
     }
 }
 
-/// A rung-16 entry point as the simulator calls it: `(a, b, out, ws, flags, m, n, k, slice)`
-/// (the small-k kernel ignores `ws`, `flags` and `slice`).
-#[cfg(not(target_arch = "nvptx64"))]
-pub type GemvEntry =
-    unsafe fn(*const f32, *const f32, *mut f32, *mut f32, *mut u64, u32, u32, u32, u32);
-
 /// One rung-16 configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct GemvConfig {
@@ -762,22 +869,27 @@ pub struct GemvConfig {
     /// Rows of `a` per warp of a small-`n` configuration ([`SMALL_N_ROWS_PER_WARP`] or
     /// [`SMALL_N_R2_ROWS_PER_WARP`]); 0 for the other classes.
     pub rows_per_warp: u32,
-    /// What it rounds each input to before its FMA ([`Rounding`]): FP32 entries take the
-    /// inputs as they are; the `-tf32` and `-bf16` ones are the memory-bound kernels of
-    /// those precisions.
+    /// The precision of its products: what it rounds each f32 input to before its FMA
+    /// ([`Rounding`]; FP32 entries take the inputs as they are, the `-tf32` and `-bf16` ones
+    /// round them), or BF16 for the entries that read BF16 operands.
     pub precision: Precision,
+    /// The element type of `a` and `b` ([`Operand`]).
+    pub operands: Operands,
     /// How to launch it: the grid's x extent (see each kernel), y from the host.
     pub spec: KernelSpec,
     /// The entry point as the simulator calls it.
     #[cfg(not(target_arch = "nvptx64"))]
-    pub sim: GemvEntry,
+    pub sim: GemvSim,
 }
 
-/// The parameters of every rung-16 entry point.
-pub const GEMV_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
-    a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64, m: u32, n: u32,
-    k: u32, slice: u32
-);
+/// The precision of an entry that reads `operands` and rounds f32 inputs to `rounded`:
+/// BF16 operands are BF16 products whatever the (identity) rounding.
+const fn precision_of(operands: Operands, rounded: Precision) -> Precision {
+    match operands {
+        Operands::F32 => rounded,
+        Operands::Bf16 => Precision::Bf16,
+    }
+}
 
 /// [`gemv_small_k`] with the entries' parameter list (`slice` unused).
 ///
@@ -785,12 +897,12 @@ pub const GEMV_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!
 /// As [`gemv_small_k`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemv_small_k_entry<const K: usize, Q: Rounding>(
-    a: *const f32, b: *const f32, out: *mut f32, _ws: *mut f32, _flags: *mut u64, m: u32, n: u32,
+pub unsafe fn gemv_small_k_entry<const K: usize, E: Operand, Q: Rounding>(
+    a: *const E, b: *const E, out: *mut f32, _ws: *mut f32, _flags: *mut u64, m: u32, n: u32,
     k: u32, _slice: u32,
 ) {
     // SAFETY: the caller's contract.
-    unsafe { gemv_small_k::<K, Q>(a, b, out, m, n, k) }
+    unsafe { gemv_small_k::<K, E, Q>(a, b, out, m, n, k) }
 }
 
 /// The launch description of a configuration: [`THREADS`] threads, a tile rule whose
@@ -799,8 +911,8 @@ pub unsafe fn gemv_small_k_entry<const K: usize, Q: Rounding>(
 /// tiles the y extent (the slices: 1; small k: [`SMALL_K_ROWS`] rows of `out`), and launch
 /// bounds of `min_blocks` blocks per multiprocessor where given.
 const fn spec(
-    entry: &'static str, class: GemvClass, static_floats: usize, rows_per_warp: u32,
-    min_blocks: Option<u32>,
+    entry: &'static str, params: &'static [nvptx_device::catalogue::Param], class: GemvClass,
+    static_floats: usize, rows_per_warp: u32, min_blocks: Option<u32>,
 ) -> KernelSpec {
     let (rows, cols) = match class {
         GemvClass::SmallM => (1, SMALL_M_COLS),
@@ -809,7 +921,7 @@ const fn spec(
     };
     KernelSpec {
         entry,
-        params: GEMV_PARAMS,
+        params,
         block: Dim3::x(THREADS),
         grid: GridRule::Tiles { rows, cols },
         static_shared_bytes: (static_floats * 4) as u32,
@@ -832,6 +944,17 @@ const fn or_zero(x: Option<u32>) -> u32 {
     }
 }
 
+/// A simulator entry of a [`gemv_configs!`] line, by its operand type.
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! gemv_sim {
+    (f32, $entry:path) => {
+        GemvSim::F32($entry)
+    };
+    (u16, $entry:path) => {
+        GemvSim::Bf16($entry)
+    };
+}
+
 /// `Some(x)`, or `None` without an argument: an optional part of a [`gemv_configs!`] line.
 macro_rules! optional {
     () => {
@@ -846,16 +969,17 @@ macro_rules! optional {
 /// shared floats`, `rows(r)` for a small-`n` kernel's rows of `a` per warp (its second
 /// generic parameter, `kernel::<bound, r>`),
 /// `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per multiprocessor, and
-/// `round(Q)`, the [`Rounding`] of its inputs (the kernel's last generic parameter).
+/// `input(E) round(Q)`: the [`Operand`] type of `a` and `b` and the [`Rounding`] of its
+/// inputs (the kernel's last two generic parameters).
 macro_rules! gemv_configs {
     ($( $entry:ident = $class:ident<$bound:literal> => $kernel:ident, $floats:expr
-        $(, rows($rows:expr))? $(, min_blocks($mb:expr))?, round($q:ident); )*) => {
+        $(, rows($rows:expr))? $(, min_blocks($mb:expr))?, input($e:ident) round($q:ident); )*) => {
         #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
         nvptx_device::entry_points! {$(
             #[allow(clippy::too_many_arguments)]
-            $entry(a: *const f32, b: *const f32, out: *mut f32, ws: *mut f32, flags: *mut u64,
+            $entry(a: *const $e, b: *const $e, out: *mut f32, ws: *mut f32, flags: *mut u64,
                 m: u32, n: u32, k: u32, slice: u32)
-                => $kernel::<$bound $(, { $rows as usize })?, $q>
+                => $kernel::<$bound $(, { $rows as usize })?, $e, $q>
                 $(, launch_bounds(THREADS, $mb))?;
         )*}
 
@@ -865,16 +989,18 @@ macro_rules! gemv_configs {
             class: GemvClass::$class,
             bound: $bound,
             rows_per_warp: or_zero(optional!($($rows)?)),
-            precision: <$q as Rounding>::PRECISION,
+            precision: precision_of(<$e as Operand>::KIND, <$q as Rounding>::PRECISION),
+            operands: <$e as Operand>::KIND,
             spec: spec(
                 stringify!($entry),
+                <$e as Operand>::PARAMS,
                 GemvClass::$class,
                 $floats,
                 or_zero(optional!($($rows)?)),
                 optional!($($mb)?),
             ),
             #[cfg(not(target_arch = "nvptx64"))]
-            sim: entry::$entry,
+            sim: gemv_sim!($e, entry::$entry),
         },)*];
     };
 }
@@ -888,48 +1014,63 @@ const TURN: usize = 1;
 // thread, which their rings of loads fit in without spilling), three for n16 (its 64
 // accumulators).
 gemv_configs! {
-    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
-    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
-    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
-    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
-    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, round(AsIs);
-    gemv_small_n1 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
-    gemv_small_n1_r2 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), round(AsIs);
-    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
-    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
-    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(AsIs);
-    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(AsIs);
-    gemv_small_n32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), round(AsIs);
-    gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0, round(AsIs);
-    gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0, round(AsIs);
+    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
+    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
+    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
+    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
+    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
+    gemv_small_n1 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
+    gemv_small_n1_r2 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
+    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
+    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
+    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
+    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(f32) round(AsIs);
+    gemv_small_n32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(f32) round(AsIs);
+    gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0, input(f32) round(AsIs);
+    gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0, input(f32) round(AsIs);
     // TF32: the same kernels, each input rounded as the precision's conversion does.
-    gemv_small_m1_tf32 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
-    gemv_small_m2_tf32 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
-    gemv_small_m4_tf32 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
-    gemv_small_m8_tf32 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
-    gemv_small_m16_tf32 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToTf32);
-    gemv_small_n1_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
-    gemv_small_n1_r2_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
-    gemv_small_n2_tf32 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
-    gemv_small_n4_tf32 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
-    gemv_small_n8_tf32 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToTf32);
-    gemv_small_n16_tf32 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(ToTf32);
-    gemv_small_n32_tf32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), round(ToTf32);
-    gemv_small_k4_tf32 = SmallK<4> => gemv_small_k_entry, 0, round(ToTf32);
-    gemv_small_k16_tf32 = SmallK<16> => gemv_small_k_entry, 0, round(ToTf32);
+    gemv_small_m1_tf32 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
+    gemv_small_m2_tf32 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
+    gemv_small_m4_tf32 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
+    gemv_small_m8_tf32 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
+    gemv_small_m16_tf32 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
+    gemv_small_n1_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
+    gemv_small_n1_r2_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
+    gemv_small_n2_tf32 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
+    gemv_small_n4_tf32 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
+    gemv_small_n8_tf32 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
+    gemv_small_n16_tf32 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToTf32);
+    gemv_small_n32_tf32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToTf32);
+    gemv_small_k4_tf32 = SmallK<4> => gemv_small_k_entry, 0, input(f32) round(ToTf32);
+    gemv_small_k16_tf32 = SmallK<16> => gemv_small_k_entry, 0, input(f32) round(ToTf32);
     // BF16: the same kernels, each input rounded as the precision's conversion does.
-    gemv_small_m1_bf16 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
-    gemv_small_m2_bf16 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
-    gemv_small_m4_bf16 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
-    gemv_small_m8_bf16 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
-    gemv_small_m16_bf16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, round(ToBf16);
-    gemv_small_n1_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
-    gemv_small_n1_r2_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
-    gemv_small_n2_bf16 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
-    gemv_small_n4_bf16 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
-    gemv_small_n8_bf16 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), round(ToBf16);
-    gemv_small_n16_bf16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), round(ToBf16);
-    gemv_small_n32_bf16 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), round(ToBf16);
-    gemv_small_k4_bf16 = SmallK<4> => gemv_small_k_entry, 0, round(ToBf16);
-    gemv_small_k16_bf16 = SmallK<16> => gemv_small_k_entry, 0, round(ToBf16);
+    gemv_small_m1_bf16 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
+    gemv_small_m2_bf16 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
+    gemv_small_m4_bf16 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
+    gemv_small_m8_bf16 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
+    gemv_small_m16_bf16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
+    gemv_small_n1_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
+    gemv_small_n1_r2_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
+    gemv_small_n2_bf16 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
+    gemv_small_n4_bf16 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
+    gemv_small_n8_bf16 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
+    gemv_small_n16_bf16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToBf16);
+    gemv_small_n32_bf16 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToBf16);
+    gemv_small_k4_bf16 = SmallK<4> => gemv_small_k_entry, 0, input(f32) round(ToBf16);
+    gemv_small_k16_bf16 = SmallK<16> => gemv_small_k_entry, 0, input(f32) round(ToBf16);
+    // BF16 operands (their bits as `u16`), widened to f32 as they are loaded: half the bytes.
+    gemv_small_m1_bf16_inputs = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
+    gemv_small_m2_bf16_inputs = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
+    gemv_small_m4_bf16_inputs = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
+    gemv_small_m8_bf16_inputs = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
+    gemv_small_m16_bf16_inputs = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
+    gemv_small_n1_bf16_inputs = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
+    gemv_small_n1_r2_bf16_inputs = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
+    gemv_small_n2_bf16_inputs = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
+    gemv_small_n4_bf16_inputs = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
+    gemv_small_n8_bf16_inputs = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
+    gemv_small_n16_bf16_inputs = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(u16) round(AsIs);
+    gemv_small_n32_bf16_inputs = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(u16) round(AsIs);
+    gemv_small_k4_bf16_inputs = SmallK<4> => gemv_small_k_entry, 0, input(u16) round(AsIs);
+    gemv_small_k16_bf16_inputs = SmallK<16> => gemv_small_k_entry, 0, input(u16) round(AsIs);
 }
