@@ -659,6 +659,9 @@ sgemm_configs! {
     sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32),
         serial_split_k(sgemm_serial_split_k_64x64x16_w32x32),
         strided(sgemm_strided_64x64x16_w32x32);
+    /// cuBLAS's tile for mid-size outputs on an H200 (`sm80_xmma_gemm_…_tilesize64x64x8_stage3_warpsize1x4x1`):
+    /// 64 × 64 × 8 in 4 warps side by side, each 64 × 16.
+    sgemm_multistage_64x64x8_w64x16                   = 10 multistage::sgemm_multistage::<64, 64, 8, 64, 16, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x8_w64x16);
     sgemm_multistage_128x32x16_w32x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 32, 32, 1, 1, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w32x32),
         serial_split_k(sgemm_serial_split_k_128x32x16_w32x32),
         strided(sgemm_strided_128x32x16_w32x32);
