@@ -619,12 +619,15 @@ fn run_suite(args: &Args, kind: SuiteKind, gpu: Gpu) -> Result<bool, Error> {
     let suite = suite::Suite::new(kind, args.seed, args.count);
     let shapes = suite.shapes()?;
     println!(
-        "{}, cuBLAS {} ({math}); {}; autotuned {} SGEMM; median of {} event-timed runs after \
-         {} warm-ups; inputs from seed {}",
+        "{}, cuBLAS {} ({math}); {}; autotuned {} SGEMM; median of {} event-timed runs of each \
+         side, in {} rounds of {} alternating ours and cuBLAS's, after {} warm-ups; inputs \
+         from seed {}",
         gpu.info()?,
         cublas.version()?,
         suite.describe(),
         args.precision.name(),
+        suite::ROUNDS * args.iters as usize,
+        suite::ROUNDS,
         args.iters,
         args.warmup,
         args.seed

@@ -292,8 +292,8 @@ pub fn summary(rows: &[SuiteRow], math: CublasMath) -> String {
 const COPY_FLOATS: usize = 1 << 26;
 
 /// Runs `shapes` on `gpu`: for each, uniform inputs from `seed`, the autotuned SGEMM of
-/// `cublas`'s precision and `cublas` itself timed with `warmup` and `runs` event-timed
-/// launches, both spot-checked within the precision's bound (BF16 cuBLAS on operands
+/// `cublas`'s precision and `cublas` itself timed with `warmup` warm-ups and [`ROUNDS`]
+/// alternating rounds of `runs` event-timed launches ([`alternating`]), both spot-checked within the precision's bound (BF16 cuBLAS on operands
 /// rounded to BF16 once, before timing); `progress` sees each row as it is done. The copy
 /// bandwidth is measured first, as many runs.
 pub fn run(
@@ -355,13 +355,13 @@ pub fn run(
         zero(&mut out)?;
         gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)?;
         let check = spot_check(&a, &b, &gpu.download(&out)?, shape, SAMPLES, bound);
-        let ms = median(&mut gpu.time_ms(warmup, runs, || {
-            gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape)
-        })?);
         zero(&mut out)?;
         theirs(&mut out)?;
         let cublas_check = spot_check(&a, &b, &gpu.download(&out)?, shape, SAMPLES, bound);
-        let cublas_ms = median(&mut gpu.time_ms(warmup, runs, || theirs(&mut out))?);
+        let (ms, cublas_ms) = alternating(gpu, (warmup, runs), |ours| match ours {
+            true => gpu.matmul_device(autotuned, tw, &da, &db, &mut out, shape),
+            false => theirs(&mut out),
+        })?;
         let row = SuiteRow {
             shape,
             kernel,
@@ -376,6 +376,28 @@ pub fn run(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Rounds in which ours and cuBLAS's timed runs alternate ([`alternating`]).
+pub const ROUNDS: usize = 5;
+
+/// The median milliseconds of ours (`run(true)`) and of cuBLAS (`run(false)`): [`ROUNDS`]
+/// rounds, each `runs` event-timed runs of ours then `runs` of cuBLAS's (after `warmup`
+/// warm-ups in the first round, one in each after), the median over all of a side's runs.
+/// A slow spell of the device that lasts a few milliseconds (clocks, power, another
+/// process) then falls on both sides and on one round of each, not on all of one side's
+/// runs: the ratio of a product of 10 µs moved by 0.1 and more between runs that timed
+/// each side once.
+fn alternating(
+    gpu: &Gpu, (warmup, runs): (usize, usize), mut run: impl FnMut(bool) -> Result<()>,
+) -> Result<(f64, f64)> {
+    let (mut ours, mut theirs) = (vec![], vec![]);
+    for round in 0..ROUNDS {
+        let warmup = if round == 0 { warmup } else { 1 };
+        ours.extend(gpu.time_ms(warmup, runs, || run(true))?);
+        theirs.extend(gpu.time_ms(warmup, runs, || run(false))?);
+    }
+    Ok((median(&mut ours), median(&mut theirs)))
 }
 
 /// One BF16 row on a Hopper: the f32 inputs converted to `bf16` on the device, rung 17's
@@ -402,13 +424,13 @@ fn half_row(
     gpu.fill_nan(&mut out)?;
     gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)?;
     let check = spot_check(a, b, &gpu.download(&out)?, shape, SAMPLES, bound);
-    let ms = median(&mut gpu.time_ms(warmup, runs, || {
-        gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)
-    })?);
     gpu.fill_nan(&mut out)?;
     theirs(&mut out)?;
     let cublas_check = spot_check(a, b, &gpu.download(&out)?, shape, SAMPLES, bound);
-    let cublas_ms = median(&mut gpu.time_ms(warmup, runs, || theirs(&mut out))?);
+    let (ms, cublas_ms) = alternating(gpu, (warmup, runs), |ours| match ours {
+        true => gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape),
+        false => theirs(&mut out),
+    })?;
     Ok(SuiteRow {
         shape,
         kernel: run.tuned(),
