@@ -253,9 +253,12 @@ def multi_row(what, one, many, gpus, bar, kernel, how):
 
 def rows():
     date = RUNS.name
-    cli = "CLI `--suite{}`, median of 20 event-timed runs on device data"
+    cli = (
+        "CLI `--suite{}`, median of 100 event-timed runs a side (5 rounds of 20, ours and "
+        "cuBLAS's alternating) on device data"
+    )
     out = [lecture_row()]
-    fp32 = "2026-11-29/final-h200-012609b/"
+    fp32 = "2026-11-29/final-h200-0959b0b/"
     tf32 = fp32
     suites = fp32
     dated = [
@@ -273,15 +276,31 @@ def rows():
             cli.format(" random"),
         ),
         suite_row(
+            "FP32 SGEMM, {count} random shapes (seed 3)",
+            fp32 + "seed3.txt",
+            cli.format(" random"),
+        ),
+        suite_row(
             "TF32 (tensor cores), {count} listed shapes",
             tf32 + "suite-tf32.txt",
             cli.format(" --precision tf32")
             + " (the operands' TF32 packing, where a configuration needs it, timed in)",
         ),
         suite_row(
+            "TF32 (tensor cores), {count} random shapes (seed 1)",
+            tf32 + "tf32-seed1.txt",
+            cli.format(" random --precision tf32")
+            + " (the operands' TF32 packing, where a configuration needs it, timed in)",
+        ),
+        suite_row(
             "BF16 from f32 operands, {count} listed shapes",
             suites + "suite-bf16.txt",
             cli.format(" --precision bf16") + " (f32 → BF16 conversion timed apart)",
+        ),
+        suite_row(
+            "BF16 from f32 operands, {count} random shapes (seed 1)",
+            suites + "bf16-seed1.txt",
+            cli.format(" random --precision bf16") + " (f32 → BF16 conversion timed apart)",
         ),
     ]
     name = suites + "suite-bf16.txt"

@@ -14,12 +14,13 @@ mod gemv_cases;
 #[path = "common/gpu_harness.rs"]
 mod harness;
 
+use cudarc::driver::{CudaSlice, DeviceRepr};
 use gemv_cases::{SHAPES, bits, inputs};
 use harness::Test;
 use kernels_gpu_host::check::reference;
 use kernels_gpu_host::gpu::Gpu;
 use kernels_gpu_host::gpu::autotune::{self, Tuned};
-use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass, Operands};
+use kernels_gpu_host::plan::gemv::{GEMV_CONFIGS, Gemv, GemvClass, GemvElement, Operands};
 use kernels_gpu_host::{MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::Failed;
 
@@ -43,16 +44,45 @@ const LARGE: [(usize, usize, usize); 11] = [
     (517, 1031, 32),
 ];
 
-/// `g` on `shape`: the twin's bits, within the f64 bound, the same bits again.
-fn check(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed> {
+/// An element type the tests give rung 16: f32, or BF16 (rounded to nearest even, as the
+/// host's and the device's conversions round).
+trait Element: GemvElement + DeviceRepr {
+    /// `x` in this type on the device.
+    fn upload(gpu: &Gpu, x: &[f32]) -> Result<CudaSlice<Self>, Failed>;
+    /// `x` as the kernel reads it, in f32.
+    fn value(x: f32) -> f32;
+}
+
+impl Element for f32 {
+    fn upload(gpu: &Gpu, x: &[f32]) -> Result<CudaSlice<f32>, Failed> {
+        Ok(gpu.upload(x)?)
+    }
+    fn value(x: f32) -> f32 {
+        x
+    }
+}
+
+impl Element for half::bf16 {
+    fn upload(gpu: &Gpu, x: &[f32]) -> Result<CudaSlice<half::bf16>, Failed> {
+        Ok(gpu.upload_half::<half::bf16>(x)?)
+    }
+    fn value(x: f32) -> f32 {
+        half::bf16::from_f32(x).to_f32()
+    }
+}
+
+/// `g` on `shape`, its operands of `E`: the twin's bits (on the operands' f32 values),
+/// within the f64 bound of its precision, the same bits again.
+fn check<E: Element>(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed> {
     let (a, b) = inputs(shape, seed);
-    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let (da, db) = (E::upload(gpu, &a)?, E::upload(gpu, &b)?);
     let mut out = gpu.nans(shape.lens().2)?;
     gpu.matmul_gemv_device(g, &da, &db, &mut out, shape)?;
     gpu.synchronize(g.config().spec.entry)?;
     let got = gpu.download(&out)?;
     let slice = g.launch(shape, gpu.multiprocessors(), &gpu.limits())?.slice;
-    let want = g.cpu(&a, &b, shape, slice);
+    let seen = |x: &[f32]| x.iter().map(|&v| E::value(v)).collect::<Vec<_>>();
+    let want = g.cpu(&seen(&a), &seen(&b), shape, slice);
     if let Some(i) = got
         .iter()
         .zip(&want)
@@ -67,39 +97,6 @@ fn check(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed
     let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
     let acc = reference::compare(&got, &reference::matmul_f64(&a, &b, m, k, n));
     if !acc.within_bound(k, g.config().precision) {
-        return Err(format!("{g} on {shape}: {acc:?}").into());
-    }
-    gpu.fill_nan(&mut out)?;
-    gpu.matmul_gemv_device(g, &da, &db, &mut out, shape)?;
-    if bits(&gpu.download(&out)?) != bits(&got) {
-        return Err(format!("{g} on {shape}: a second run gave other bits").into());
-    }
-    Ok(())
-}
-
-/// `g`, a configuration of BF16 operands, on `shape`: the twin's bits on the operands' f32
-/// values, within the BF16 bound, the same bits on a second run.
-fn check_bf16(gpu: &Gpu, g: Gemv, shape: MatmulShape, seed: u64) -> Result<(), Failed> {
-    use half::bf16;
-    let (a, b) = inputs(shape, seed);
-    // Rounded to nearest even, as the host's conversion and the device's do.
-    let widen = |x: &[f32]| {
-        x.iter()
-            .map(|&v| bf16::from_f32(v).to_f32())
-            .collect::<Vec<_>>()
-    };
-    let (da, db) = (gpu.upload_half::<bf16>(&a)?, gpu.upload_half::<bf16>(&b)?);
-    let mut out = gpu.nans(shape.lens().2)?;
-    gpu.matmul_gemv_device(g, &da, &db, &mut out, shape)?;
-    let got = gpu.download(&out)?;
-    let slice = g.launch(shape, gpu.multiprocessors(), &gpu.limits())?.slice;
-    let want = g.cpu(&widen(&a), &widen(&b), shape, slice);
-    if bits(&got) != bits(&want) {
-        return Err(format!("{g} on {shape}: not the twin's bits").into());
-    }
-    let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
-    let acc = reference::compare(&got, &reference::matmul_f64(&a, &b, m, k, n));
-    if !acc.within_bound(k, Precision::Bf16) {
         return Err(format!("{g} on {shape}: {acc:?}").into());
     }
     gpu.fill_nan(&mut out)?;
@@ -198,7 +195,7 @@ fn main() {
         let shape = MatmulShape::new(m, k, n).expect("a valid shape");
         let every = Precision::ALL.into_iter();
         for g in every.flat_map(|p| Gemv::candidates(shape, p)) {
-            let test: Test = Box::new(move |gpu| check(gpu, g, shape, 300 + i as u64));
+            let test: Test = Box::new(move |gpu| check::<f32>(gpu, g, shape, 300 + i as u64));
             trials.push(harness::trial(
                 &gpu,
                 format!("gemv::{g}::{m}x{k}x{n}"),
@@ -206,7 +203,8 @@ fn main() {
             ));
         }
         for g in Gemv::candidates_of(shape, Precision::Bf16, Operands::Bf16) {
-            let test: Test = Box::new(move |gpu| check_bf16(gpu, g, shape, 700 + i as u64));
+            let test: Test =
+                Box::new(move |gpu| check::<half::bf16>(gpu, g, shape, 700 + i as u64));
             trials.push(harness::trial(
                 &gpu,
                 format!("gemv::{g}::{m}x{k}x{n}"),

@@ -353,10 +353,10 @@ fn rung_16_rings_its_loads_in_registers() {
         if c.class != GemvClass::SmallN {
             continue;
         }
-        // Four elements a load: 16 bytes of f32, 8 of BF16.
+        // Four elements a load: 16 bytes of f32, 8 of BF16 (as a pair of 32-bit words).
         let vector = match c.operands {
             gemv::Operands::F32 => "ld.global.nc.v4.f32",
-            gemv::Operands::Bf16 => "ld.global.nc.v2.u32",
+            gemv::Operands::Bf16 => "ld.global.nc.v2.f32",
         };
         assert!(count(b, vector) > 0, "{entry}");
         let (rows, n) = (c.rows_per_warp, c.bound);

@@ -204,7 +204,7 @@ impl Simulator {
     /// [`Gemv::cpu`](crate::plan::gemv::Gemv::cpu). `a` and `b` are used where they are:
     /// pass 16-byte-aligned slices for the vector paths. A fused run leaves its tile counters
     /// all 0 for the next launch; anything else is a kernel bug, and panics. `E` is f32, or
-    /// `half::bf16` for the configurations of BF16 operands ([`Error::ElementMismatch`]
+    /// `half::bf16` for the configurations of BF16 operands ([`Error::ElementMismatch`](crate::Error::ElementMismatch)
     /// otherwise).
     pub fn matmul_gemv<E: crate::plan::gemv::GemvElement>(
         &self, g: crate::plan::gemv::Gemv, a: &[E], b: &[E], shape: MatmulShape,

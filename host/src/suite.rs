@@ -293,7 +293,7 @@ const COPY_FLOATS: usize = 1 << 26;
 
 /// Runs `shapes` on `gpu`: for each, uniform inputs from `seed`, the autotuned SGEMM of
 /// `cublas`'s precision and `cublas` itself timed with `warmup` warm-ups and [`ROUNDS`]
-/// alternating rounds of `runs` event-timed launches ([`alternating`]), both spot-checked within the precision's bound (BF16 cuBLAS on operands
+/// alternating rounds of `runs` event-timed launches (the median of each side over all), both spot-checked within the precision's bound (BF16 cuBLAS on operands
 /// rounded to BF16 once, before timing); `progress` sees each row as it is done. The copy
 /// bandwidth is measured first, as many runs.
 pub fn run(
@@ -378,7 +378,7 @@ pub fn run(
     Ok(rows)
 }
 
-/// Rounds in which ours and cuBLAS's timed runs alternate ([`alternating`]).
+/// Rounds in which ours and cuBLAS's timed runs alternate, each side's median taken over all of its runs.
 pub const ROUNDS: usize = 5;
 
 /// The median milliseconds of ours (`run(true)`) and of cuBLAS (`run(false)`): [`ROUNDS`]

@@ -193,35 +193,16 @@ pub unsafe fn load_f32x2_nc(ptr: *const f32) -> [f32; 2] {
     }
 }
 
-/// Reads `ptr[0..2]` with one 8-byte load through the read-only data path,
-/// `ld.global.nc.v2.u32`: four 16-bit elements in one access. On the host (simulator) a
-/// plain read.
+/// Reads `ptr[0..2]` as [`load_f32x2_nc`] does (one 8-byte load through the read-only data
+/// path): four 16-bit elements in one access, their bits as they are (a load does not
+/// change a float's bits).
 ///
 /// # Safety
-/// `ptr` is 8-byte aligned, `ptr[0..2]` is readable and not written by any thread during the
-/// kernel.
+/// As [`load_f32x2_nc`].
 #[inline(always)]
 pub unsafe fn load_u32x2_nc(ptr: *const u32) -> [u32; 2] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let (x, y): (u32, u32);
-        // SAFETY: the caller guarantees alignment, bounds, and that nothing writes the data
-        // while the kernel runs.
-        unsafe {
-            core::arch::asm!(
-                "ld.global.nc.v2.u32 {{{x}, {y}}}, [{p}];",
-                p = in(reg64) ptr,
-                x = out(reg32) x, y = out(reg32) y,
-                options(pure, readonly, nostack, preserves_flags)
-            );
-        }
-        [x, y]
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: as above.
-    unsafe {
-        [*ptr, *ptr.add(1)]
-    }
+    // SAFETY: the caller's contract.
+    unsafe { load_f32x2_nc(ptr.cast()) }.map(f32::to_bits)
 }
 
 /// Reads `*ptr` with one 4-byte load through the read-only data path, `ld.global.nc.u32`:

@@ -65,7 +65,7 @@ pub fn tiny_output(shape: MatmulShape) -> bool {
     shape.m.max(shape.n) <= TINY_OUTPUT_DIM && shape.k >= TINY_OUTPUT_MIN_K
 }
 
-/// The most columns of a [narrow](narrow) product: the widest small-`n` configuration.
+/// The most columns of a [`narrow`] product: the widest small-`n` configuration.
 pub const NARROW_N: u32 = 32;
 
 /// Whether `shape` is narrow: at most [`NARROW_N`] columns, where a tile of 64 or more
@@ -76,7 +76,7 @@ pub fn narrow(shape: MatmulShape) -> bool {
 }
 
 /// Whether a rung-16 kernel covers `shape`: a product with outputs and depth that is
-/// [memory-bound](memory_bound), a [tiny output](tiny_output) or [narrow](narrow).
+/// [memory-bound](memory_bound), a [tiny output](tiny_output) or [`narrow`].
 pub fn applies(shape: MatmulShape) -> bool {
     !shape.is_trivial() && (memory_bound(shape) || tiny_output(shape) || narrow(shape))
 }

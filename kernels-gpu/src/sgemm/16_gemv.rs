@@ -169,14 +169,14 @@ pub trait Operand: Copy + 'static {
     ///
     /// # Safety
     /// `p[0..valid]` is readable and nothing writes it during the kernel; if `vec`,
-    /// `valid == 4` and `p` is aligned to four elements ([`aligned4`]).
+    /// `valid == 4` and `p` is aligned to four elements (16 bytes of f32, 8 of BF16).
     unsafe fn load4(p: *const Self, valid: u32, vec: bool) -> [f32; 4];
 
     /// Reads `p[0..4]` by two loads of two.
     ///
     /// # Safety
     /// `p[0..4]` is readable, nothing writes it during the kernel, and `p` is aligned to
-    /// two elements ([`aligned2`]).
+    /// two elements.
     unsafe fn load2x2(p: *const Self) -> [f32; 4];
 }
 
