@@ -18,12 +18,12 @@
 //! eighth of the streamed operand's, and no slice shorter than the kernel's step
 //! ([`align`]). The small-`k` kernel never splits.
 
-use crate::Precision;
 use crate::plan::split_k::workspace_len;
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::Extent;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
+use kernels_gpu::sgemm::Precision;
 pub use kernels_gpu::sgemm::gemv::{GEMV_CONFIGS, GemvClass, GemvConfig, Operands};
 use kernels_gpu::sgemm::gemv::{SLICE_ALIGN, SMALL_M_COLS, SMALL_N_CHUNK, WARPS};
 use kernels_gpu::sgemm::split_k::SlicePlanes;
