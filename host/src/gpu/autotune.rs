@@ -539,12 +539,12 @@ impl HalfChoice {
         ws.chain(gemv.into_iter().map(Self::Gemv)).collect()
     }
 
-    /// The entry points it launches.
+    /// The entry points it launches (a rung-16 run's as [`Tuned::entries`] names them).
     pub fn entries(self) -> Vec<&'static str> {
         use kernels_gpu::sgemm::split_k::REDUCE;
         match self {
             Self::Ws(r) => vec![r.config.spec.entry, REDUCE.entry],
-            Self::Gemv(g) => vec![g.config().spec.entry, REDUCE.entry],
+            Self::Gemv(g) => Tuned::Gemv(g).entries(),
         }
     }
 }

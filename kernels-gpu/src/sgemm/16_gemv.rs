@@ -34,9 +34,11 @@
 //!   holds four columns of all `k` rows of `b` in registers and writes four consecutive
 //!   outputs of each of the block's rows, one 16-byte store each.
 //!
-//! **Precisions.** Each entry is built three times: as it is (FP32), and with each input
+//! **Precisions.** Each configuration is built four times: as it is (FP32), with each input
 //! rounded as TF32's or BF16's conversion rounds it before its FMA (the `-tf32` and
-//! `-bf16` entries, a [`Rounding`] type each). A product of two rounded inputs is exact in
+//! `-bf16` entries, a [`Rounding`] type each), and reading BF16 operands (the
+//! `-bf16-inputs` entries, an [`Operand`] type each element type). A product of two
+//! rounded inputs is exact in
 //! f32, so these compute what those precisions' tensor-core rungs compute, in the order
 //! below, and a memory-bound product of those precisions streams its operands as FP32's
 //! does instead of running tensor-core tiles over one row or column. The rounding is
@@ -164,13 +166,15 @@ pub trait Operand: Copy + 'static {
     /// The entry points' parameters with `a` and `b` of this type.
     const PARAMS: &'static [nvptx_device::catalogue::Param];
 
-    /// Reads `p[0..4]`: one load if `vec`, else the first `valid` one by one (zero past
-    /// them).
+    /// One element's f32 value (exact).
+    fn widen(self) -> f32;
+
+    /// Reads `p[0..4]` by one load.
     ///
     /// # Safety
-    /// `p[0..valid]` is readable and nothing writes it during the kernel; if `vec`,
-    /// `valid == 4` and `p` is aligned to four elements (16 bytes of f32, 8 of BF16).
-    unsafe fn load4(p: *const Self, valid: u32, vec: bool) -> [f32; 4];
+    /// `p[0..4]` is readable, nothing writes it during the kernel, and `p` is aligned to
+    /// four elements (16 bytes of f32, 8 of BF16).
+    unsafe fn load4_vec(p: *const Self) -> [f32; 4];
 
     /// Reads `p[0..4]` by two loads of two.
     ///
@@ -178,6 +182,29 @@ pub trait Operand: Copy + 'static {
     /// `p[0..4]` is readable, nothing writes it during the kernel, and `p` is aligned to
     /// two elements.
     unsafe fn load2x2(p: *const Self) -> [f32; 4];
+
+    /// Reads `p[0..4]`: one load if `vec` ([`load4_vec`](Self::load4_vec)), else the first
+    /// `valid` one by one (zero past them).
+    ///
+    /// # Safety
+    /// `p[0..valid]` is readable and nothing writes it during the kernel; if `vec`,
+    /// `valid == 4` and `p` is aligned to four elements.
+    #[inline(always)]
+    unsafe fn load4(p: *const Self, valid: u32, vec: bool) -> [f32; 4] {
+        if vec {
+            // SAFETY: the caller's contract.
+            unsafe { Self::load4_vec(p) }
+        } else {
+            let mut v = [0.0f32; 4];
+            unroll!(4, |e| {
+                if (e as u32) < valid {
+                    // SAFETY: e < valid.
+                    v[e] = unsafe { *p.add(e) }.widen();
+                }
+            });
+            v
+        }
+    }
 }
 
 /// Whether `p` is aligned for a load of four elements.
@@ -200,20 +227,14 @@ impl Operand for f32 {
     );
 
     #[inline(always)]
-    unsafe fn load4(p: *const f32, valid: u32, vec: bool) -> [f32; 4] {
-        if vec {
-            // SAFETY: the caller's contract (16-byte aligned).
-            unsafe { load_f32x4_nc(p) }
-        } else {
-            let mut v = [0.0f32; 4];
-            unroll!(4, |e| {
-                if (e as u32) < valid {
-                    // SAFETY: e < valid.
-                    v[e] = unsafe { *p.add(e) };
-                }
-            });
-            v
-        }
+    fn widen(self) -> f32 {
+        self
+    }
+
+    #[inline(always)]
+    unsafe fn load4_vec(p: *const f32) -> [f32; 4] {
+        // SAFETY: the caller's contract (16-byte aligned).
+        unsafe { load_f32x4_nc(p) }
     }
 
     #[inline(always)]
@@ -238,22 +259,16 @@ impl Operand for u16 {
     );
 
     #[inline(always)]
-    unsafe fn load4(p: *const u16, valid: u32, vec: bool) -> [f32; 4] {
-        if vec {
-            // SAFETY: the caller's contract (8-byte aligned).
-            let [lo, hi] = unsafe { load_u32x2_nc(p.cast()) };
-            let (lo, hi) = (widen_bf16x2(lo), widen_bf16x2(hi));
-            [lo[0], lo[1], hi[0], hi[1]]
-        } else {
-            let mut v = [0.0f32; 4];
-            unroll!(4, |e| {
-                if (e as u32) < valid {
-                    // SAFETY: e < valid.
-                    v[e] = f32::from_bits(u32::from(unsafe { *p.add(e) }) << 16);
-                }
-            });
-            v
-        }
+    fn widen(self) -> f32 {
+        f32::from_bits(u32::from(self) << 16)
+    }
+
+    #[inline(always)]
+    unsafe fn load4_vec(p: *const u16) -> [f32; 4] {
+        // SAFETY: the caller's contract (8-byte aligned).
+        let [lo, hi] = unsafe { load_u32x2_nc(p.cast()) };
+        let (lo, hi) = (widen_bf16x2(lo), widen_bf16x2(hi));
+        [lo[0], lo[1], hi[0], hi[1]]
     }
 
     #[inline(always)]
@@ -458,8 +473,7 @@ unsafe fn small_m_part<const M: usize, const VB: u32, E: Operand, Q: Rounding>(
         unroll!(M, |i| {
             if (i as u32) < rows {
                 // SAFETY: depth p < k of row i < rows.
-                let x =
-                    Q::round(unsafe { E::load4(a.add(i * k as usize + p as usize), 1, false)[0] });
+                let x = Q::round(unsafe { *a.add(i * k as usize + p as usize) }.widen());
                 unroll!(4, |e| {
                     acc[i][e] = fma(x, bq[e], acc[i][e]);
                 });
@@ -965,8 +979,8 @@ macro_rules! optional {
     };
 }
 
-/// The rung-16 table: one line per entry point, `name = class<bound> => kernel, static
-/// shared floats`, `rows(r)` for a small-`n` kernel's rows of `a` per warp (its second
+/// The rung-16 table, one line per entry point (as [`gemv_variants!`] writes them): `name =
+/// class<bound> => kernel, static shared floats`, `rows(r)` for a small-`n` kernel's rows of `a` per warp (its second
 /// generic parameter, `kernel::<bound, r>`),
 /// `min_blocks(b)` for launch bounds of `b` blocks of [`THREADS`] per multiprocessor, and
 /// `input(E) round(Q)`: the [`Operand`] type of `a` and `b` and the [`Rounding`] of its
@@ -1009,68 +1023,62 @@ macro_rules! gemv_configs {
 /// tells the block that it adds its tile's planes ([`SlicePlanes::last_of_tile`]).
 const TURN: usize = 1;
 
+/// The rung-16 table by configuration: one line per kernel configuration, naming its four
+/// entry points `[fp32, tf32, bf16, bf16 operands]` before the rest of a [`gemv_configs!`]
+/// line, which is written once: the f32-operand entries as they are (`AsIs`), rounding to
+/// TF32 (`ToTf32`) and to BF16 (`ToBf16`), and the entry of BF16 operands (`u16`, `AsIs`).
+macro_rules! gemv_variants {
+    ($( [$fp32:ident, $tf32:ident, $bf16:ident, $bf16_inputs:ident] = $class:ident<$bound:literal>
+        => $kernel:ident, $floats:expr $(, rows($rows:expr))? $(, min_blocks($mb:expr))?; )*) => {
+        gemv_configs! {$(
+            $fp32 = $class<$bound> => $kernel, $floats $(, rows($rows))? $(, min_blocks($mb))?,
+                input(f32) round(AsIs);
+            $tf32 = $class<$bound> => $kernel, $floats $(, rows($rows))? $(, min_blocks($mb))?,
+                input(f32) round(ToTf32);
+            $bf16 = $class<$bound> => $kernel, $floats $(, rows($rows))? $(, min_blocks($mb))?,
+                input(f32) round(ToBf16);
+            $bf16_inputs = $class<$bound> => $kernel, $floats $(, rows($rows))?
+                $(, min_blocks($mb))?, input(u16) round(AsIs);
+        )*}
+    };
+}
+
 // The small-n entries' launch bounds are what the host's split aims for
 // (`plan::gemv::slices_for`): four blocks a multiprocessor (at most 128 registers a
-// thread, which their rings of loads fit in without spilling), three for n16 (its 64
-// accumulators).
-gemv_configs! {
-    gemv_small_m1 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
-    gemv_small_m2 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
-    gemv_small_m4 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
-    gemv_small_m8 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
-    gemv_small_m16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(AsIs);
-    gemv_small_n1 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
-    gemv_small_n1_r2 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
-    gemv_small_n2 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
-    gemv_small_n4 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
-    gemv_small_n8 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(AsIs);
-    gemv_small_n16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(f32) round(AsIs);
-    gemv_small_n32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(f32) round(AsIs);
-    gemv_small_k4 = SmallK<4> => gemv_small_k_entry, 0, input(f32) round(AsIs);
-    gemv_small_k16 = SmallK<16> => gemv_small_k_entry, 0, input(f32) round(AsIs);
-    // TF32: the same kernels, each input rounded as the precision's conversion does.
-    gemv_small_m1_tf32 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
-    gemv_small_m2_tf32 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
-    gemv_small_m4_tf32 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
-    gemv_small_m8_tf32 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
-    gemv_small_m16_tf32 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToTf32);
-    gemv_small_n1_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
-    gemv_small_n1_r2_tf32 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
-    gemv_small_n2_tf32 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
-    gemv_small_n4_tf32 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
-    gemv_small_n8_tf32 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToTf32);
-    gemv_small_n16_tf32 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToTf32);
-    gemv_small_n32_tf32 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToTf32);
-    gemv_small_k4_tf32 = SmallK<4> => gemv_small_k_entry, 0, input(f32) round(ToTf32);
-    gemv_small_k16_tf32 = SmallK<16> => gemv_small_k_entry, 0, input(f32) round(ToTf32);
-    // BF16: the same kernels, each input rounded as the precision's conversion does.
-    gemv_small_m1_bf16 = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
-    gemv_small_m2_bf16 = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
-    gemv_small_m4_bf16 = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
-    gemv_small_m8_bf16 = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
-    gemv_small_m16_bf16 = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(f32) round(ToBf16);
-    gemv_small_n1_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
-    gemv_small_n1_r2_bf16 = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
-    gemv_small_n2_bf16 = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
-    gemv_small_n4_bf16 = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
-    gemv_small_n8_bf16 = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(f32) round(ToBf16);
-    gemv_small_n16_bf16 = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToBf16);
-    gemv_small_n32_bf16 = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(f32) round(ToBf16);
-    gemv_small_k4_bf16 = SmallK<4> => gemv_small_k_entry, 0, input(f32) round(ToBf16);
-    gemv_small_k16_bf16 = SmallK<16> => gemv_small_k_entry, 0, input(f32) round(ToBf16);
-    // BF16 operands (their bits as `u16`), widened to f32 as they are loaded: half the bytes.
-    gemv_small_m1_bf16_inputs = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
-    gemv_small_m2_bf16_inputs = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
-    gemv_small_m4_bf16_inputs = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
-    gemv_small_m8_bf16_inputs = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
-    gemv_small_m16_bf16_inputs = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN, input(u16) round(AsIs);
-    gemv_small_n1_bf16_inputs = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
-    gemv_small_n1_r2_bf16_inputs = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
-    gemv_small_n2_bf16_inputs = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
-    gemv_small_n4_bf16_inputs = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
-    gemv_small_n8_bf16_inputs = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4), input(u16) round(AsIs);
-    gemv_small_n16_bf16_inputs = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(3), input(u16) round(AsIs);
-    gemv_small_n32_bf16_inputs = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3), input(u16) round(AsIs);
-    gemv_small_k4_bf16_inputs = SmallK<4> => gemv_small_k_entry, 0, input(u16) round(AsIs);
-    gemv_small_k16_bf16_inputs = SmallK<16> => gemv_small_k_entry, 0, input(u16) round(AsIs);
+// thread, which their rings of loads fit in without spilling), three for n16 and n32 (their
+// 64 accumulators).
+gemv_variants! {
+    [gemv_small_m1, gemv_small_m1_tf32, gemv_small_m1_bf16, gemv_small_m1_bf16_inputs]
+        = SmallM<1> => gemv_small_m, (WARPS * SMALL_M_COLS) as usize + TURN;
+    [gemv_small_m2, gemv_small_m2_tf32, gemv_small_m2_bf16, gemv_small_m2_bf16_inputs]
+        = SmallM<2> => gemv_small_m, 2 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    [gemv_small_m4, gemv_small_m4_tf32, gemv_small_m4_bf16, gemv_small_m4_bf16_inputs]
+        = SmallM<4> => gemv_small_m, 4 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    [gemv_small_m8, gemv_small_m8_tf32, gemv_small_m8_bf16, gemv_small_m8_bf16_inputs]
+        = SmallM<8> => gemv_small_m, 8 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    [gemv_small_m16, gemv_small_m16_tf32, gemv_small_m16_bf16, gemv_small_m16_bf16_inputs]
+        = SmallM<16> => gemv_small_m, 16 * (WARPS * SMALL_M_COLS) as usize + TURN;
+    [gemv_small_n1, gemv_small_n1_tf32, gemv_small_n1_bf16, gemv_small_n1_bf16_inputs]
+        = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    [gemv_small_n1_r2, gemv_small_n1_r2_tf32, gemv_small_n1_r2_bf16, gemv_small_n1_r2_bf16_inputs]
+        = SmallN<1> => gemv_small_n, TURN, rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(4);
+    [gemv_small_n2, gemv_small_n2_tf32, gemv_small_n2_bf16, gemv_small_n2_bf16_inputs]
+        = SmallN<2> => gemv_small_n, 2 * small_n_group(2) as usize + TURN,
+        rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    [gemv_small_n4, gemv_small_n4_tf32, gemv_small_n4_bf16, gemv_small_n4_bf16_inputs]
+        = SmallN<4> => gemv_small_n, 4 * small_n_group(4) as usize + TURN,
+        rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    [gemv_small_n8, gemv_small_n8_tf32, gemv_small_n8_bf16, gemv_small_n8_bf16_inputs]
+        = SmallN<8> => gemv_small_n, 8 * small_n_group(8) as usize + TURN,
+        rows(SMALL_N_ROWS_PER_WARP), min_blocks(4);
+    [gemv_small_n16, gemv_small_n16_tf32, gemv_small_n16_bf16, gemv_small_n16_bf16_inputs]
+        = SmallN<16> => gemv_small_n, 16 * small_n_group(16) as usize + TURN,
+        rows(SMALL_N_ROWS_PER_WARP), min_blocks(3);
+    [gemv_small_n32, gemv_small_n32_tf32, gemv_small_n32_bf16, gemv_small_n32_bf16_inputs]
+        = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN,
+        rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3);
+    [gemv_small_k4, gemv_small_k4_tf32, gemv_small_k4_bf16, gemv_small_k4_bf16_inputs]
+        = SmallK<4> => gemv_small_k_entry, 0;
+    [gemv_small_k16, gemv_small_k16_tf32, gemv_small_k16_bf16, gemv_small_k16_bf16_inputs]
+        = SmallK<16> => gemv_small_k_entry, 0;
 }
