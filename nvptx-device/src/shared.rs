@@ -233,6 +233,20 @@ mod backend {
             }
         }
 
+        /// Writes elements `i` and `i + 1` with one `st.shared.v2.b32`.
+        ///
+        /// # Safety
+        /// `i + 2 <= self.len()` and `i` is even (8-byte alignment).
+        #[inline(always)]
+        pub unsafe fn set2_unchecked(&self, i: u32, v: [T; 2]) {
+            // SAFETY: the caller guarantees bounds and alignment.
+            unsafe {
+                asm!("st.shared.v2.b32 [{a}], {{{x}, {y}}};", a = in(reg32) self.addr + i * 4,
+                     x = in(reg32) v[0].to_bits(), y = in(reg32) v[1].to_bits(),
+                     options(nostack, preserves_flags));
+            }
+        }
+
         /// Reads elements `i..i + 4` with one `ld.shared.v4.b32`.
         ///
         /// # Safety
@@ -347,6 +361,19 @@ mod backend {
             }
         }
 
+        /// Writes elements `i` and `i + 1` (one 8-byte store on the GPU).
+        ///
+        /// # Safety
+        /// `i + 2 <= self.len()` and `i` is even; the simulator checks both.
+        #[track_caller]
+        pub unsafe fn set2_unchecked(&self, i: u32, v: [T; 2]) {
+            self.check_lanes(i, 2);
+            for (j, x) in v.into_iter().enumerate() {
+                // SAFETY: checked above; the simulator checks every element anyway.
+                unsafe { self.set_unchecked(i + j as u32, x) };
+            }
+        }
+
         /// Reads elements `i..i + 4` (one 16-byte load on the GPU).
         ///
         /// # Safety
@@ -367,11 +394,18 @@ mod backend {
 
         #[track_caller]
         fn check_vector(&self, i: u32) {
-            if !i.is_multiple_of(4)
-                || !(self.offset + i).is_multiple_of(4)
-                || i.saturating_add(4) > self.len
+            self.check_lanes(i, 4);
+        }
+
+        /// Elements `i..i + lanes` are inside and aligned to `lanes` words, as one vector
+        /// access of `lanes` words needs.
+        #[track_caller]
+        fn check_lanes(&self, i: u32, lanes: u32) {
+            if !i.is_multiple_of(lanes)
+                || !(self.offset + i).is_multiple_of(lanes)
+                || i.saturating_add(lanes) > self.len
             {
-                self.out_of_bounds(i.saturating_add(3));
+                self.out_of_bounds(i.saturating_add(lanes - 1));
             }
         }
 

@@ -209,3 +209,102 @@ pub fn row_col() -> (u32, u32) {
 pub fn sync_threads() {
     backend::sync_threads()
 }
+
+/// Named barriers a block has (`bar.sync` takes ids `0..16`; 0 is [`sync_threads`]'s).
+pub const NAMED_BARRIERS: u32 = 16;
+
+/// `bar.sync id, threads`: waits until `threads` threads (a multiple of 32) have reached
+/// barrier `id` of the block, and makes their shared- and global-memory writes before it
+/// visible to each other after it. A group of warps meets this way without the rest of the
+/// block (a warpgroup, say, with its own id).
+///
+/// In the simulator a phase completes with its `threads`-th arrival; it reports an `id`
+/// out of range, a count that is not a multiple of 32 or exceeds the block, arrivals of one
+/// phase that name different counts, and a wait that no arrival completes (a deadlock).
+///
+/// # Safety
+/// Every thread of a phase names the same `threads`, and the warps that meet there arrive
+/// whole and converged: `bar.sync` is `barrier.sync.aligned`, which a warp must reach at
+/// one instruction. LLVM does not know inline assembly to be convergent, and may copy it
+/// into both arms of a branch just before it on one lane's condition (a leader's extra
+/// work), which hangs the GPU; keep such branches after the barrier, not before. (The form
+/// without `.aligned` tolerates that, but made rung 17's epilogue 20% slower.) `id` is not
+/// used meanwhile by other threads.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn sync_named(id: u32, threads: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!("bar.sync {i}, {n};", i = in(reg32) id, n = in(reg32) threads,
+                         options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::context::sync_named(id, threads, core::panic::Location::caller());
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::*;
+    use crate::launch::{Launch, Limits};
+    use crate::shared::dynamic_shared;
+    use std::string::ToString;
+
+    /// One block of 128 threads, 128 words of shared memory.
+    fn launch(kernel: impl Fn() + Sync) -> Result<(), crate::sim::SimError> {
+        let cfg = Launch {
+            grid: Dim3::x(1),
+            block: Dim3::x(128),
+            dynamic_shared_bytes: 512,
+        };
+        crate::sim::launch(&cfg, &Limits::default(), kernel)
+    }
+
+    #[test]
+    fn two_groups_meet_at_their_own_barriers_and_see_each_others_writes() {
+        // Each half of the block passes words around its 64 threads three times, meeting
+        // at its own id; a missing meeting would be a race.
+        launch(|| {
+            let words = dynamic_shared::<u32>();
+            let t = thread_idx_x();
+            let (group, i) = (t / 64, t % 64);
+            for round in 0..3u32 {
+                words.set(t, 1000 * round + t);
+                // SAFETY: the 64 threads of this half, whole warps, the same count.
+                unsafe { sync_named(1 + group, 64) };
+                let from = 64 * group + (i + 1 + round) % 64;
+                assert_eq!(words.get(from), 1000 * round + from);
+                // SAFETY: as above.
+                unsafe { sync_named(1 + group, 64) };
+            }
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_barrier_short_of_arrivals_is_a_deadlock() {
+        let err = launch(|| {
+            if thread_idx_x() < 96 {
+                // SAFETY: deliberately broken: 96 threads of the 128 named (reported).
+                unsafe { sync_named(3, 128) };
+            }
+        })
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("bar.sync 3, 128, which 96 threads have reached"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn arrivals_naming_different_counts_are_an_error() {
+        let err = launch(|| {
+            let threads = if thread_idx_x() < 64 { 128 } else { 64 };
+            // SAFETY: deliberately broken: two counts in one phase (reported).
+            unsafe { sync_named(2, threads) };
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("first arrival named 128"), "{err}");
+    }
+}

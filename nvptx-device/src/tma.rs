@@ -186,6 +186,132 @@ pub unsafe fn copy_2d_bytes(
     }
 }
 
+/// Stores the tile at byte `offset` of `src` — `box_rows` rows of 128 bytes (32 `f32`, or 64
+/// elements of 2 bytes, as the map says), 128-byte swizzled as [`copy_2d_bytes`] leaves a
+/// tile — to the matrix of `map` from column `x`, row `y`; elements past the matrix are not
+/// written (`cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`). The store belongs to
+/// the calling thread's next [`bulk_commit_group`]; it reads `src` at some point before the
+/// [`bulk_wait_group_read`] that covers its group returns (the simulator: at that wait).
+///
+/// # Safety
+/// One thread; `map` points to a [`TensorMap`] of the launch (in global memory on the GPU)
+/// for this tile shape, of a matrix that nothing else reads or writes until the kernel
+/// ends; the tile lies inside `src` from `offset`, a multiple of [`TILE_ALIGN`] bytes from
+/// the start of shared memory; every thread that wrote it did so before a
+/// [`fence_proxy_async`](crate::wgmma::fence_proxy_async) that a barrier orders before this
+/// call, and nothing writes it until this thread's wait for the store's group has returned;
+/// the thread waits for it before it returns.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn store_2d_bytes(
+    src: SharedSlice<u32>, offset: u32, map: *const TensorMap, x: u32, y: u32,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+            m = in(reg64) map, x = in(reg32) x, y = in(reg32) y,
+            s = in(reg32) src.byte_address() + offset, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let start = src.byte_address() + offset;
+        if !start.is_multiple_of(TILE_ALIGN) {
+            panic!("TMA: a 128-byte-swizzled tile must start on a 1024-byte boundary");
+        }
+        // SAFETY: the caller passes a map of the launch.
+        let words = unsafe { (*map).0 };
+        let (base, rows, cols, box_rows) = (
+            words[0] as usize,
+            words[1] as u32,
+            words[2] as u32,
+            words[3] as u32,
+        );
+        let size = if words[4] == 2 { 2u32 } else { 4 };
+        let row_elems = ROW_BYTES / size;
+        if start + box_rows * ROW_BYTES > src.byte_address() + 4 * src.len() {
+            panic!(
+                "TMA: a store of {box_rows} rows of 128 bytes from shared byte {start}, past the end of its array"
+            );
+        }
+        let run = move || {
+            for r in 0..box_rows {
+                for c in 0..row_elems {
+                    let (row, col) = (y + r, x + c);
+                    if row >= rows || col >= cols {
+                        continue;
+                    }
+                    let byte = crate::wgmma::swizzle(start + r * ROW_BYTES + size * c);
+                    let word = src.get_quiet((byte - src.byte_address()) / 4);
+                    let at = row as usize * cols as usize + col as usize;
+                    // SAFETY: inside the matrix the map describes (the caller's contract).
+                    unsafe {
+                        if size == 4 {
+                            *(base as *mut u32).add(at) = word;
+                        } else {
+                            let half = (word >> (16 * ((byte / 2) % 2))) as u16;
+                            *(base as *mut u16).add(at) = half;
+                        }
+                    }
+                }
+            }
+        };
+        let location = core::panic::Location::caller().into();
+        crate::sim::context::with(|t| {
+            t.bulk.issue(crate::sim::bulk::BulkStore {
+                run: std::boxed::Box::new(run),
+                location,
+            })
+        });
+    }
+}
+
+/// Closes this thread's group of the bulk stores ([`store_2d_bytes`]) issued since the last
+/// one (`cp.async.bulk.commit_group`).
+#[inline(always)]
+pub fn bulk_commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands; groups this thread's issued bulk operations.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.commit_group;",
+            options(nostack, preserves_flags)
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::context::with(|t| t.bulk.commit());
+}
+
+/// Waits until at most `N` of this thread's committed groups of bulk stores still read
+/// their shared-memory sources (`cp.async.bulk.wait_group.read N`): the sources of the
+/// older ones may then be written again.
+#[inline(always)]
+pub fn bulk_wait_group_read<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: waits on this thread's own bulk groups.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N,
+                         options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::context::with(|t| t.bulk.wait(N as usize));
+}
+
+/// Waits until at most `N` of this thread's committed groups of bulk stores are still
+/// incomplete (`cp.async.bulk.wait_group N`): the older ones have written global memory.
+#[inline(always)]
+pub fn bulk_wait_group<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: waits on this thread's own bulk groups.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.wait_group {n};", n = const N,
+                         options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::context::with(|t| t.bulk.wait(N as usize));
+}
+
 /// The simulator's reading of the box whose first element is column `x`, row `y` of the
 /// matrix of `T` that `map` describes: its rows, and `(r, c, value)` for each of them and
 /// the `row_elems` elements of each, zero past the matrix.
@@ -295,6 +421,82 @@ mod tests {
                 assert_eq!(got[sw128_index(r, c) as usize], want, "row {r}, column {c}");
             }
         }
+    }
+
+    /// Thread 0 writes `value(r, c)` to element `(r, c)` of a swizzled tile, stores it to
+    /// `matrix` (`rows × cols`, from column `x`, row `y`) and, where `wait`, waits for the
+    /// store; `between` runs after the commit, before the wait.
+    fn store_tile(
+        matrix: &mut [f32], (rows, cols): (u32, u32), (x, y): (u32, u32),
+        value: impl Fn(u32, u32) -> f32 + Sync, between: impl Fn(SharedSlice<u32>) + Sync,
+        wait: bool,
+    ) -> Result<(), crate::sim::SimError> {
+        let map = TensorMap::simulated(matrix.as_mut_ptr(), rows, cols, BOX_ROWS);
+        launch(|| {
+            let tile = dynamic_shared::<u32>().aligned_to(TILE_ALIGN);
+            if thread_idx_x() == 0 {
+                for r in 0..BOX_ROWS {
+                    for c in 0..ROW_WORDS {
+                        tile.set(sw128_index(r, c), value(r, c).to_bits());
+                    }
+                }
+                crate::wgmma::fence_proxy_async();
+                // SAFETY: the map is this matrix's; the tile fits and is aligned; it is
+                // written again only by `between`, whose effect the tests look for.
+                unsafe { store_2d_bytes(tile, 0, &map, x, y) };
+                bulk_commit_group();
+                between(tile);
+                if wait {
+                    bulk_wait_group_read::<0>();
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn a_store_lands_unswizzled_and_clipped_at_the_matrix_edges() {
+        // A 5 × 36 matrix; the tile of 8 rows × 32 words to row 1, column 8 reaches past
+        // both edges, which it must not write.
+        let (rows, cols, x, y) = (5u32, 36u32, 8u32, 1u32);
+        let mut m = vec![-1.0f32; (rows * cols) as usize];
+        let value = |r: u32, c: u32| (100 * r + c) as f32;
+        store_tile(&mut m, (rows, cols), (x, y), value, |_| {}, true).unwrap();
+        for row in 0..rows {
+            for col in 0..cols {
+                let want = if row >= y && col >= x {
+                    value(row - y, col - x)
+                } else {
+                    -1.0
+                };
+                assert_eq!(
+                    m[(row * cols + col) as usize],
+                    want,
+                    "row {row}, column {col}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_store_reads_its_source_as_late_as_its_wait() {
+        // Written again between the store's issue and its wait: the simulator stores the
+        // new values, as a GPU may, so a kernel that does this fails its tests.
+        let mut m = vec![0.0f32; 8 * 32];
+        let rewrite = |tile: SharedSlice<u32>| tile.set(sw128_index(2, 3), 7.5f32.to_bits());
+        store_tile(&mut m, (8, 32), (0, 0), |_, _| 1.0, rewrite, true).unwrap();
+        assert_eq!(m[2 * 32 + 3], 7.5);
+        assert_eq!(m[2 * 32 + 4], 1.0);
+    }
+
+    #[test]
+    fn a_store_not_waited_for_is_an_error() {
+        let mut m = vec![0.0f32; 8 * 32];
+        let err = store_tile(&mut m, (8, 32), (0, 0), |_, _| 1.0, |_| {}, false).unwrap_err();
+        assert!(err.to_string().contains("not waited for"), "{err}");
+        assert!(
+            m.iter().all(|&v| v == 0.0),
+            "a store never waited for never lands here"
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the host thread is running now.
 
 use super::barrier::{BlockBarrier, Misuse};
+use super::bulk::BulkStores;
 use super::error::{SimError, SourceLocation, ThreadCoord, Waiting};
 use super::pending::Pending;
 use super::sched::{Scheduler, Wait};
@@ -30,9 +31,11 @@ pub(crate) struct BlockState {
     /// Parked reads of unwritten shared words.
     pub pending: Pending,
     pub sched: Scheduler,
-    /// `mbarrier` phases completed in the block so far: each orders what its arrivals did
-    /// before it with what its waiters do after it ([`ThreadCtx::epoch`]).
+    /// `mbarrier` and named-barrier phases completed in the block so far: each orders what
+    /// its arrivals did before it with what its waiters do after it ([`ThreadCtx::epoch`]).
     pub mbarrier_phases: Cell<u32>,
+    /// By id, the named barriers' current phases ([`sync_named`]).
+    pub named: RefCell<[NamedPhase; crate::thread::NAMED_BARRIERS as usize]>,
     error: RefCell<Option<SimError>>,
     aborted: Cell<bool>,
 }
@@ -51,6 +54,7 @@ impl BlockState {
             pending: Pending::new(),
             sched: Scheduler::new(threads),
             mbarrier_phases: Cell::new(0),
+            named: RefCell::new(Default::default()),
             error: RefCell::new(None),
             aborted: Cell::new(false),
         }
@@ -99,6 +103,17 @@ impl BlockState {
                         (what, location)
                     }
                     Wait::Parked => unreachable!("parked reads are decided first"),
+                    Wait::Named {
+                        id,
+                        threads,
+                        location,
+                    } => {
+                        let arrived = self.named.borrow()[id as usize].arrived;
+                        let what = std::format!(
+                            "bar.sync {id}, {threads}, which {arrived} threads have reached"
+                        );
+                        (what, location)
+                    }
                     Wait::Mbarrier {
                         byte,
                         parity,
@@ -136,6 +151,8 @@ pub(crate) struct ThreadCtx<'b> {
     /// Barriers this thread has passed; races are only possible within one interval.
     pub barriers_passed: Cell<u32>,
     pub block: &'b BlockState,
+    /// Its bulk stores to global memory not yet waited for.
+    pub bulk: BulkStores,
     /// How the thread's coroutine suspends itself; set when it starts.
     yielder: Cell<*const Yielder<(), ()>>,
 }
@@ -151,6 +168,7 @@ impl<'b> ThreadCtx<'b> {
             linear,
             barriers_passed: Cell::new(0),
             block,
+            bulk: BulkStores::default(),
             yielder: Cell::new(core::ptr::null()),
         }
     }
@@ -250,6 +268,68 @@ pub(crate) fn resume<R>(ctx: &ThreadCtx<'_>, run: impl FnOnce() -> R) -> R {
     CURRENT.set((ctx as *const ThreadCtx<'_>).cast());
     let _clear = Clear;
     run()
+}
+
+/// A named barrier's phase in progress: the count its first arrival named, the arrivals so
+/// far, and the phases completed before it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct NamedPhase {
+    pub threads: u32,
+    pub arrived: u32,
+    pub generation: u32,
+}
+
+/// `bar.sync id, threads` in the simulator ([`crate::thread::sync_named`]).
+pub(crate) fn sync_named(id: u32, threads: u32, location: &'static core::panic::Location<'static>) {
+    with(|t| {
+        let b = t.block;
+        let block_threads = b.block_dim.volume() as u32;
+        if id >= crate::thread::NAMED_BARRIERS
+            || threads == 0
+            || !threads.is_multiple_of(32)
+            || threads > block_threads
+        {
+            panic!(
+                "bar.sync {id}, {threads}: ids are below {}, counts multiples of 32 up to the block's {block_threads} threads",
+                crate::thread::NAMED_BARRIERS
+            );
+        }
+        let generation = {
+            let mut named = b.named.borrow_mut();
+            let phase = &mut named[id as usize];
+            if phase.arrived == 0 {
+                phase.threads = threads;
+            } else if phase.threads != threads {
+                panic!(
+                    "bar.sync {id}, {threads}: this phase's first arrival named {} threads",
+                    phase.threads
+                );
+            }
+            phase.arrived += 1;
+            if phase.arrived == threads {
+                phase.arrived = 0;
+                phase.generation = phase.generation.wrapping_add(1);
+                None
+            } else {
+                Some(phase.generation)
+            }
+        };
+        let Some(generation) = generation else {
+            // The last arrival completes the phase: a new interval for the race checker.
+            b.mbarrier_phases
+                .set(b.mbarrier_phases.get().wrapping_add(1));
+            b.sched
+                .wake_where(|w| matches!(w, Wait::Named { id: i, .. } if *i == id));
+            return;
+        };
+        while b.named.borrow()[id as usize].generation == generation {
+            t.block_on(Wait::Named {
+                id,
+                threads,
+                location: SourceLocation::from(location),
+            });
+        }
+    })
 }
 
 /// `sync_threads()` in the simulator.

@@ -179,6 +179,15 @@ pub enum SimError {
         /// Where the shuffle is in the kernel source.
         location: SourceLocation,
     },
+    /// A thread returned with bulk stores from shared memory to global memory
+    /// (`cp.async.bulk.tensor` stores) it never waited for (`cp.async.bulk.wait_group`):
+    /// on a GPU they may read the block's shared memory after it is gone.
+    BulkStorePending {
+        /// The thread that issued them.
+        at: ThreadCoord,
+        /// Where the first of them was issued.
+        location: SourceLocation,
+    },
     /// Every thread of a block that has not returned waits for something that only another
     /// of them could do (lanes of a warp-collective operation waiting for lanes that wait
     /// at a barrier, say): the launch would hang on a GPU.
@@ -266,6 +275,10 @@ impl fmt::Display for SimError {
                 "barrier not reached by every thread of block {block}: thread {waiting} waits at {location} but thread {exited} returned"
             ),
             Self::KernelPanicked { at, message } => write!(f, "{at}: kernel panicked: {message}"),
+            Self::BulkStorePending { at, location } => write!(
+                f,
+                "{at}: returned with the bulk store issued at {location} not waited for (cp.async.bulk.wait_group)"
+            ),
             Self::WarpShuffle {
                 at,
                 reason,

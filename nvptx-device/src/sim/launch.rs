@@ -216,6 +216,12 @@ fn run_thread<F: Fn()>(t: &ThreadCtx<'_>, kernel: &F) {
             message,
         });
     }
+    if let Some(location) = t.bulk.pending() {
+        block.record(SimError::BulkStorePending {
+            at: t.coord(),
+            location,
+        });
+    }
     if let Some((mask, location)) = block.warps[(t.linear / 32) as usize].exit(t.linear % 32) {
         block.record(SimError::WarpShuffle {
             at: t.coord(),

@@ -34,6 +34,7 @@
 //! ```
 
 mod barrier;
+pub(crate) mod bulk;
 pub(crate) mod context;
 mod error;
 mod launch;

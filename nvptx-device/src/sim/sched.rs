@@ -37,6 +37,12 @@ pub(crate) enum Wait {
         parity: u32,
         location: SourceLocation,
     },
+    /// The current phase of named barrier `id` (`bar.sync id, threads`).
+    Named {
+        id: u32,
+        threads: u32,
+        location: SourceLocation,
+    },
 }
 
 struct State {
