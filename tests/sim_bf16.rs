@@ -142,7 +142,9 @@ fn rung_17_every_configuration_on_edges_and_splits() {
         let (bm, bn) = (config.geometry.bm as usize, config.geometry.bn as usize);
         // One tile and a sliver past it each way; k = 72 (two k-tiles, the second partial)
         // or 37 (padded to 40); n not a multiple of 8 where the tile allows.
-        let shapes = [(bm + 3, 72, bn + 5), (5, 37, 11)];
+        // And unsplit with `n` even (fragments stored where they lie; the odd `n` stage
+        // their rows in shared memory): four tiles, two a block of the simulator's two.
+        let shapes = [(bm + 3, 72, bn + 5), (5, 37, 11), (bm + 3, 72, bn + 36)];
         for (j, &shape) in shapes.iter().enumerate() {
             let splits = if j == 0 { 2 } else { 1 };
             let r = HalfRun { config, splits };

@@ -159,8 +159,9 @@ fn check_ws(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
 /// transposed) on one tile and a sliver past it each way with k = 70 (three k-tiles of 32,
 /// the last partial, k not a multiple of 4: `a` packed and padded; `n` not a multiple of 4:
 /// a row-major `b` copied into padded rows) and k = 72 (`a` read as it is and rounded by
-/// the kernel, a row-major `b` too), split in two, and on a small shape unsplit. The check against the rounded inputs' product fails a
-/// kernel that leaves `a` unrounded.
+/// the kernel, a row-major `b` too), split in two; unsplit on a small shape, and on one of
+/// four tiles with `n` even (the odd ones stage their rows in shared memory). The check
+/// against the rounded inputs' product fails a kernel that leaves `a` unrounded.
 #[test]
 fn rung_17_tf32_every_configuration_on_edges_and_splits() {
     for (i, config) in configs(Input::Tf32).enumerate() {
@@ -173,6 +174,13 @@ fn rung_17_tf32_every_configuration_on_edges_and_splits() {
             seed + 100,
         );
         check_ws(HalfRun { config, splits: 1 }, (5, 37, 11), seed);
+        // Unsplit with `n` even: fragments stored where they lie (the odd `n` above stage
+        // their rows in shared memory), two tiles a block of the simulator's two.
+        check_ws(
+            HalfRun { config, splits: 1 },
+            (bm + 3, 72, bn + 36),
+            seed + 200,
+        );
     }
 }
 

@@ -41,16 +41,25 @@ macro_rules! has_flag {
     (@ autotune == default) => { false };
     (@ autotune == tf32) => { false };
     (@ autotune == bf16) => { false };
+    (@ autotune == rows) => { false };
     (@ default == autotune) => { false };
     (@ default == default) => { true };
     (@ default == tf32) => { false };
     (@ default == bf16) => { false };
+    (@ default == rows) => { false };
     (@ tf32 == autotune) => { false };
     (@ tf32 == default) => { false };
     (@ tf32 == tf32) => { true };
     (@ tf32 == bf16) => { false };
+    (@ tf32 == rows) => { false };
     (@ bf16 == autotune) => { false };
     (@ bf16 == default) => { false };
     (@ bf16 == tf32) => { false };
     (@ bf16 == bf16) => { true };
+    (@ bf16 == rows) => { false };
+    (@ rows == autotune) => { false };
+    (@ rows == default) => { false };
+    (@ rows == tf32) => { false };
+    (@ rows == bf16) => { false };
+    (@ rows == rows) => { true };
 }

@@ -12,6 +12,27 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     core::intrinsics::fmaf32(a, b, c)
 }
 
+/// `x`, through a `mov` that LLVM cannot see through (nor move: it may have effects), so
+/// that what a loop derives from a value invariant in it is computed where it is used, not
+/// hoisted out of the loop into registers held across it. A kernel that holds most of its
+/// registers in accumulators calls it at the top of the loop body on the invariant it
+/// derives many addresses from.
+#[inline(always)]
+pub fn opaque(x: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let y: u32;
+        // SAFETY: a register move.
+        unsafe {
+            core::arch::asm!("mov.b32 {y}, {x};", x = in(reg32) x, y = out(reg32) y,
+                             options(nomem, nostack, preserves_flags));
+        }
+        y
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    x
+}
+
 /// [`fma`] on a host built without FMA instructions (the x86-64 baseline), where the
 /// library's `fmaf` is a call through a function pointer and the simulated kernels'
 /// arithmetic is mostly FMAs: the same result, mostly in three inlined f64 operations.

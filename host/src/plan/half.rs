@@ -166,7 +166,8 @@ impl HalfRun {
 
 /// The runs worth timing for `shape` on a device of `multiprocessors`, chosen by shape
 /// class rather than from a list of shapes:
-/// * configurations of `input` whose tiles cover the output with the least padding (within
+/// * configurations of `input` that store as the output's rows suit ([`stores_fit`]), whose
+///   tiles cover the output with the least padding (within
 ///   half of the best: taller tiles read `b` fewer times, which can outweigh their padding,
 ///   as a 128-row tile on a 68-row output does): a 32- or 64-column output gets narrow
 ///   tiles, a 32-row one the shortest tiles, a large square every tile;
@@ -174,7 +175,8 @@ impl HalfRun {
 ///   split of the depth that keeps the work within four waves and two k-tiles a slice.
 pub fn candidates(input: Input, shape: MatmulShape, multiprocessors: u32) -> Vec<HalfRun> {
     let (m, n) = (u64::from(shape.m.max(1)), u64::from(shape.n.max(1)));
-    let configs: Vec<&'static WsConfig> = configs(input).collect();
+    let configs: Vec<&'static WsConfig> =
+        configs(input).filter(|c| stores_fit(c, shape.n)).collect();
     let padded = |c: &WsConfig| {
         let (bm, bn) = (u64::from(c.geometry.bm), u64::from(c.geometry.bn));
         m.div_ceil(bm) * bm * n.div_ceil(bn) * bn
@@ -197,6 +199,13 @@ pub fn candidates(input: Input, shape: MatmulShape, multiprocessors: u32) -> Vec
         }
     }
     runs
+}
+
+/// Whether `config`'s way of storing suits an output of `n` columns: staged rows (its
+/// `rows` entries) where `n` is odd, so that rows do not start 8-byte aligned; its
+/// fragments where they lie elsewhere (and in a swapped tile, which has no staging).
+pub fn stores_fit(config: &WsConfig, n: u32) -> bool {
+    config.swapped || config.rows != n.is_multiple_of(2)
 }
 
 /// `run`'s launch for `shape` on a device of `multiprocessors`, checked against `limits`:

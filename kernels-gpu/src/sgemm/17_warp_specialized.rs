@@ -44,8 +44,19 @@
 //!   in groups of `GROUP` block rows for L2 reuse). Producer and consumers walk the same
 //!   schedule on their own, so they agree without talking; the producer fills the next
 //!   tile's slots while the consumers store this one's outputs.
-//! * **Outputs.** Through the rungs' [`Epilogue`] and [`store_pair`], bounds-checked at the
-//!   edges; two columns (8 bytes) a store inside.
+//! * **Outputs.** Where every row of the output starts 8-byte aligned (`n` even, `out`
+//!   8-byte aligned), each thread stores its fragments where they lie through the rungs'
+//!   [`Epilogue`] and [`store_pair`]: two columns (8 bytes) a store inside, bounds-checked
+//!   at the edges. Else each store would be one 4-byte output, a partial 32-byte sector a
+//!   request, so the table's `rows` entries (`ROWS`, [`WsConfig::rows`], the host's choice
+//!   for an odd `n`) stage them: each consumer writes its 64 rows 32 columns at a time
+//!   ([`OUT_BOX_COLS`]) into one of its [`OUT_BOXES`] boxes in shared memory (128-byte
+//!   swizzled), its threads meet at a barrier of their own (`bar.sync 1 + c, 128`,
+//!   [`sync_named`](thread::sync_named)), and each warp stores rows of the box, 32 columns
+//!   (128 contiguous bytes) an instruction, bounds-checked, while the next box fills the
+//!   other one. A swapped tile ([`Element::SWAPPED`]) stores from registers. (The staging
+//!   is its own entries, not a branch in every one: its code beside the other store's made
+//!   ptxas spill the accumulators of the large tiles, 3–8% slower on even `n`.)
 //!
 //! Launch with `128 · (CONSUMERS + 1)` threads per block, a grid of at most one block per
 //! multiprocessor (and at most one per output tile), [`geometry`]'s dynamic shared memory,
@@ -59,6 +70,7 @@ use super::parts::unroll::unroll;
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
+use nvptx_device::intrinsics::opaque;
 use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
 use nvptx_device::mma::{FragA, FragC, a_position, c_position, to_tf32};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
@@ -86,6 +98,14 @@ pub const ROUNDERS: u32 = WARPGROUP - WARP_SIZE;
 /// Registers a thread of a consumer warpgroup may use: with two consumers and the producer
 /// at [`PRODUCER_REGS`], `128 · (40 + 2 · 232)` = 64,512 of the multiprocessor's 65,536.
 pub const CONSUMER_REGS: u32 = 232;
+/// Rows of an output box (a consumer's, where it stages its rows): one instruction's `M`.
+pub const OUT_BOX_ROWS: u32 = wgmma::M;
+/// Columns of an output box: one 128-byte row of f32.
+pub const OUT_BOX_COLS: u32 = ROW_BYTES / 4;
+/// Bytes of an output box in shared memory (128-byte swizzled).
+pub const OUT_BOX_BYTES: u32 = OUT_BOX_ROWS * ROW_BYTES;
+/// Output boxes a consumer has in shared memory: one fills while the other is stored.
+pub const OUT_BOXES: u32 = 2;
 
 /// What a configuration multiplies: the element type of `a` and `b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -419,6 +439,7 @@ pub unsafe fn gemm_warp_specialized<
     const CONSUMERS: usize,
     const STAGES: u32,
     const GROUP: u32,
+    const ROWS: bool,
     T: Element,
     A: Accumulators,
     E: Epilogue,
@@ -427,11 +448,14 @@ pub unsafe fn gemm_warp_specialized<
     splits: u32, epilogue: E,
 ) {
     const { assert!(CONSUMERS >= 1 && STAGES >= 2) };
+    const { assert!(T::SWAPPED || A::N.is_multiple_of(OUT_BOX_COLS)) };
     let (bm, bn) = block_tile::<T>(CONSUMERS as u32, A::N);
     let (a_bytes, b_bytes) = (bm * ROW_BYTES, b_rows::<T>(bn) * ROW_BYTES);
     let stage_bytes = a_bytes + b_bytes;
     let smem = dynamic_shared::<u32>().aligned_to(ATOM_BYTES);
-    let barriers = STAGES * stage_bytes / 4;
+    // The output boxes follow the ring (none for a swapped tile), then the barriers.
+    let out_boxes = STAGES * stage_bytes;
+    let barriers = (out_boxes + out_box_bytes::<T>(CONSUMERS as u32, ROWS)) / 4;
     let full = |s: u32| Mbarrier::new(smem, barriers + 2 * s);
     let empty = |s: u32| Mbarrier::new(smem, barriers + 2 * (STAGES + s));
     // Where `T` rounds `a`: the slot's `a` tile rounded (the rounders' arrivals).
@@ -528,6 +552,9 @@ pub unsafe fn gemm_warp_specialized<
     let leader = t.is_multiple_of(WARPGROUP);
     let mut state = PipelineState::<STAGES>::consumer_start();
     let mut acc = A::ZERO;
+    // Outputs staged in the consumers' boxes, `stored` boxes so far.
+    let staged = ROWS && !T::SWAPPED;
+    let mut stored = 0u32;
     while let Some(unit) = schedule.next() {
         let (tile_row, tile_col) = (unit.row, unit.col);
         let (first, end) = slice_tiles(k_tiles, splits, unit.split);
@@ -610,19 +637,76 @@ pub unsafe fn gemm_warp_specialized<
             });
             continue;
         }
-        let row = consumer * wgmma::M + 16 * ((t % WARPGROUP) / WARP_SIZE) + lane / 4;
-        let fast = tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
-        unroll!((A::N / 8) as usize, |j| {
-            unroll!(2, |h| {
-                let frag: &FragC = &frags[j];
-                let (r, c) = (row + 8 * h as u32, 8 * j as u32 + 2 * (lane % 4));
-                let pair = [frag[2 * h], frag[2 * h + 1]];
-                // SAFETY: this thread alone holds outputs (r, c), (r, c + 1) of the block
-                // tile (the FragC layout per 8 columns, warp w on rows 16w..); `fast` as
-                // required.
-                unsafe { store_pair(out, n, &tile, r, c, pair, fast, &epilogue) };
+        let warp = (t % WARPGROUP) / WARP_SIZE;
+        let row = consumer * wgmma::M + 16 * warp + lane / 4;
+        if !staged {
+            let fast =
+                tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
+            unroll!((A::N / 8) as usize, |j| {
+                unroll!(2, |h| {
+                    let frag: &FragC = &frags[j];
+                    let (r, c) = (row + 8 * h as u32, 8 * j as u32 + 2 * (lane % 4));
+                    let pair = [frag[2 * h], frag[2 * h + 1]];
+                    // SAFETY: this thread alone holds outputs (r, c), (r, c + 1) of the
+                    // block tile (the FragC layout per 8 columns, warp w on rows 16w..);
+                    // `fast` only inside, where rows start 8-byte aligned.
+                    unsafe { store_pair(out, n, &tile, r, c, pair, fast, &epilogue) };
+                });
+            });
+            continue;
+        }
+        let interior = tile.is_interior(bm, bn);
+        // The boxes' addresses derive from `lane`: computed here, each tile, not held in
+        // registers across the multiplications (where the accumulators need them).
+        let lane = opaque(lane);
+        let row = consumer * wgmma::M + 16 * warp + lane / 4;
+        unroll!((A::N / OUT_BOX_COLS) as usize, |q| {
+            let q = q as u32;
+            let which = (stored + q) % OUT_BOXES;
+            let at = out_boxes + (consumer * OUT_BOXES + which) * OUT_BOX_BYTES;
+            unroll!((OUT_BOX_COLS / 8) as usize, |j| {
+                let frag: &FragC = &frags[(q * OUT_BOX_COLS / 8) as usize + j];
+                unroll!(2, |h| {
+                    let (r, c) = (row + 8 * h as u32, 8 * j as u32 + 2 * (lane % 4));
+                    let word = at / 4 + wgmma::sw128_index(r % wgmma::M, c);
+                    let pair = [frag[2 * h], frag[2 * h + 1]].map(f32::to_bits);
+                    // SAFETY: inside this consumer's box (row below 64, column below 32,
+                    // the pair 8-byte aligned), which no thread reads any more: those that
+                    // read it two boxes ago met at the barrier since.
+                    unsafe { smem.set2_unchecked(word, pair) };
+                });
+            });
+            // SAFETY: the whole warpgroup, converged, at its own barrier (id 0 is the
+            // block's).
+            unsafe { thread::sync_named(1 + consumer, WARPGROUP) };
+            // Warp `w` stores rows 16w.. of the box, a row of 32 columns at a time.
+            let col = q * OUT_BOX_COLS + lane;
+            unroll!((wgmma::M / (WARPGROUP / WARP_SIZE)) as usize, |i| {
+                let r = 16 * warp + i as u32;
+                let tile_row = consumer * wgmma::M + r;
+                if interior || (tile_row < tile.rows_left && col < tile.cols_left) {
+                    // SAFETY: inside the box, complete since the barrier; inside `out`
+                    // (checked), output (tile_row, col) this thread's alone.
+                    unsafe {
+                        let v = f32::from_bits(
+                            smem.get_unchecked(at / 4 + wgmma::sw128_index(r, lane)),
+                        );
+                        store_out(out, n, tile.row0 + tile_row, tile.col0 + col, v, &epilogue)
+                    };
+                }
             });
         });
+        stored += A::N / OUT_BOX_COLS;
+    }
+}
+
+/// Bytes of shared memory for the consumers' output boxes: [`OUT_BOXES`] each where they
+/// stage their `rows`, none where the tile is swapped (it stores from registers).
+pub const fn out_box_bytes<T: Element>(consumers: u32, rows: bool) -> u32 {
+    if T::SWAPPED || !rows {
+        0
+    } else {
+        consumers * OUT_BOXES * OUT_BOX_BYTES
     }
 }
 
@@ -650,16 +734,20 @@ unsafe fn round_tf32_words(
 }
 
 /// The launch geometry of [`gemm_warp_specialized`] on `T` with `consumers` consumer
-/// warpgroups, `n` columns an instruction and `stages` slots: the slots and their two
-/// barriers each in dynamic shared memory, plus 1024 bytes to align them.
-pub const fn geometry<T: Element>(consumers: usize, n: usize, stages: usize) -> Geometry {
+/// warpgroups, `n` columns an instruction and `stages` slots, staging its output `rows` or
+/// not: the slots, the consumers' output boxes and the slots' barriers in dynamic shared
+/// memory, plus 1024 bytes to align them.
+pub const fn geometry<T: Element>(
+    consumers: usize, n: usize, stages: usize, rows: bool,
+) -> Geometry {
     let (bm, bn) = block_tile::<T>(consumers as u32, n as u32);
     let (bm, bn) = (bm as usize, bn as usize);
     let b_rows = b_rows::<T>(bn as u32) as usize;
     let stage_bytes = (bm + b_rows) * ROW_BYTES as usize;
+    let boxes = out_box_bytes::<T>(consumers as u32, rows) as usize;
     // Two 8-byte barriers a slot (full, empty), three where `T` rounds `a` (rounded).
     let barriers = if T::ROUNDS_A { 3 } else { 2 };
-    let bytes = stages * stage_bytes + 8 * barriers * stages + ATOM_BYTES as usize;
+    let bytes = stages * stage_bytes + boxes + 8 * barriers * stages + ATOM_BYTES as usize;
     Geometry::new(
         bm,
         bn,
@@ -694,6 +782,9 @@ pub struct WsConfig {
     pub spec: KernelSpec,
     /// Whether it is the default for its element type.
     pub default: bool,
+    /// Whether it stages its output rows in shared memory (the [module](self)'s
+    /// *Outputs*): for outputs whose rows do not start 8-byte aligned (an odd `n`).
+    pub rows: bool,
     /// The entry point as the simulator calls it, on the matrices themselves (the bytes of
     /// their elements; it maps them with [`TensorMap::simulated`] or
     /// [`TensorMap::simulated_16bit`] as a GPU host maps them with the driver).
@@ -768,6 +859,7 @@ unsafe fn store<
     const C: usize,
     const STAGES: u32,
     const GROUP: u32,
+    const ROWS: bool,
     T: Element,
     A: Accumulators,
 >(
@@ -776,7 +868,7 @@ unsafe fn store<
 ) {
     // SAFETY: forwarded.
     unsafe {
-        gemm_warp_specialized::<C, STAGES, GROUP, T, A, _>(
+        gemm_warp_specialized::<C, STAGES, GROUP, ROWS, T, A, _>(
             amap,
             bmap,
             out,
@@ -816,13 +908,14 @@ macro_rules! ws_configs {
         nvptx_device::entry_points! {$(
             $(#[$meta])*
             $entry(amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32, splits: u32)
-                => store::<$c, $stages, $group, $t, [FragC; $bn / 8]>
+                => store::<$c, $stages, $group, { has_flag!(rows in $($($flag),*)?) }, $t, [FragC; $bn / 8]>
                 , launch_bounds(128 * ($c + 1), 1);
         )*}
 
         /// Every configuration of rung 17, in table order.
         pub const WS_CONFIGS: &[WsConfig] = &[$({
-            const GEOMETRY: Geometry = geometry::<$t>($c, $bn, $stages);
+            const GEOMETRY: Geometry =
+                geometry::<$t>($c, $bn, $stages, has_flag!(rows in $($($flag),*)?));
             WsConfig {
                 name: dashed!(stringify!($entry)),
                 input: <$t as Element>::INPUT,
@@ -832,6 +925,7 @@ macro_rules! ws_configs {
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
+                rows: has_flag!(rows in $($($flag),*)?),
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim: |a, b, out, m, n, k, splits| {
                     // SAFETY: forwarded (`sim_maps`'s contract is the entry's).
@@ -864,6 +958,22 @@ ws_configs! {
         /// One consumer of 64 × 128, eight slots of 24 KiB: outputs of few rows and few
         /// columns, twice the tiles of the 64 × 256 one (fewer slices of a split `k`).
         gemm_bf16_ws_64x128, gemm_f16_ws_64x128      = <1, 128, 8, 8>;
+        // The same tiles staging their output rows in shared memory (`rows`, the module's
+        // *Outputs*), for an odd `n`; 16 KiB of boxes a consumer beside the slots.
+        /// 128 × 256, staged rows.
+        gemm_bf16_ws_128x256_rows, gemm_f16_ws_128x256_rows = <2, 256, 4, 8> [rows];
+        /// 128 × 192, staged rows.
+        gemm_bf16_ws_128x192_rows, gemm_f16_ws_128x192_rows = <2, 192, 4, 8> [rows];
+        /// 128 × 128, staged rows.
+        gemm_bf16_ws_128x128_rows, gemm_f16_ws_128x128_rows = <2, 128, 6, 8> [rows];
+        /// 128 × 64, staged rows.
+        gemm_bf16_ws_128x64_rows, gemm_f16_ws_128x64_rows   = <2, 64, 8, 8> [rows];
+        /// 128 × 32, staged rows.
+        gemm_bf16_ws_128x32_rows, gemm_f16_ws_128x32_rows   = <2, 32, 8, 8> [rows];
+        /// 64 × 256, staged rows.
+        gemm_bf16_ws_64x256_rows, gemm_f16_ws_64x256_rows   = <1, 256, 5, 8> [rows];
+        /// 64 × 128, staged rows.
+        gemm_bf16_ws_64x128_rows, gemm_f16_ws_64x128_rows   = <1, 128, 8, 8> [rows];
     }
     // A TF32 slot is as many bytes as a 16-bit one of the same tile (rows of 128 bytes),
     // holding half the depth: the same slot counts fit.
@@ -881,6 +991,20 @@ ws_configs! {
         gemm_tf32_ws_64x256                          = <1, 256, 5, 8>;
         /// One consumer of 64 × 128, eight slots of 24 KiB: small outputs, more blocks.
         gemm_tf32_ws_64x128                          = <1, 128, 8, 8>;
+        // Staging their output rows (`rows`), for an odd `n`; five 40 KiB slots and the
+        // boxes do not fit, so the 128 × 192 one has four.
+        /// 128 × 256, staged rows.
+        gemm_tf32_ws_128x256_rows                    = <2, 256, 4, 8> [rows];
+        /// 128 × 192, staged rows.
+        gemm_tf32_ws_128x192_rows                    = <2, 192, 4, 8> [rows];
+        /// 128 × 128, staged rows.
+        gemm_tf32_ws_128x128_rows                    = <2, 128, 6, 8> [rows];
+        /// 128 × 64, staged rows.
+        gemm_tf32_ws_128x64_rows                     = <2, 64, 8, 8> [rows];
+        /// 64 × 256, staged rows.
+        gemm_tf32_ws_64x256_rows                     = <1, 256, 5, 8> [rows];
+        /// 64 × 128, staged rows.
+        gemm_tf32_ws_64x128_rows                     = <1, 128, 8, 8> [rows];
     }
     // The large tiles again with `a` packed by the caller (no rounders): for large squares.
     tf32_packed {
