@@ -258,7 +258,7 @@ def rows():
         "cuBLAS's alternating) on device data"
     )
     out = [lecture_row()]
-    fp32 = "2026-11-29/final-h200-0959b0b/"
+    fp32 = "2026-11-29/rows-h200/"
     tf32 = fp32
     suites = fp32
     dated = [
