@@ -55,8 +55,8 @@
 //!   [`sync_named`](thread::sync_named)), and each warp stores rows of the box, 32 columns
 //!   (128 contiguous bytes) an instruction, bounds-checked, while the next box fills the
 //!   other one. A swapped tile ([`Element::SWAPPED`]) stores from registers. (The staging
-//!   is its own entries, not a branch in every one: its code beside the other store's made
-//!   ptxas spill the accumulators of the large tiles, 3–8% slower on even `n`.)
+//!   is its own entries, not a branch in every one: beside the other store's code it left
+//!   the large tiles with local memory, spills, and an even `n` 3–8% slower on an H200.)
 //!
 //! Launch with `128 · (CONSUMERS + 1)` threads per block, a grid of at most one block per
 //! multiprocessor (and at most one per output tile), [`geometry`]'s dynamic shared memory,
@@ -638,8 +638,8 @@ pub unsafe fn gemm_warp_specialized<
             continue;
         }
         let warp = (t % WARPGROUP) / WARP_SIZE;
-        let row = consumer * wgmma::M + 16 * warp + lane / 4;
         if !staged {
+            let row = consumer * wgmma::M + 16 * warp + lane / 4;
             let fast =
                 tile.is_interior(bm, bn) && n.is_multiple_of(2) && out.addr().is_multiple_of(8);
             unroll!((A::N / 8) as usize, |j| {
