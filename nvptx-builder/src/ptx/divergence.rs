@@ -24,8 +24,9 @@
 //!   where every path meets again; the blocks reachable in between are divergent at that
 //!   level (the most varying region around a block counts). A branch to code that can only
 //!   `trap` (a bounds check) parts nobody: the launch ends there.
-//! - **Findings.** A `bar.sync`/`barrier.sync` in a region divergent between warps or
-//!   lanes; a full-mask (`-1`, `0xffffffff`) warp collective, or any `.aligned` instruction
+//! - **Findings.** A `bar.sync`/`barrier.sync` of the whole block in a region divergent
+//!   between warps or lanes, one with a thread count (`bar.sync id, n`: some warps meet
+//!   there, whole) in a region divergent between lanes; a full-mask (`-1`, `0xffffffff`) warp collective, or any `.aligned` instruction
 //!   (`mma.sync`, `ldmatrix`, `wgmma`), in a region divergent between lanes; either under a
 //!   predicate guard that varies as much.
 //!
@@ -747,9 +748,13 @@ pub fn divergent_collectives(body: &str) -> Vec<Finding> {
     for (b, block) in blocks.iter().enumerate() {
         for (i, s) in block.stmts.iter().enumerate() {
             let op = s.opcode();
-            let block_wide = (op.starts_with("bar.") || op.starts_with("barrier."))
+            let barrier = (op.starts_with("bar.") || op.starts_with("barrier."))
                 && !op.starts_with("bar.warp")
                 && (op.contains(".sync") || op.contains(".red"));
+            // `bar.sync id, n`: a barrier of `n` threads, some warps of the block (a
+            // warpgroup, say), which the others never reach; whole warps must, converged.
+            let counted = barrier && !op.contains(".red") && s.operands().split(',').count() == 2;
+            let block_wide = barrier && !counted;
             // `.aligned` instructions (`mma.sync`, `ldmatrix`, `wgmma`) need every lane of
             // the warp at the same instruction too.
             let warp_wide = (op.starts_with("shfl.sync")
@@ -761,7 +766,7 @@ pub fn divergent_collectives(body: &str) -> Vec<Finding> {
                 || op.contains(".aligned");
             let needs = if block_wide {
                 Varies::Warps
-            } else if warp_wide {
+            } else if warp_wide || counted {
                 Varies::Lanes
             } else {
                 continue;
@@ -852,6 +857,16 @@ mod tests {
             "mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 32;\n@%p1 bra $L1;\nbra.uni $L2;\n$L1:\n{SHFL}\n$L2:\nret;"
         );
         assert_eq!(found(&code), [("shfl.sync.bfly.b32".into(), Varies::Lanes)]);
+    }
+
+    #[test]
+    fn a_counted_barrier_may_part_warps_not_lanes() {
+        // Warp 0 alone (a warp-uniform branch) meets at barrier 1 of 32 threads.
+        let warps = "mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra $L1;\nbra.uni $L2;\n$L1:\nbar.sync 1, 32;\n$L2:\nret;";
+        assert!(found(warps).is_empty());
+        // Thread 0 alone: the other lanes of its warp never reach it.
+        let lanes = warps.replace("setp.lt.u32 %p1, %r1, 32;", "setp.eq.u32 %p1, %r1, 0;");
+        assert_eq!(found(&lanes), [("bar.sync".into(), Varies::Lanes)]);
     }
 
     #[test]
