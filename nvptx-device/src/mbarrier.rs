@@ -333,12 +333,7 @@ mod tests {
     use std::string::ToString;
 
     fn launch(kernel: impl Fn() + Sync) -> Result<(), crate::sim::SimError> {
-        let cfg = Launch {
-            grid: Dim3::x(1),
-            block: Dim3::x(32),
-            dynamic_shared_bytes: 16,
-        };
-        crate::sim::launch(&cfg, &Limits::default(), kernel)
+        crate::sim::one_block(32, 16, kernel)
     }
 
     #[test]

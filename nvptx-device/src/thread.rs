@@ -246,18 +246,12 @@ pub unsafe fn sync_named(id: u32, threads: u32) {
 #[cfg(all(test, not(target_arch = "nvptx64")))]
 mod tests {
     use super::*;
-    use crate::launch::{Launch, Limits};
     use crate::shared::dynamic_shared;
     use std::string::ToString;
 
     /// One block of 128 threads, 128 words of shared memory.
     fn launch(kernel: impl Fn() + Sync) -> Result<(), crate::sim::SimError> {
-        let cfg = Launch {
-            grid: Dim3::x(1),
-            block: Dim3::x(128),
-            dynamic_shared_bytes: 512,
-        };
-        crate::sim::launch(&cfg, &Limits::default(), kernel)
+        crate::sim::one_block(128, 512, kernel)
     }
 
     #[test]

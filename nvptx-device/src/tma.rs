@@ -348,9 +348,8 @@ unsafe fn sim_read_box<T: Copy + Default>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::{Launch, Limits};
     use crate::shared::dynamic_shared;
-    use crate::thread::{Dim3, sync_threads, thread_idx_x};
+    use crate::thread::{sync_threads, thread_idx_x};
     use std::string::ToString;
     use std::sync::Mutex;
     use std::vec;
@@ -359,13 +358,8 @@ mod tests {
     const BOX_ROWS: u32 = 8;
 
     fn launch(kernel: impl Fn() + Sync) -> Result<(), crate::sim::SimError> {
-        let cfg = Launch {
-            grid: Dim3::x(1),
-            block: Dim3::x(64),
-            // The alignment slack, one tile, one barrier.
-            dynamic_shared_bytes: TILE_ALIGN + BOX_ROWS * ROW_BYTES + 8,
-        };
-        crate::sim::launch(&cfg, &Limits::default(), kernel)
+        // The alignment slack, one tile, one barrier.
+        crate::sim::one_block(64, TILE_ALIGN + BOX_ROWS * ROW_BYTES + 8, kernel)
     }
 
     #[test]

@@ -64,6 +64,20 @@ pub fn yield_now() {
     }
 }
 
+/// Runs `kernel` as one block of `threads` threads with `dynamic_shared_bytes` of dynamic
+/// shared memory, under the default limits: the device API's own tests' launch.
+#[cfg(test)]
+pub(crate) fn one_block(
+    threads: u32, dynamic_shared_bytes: u32, kernel: impl Fn() + Sync,
+) -> Result<(), SimError> {
+    let cfg = crate::launch::Launch {
+        grid: crate::thread::Dim3::x(1),
+        block: crate::thread::Dim3::x(threads),
+        dynamic_shared_bytes,
+    };
+    launch(&cfg, &crate::launch::Limits::default(), kernel)
+}
+
 /// A raw pointer that the simulated threads may share, for a kernel's arguments: each
 /// thread writes disjoint elements, as on a GPU. (Raw pointers are not `Sync`, so a
 /// closure run by every simulated thread cannot capture one directly.)
