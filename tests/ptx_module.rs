@@ -287,3 +287,30 @@ fn every_entry_has_a_module_of_its_own() {
         }
     }
 }
+
+/// The driver's linker compiles a module as relocatable code, which drops `setmaxnreg` and
+/// serializes the `wgmma` of a function with calls ([`relocatable_cost`]): the loader
+/// compiles such modules whole. Every rung-17 entry is one of them (its warpgroups trade
+/// registers), and no entry that issues `wgmma` calls a function (a panic path, say), so
+/// neither way of compiling serializes its multiplications.
+///
+/// [`relocatable_cost`]: nvptx_builder::ptx::relocatable_cost
+#[test]
+fn wgmma_entries_call_nothing_and_rung_17_compiles_whole() {
+    use kernels_gpu_host::plan::ptx::HOPPER_PTX;
+    use nvptx_builder::ptx::split::ModuleIndex;
+    let index = ModuleIndex::new(HOPPER_PTX);
+    let (mut wgmma, mut whole) = (0, 0);
+    for entry in index.entries() {
+        let module = index.module(entry).expect("a module");
+        let cost = nvptx_builder::ptx::relocatable_cost(&module);
+        assert!(
+            !cost.wgmma_serialized,
+            "{entry} issues wgmma and calls a function"
+        );
+        wgmma += usize::from(module.contains("wgmma.mma_async"));
+        whole += usize::from(entry.contains("_ws_") && cost.setmaxnreg);
+    }
+    assert!(wgmma >= 40, "{wgmma} entries issue wgmma");
+    assert!(whole >= 30, "{whole} rung-17 entries trade registers");
+}

@@ -15,6 +15,12 @@
 //! driver's cache, so the cubins are kept in one of our own ([`CubinCache`]), keyed by each
 //! module's text: an entry is compiled again only when its own code changes.
 //!
+//! The linker compiles PTX as relocatable code, which ignores `setmaxnreg` and serializes
+//! the `wgmma` instructions of a function that calls another
+//! ([`relocatable_cost`](nvptx_builder::ptx::relocatable_cost)). An entry whose module
+//! would pay that is loaded as PTX instead (`cuModuleLoadData`), compiled whole, one at a
+//! time, and kept in the driver's cache.
+//!
 //! A module handed to [`Gpu::with_ptx`](super::Gpu::with_ptx) is the caller's: it is loaded
 //! whole when the `Gpu` is made, as it always was, through the driver (and its cache).
 
@@ -138,6 +144,14 @@ impl Modules {
             .module(entry)
             .ok_or_else(|| not_found(entry))?
             .into();
+        // Relocatable code would cost such a module its design (`setmaxnreg`, pipelined
+        // `wgmma`): the driver compiles it whole, and keeps it in its own cache.
+        if !nvptx_builder::ptx::relocatable_cost(&ptx).is_free() {
+            let module = load(&self.ctx, &ptx, entry)?;
+            let done = Loaded { module, ptx };
+            *loaded = Some(done.clone());
+            return Ok(done);
+        }
         // A cached cubin the driver refuses (another driver's, say) is compiled again.
         let cached = self
             .cubins

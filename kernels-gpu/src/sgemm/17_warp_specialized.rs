@@ -67,6 +67,7 @@
 use super::epilogue::Epilogue;
 use super::parts::global::store_out;
 use super::parts::unroll::unroll;
+use super::swizzled::grouped_tile;
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
@@ -395,17 +396,14 @@ impl Schedule {
         if self.next >= units {
             return None;
         }
-        let (t, split) = (self.next / self.splits, self.next % self.splits);
+        // Checked, not panicking, divisions (`splits` is at least 1): see `grouped_tile`.
+        let (t, split) = (
+            self.next.checked_div(self.splits)?,
+            self.next.checked_rem(self.splits)?,
+        );
         self.next += self.step;
-        let per_group = self.group * self.tiles_n;
-        let first_row = t / per_group * self.group;
-        let rows = (self.tiles_m - first_row).min(self.group);
-        let within = t % per_group;
-        Some(Unit {
-            row: first_row + within % rows,
-            col: within / rows,
-            split,
-        })
+        let (row, col) = grouped_tile(t, self.tiles_m, self.tiles_n, self.group)?;
+        Some(Unit { row, col, split })
     }
 }
 
@@ -1025,5 +1023,40 @@ ws_configs! {
         gemm_tf32_row_b_ws_128x128                   = <2, 128, 6, 8>;
         /// Large outputs: 48 KiB slots, 128 accumulators a thread.
         gemm_tf32_row_b_ws_256x128                   = <2, 256, 4, 8>;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::{Schedule, slice_tiles};
+    use std::vec;
+
+    #[test]
+    fn the_blocks_of_a_persistent_grid_take_every_unit_once() {
+        for (m, n, tile, group, splits, blocks) in [
+            (4096, 4096, (128, 256), 8, 1, 132),
+            (1000, 33, (128, 64), 4, 3, 7),
+            (1, 1, (64, 64), 1, 1, 132),
+            (513, 2049, (128, 128), 0, 2, 5),
+        ] {
+            let tiles = (m as u32).div_ceil(tile.0) * (n as u32).div_ceil(tile.1);
+            let mut seen = vec![0u32; (tiles * splits) as usize];
+            for block in 0..blocks {
+                let mut schedule = Schedule::of_block(m, n, tile, group, splits, block, blocks);
+                while let Some(unit) = schedule.next() {
+                    let t = unit.row * (n as u32).div_ceil(tile.1) + unit.col;
+                    seen[(t * splits + unit.split) as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&s| s == 1), "{m}×{n}, {tile:?}: {seen:?}");
+        }
+        assert!(
+            Schedule::of_block(0, 8, (64, 64), 8, 1, 0, 1)
+                .next()
+                .is_none()
+        );
+        assert_eq!(slice_tiles(10, 3, 2), (8, 10));
+        assert_eq!(slice_tiles(2, 4, 3), (2, 2));
     }
 }

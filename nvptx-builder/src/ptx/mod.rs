@@ -237,6 +237,53 @@ pub fn generic_accesses(body: &str) -> Vec<&str> {
         .collect()
 }
 
+/// What compiling `module` as relocatable code would cost it: the driver's linker
+/// (`cuLinkAddData`) compiles PTX that way, as `ptxas -c` does, and then ignores
+/// `setmaxnreg` ("to maintain compatibility across compilation units", ptxas's C7504) and
+/// serializes every `wgmma.mma_async` of a function that calls another (C7509: each waits
+/// for the one before).
+pub fn relocatable_cost(module: &str) -> RelocatableCost {
+    let code = || {
+        module
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or("").trim())
+    };
+    RelocatableCost {
+        setmaxnreg: code().any(|l| l.starts_with("setmaxnreg.")),
+        wgmma_serialized: code().any(|l| l.contains("wgmma.mma_async")) && code().any(is_call),
+    }
+}
+
+/// What a module loses compiled as relocatable code ([`relocatable_cost`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RelocatableCost {
+    /// Its warpgroups trade registers with `setmaxnreg`, which would be ignored.
+    pub setmaxnreg: bool,
+    /// It issues `wgmma.mma_async` and calls a function: the instructions would be
+    /// serialized.
+    pub wgmma_serialized: bool,
+}
+
+impl RelocatableCost {
+    /// Whether relocatable code is the same code.
+    pub fn is_free(self) -> bool {
+        self == Self::default()
+    }
+}
+
+/// Whether the comment-free PTX line `line` is a call (`call`, `call.uni`, predicated or
+/// not).
+fn is_call(line: &str) -> bool {
+    let line = match line.strip_prefix('@') {
+        Some(guarded) => guarded
+            .split_once(char::is_whitespace)
+            .map_or("", |(_, op)| op),
+        None => line,
+    };
+    let op = line.split_whitespace().next().unwrap_or("");
+    op == "call" || op.starts_with("call.")
+}
+
 /// Names of the `.entry` functions declared in `ptx`, in order (`.visible .entry NAME(` or
 /// `.entry NAME(`).
 pub fn entry_names(ptx: &str) -> Vec<&str> {
@@ -649,6 +696,37 @@ mod tests {
             generic_accesses(body),
             ["ld.u32 %r3, [%rd1];", "cvta.shared.u64 %rd2, %rd3;"]
         );
+    }
+
+    #[test]
+    fn relocatable_cost_names_setmaxnreg_and_calls_beside_wgmma() {
+        use super::{RelocatableCost, relocatable_cost};
+        let wgmma = "\twgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%r1}, %rd1, %rd2, p, 1, 1, 0, 1;\n";
+        let call = "\tcall.uni f, ();\n";
+        let setmaxnreg = "\tsetmaxnreg.inc.sync.aligned.u32 232;\n";
+        let serialized = RelocatableCost {
+            setmaxnreg: false,
+            wgmma_serialized: true,
+        };
+        assert!(relocatable_cost(wgmma).is_free());
+        assert!(relocatable_cost(call).is_free());
+        assert_eq!(relocatable_cost(&format!("{wgmma}{call}")), serialized);
+        assert_eq!(
+            relocatable_cost(&format!("{wgmma}\t@%p1 call g, (%r1);\n")),
+            serialized
+        );
+        assert_eq!(
+            relocatable_cost(&format!("{setmaxnreg}{wgmma}{call}")),
+            RelocatableCost {
+                setmaxnreg: true,
+                wgmma_serialized: true
+            }
+        );
+        assert!(!relocatable_cost(setmaxnreg).is_free());
+        // Comments and names that merely contain the words are not instructions.
+        let quiet =
+            format!("{wgmma}\t// call.uni f, ();\n\tmov.u32 %r_call, 1;\n// setmaxnreg.inc\n");
+        assert!(relocatable_cost(&quiet).is_free());
     }
 
     use super::*;
