@@ -23,19 +23,31 @@
 //!   the accumulators of `wgmma.m64nNk16` (16-bit) or `wgmma.m64nNk8` (TF32), `N = BN`: per
 //!   k-tile, four instructions (one per 32 bytes of a row), `a` read K-major and `b` as
 //!   it lies, straight from the slot ([`DescOperand`]). One group of them stays in flight
-//!   (`wait_group 1`): the slot of the group before is released while this one runs.
+//!   (`wait_group 1`): the slot of the group before is released while this one runs. Where
+//!   the instructions read `A` from registers (a swapped tile, [`Tf32`]'s rounded `a`), the
+//!   next k-tile's loads rewrite those registers, which must not change until the group
+//!   that reads them completes: each group is waited for (`wait_group 0`) and its slot
+//!   released at once, and the other consumer's groups keep the tensor cores busy. (With
+//!   one group left in flight over reloaded registers, every TF32 register entry computed
+//!   wrong products on an H200, though the simulator, which reads registers when an
+//!   instruction issues, passed them.)
 //!   Where the element type is [`SWAPPED`](Element::SWAPPED) ([`Tf32RowB`]), the
 //!   instructions compute the tile transposed: consumer `c` owns columns `64c..64c + 64`,
 //!   loads them from `b`'s boxes into the register fragments of the instructions' `A`
 //!   (rounded to TF32 on the way, [`swapped_column`] giving each fragment row's column) and
 //!   multiplies them by `a`'s K-major tile as their `B`.
 //! * **TF32's `a`.** `wgmma` takes the f32 bits as they are (the low 13 mantissa bits
-//!   ignored), so the `a` tile of each slot is rounded to TF32 in place (`cvt.rna`, as the
-//!   packing rounds `b`) by the producer warpgroup's otherwise idle warps 1 to 3
-//!   ([`ROUNDERS`]): they wait for the slot's `full` phase, round, fence their stores for
-//!   the asynchronous proxy and arrive on a third barrier of the slot, `rounded`, which the
-//!   consumers wait for instead of `full`. A caller passes `a` unpacked, but to the
-//!   [`Tf32Packed`] rows, which have no rounders and take `a` packed as `b` is.
+//!   ignored), so `a` is rounded to TF32 (`cvt.rna`, as the packing rounds `b`) on its way
+//!   in. [`Tf32`]'s consumers load their rows of each slot's `a` tile into the register
+//!   fragments of the instructions' `A` (`ldmatrix`, [`a_fragment`]) and round them there
+//!   ([`Element::A_REGISTERS`]): the shared-memory traffic of the copies and
+//!   multiplications, nothing more. Where the tile is swapped ([`Tf32RowB`], whose `a` is
+//!   the instructions' `B`, read from the slot), the producer warpgroup's otherwise idle
+//!   warps 1 to 3 ([`ROUNDERS`]) round each slot's `a` tile in place: they wait for its
+//!   `full` phase, round, fence their stores for the asynchronous proxy and arrive on a
+//!   third barrier of the slot, `rounded`, which the consumers wait for instead of `full`
+//!   ([`Element::ROUNDED_IN_SLOT`]). A caller passes `a` unpacked, but to the
+//!   [`Tf32Packed`] rows, which take `a` packed as `b` is.
 //! * **Registers.** With two consumers or more, the producer gives up registers
 //!   (`setmaxnreg.dec` to [`PRODUCER_REGS`]) and the consumers take them (`setmaxnreg.inc` to
 //!   [`CONSUMER_REGS`]): 128 accumulators a thread fit, with room for addresses.
@@ -73,7 +85,7 @@ use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::intrinsics::opaque;
 use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
-use nvptx_device::mma::{FragA, FragC, a_position, c_position, to_tf32};
+use nvptx_device::mma::{FragA, FragC, a_position, c_position, ldmatrix_x4, to_tf32};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
 use nvptx_device::tma::{ROW_BYTES, TensorMap, copy_2d_bytes};
@@ -145,6 +157,14 @@ pub trait Element {
     /// multiplications read it ([`ROUNDERS`] threads of the producer warpgroup), so that a
     /// caller may pass `a` as it is.
     const ROUNDS_A: bool = false;
+    /// Whether the consumers load their rows of each `a` tile into the instructions'
+    /// register fragments (`ldmatrix`, [`a_fragment`]), rounding them there, so that the
+    /// kernel rounds `a` without writing the slot; else, where it rounds `a`, the
+    /// [`ROUNDERS`] round the slot's tile in place.
+    const A_REGISTERS: bool = false;
+    /// Whether the [`ROUNDERS`] round each slot's `a` tile in place (and the consumers wait
+    /// for them): where the kernel rounds `a` but not in registers.
+    const ROUNDED_IN_SLOT: bool = Self::ROUNDS_A && !Self::A_REGISTERS;
     /// Whether the instructions compute each tile transposed, `Dᵀ = bᵀ · aᵀ` ([`Tf32RowB`]):
     /// `b`'s tile (row-major, as it lies) is the instructions' `A`, read into registers by
     /// the consumers, and `a`'s tile (K-major) their `B`; consumer `c` owns columns
@@ -211,6 +231,7 @@ impl Element for Tf32 {
     const SIZE: u32 = 4;
     const B_TRANSPOSED: bool = true;
     const ROUNDS_A: bool = true;
+    const A_REGISTERS: bool = true;
 
     #[inline(always)]
     fn operands(
@@ -232,10 +253,8 @@ impl Element for Tf32 {
 }
 
 /// f32 elements multiplied as TF32, `b` transposed, and `a` rounded by the caller (packed as
-/// `b` is): [`Tf32`] without the rounders. Rounding in the slot reads and writes each `a`
-/// tile once more in shared memory, 32 KiB a k-tile at 128 rows, beside the 48 KiB that the
-/// copies write and the multiplications read: on large squares that costs more than
-/// packing `a` does, and the autotuner times both.
+/// `b` is): [`Tf32`] with both operands read by the instructions from the slot. Packing `a`
+/// is one more pass over it before the kernel; the autotuner times both.
 pub struct Tf32Packed;
 
 /// [`Element`] for `$t`, another way of running [`Tf32`]'s instruction on its operands:
@@ -310,6 +329,28 @@ pub const fn block_tile<T: Element>(consumers: u32, n: u32) -> (u32, u32) {
 pub const fn swapped_column(r: u32) -> u32 {
     let (w, h, g) = (r / 16, (r / 8) % 2, r % 8);
     32 * h + 16 * (g / 4) + 4 * w + g % 4
+}
+
+/// This thread's fragment of step `s` (depths `8s..8s + 8`) of its warp's 16 rows of the
+/// consumer's 64-row `a` tile at word `at` of `smem` (K-major rows of 32 words, 128-byte
+/// swizzled, as the copies write it), rounded to TF32 ([`Element::A_REGISTERS`]): one
+/// `ldmatrix` ([`ldmatrix_x4`]), lane `l` addressing row `l % 8` of 8 × 4-word matrix
+/// `l / 8` (rows `8 · (l / 8 % 2)..`, depths `8s + 4 · (l / 16)..`), which is the
+/// [`FragA`] layout. Each 8 lanes' rows lie in 8 different 16-byte chunks of the 128-byte
+/// rows (the swizzle), so the load is free of bank conflicts.
+///
+/// # Safety
+/// The whole warp calls it together; the tile lies inside `smem`, complete, and nothing
+/// writes it meanwhile.
+#[inline(always)]
+unsafe fn a_fragment(smem: SharedSlice<u32>, at: u32, s: u32, warp: u32, lane: u32) -> FragA {
+    let q = lane / 8;
+    let row = 16 * warp + 8 * (q % 2) + lane % 8;
+    let depth = 8 * s + 4 * (q / 2);
+    // SAFETY: the caller's contract; row below 64 and depth + 4 at most 32: inside the tile,
+    // 16-byte aligned.
+    let words = unsafe { ldmatrix_x4(smem, at + sw128_index(row, depth)) };
+    words.map(|w| to_tf32(f32::from_bits(w)))
 }
 
 /// This thread's fragment of step `s` (depths `8s..8s + 8`) of a swapped tile's `A`
@@ -459,7 +500,13 @@ pub unsafe fn gemm_warp_specialized<
     // Where `T` rounds `a`: the slot's `a` tile rounded (the rounders' arrivals).
     let rounded = |s: u32| Mbarrier::new(smem, barriers + 2 * (2 * STAGES + s));
     // What the consumers wait for: the copies, or the rounding after them.
-    let ready = |s: u32| if T::ROUNDS_A { rounded(s) } else { full(s) };
+    let ready = |s: u32| {
+        if T::ROUNDED_IN_SLOT {
+            rounded(s)
+        } else {
+            full(s)
+        }
+    };
     let t = thread::thread_idx_x();
     if t == 0 {
         for s in 0..STAGES {
@@ -467,7 +514,7 @@ pub unsafe fn gemm_warp_specialized<
             unsafe {
                 full(s).init_count(1);
                 empty(s).init_count(CONSUMERS as u32);
-                if T::ROUNDS_A {
+                if T::ROUNDED_IN_SLOT {
                     rounded(s).init_count(ROUNDERS);
                 }
             }
@@ -486,7 +533,7 @@ pub unsafe fn gemm_warp_specialized<
             // SAFETY: the whole warpgroup; the launch bounds leave room for every warpgroup.
             unsafe { setmaxnreg_dec::<PRODUCER_REGS>() };
         }
-        if T::ROUNDS_A && t >= WARP_SIZE {
+        if T::ROUNDED_IN_SLOT && t >= WARP_SIZE {
             // The rounders: each slot's `a` tile once its copies land, in the order the
             // producer fills the slots (the same schedule), then a release to the consumers.
             let mut state = PipelineState::<STAGES>::consumer_start();
@@ -556,6 +603,7 @@ pub unsafe fn gemm_warp_specialized<
     while let Some(unit) = schedule.next() {
         let (tile_row, tile_col) = (unit.row, unit.col);
         let (first, end) = slice_tiles(k_tiles, splits, unit.split);
+        // The slot of the group in flight, released once the next group is issued.
         let mut held = None;
         for kt in first..end {
             let slot = state.index * stage_bytes;
@@ -579,6 +627,18 @@ pub unsafe fn gemm_warp_specialized<
                         let operand = DescOperand::k_major(smem, slot + 4 * s as u32 * K_TF32);
                         acc.mma_tf32_rs(&frags[s], operand, kt > first || s > 0);
                     });
+                } else if T::A_REGISTERS {
+                    // This consumer's rows of `a`, rounded, into registers before the fence.
+                    let a_tile = slot + consumer * wgmma::M * ROW_BYTES;
+                    let (warp, lane) = ((t % WARPGROUP) / WARP_SIZE, t % WARP_SIZE);
+                    let frags: [FragA; 4] = core::array::from_fn(|s| {
+                        a_fragment(smem, a_tile / 4, s as u32, warp, lane)
+                    });
+                    wgmma::fence(&mut acc);
+                    unroll!(4, |s| {
+                        let (_, b) = T::operands(smem, a_tile, slot + a_bytes, s as u32);
+                        acc.mma_tf32_rs(&frags[s], b, kt > first || s > 0);
+                    });
                 } else {
                     wgmma::fence(&mut acc);
                     unroll!(4, |s| {
@@ -588,14 +648,24 @@ pub unsafe fn gemm_warp_specialized<
                     });
                 }
                 wgmma::commit_group();
-                wgmma::wait_group::<1, A>(&mut acc);
-                if let Some(previous) = held
-                    && leader
-                {
-                    empty(previous).arrive();
+                if T::SWAPPED || T::A_REGISTERS {
+                    // The next k-tile's loads rewrite the `A` registers, which must stay
+                    // as they are until this group completes: wait for it, and free its slot
+                    // (the other consumer's groups keep the tensor cores busy meanwhile).
+                    wgmma::wait_group::<0, A>(&mut acc);
+                    if leader {
+                        empty(state.index).arrive();
+                    }
+                } else {
+                    wgmma::wait_group::<1, A>(&mut acc);
+                    if let Some(previous) = held
+                        && leader
+                    {
+                        empty(previous).arrive();
+                    }
+                    held = Some(state.index);
                 }
             }
-            held = Some(state.index);
             state.advance();
         }
         // SAFETY: the warpgroup together; after the last group, the accumulators are
@@ -744,7 +814,7 @@ pub const fn geometry<T: Element>(
     let stage_bytes = (bm + b_rows) * ROW_BYTES as usize;
     let boxes = out_box_bytes::<T>(consumers as u32, rows) as usize;
     // Two 8-byte barriers a slot (full, empty), three where `T` rounds `a` (rounded).
-    let barriers = if T::ROUNDS_A { 3 } else { 2 };
+    let barriers = if T::ROUNDED_IN_SLOT { 3 } else { 2 };
     let bytes = stages * stage_bytes + boxes + 8 * barriers * stages + ATOM_BYTES as usize;
     Geometry::new(
         bm,
