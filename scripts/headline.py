@@ -27,7 +27,7 @@ README = ROOT / "README.md"
 START = "<!-- headline:start (scripts/headline.py --write) -->"
 END = "<!-- headline:end -->"
 
-# Rung 17's default BF16 configuration in the tree those runs used (75f58a9).
+# Rung 17's default BF16 configuration (the table's `default` row).
 RUNG17_DEFAULT = "gemm-bf16-ws-128x256"
 # The kernels of the lecture, as the bench names them.
 LECTURE = re.compile(r"^(naive|tiled-(dynamic|static|dynamic-const) tw\d+)$")
@@ -186,8 +186,8 @@ def lecture_row():
 
 
 def rung17_row():
-    name = "rung17-configs-h100.md"
-    rows = md_table(read(RUNS / name), "m×k×n")
+    name = "2026-11-29/whole-module-h200/half-gemm-1.txt"
+    rows = md_table(read(path(name)), "m×k×n")
     picked = {}
     for r in rows:
         if r[1] == RUNG17_DEFAULT and r[0] in ("4096×4096×4096", "8192×8192×8192"):
@@ -200,7 +200,7 @@ def rung17_row():
         f"({t4:.0f} / {t8:.0f} TFLOP/s, {RUNG17_DEFAULT})"
     )
     how = "`--example half_gemm`, kernel only, 16-bit operands on the device"
-    return ("rung 17, BF16 (Hopper)", figure, device(name), how, link(RUNS / name))
+    return ("rung 17, BF16 (Hopper)", figure, device(name), how, link(path(name)), day(name))
 
 
 def startup_row():
@@ -258,7 +258,7 @@ def rows():
         "cuBLAS's alternating) on device data"
     )
     out = [lecture_row()]
-    fp32 = "2026-11-29/rows-h200/"
+    fp32 = "2026-11-29/whole-module-h200/"
     tf32 = fp32
     suites = fp32
     dated = [
