@@ -358,8 +358,12 @@ pub trait Accumulators: Sized {
     ///
     /// # Safety
     /// As [`mma_16bit`](Self::mma_16bit), and the `A` registers, like the accumulators, are
-    /// written only before the [`fence`] that precedes the instruction (the compiler keeps
-    /// them until a [`wait_group`] says it is done).
+    /// written only before the [`fence`] that precedes the instruction, and not again until
+    /// the group that reads them completes: the GPU reads them while the group runs. So no
+    /// earlier register-`A` group of the warpgroup may still be in flight when it is issued
+    /// (a [`wait_group::<0>`](wait_group) after each such group): the next group's fragments
+    /// are loaded over the same registers (`ptxas` serializes every `wgmma` of a kernel that
+    /// keeps them apart). The simulator fails a launch that breaks this.
     unsafe fn mma_tf32_rs(&mut self, a: &FragA, b: DescOperand, accumulate: bool);
 
     /// The TF32 instruction on descriptors `da` and `db`, `D = A · B` unless `accumulate`.
@@ -393,6 +397,8 @@ pub unsafe fn fence<A: Accumulators>(acc: &mut A) {
 #[inline(always)]
 pub unsafe fn commit_group() {
     instruction!("wgmma.commit_group.sync.aligned;");
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::context::with(|t| t.wgmma.commit());
 }
 
 /// Waits until at most `N` of the warpgroup's committed groups are in flight
@@ -404,7 +410,9 @@ pub unsafe fn commit_group() {
 #[inline(always)]
 pub unsafe fn wait_group<const N: u32, A: Accumulators>(acc: &mut A) {
     // SAFETY: the caller's contract.
-    unsafe { acc.tie_regs::<true, N>() }
+    unsafe { acc.tie_regs::<true, N>() };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::context::with(|t| t.wgmma.wait(N as usize));
 }
 
 /// Raises each thread's register limit for the rest of the warpgroup's run to `N`
@@ -686,7 +694,11 @@ macro_rules! accumulators {
                     }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                sim_mma_tf32_rs(self, a, b, accumulate);
+                {
+                    let at = core::panic::Location::caller().into();
+                    crate::sim::context::with(|t| t.wgmma.issue_register_a(at));
+                    sim_mma_tf32_rs(self, a, b, accumulate);
+                }
             }
 
             #[inline(always)]
@@ -726,3 +738,53 @@ accumulators!(16, "m64n128k8", "m64n128k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14
 accumulators!(32, "m64n256k8", "m64n256k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
 accumulators!(24, "m64n192k8", "m64n192k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95]);
 accumulators!(4, "m64n32k8", "m64n32k16", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mma::FragC;
+    use crate::shared::dynamic_shared;
+    use crate::thread::{sync_threads, thread_idx_x};
+    use std::string::ToString;
+
+    /// Two register-`A` groups of `m64n64k8`, the first waited for with `wait_group::<0>`
+    /// or left in flight with `wait_group::<1>` when the second is issued.
+    fn two_register_groups(wait_each: bool) -> Result<(), crate::sim::SimError> {
+        // One `b` tile of 64 rows of 128 bytes, and the slack to align it.
+        crate::sim::one_block(WARPGROUP, 64 * 128 + ATOM_BYTES, move || {
+            let smem = dynamic_shared::<u32>().aligned_to(ATOM_BYTES);
+            let t = thread_idx_x();
+            for i in 0..16 {
+                // SAFETY: 2048 words, each written by one thread.
+                unsafe { smem.set_unchecked(t * 16 + i, 0) };
+            }
+            sync_threads();
+            let mut acc = <[FragC; 8]>::ZERO;
+            let frag: FragA = [0; 4];
+            for _ in 0..2 {
+                // SAFETY: the warpgroup together, the tile written and published above.
+                unsafe {
+                    fence(&mut acc);
+                    acc.mma_tf32_rs(&frag, DescOperand::k_major(smem, 0), true);
+                    commit_group();
+                    if wait_each {
+                        wait_group::<0, _>(&mut acc);
+                    } else {
+                        wait_group::<1, _>(&mut acc);
+                    }
+                }
+            }
+            // SAFETY: as above.
+            unsafe { wait_group::<0, _>(&mut acc) };
+        })
+    }
+
+    #[test]
+    fn a_register_group_in_flight_under_the_next_is_the_kernels_error() {
+        two_register_groups(true).expect("each group waited for");
+        let e = two_register_groups(false).expect_err("one group left in flight");
+        let text = e.to_string();
+        assert!(text.contains("register-A group issued at"), "{text}");
+        assert!(text.contains("wgmma.rs"), "{text}");
+    }
+}

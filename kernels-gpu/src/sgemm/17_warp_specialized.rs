@@ -30,7 +30,7 @@
 //!   released at once, and the other consumer's groups keep the tensor cores busy. (With
 //!   one group left in flight over reloaded registers, every TF32 register entry computed
 //!   wrong products on an H200, though the simulator, which reads registers when an
-//!   instruction issues, passed them.)
+//!   instruction issues, passed them; it now fails such a kernel.)
 //!   Where the element type is [`SWAPPED`](Element::SWAPPED) ([`Tf32RowB`]), the
 //!   instructions compute the tile transposed: consumer `c` owns columns `64c..64c + 64`,
 //!   loads them from `b`'s boxes into the register fragments of the instructions' `A`

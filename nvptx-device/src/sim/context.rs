@@ -8,6 +8,7 @@ use super::pending::Pending;
 use super::sched::{Scheduler, Wait};
 use super::shared_mem::SharedArena;
 use super::warp::WarpExchange;
+use super::wgmma_groups::WgmmaGroups;
 use crate::thread::Dim3;
 use core::cell::{Cell, RefCell};
 use corosensei::Yielder;
@@ -153,6 +154,8 @@ pub(crate) struct ThreadCtx<'b> {
     pub block: &'b BlockState,
     /// Its bulk stores to global memory not yet waited for.
     pub bulk: BulkStores,
+    /// Its `wgmma` groups not yet waited for.
+    pub wgmma: WgmmaGroups,
     /// How the thread's coroutine suspends itself; set when it starts.
     yielder: Cell<*const Yielder<(), ()>>,
 }
@@ -169,6 +172,7 @@ impl<'b> ThreadCtx<'b> {
             barriers_passed: Cell::new(0),
             block,
             bulk: BulkStores::default(),
+            wgmma: WgmmaGroups::default(),
             yielder: Cell::new(core::ptr::null()),
         }
     }

@@ -42,6 +42,7 @@ mod pending;
 pub(crate) mod sched;
 pub(crate) mod shared_mem;
 pub(crate) mod warp;
+pub(crate) mod wgmma_groups;
 
 pub use error::{RaceKind, SharedArrayId, SimError, SourceLocation, ThreadCoord, Waiting};
 pub use launch::launch;
