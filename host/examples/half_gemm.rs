@@ -30,7 +30,34 @@ fn error<T: HalfFloat>(a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape) ->
     }
 }
 
+/// The shapes named on the command line (`M K N ...`), or what is wrong with them.
+fn shapes_from_args() -> Result<Vec<(usize, usize, usize)>, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dims = args
+        .iter()
+        .map(|a| {
+            a.parse::<usize>()
+                .map_err(|e| format!("`{a}` is not a dimension ({e})"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if dims.len() % 3 != 0 {
+        return Err(format!(
+            "{} numbers given: shapes are three each (M K N ...)",
+            dims.len()
+        ));
+    }
+    Ok(if dims.is_empty() {
+        suite::SHAPES.to_vec()
+    } else {
+        dims.chunks_exact(3).map(|d| (d[0], d[1], d[2])).collect()
+    })
+}
+
 fn main() -> Result<(), Error> {
+    let shapes = shapes_from_args().unwrap_or_else(|e| {
+        eprintln!("half_gemm: {e}");
+        std::process::exit(2)
+    });
     let Some(gpu) = Gpu::new_or_skip("half_gemm")? else {
         return Ok(());
     };
@@ -39,15 +66,6 @@ fn main() -> Result<(), Error> {
         println!("{info}: rung 17 needs a Hopper (sm_90): skipped");
         return Ok(());
     }
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("dimensions are numbers"))
-        .collect();
-    let shapes: Vec<(usize, usize, usize)> = if args.is_empty() {
-        suite::SHAPES.to_vec()
-    } else {
-        args.chunks_exact(3).map(|d| (d[0], d[1], d[2])).collect()
-    };
     println!("{info}");
     println!(
         "| m×k×n | chosen | ms | TFLOP/s | cuBLAS BF16 ms | cuBLAS ÷ ours | convert ms | max error / Σ|a||b| |"
