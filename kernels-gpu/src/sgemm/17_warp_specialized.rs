@@ -39,7 +39,7 @@
 //! * **TF32's `a`.** `wgmma` takes the f32 bits as they are (the low 13 mantissa bits
 //!   ignored), so `a` is rounded to TF32 (`cvt.rna`, as the packing rounds `b`) on its way
 //!   in. [`Tf32`]'s consumers load their rows of each slot's `a` tile into the register
-//!   fragments of the instructions' `A` (`ldmatrix`, [`a_fragment`]) and round them there
+//!   fragments of the instructions' `A` (`ldmatrix`, `a_fragment`) and round them there
 //!   ([`Element::A_REGISTERS`]): the shared-memory traffic of the copies and
 //!   multiplications, nothing more. Where the tile is swapped ([`Tf32RowB`], whose `a` is
 //!   the instructions' `B`, read from the slot), the producer warpgroup's otherwise idle
@@ -158,7 +158,7 @@ pub trait Element {
     /// caller may pass `a` as it is.
     const ROUNDS_A: bool = false;
     /// Whether the consumers load their rows of each `a` tile into the instructions'
-    /// register fragments (`ldmatrix`, [`a_fragment`]), rounding them there, so that the
+    /// register fragments (`ldmatrix`, `a_fragment`), rounding them there, so that the
     /// kernel rounds `a` without writing the slot; else, where it rounds `a`, the
     /// [`ROUNDERS`] round the slot's tile in place.
     const A_REGISTERS: bool = false;
@@ -1105,17 +1105,17 @@ mod tests {
     #[test]
     fn the_blocks_of_a_persistent_grid_take_every_unit_once() {
         for (m, n, tile, group, splits, blocks) in [
-            (4096, 4096, (128, 256), 8, 1, 132),
+            (4096u32, 4096u32, (128, 256), 8, 1, 132),
             (1000, 33, (128, 64), 4, 3, 7),
             (1, 1, (64, 64), 1, 1, 132),
             (513, 2049, (128, 128), 0, 2, 5),
         ] {
-            let tiles = (m as u32).div_ceil(tile.0) * (n as u32).div_ceil(tile.1);
+            let tiles = m.div_ceil(tile.0) * n.div_ceil(tile.1);
             let mut seen = vec![0u32; (tiles * splits) as usize];
             for block in 0..blocks {
                 let mut schedule = Schedule::of_block(m, n, tile, group, splits, block, blocks);
                 while let Some(unit) = schedule.next() {
-                    let t = unit.row * (n as u32).div_ceil(tile.1) + unit.col;
+                    let t = unit.row * n.div_ceil(tile.1) + unit.col;
                     seen[(t * splits + unit.split) as usize] += 1;
                 }
             }
