@@ -518,7 +518,9 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     };
                 }
                 for (i, shape) in shapes.enumerate() {
-                    for splits in [1, 2, 4] {
+                    // Powers of two, and an odd split as the wave-filling ones are (with
+                    // empty last slices where the depth has fewer k-tiles).
+                    for splits in [1, 2, 4, 5] {
                         let run = HalfRun { config, splits };
                         let seed = 170 + 3 * i as u64 + splits as u64;
                         match config.input {

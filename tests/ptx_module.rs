@@ -165,8 +165,9 @@ fn the_hopper_module_holds_rungs_14_and_15_on_tma_alone() {
 
 /// Rung 17's entries (in the same module) each issue the instruction of their element type
 /// and tile, four to a k-tile (`k16` on `bf16`/`f16`, `k8` on TF32, whose operands are
-/// both K-major: no transpose immediates; `A` from four registers where the tile is
-/// computed transposed, else from a descriptor), fed by the tensor-memory accelerator
+/// both K-major: no transpose immediates; `A` from four registers where the configuration
+/// says so, `b`'s fragments in a tile computed transposed or TF32's `a` rounded by the
+/// consumers, else from a descriptor), fed by the tensor-memory accelerator
 /// alone, and rebalance registers with `setmaxnreg` where they have two consumer
 /// warpgroups.
 #[test]
@@ -194,7 +195,7 @@ fn rung_17_entries_issue_their_elements_wgmma() {
             assert!(
                 line.contains(&shape)
                     && line.trim_end().ends_with(tail)
-                    && a_in_registers == c.swapped,
+                    && a_in_registers == c.register_a,
                 "{}: {line}",
                 c.name
             );

@@ -159,6 +159,37 @@ fn rung_17_every_configuration_on_edges_and_splits() {
     }
 }
 
+/// A split of the depth that is not a power of two, and one with more slices than the
+/// depth has k-tiles of its share (the last slices empty, their planes zeros), as the
+/// tuner's wave-filling splits give: the same product as unsplit.
+#[test]
+fn rung_17_odd_and_empty_slices() {
+    use kernels_gpu_host::plan::half::{HalfRun, Input, WS_CONFIGS};
+    let config = WS_CONFIGS
+        .iter()
+        .find(|c| c.input == Input::Bf16 && c.name == "gemm-bf16-ws-128x64")
+        .expect("the 128 × 64 BF16 configuration");
+    // k = 200: four k-tiles of 64; five slices of one k-tile each, the fifth empty.
+    let shape = (131, 200, 70);
+    for splits in [5, 3] {
+        let run = HalfRun { config, splits };
+        check_rounded_product(
+            shape,
+            0x5117 + u64::from(splits),
+            Precision::Bf16,
+            |x| half::bf16::from_f32(x).to_f32(),
+            &run.name(),
+            |a, b, shape| {
+                let (a16, b16) = (
+                    kernels_gpu_host::plan::half::round_all::<half::bf16>(a),
+                    kernels_gpu_host::plan::half::round_all::<half::bf16>(b),
+                );
+                hopper().gemm_half(run, &a16, &b16, shape)
+            },
+        );
+    }
+}
+
 /// The simulator catches a rung-17 product given the other element type, and refuses a
 /// launch beyond the shared memory of a GPU that is not a Hopper.
 #[test]

@@ -841,6 +841,9 @@ pub struct WsConfig {
     pub row_major_b: bool,
     /// Whether its instructions compute each tile transposed ([`Element::SWAPPED`]).
     pub swapped: bool,
+    /// Whether its instructions read their `A` from registers: `b`'s fragments in a swapped
+    /// tile, `a`'s rounded ones where [`Element::A_REGISTERS`]; else from shared memory.
+    pub register_a: bool,
     /// Its tile sizes and shared memory.
     pub geometry: Geometry,
     /// How to launch it (a persistent grid: [`KernelSpec::launch_on`]), on tensor maps
@@ -990,6 +993,7 @@ macro_rules! ws_configs {
                 rounds_a: <$t as Element>::ROUNDS_A,
                 row_major_b: !<$t as Element>::B_TRANSPOSED,
                 swapped: <$t as Element>::SWAPPED,
+                register_a: <$t as Element>::SWAPPED || <$t as Element>::A_REGISTERS,
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
