@@ -518,8 +518,8 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     };
                 }
                 for (i, shape) in shapes.enumerate() {
-                    // Powers of two, and an odd split as the wave-filling ones are (with
-                    // empty last slices where the depth has fewer k-tiles).
+                    // Powers of two, and an odd split (with empty last slices where the
+                    // depth has fewer k-tiles).
                     for splits in [1, 2, 4, 5] {
                         let run = HalfRun { config, splits };
                         let seed = 170 + 3 * i as u64 + splits as u64;

@@ -159,9 +159,9 @@ fn rung_17_every_configuration_on_edges_and_splits() {
     }
 }
 
-/// A split of the depth that is not a power of two, and one with more slices than the
-/// depth has k-tiles of its share (the last slices empty, their planes zeros), as the
-/// tuner's wave-filling splits give: the same product as unsplit.
+/// A split of the depth that is not a power of two (a `HalfRun` may ask for any), and one
+/// with more slices than the depth has k-tiles of its share (the last slices empty, their
+/// planes zeros): within the bound of the product, as unsplit.
 #[test]
 fn rung_17_odd_and_empty_slices() {
     use kernels_gpu_host::plan::half::{HalfRun, Input, WS_CONFIGS};

@@ -13,7 +13,6 @@
 //! that are whole 16-byte units, so a 16-bit product takes `k` and `n` multiples of 8
 //! ([`aligned`]).
 
-use crate::plan::split_k::wave_splits;
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use kernels_gpu::nvptx_device::catalogue::Extent;
@@ -127,12 +126,8 @@ impl std::hash::Hash for HalfRun {
     }
 }
 
-/// The depth splits every candidate that does not fill a wave is timed at (with those that
-/// fill whole waves, [`wave_splits`]).
+/// The depth splits a candidate may have.
 pub const SPLITS: [u32; 5] = [1, 2, 4, 8, 16];
-
-/// The most depth slices a run may have (each a plane of `m × n` floats of workspace).
-pub const MAX_SPLITS: u32 = 64;
 
 impl HalfRun {
     /// `config` unsplit.
@@ -152,10 +147,7 @@ impl HalfRun {
     /// Parses [`name`](Self::name).
     pub fn from_name(name: &str) -> Option<Self> {
         let (config, splits) = match name.rsplit_once("-split") {
-            Some((config, s)) => (
-                config,
-                s.parse().ok().filter(|s| (2..=MAX_SPLITS).contains(s))?,
-            ),
+            Some((config, s)) => (config, s.parse().ok().filter(|s| SPLITS.contains(s))?),
             None => (name, 1),
         };
         let config = WS_CONFIGS.iter().find(|c| c.name == config)?;
@@ -180,10 +172,7 @@ impl HalfRun {
 ///   as a 128-row tile on a 68-row output does): a 32- or 64-column output gets narrow
 ///   tiles, a 32-row one the shortest tiles, a large square every tile;
 /// * for each, unsplit; and where its tiles do not fill a wave of multiprocessors, each
-///   split of the depth of [`SPLITS`], and those that fill one to four whole waves
-///   ([`wave_splits`]: the persistent grid runs a block per multiprocessor, so 184 units of
-///   work on 132 take two rounds), that keeps the work within four waves and two k-tiles a
-///   slice.
+///   split of the depth that keeps the work within four waves and two k-tiles a slice.
 pub fn candidates(input: Input, shape: MatmulShape, multiprocessors: u32) -> Vec<HalfRun> {
     let (m, n) = (u64::from(shape.m.max(1)), u64::from(shape.n.max(1)));
     let configs: Vec<&'static WsConfig> =
@@ -201,13 +190,7 @@ pub fn candidates(input: Input, shape: MatmulShape, multiprocessors: u32) -> Vec
         let (bm, bn) = (u64::from(config.geometry.bm), u64::from(config.geometry.bn));
         let tiles = m.div_ceil(bm) * n.div_ceil(bn);
         let k_tiles = shape.k.div_ceil(config.geometry.bk);
-        let mut splits: Vec<u32> = SPLITS.to_vec();
-        if tiles < sms {
-            splits.extend(wave_splits(tiles, sms, 4, MAX_SPLITS));
-            splits.sort_unstable();
-            splits.dedup();
-        }
-        for splits in splits {
+        for splits in SPLITS {
             let within = tiles * u64::from(splits) <= 4 * sms;
             let deep = k_tiles >= 2 * splits;
             if splits == 1 || (tiles < sms && within && deep) {
@@ -303,18 +286,7 @@ mod tests {
         for name in big.iter().chain(&thin).chain(&short) {
             assert_eq!(HalfRun::from_name(name).unwrap().name(), *name);
         }
-        assert_eq!(
-            HalfRun::from_name("gemm-bf16-ws-128x256-split3").map(|r| r.splits),
-            Some(3)
-        );
-        assert_eq!(HalfRun::from_name("gemm-bf16-ws-128x256-split1"), None);
-        assert_eq!(HalfRun::from_name("gemm-bf16-ws-128x256-split65"), None);
-        // A narrow output under a long k (46 tiles of 128 × 32 on 132 multiprocessors):
-        // beside the powers of two, the splits that fill two and four whole waves.
-        let narrow = names(5854, 7022, 18);
-        for whole in ["gemm-bf16-ws-128x32-split5", "gemm-bf16-ws-128x32-split11"] {
-            assert!(narrow.contains(&whole.to_owned()), "{narrow:?}");
-        }
+        assert_eq!(HalfRun::from_name("gemm-bf16-ws-128x256-split3"), None);
     }
 
     #[test]

@@ -48,20 +48,6 @@ pub struct SplitKLaunch {
     pub workspace: usize,
 }
 
-/// The slice counts of a split product that fill whole waves of `slots` blocks running at
-/// once, for `tiles` output tiles: for each of 1 to `waves` waves, the most slices whose
-/// blocks (tiles times slices) still fit, at most `max`; at least two, each once, in
-/// increasing order. A small output with a long `k` is a shape class, not a list of shapes:
-/// 46 tiles on 132 multiprocessors take 2, 5, 8 and 11 slices for one to four waves.
-pub fn wave_splits(tiles: u64, slots: u64, waves: u64, max: u32) -> Vec<u32> {
-    let mut splits: Vec<u32> = (1..=waves)
-        .map(|w| (w * slots / tiles.max(1)).min(u64::from(max)) as u32)
-        .filter(|&s| s >= 2)
-        .collect();
-    splits.dedup();
-    splits
-}
-
 impl SplitK {
     /// The slice counts the autotuner tries.
     pub const SPLITS: [u32; 5] = [2, 4, 8, 16, 32];
@@ -118,10 +104,15 @@ impl SplitK {
     pub fn wave_candidates_for(
         config: usize, shape: MatmulShape, slots: u64,
     ) -> impl Iterator<Item = SplitK> {
-        let tiles = Self::tiles(config, shape);
-        wave_splits(tiles, slots, 2, Self::MAX_SPLITS)
-            .into_iter()
+        let tiles = Self::tiles(config, shape).max(1);
+        let mut splits: Vec<u32> = [1u64, 2]
+            .iter()
+            .map(|waves| (waves * slots / tiles).min(u64::from(Self::MAX_SPLITS)) as u32)
             .filter(|s| !Self::SPLITS.contains(s))
+            .collect();
+        splits.dedup();
+        splits
+            .into_iter()
             .map(move |splits| SplitK { config, splits })
             .filter(move |s| s.worth_timing(shape))
     }
@@ -344,16 +335,6 @@ impl std::fmt::Display for SplitK {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wave_splits_fill_whole_waves() {
-        // 46 tiles on 132 slots: 2, 5, 8 and 11 slices for one to four waves.
-        assert_eq!(wave_splits(46, 132, 4, 64), [2, 5, 8, 11]);
-        // A wave of tiles already: nothing to split; a tiny output is capped.
-        assert!(wave_splits(132, 132, 1, 64).is_empty());
-        assert_eq!(wave_splits(1, 132, 2, 64), [64]);
-        assert!(wave_splits(0, 0, 3, 64).is_empty());
-    }
 
     #[test]
     fn names_round_trip_and_slices_cover_k() {
