@@ -165,6 +165,9 @@ pub trait Element {
     /// Whether the [`ROUNDERS`] round each slot's `a` tile in place (and the consumers wait
     /// for them): where the kernel rounds `a` but not in registers.
     const ROUNDED_IN_SLOT: bool = Self::ROUNDS_A && !Self::A_REGISTERS;
+    /// Whether the instructions read their `A` from registers: `b`'s fragments in a swapped
+    /// tile, `a`'s rounded ones where [`A_REGISTERS`](Self::A_REGISTERS); else from the slot.
+    const REGISTER_A: bool = Self::SWAPPED || Self::A_REGISTERS;
     /// Whether the instructions compute each tile transposed, `Dᵀ = bᵀ · aᵀ` ([`Tf32RowB`]):
     /// `b`'s tile (row-major, as it lies) is the instructions' `A`, read into registers by
     /// the consumers, and `a`'s tile (K-major) their `B`; consumer `c` owns columns
@@ -433,17 +436,14 @@ impl Schedule {
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Unit> {
-        let units = self.tiles_m * self.tiles_n * self.splits;
-        if self.next >= units {
-            return None;
-        }
-        // Checked, not panicking, divisions (`splits` is at least 1): see `grouped_tile`.
+        // Checked, not panicking, divisions (`splits` is at least 1): see `grouped_tile`,
+        // which also ends the schedule (a unit past the last is a tile past the grid).
         let (t, split) = (
             self.next.checked_div(self.splits)?,
             self.next.checked_rem(self.splits)?,
         );
-        self.next += self.step;
         let (row, col) = grouped_tile(t, self.tiles_m, self.tiles_n, self.group)?;
+        self.next += self.step;
         Some(Unit { row, col, split })
     }
 }
@@ -648,7 +648,7 @@ pub unsafe fn gemm_warp_specialized<
                     });
                 }
                 wgmma::commit_group();
-                if T::SWAPPED || T::A_REGISTERS {
+                if T::REGISTER_A {
                     // The next k-tile's loads rewrite the `A` registers, which must stay
                     // as they are until this group completes: wait for it, and free its slot
                     // (the other consumer's groups keep the tensor cores busy meanwhile).
@@ -841,8 +841,7 @@ pub struct WsConfig {
     pub row_major_b: bool,
     /// Whether its instructions compute each tile transposed ([`Element::SWAPPED`]).
     pub swapped: bool,
-    /// Whether its instructions read their `A` from registers: `b`'s fragments in a swapped
-    /// tile, `a`'s rounded ones where [`Element::A_REGISTERS`]; else from shared memory.
+    /// Whether its instructions read their `A` from registers ([`Element::REGISTER_A`]).
     pub register_a: bool,
     /// Its tile sizes and shared memory.
     pub geometry: Geometry,
@@ -993,7 +992,7 @@ macro_rules! ws_configs {
                 rounds_a: <$t as Element>::ROUNDS_A,
                 row_major_b: !<$t as Element>::B_TRANSPOSED,
                 swapped: <$t as Element>::SWAPPED,
-                register_a: <$t as Element>::SWAPPED || <$t as Element>::A_REGISTERS,
+                register_a: <$t as Element>::REGISTER_A,
                 geometry: GEOMETRY,
                 spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
                 default: has_flag!(default in $($($flag),*)?),
@@ -1130,6 +1129,10 @@ mod tests {
                 .next()
                 .is_none()
         );
+        // Past its last unit a schedule stays ended.
+        let mut ended = Schedule::of_block(64, 64, (64, 64), 8, 1, 0, 1);
+        assert!(ended.next().is_some());
+        assert!((0..3).all(|_| ended.next().is_none()));
         assert_eq!(slice_tiles(10, 3, 2), (8, 10));
         assert_eq!(slice_tiles(2, 4, 3), (2, 2));
     }
