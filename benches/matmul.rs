@@ -15,9 +15,10 @@
 //! bandwidth of memory-bound shapes, and the geometric mean), in full runs whose filter
 //! matches `suite` (`cargo bench --bench matmul -- suite` runs only it). Which suite and
 //! precision, as the command line's `--suite`, `--seed`, `--count` and `--precision`:
-//! `MATMUL_BENCH_SUITE=listed|random` (default listed), `MATMUL_BENCH_SUITE_SEED` (default
-//! 42), `MATMUL_BENCH_SUITE_COUNT` (default 40), `MATMUL_BENCH_SUITE_PRECISION=fp32|tf32|bf16`
-//! (default fp32), e.g. `MATMUL_BENCH_SUITE=random MATMUL_BENCH_SUITE_SEED=7 cargo bench
+//! `MATMUL_BENCH_SUITE=listed|random|given` (default listed), `MATMUL_BENCH_SUITE_SEED`
+//! (default 42), `MATMUL_BENCH_SUITE_COUNT` (default 40), `MATMUL_BENCH_SUITE_SHAPES` (the
+//! shapes of `given`, as `--shapes`: `199x849x8263,9x583x4591`),
+//! `MATMUL_BENCH_SUITE_PRECISION=fp32|tf32|bf16` (default fp32), e.g. `MATMUL_BENCH_SUITE=random MATMUL_BENCH_SUITE_SEED=7 cargo bench
 //! --bench matmul -- suite`.
 //!
 //! Without a GPU it says so and benchmarks the CPU side instead: the simulator running the
@@ -472,15 +473,24 @@ fn suite_from_env() -> std::result::Result<(kernels_gpu_host::suite::Suite, Prec
             .map_err(|_| format!("{name}={v} is not a number"))
     };
     let kind = var("MATMUL_BENCH_SUITE", "listed");
-    let kind = SuiteKind::from_name(&kind)
-        .ok_or(format!("MATMUL_BENCH_SUITE={kind}: listed or random"))?;
+    let kind = SuiteKind::from_name(&kind).ok_or(format!(
+        "MATMUL_BENCH_SUITE={kind}: listed, random or given"
+    ))?;
     let precision = var("MATMUL_BENCH_SUITE_PRECISION", "fp32");
     let precision = Precision::from_name(&precision).ok_or(format!(
         "MATMUL_BENCH_SUITE_PRECISION={precision}: fp32, tf32 or bf16"
     ))?;
     let seed = number("MATMUL_BENCH_SUITE_SEED", "42")?;
     let count = number("MATMUL_BENCH_SUITE_COUNT", "40")? as usize;
-    Ok((Suite::new(kind, seed, count), precision))
+    let given = match (kind, std::env::var("MATMUL_BENCH_SUITE_SHAPES")) {
+        (SuiteKind::Given, Ok(list)) => kernels_gpu_host::suite::parse_shapes(&list)
+            .map_err(|e| format!("MATMUL_BENCH_SUITE_SHAPES: {e}"))?,
+        (SuiteKind::Given, Err(_)) => {
+            return Err("MATMUL_BENCH_SUITE=given runs MATMUL_BENCH_SUITE_SHAPES (m×k×n,…)".into());
+        }
+        _ => vec![],
+    };
+    Ok((Suite::new(kind, seed, count, &given), precision))
 }
 
 /// One cuBLAS handle per math mode (so no mode switches between timed calls); adds the

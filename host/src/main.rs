@@ -94,7 +94,8 @@ struct Args {
     /// ratios, the chosen configurations, the share of the copy bandwidth of memory-bound
     /// shapes, and the geometric mean. `--suite` or `--suite listed`: the 14 listed shapes;
     /// `--suite random`: --count shapes drawn from --seed (each dimension log-uniform in
-    /// 1..=16384, m·n·k ≤ 2^36, the same shapes on every machine). Needs a GPU.
+    /// 1..=16384, m·n·k ≤ 2^36, the same shapes on every machine); `--suite given`: the
+    /// shapes of --shapes. Needs a GPU.
     #[arg(
         long,
         value_enum,
@@ -106,6 +107,10 @@ struct Args {
     /// How many shapes `--suite random` draws.
     #[arg(long, default_value_t = 40, requires = "suite")]
     count: usize,
+    /// The shapes of `--suite given`: m×k×n (or mxkxn) separated by commas, such as
+    /// 199x849x8263,9x583x4591.
+    #[arg(long, value_parser = parse_shape_list, requires = "suite", required_if_eq("suite", "given"))]
+    shapes: Option<ShapeList>,
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
@@ -202,6 +207,21 @@ fn parse_kernel(s: &str) -> Result<KernelChoice, String> {
         .map_err(|e| e.to_string())
 }
 
+/// `--shapes`' list (a type of its own: clap would read a `Vec` as a repeated flag).
+#[derive(Clone, Debug)]
+struct ShapeList(Vec<MatmulShape>);
+
+impl std::ops::Deref for ShapeList {
+    type Target = [MatmulShape];
+    fn deref(&self) -> &[MatmulShape] {
+        &self.0
+    }
+}
+
+fn parse_shape_list(s: &str) -> Result<ShapeList, String> {
+    kernels_gpu_host::suite::parse_shapes(s).map(ShapeList)
+}
+
 fn parse_precision(s: &str) -> Result<Precision, String> {
     let precision =
         Precision::from_name(s).ok_or_else(|| format!("`{s}`: allowed: fp32, tf32, bf16"))?;
@@ -292,6 +312,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     if args.gpus.is_some() && args.op == Op::Fusion {
         eprintln!("error: --gpus runs --op matmul, sum, reduce or sliding; fusion runs on one GPU");
+        return ExitCode::FAILURE;
+    }
+    if args.shapes.is_some() && args.suite != Some(SuiteKind::Given) {
+        eprintln!("error: --shapes lists the shapes of --suite given");
         return ExitCode::FAILURE;
     }
     kernels_gpu_host::gpu::autotune::set_verbose(args.verbose || args.json);
@@ -616,7 +640,8 @@ fn run_suite(args: &Args, kind: SuiteKind, gpu: Gpu) -> Result<bool, Error> {
     use kernels_gpu_host::suite;
     let math = CublasMath::of(args.precision);
     let cublas = Cublas::new(&gpu, math)?;
-    let suite = suite::Suite::new(kind, args.seed, args.count);
+    let given = args.shapes.as_deref().unwrap_or_default();
+    let suite = suite::Suite::new(kind, args.seed, args.count, given);
     let shapes = suite.shapes()?;
     println!(
         "{}, cuBLAS {} ({math}); {}; autotuned {} SGEMM; median of {} event-timed runs of each \
@@ -701,7 +726,16 @@ mod tests {
     #[test]
     fn suite_flags() {
         use kernels_gpu_host::suite::Suite;
-        let suite = |a: &Args| a.suite.map(|kind| Suite::new(kind, a.seed, a.count));
+        let suite = |a: &Args| {
+            a.suite.map(|kind| {
+                Suite::new(
+                    kind,
+                    a.seed,
+                    a.count,
+                    a.shapes.as_deref().unwrap_or_default(),
+                )
+            })
+        };
         assert_eq!(suite(&args(&["--suite"])), Some(Suite::Listed));
         assert_eq!(suite(&args(&["--suite", "listed"])), Some(Suite::Listed));
         let random = args(&["--suite", "random", "--seed", "9", "--count", "3"]);
@@ -723,6 +757,15 @@ mod tests {
         assert!(parse(&["--count", "3"]).is_err());
         assert!(parse(&["--suite", "random", "--m", "3"]).is_err());
         assert!(parse(&["--suite", "other"]).is_err());
+        // --suite given needs --shapes, and --shapes a suite.
+        let given = args(&["--suite", "given", "--shapes", "3x4x5,6x7x8"]);
+        assert_eq!(
+            suite(&given),
+            Some(Suite::Given(vec![shape(3, 4, 5), shape(6, 7, 8)]))
+        );
+        assert!(parse(&["--suite", "given"]).is_err());
+        assert!(parse(&["--suite", "given", "--shapes", "3x4"]).is_err());
+        assert!(parse(&["--shapes", "3x4x5"]).is_err());
     }
 
     #[test]

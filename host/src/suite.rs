@@ -2,9 +2,9 @@
 //! in the same math in the same process, so that the ratio of the two says how the ladder
 //! does on shapes other than big aligned squares.
 //!
-//! Two sets of shapes ([`Suite`]): the 14 listed ones ([`SHAPES`]), and shapes drawn at
+//! Three sets of shapes ([`Suite`]): the 14 listed ones ([`SHAPES`]), shapes drawn at
 //! random from a seed ([`random_shapes`]: nobody chose them, so no kernel was fitted to
-//! them). Each row says which kernel the autotuner chose and how the results were checked;
+//! them), and the caller's own ([`parse_shapes`]: `--suite given --shapes 199x849x8263,…`). Each row says which kernel the autotuner chose and how the results were checked;
 //! a memory-bound shape (`m`, `n` or `k` at most [`MEMORY_BOUND_DIM`]) also says the
 //! bandwidth its product reached as a share of the device's copy bandwidth, measured in the
 //! same run ([`SuiteRow::copy_share`]).
@@ -94,7 +94,7 @@ pub fn random_shapes(seed: u64, count: usize) -> Vec<MatmulShape> {
     shapes
 }
 
-/// Which set of shapes: the command line's `--suite listed|random`.
+/// Which set of shapes: the command line's `--suite listed|random|given`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum SuiteKind {
@@ -102,16 +102,19 @@ pub enum SuiteKind {
     Listed,
     /// [`random_shapes`].
     Random,
+    /// The caller's shapes ([`parse_shapes`]).
+    Given,
 }
 
 impl SuiteKind {
-    pub const ALL: [Self; 2] = [Self::Listed, Self::Random];
+    pub const ALL: [Self; 3] = [Self::Listed, Self::Random, Self::Given];
 
-    /// `listed` or `random`.
+    /// `listed`, `random` or `given`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Listed => "listed",
             Self::Random => "random",
+            Self::Given => "given",
         }
     }
 
@@ -122,42 +125,78 @@ impl SuiteKind {
 }
 
 /// Which shapes a suite runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Suite {
     /// [`SHAPES`].
     Listed,
     /// [`random_shapes`]`(seed, count)`.
     Random { seed: u64, count: usize },
+    /// The caller's shapes, in their order.
+    Given(Vec<MatmulShape>),
 }
 
 impl Suite {
-    /// The suite of `kind`, with `seed` and `count` where it draws its shapes.
-    pub fn new(kind: SuiteKind, seed: u64, count: usize) -> Self {
+    /// The suite of `kind`, with `seed` and `count` where it draws its shapes and `given`
+    /// where it runs the caller's (ignored by the other kinds).
+    pub fn new(kind: SuiteKind, seed: u64, count: usize, given: &[MatmulShape]) -> Self {
         match kind {
             SuiteKind::Listed => Self::Listed,
             SuiteKind::Random => Self::Random { seed, count },
+            SuiteKind::Given => Self::Given(given.to_vec()),
         }
     }
 
     /// The suite's shapes, in the order they run.
     pub fn shapes(&self) -> Result<Vec<MatmulShape>> {
-        match *self {
+        match self {
             Self::Listed => shapes(),
-            Self::Random { seed, count } => Ok(random_shapes(seed, count)),
+            &Self::Random { seed, count } => Ok(random_shapes(seed, count)),
+            Self::Given(shapes) => Ok(shapes.clone()),
         }
     }
 
     /// What the header line says the shapes are.
     pub fn describe(&self) -> String {
-        match *self {
+        match self {
             Self::Listed => format!("the {} listed shapes", SHAPES.len()),
             Self::Random { seed, count } => format!(
                 "{count} random shapes from seed {seed} (each of m, k, n log-uniform in \
                  1..={RANDOM_MAX_DIM}, m·n·k ≤ 2^{})",
                 RANDOM_MAX_MACS.trailing_zeros()
             ),
+            Self::Given(shapes) => format!("{} given shapes", shapes.len()),
         }
     }
+}
+
+/// The shapes of `--suite given --shapes`: `m×k×n` (or `mxkxn`) triples separated by commas,
+/// each a valid [`MatmulShape`] with no zero dimension; at least one. The error says which
+/// entry is wrong and why.
+pub fn parse_shapes(list: &str) -> std::result::Result<Vec<MatmulShape>, String> {
+    let parse = |entry: &str| -> std::result::Result<MatmulShape, String> {
+        let dims: Vec<&str> = entry.split(['x', '×']).collect();
+        let [m, k, n] = dims[..] else {
+            return Err(format!("{entry:?} is not m×k×n"));
+        };
+        let dim = |d: &str| match d.trim().parse::<usize>() {
+            Ok(0) => Err(format!(
+                "{entry:?}: a dimension of 0 leaves nothing to time"
+            )),
+            Ok(v) => Ok(v),
+            Err(_) => Err(format!("{entry:?}: {d:?} is not a dimension")),
+        };
+        MatmulShape::new(dim(m)?, dim(k)?, dim(n)?).map_err(|e| format!("{entry:?}: {e}"))
+    };
+    let shapes = list
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(parse)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    if shapes.is_empty() {
+        return Err("no shapes given (m×k×n, separated by commas)".into());
+    }
+    Ok(shapes)
 }
 
 /// The dimension at or below which a shape is memory-bound: its bandwidth, not its
@@ -446,6 +485,32 @@ fn half_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn given_shapes_parse_or_say_which_entry_is_wrong() {
+        let shapes = parse_shapes("199x849x8263, 9×583×4591,").unwrap();
+        assert_eq!(
+            shapes,
+            [
+                MatmulShape::new(199, 849, 8263).unwrap(),
+                MatmulShape::new(9, 583, 4591).unwrap()
+            ]
+        );
+        let suite = Suite::new(SuiteKind::Given, 1, 40, &shapes);
+        assert_eq!(suite.shapes().unwrap(), shapes);
+        assert_eq!(suite.describe(), "2 given shapes");
+        for (list, says) in [
+            ("", "no shapes"),
+            ("3x4", "\"3x4\" is not m×k×n"),
+            ("3x4x5x6", "is not m×k×n"),
+            ("3xfourx5", "\"four\" is not a dimension"),
+            ("3x0x5", "a dimension of 0"),
+            ("70000x70000x1", "70000x70000x1"),
+        ] {
+            let e = parse_shapes(list).unwrap_err();
+            assert!(e.contains(says), "{list}: {e}");
+        }
+    }
 
     #[test]
     fn random_shapes_follow_the_rule_and_the_seed() {
