@@ -57,6 +57,20 @@ use std::time::Duration;
 /// runs for them; at 16384³ (0.2 s and more a run) one warm-up and one timed run, so that
 /// tuning such a shape costs seconds rather than most of a minute.
 pub const TIMING: TimeBudget = TimeBudget::new(2, 5, Some(Duration::from_millis(100)));
+/// The final round's finalists: the candidates whose first-round median is within this
+/// factor of the fastest's, at most [`FINALISTS`] of them, fastest first.
+pub const FINALIST_MARGIN: f64 = 1.10;
+/// The most finalists.
+pub const FINALISTS: usize = 6;
+/// The final round: [`FINAL_ROUNDS`] rounds, each timing every finalist in turn with this
+/// budget (one warm-up, up to 5 runs within 50 ms); the median of all of a finalist's runs
+/// decides. Five runs of each candidate rank candidates within a few percent of each other
+/// by chance: on an H200 the choice of 7412 × 35 × 1695 ran 9% slower in the suite's 100
+/// runs than the candidate second in the first round. Alternating the finalists spreads
+/// the device's clock changes over all of them.
+pub const FINAL: TimeBudget = TimeBudget::new(1, 5, Some(Duration::from_millis(50)));
+/// Rounds of the final round.
+pub const FINAL_ROUNDS: usize = 4;
 /// The cache file's format version; a file with another one is ignored.
 pub const CACHE_VERSION: u32 = 1;
 
@@ -618,12 +632,13 @@ pub fn choose_half<T: HalfFloat + GemvElement + DeviceRepr + ValidAsZeroBits>(
         }
         eprintln!(
             "autotune: {shape}: timing {} candidates on {} operands (rung 17, and rung 16 where \
-             it covers the shape), up to {} warm-ups and {} timed runs each (once per shape, \
-             device and build)",
+             it covers the shape), up to {} warm-ups and {} timed runs each, then {} (once per \
+             shape, device and build)",
             candidates.len(),
             <T as HalfFloat>::NAME,
             TIMING.warmup,
-            TIMING.iters
+            TIMING.iters,
+            final_round_text()
         );
         let mut progress = Progress::new("autotune: timing candidates", candidates.len());
         let (mut timings, mut refused) = (vec![], None);
@@ -637,6 +652,9 @@ pub fn choose_half<T: HalfFloat + GemvElement + DeviceRepr + ValidAsZeroBits>(
             progress.advance(1);
         }
         progress.finish();
+        final_round(gpu, &mut timings, |c| {
+            gpu.gemm_half_choice_device(c, a, b, out, shape)
+        })?;
         let Some(&(best, ms)) = timings.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
             return Err(refused.unwrap_or(Error::PrecisionNotImplemented {
                 precision: Precision::Bf16,
@@ -776,11 +794,12 @@ pub fn tune(
     };
     eprintln!(
         "autotune: {shape}: timing {} {} SGEMM candidates{rows}, up to {} warm-ups and {} \
-         timed runs each{limit} (once per shape, device and build)",
+         timed runs each{limit}, then {} (once per shape, device and build)",
         candidates.len(),
         precision.name(),
         TIMING.warmup,
-        TIMING.iters
+        TIMING.iters,
+        final_round_text()
     );
     prepare(gpu, &candidates)?;
     let run = |c: Tuned, out: &mut CudaSlice<f32>| c.run(gpu, a, b, out, shape);
@@ -789,6 +808,7 @@ pub fn tune(
         let splits = row_splits(gpu, a, b, shape, &timings)?;
         timings.extend(time_each(gpu, &splits, |c| run(c, out), &mut refused)?);
     }
+    final_round(gpu, &mut timings, |c| run(c, out))?;
     let Some(&(best, ms)) = timings.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
         return Err(refused.expect("at least one candidate ran or was refused"));
     };
@@ -862,6 +882,56 @@ fn time_each(
     }
     progress.finish();
     Ok(timings)
+}
+
+/// The finalists of `timings` ([`finalists`]) timed again, [`FINAL_ROUNDS`] rounds of
+/// [`FINAL`] each in turn, their times replaced by the median of those runs; the others'
+/// first-round times stay (slower, by the margin, than every finalist was).
+fn final_round<C: Copy>(
+    gpu: &Gpu, timings: &mut [(C, f64)], mut run: impl FnMut(C) -> Result<()>,
+) -> Result<()> {
+    let chosen = finalists(timings);
+    if chosen.len() < 2 {
+        return Ok(());
+    }
+    let mut runs: Vec<Vec<f64>> = vec![vec![]; chosen.len()];
+    let mut progress = Progress::new("autotune: final round", FINAL_ROUNDS * chosen.len());
+    for _ in 0..FINAL_ROUNDS {
+        for (ms, &i) in runs.iter_mut().zip(&chosen) {
+            let candidate = timings[i].0;
+            ms.extend(gpu.time_within(&FINAL, || run(candidate))?);
+            progress.advance(1);
+        }
+    }
+    progress.finish();
+    for (mut ms, i) in runs.into_iter().zip(chosen) {
+        timings[i].1 = median(&mut ms);
+    }
+    Ok(())
+}
+
+/// What the tuner's first line says of the final round.
+fn final_round_text() -> String {
+    format!(
+        "the fastest within {:.0}% (at most {FINALISTS}) again in {FINAL_ROUNDS} alternating \
+         rounds of up to {} runs",
+        (FINALIST_MARGIN - 1.0) * 100.0,
+        FINAL.iters
+    )
+}
+
+/// The indices in `timings` of the final round's candidates: those within
+/// [`FINALIST_MARGIN`] of the fastest, at most [`FINALISTS`], fastest first.
+fn finalists<C>(timings: &[(C, f64)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..timings.len()).collect();
+    order.sort_by(|&x, &y| timings[x].1.total_cmp(&timings[y].1));
+    let Some(&first) = order.first() else {
+        return order;
+    };
+    let bound = timings[first].1 * FINALIST_MARGIN;
+    order.retain(|&i| timings[i].1 <= bound);
+    order.truncate(FINALISTS);
+    order
 }
 
 /// The row splits worth timing for `shape`: for each plain configuration in `timings`
@@ -1128,6 +1198,25 @@ mod tests {
             Some(file)
         );
         assert_eq!(cache_path(None, None), None);
+    }
+
+    #[test]
+    fn finalists_are_the_fastest_within_the_margin() {
+        let timings = [
+            ("c", 1.05),
+            ("slow", 2.0),
+            ("a", 1.0),
+            ("edge", 1.10),
+            ("past", 1.1001),
+            ("b", 1.02),
+        ];
+        let names = |ix: Vec<usize>| ix.into_iter().map(|i| timings[i].0).collect::<Vec<_>>();
+        assert_eq!(names(finalists(&timings)), ["a", "b", "c", "edge"]);
+        // At most FINALISTS, the fastest kept.
+        let many: Vec<(usize, f64)> = (0..20).map(|i| (i, 1.0 + i as f64 * 1e-3)).collect();
+        let kept = finalists(&many);
+        assert_eq!(kept, (0..FINALISTS).collect::<Vec<_>>());
+        assert!(finalists::<u8>(&[]).is_empty());
     }
 
     #[test]
