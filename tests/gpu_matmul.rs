@@ -173,23 +173,26 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             // Interior 128 × 128 blocks on the 16-byte path beside checked edge blocks: every
             // SGEMM configuration accumulates fma in k order from zero, as the naive kernel
             // does. (The autotuned choice may be a split-k run, whose bits differ: see
-            // `autotune_times_every_candidate` and the split-k tests.)
-            let (shape, (a, b)) = host_operands((260, 132, 264), 11)?;
-            let naive = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &b, shape)?;
-            // (The TF32 rung rounds its inputs: it is checked against its bound instead. The
-            // autotuned choice may be a split-k run, whose bits differ: see
-            // `autotune_times_every_candidate` and the split-k tests.)
-            for kernel in SgemmKernel::ALL
-                .into_iter()
-                .filter(|&k| k.precision() == Precision::Fp32 && k != SgemmKernel::Autotuned)
-            {
-                let out = g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
-                if let Some(i) = first_difference(&out, &naive) {
-                    return Err(format!(
-                        "{kernel}: element {i} = {} vs naive {}",
-                        out[i], naive[i]
-                    )
-                    .into());
+            // `autotune_times_every_candidate` and the split-k tests.) Then `k` and `n` two
+            // past a multiple of 4: rows 8- but not 16-byte aligned (the multistage rung's
+            // 8-byte loads and copies).
+            for dims in [(260, 132, 264), (260, 134, 266)] {
+                let (shape, (a, b)) = host_operands(dims, 11)?;
+                let naive = g.matmul(MatmulKernel::Naive, TileWidth::Tw16, &a, &b, shape)?;
+                // (The TF32 rung rounds its inputs: it is checked against its bound instead.)
+                for kernel in SgemmKernel::ALL
+                    .into_iter()
+                    .filter(|&k| k.precision() == Precision::Fp32 && k != SgemmKernel::Autotuned)
+                {
+                    let out =
+                        g.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, &a, &b, shape)?;
+                    if let Some(i) = first_difference(&out, &naive) {
+                        return Err(format!(
+                            "{kernel} on {shape}: element {i} = {} vs naive {}",
+                            out[i], naive[i]
+                        )
+                        .into());
+                    }
                 }
             }
             Ok(())

@@ -47,6 +47,11 @@ const SWIZZLE: (usize, usize, usize) = (1155, 8, 300);
 /// blocks that fall back to rung 7.
 const MULTISTAGE: (usize, usize, usize) = (136, 96, 132);
 
+/// The multistage rung's 8-byte paths: `k` and `n` each 2 past a multiple of 4, so the rows
+/// of both operands are 8- but not 16-byte aligned (`a` loaded in pairs, `b` copied in
+/// pairs), interior blocks among edge ones, six whole k-tiles and a partial one.
+const MULTISTAGE_PAIRS: (usize, usize, usize) = (136, 98, 134);
+
 /// Signed random operands for `shape`, from a seed derived from it.
 fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
     shapes::signed_operands(0x5e_6e33, m, k, n)
@@ -105,7 +110,8 @@ fn check_operands(kernel: SgemmKernel, a: &[f32], b: &[f32], (m, k, n): (usize, 
 }
 
 /// `x` copied `skip` floats into 16-byte-aligned storage: with `skip = 0` its start is
-/// aligned (the fast path may run), with `skip = 1` it is not (it must not).
+/// aligned (the fast path may run), with `skip = 1` it is not (it must not), with `skip = 2`
+/// it is 8-byte aligned only.
 struct Placed {
     storage: Vec<Aligned>,
     skip: usize,
@@ -154,6 +160,20 @@ fn check_misaligned(kernel: SgemmKernel, (m, k, n): (usize, usize, usize)) {
     check_operands(kernel, a0.get(), b1.get(), (m, k, n));
 }
 
+/// `a`, then `b`, two floats past a 16-byte boundary (8-byte aligned): the multistage
+/// rung's pair paths on a shape whose rows would otherwise be 16-byte aligned.
+fn check_pairs(kernel: SgemmKernel, (m, k, n): (usize, usize, usize)) {
+    let (a, b) = operands(m, k, n);
+    let (a0, b0, a2, b2) = (
+        Placed::new(&a, 0),
+        Placed::new(&b, 0),
+        Placed::new(&a, 2),
+        Placed::new(&b, 2),
+    );
+    check_operands(kernel, a2.get(), b0.get(), (m, k, n));
+    check_operands(kernel, a0.get(), b2.get(), (m, k, n));
+}
+
 fn check_all(kernel: SgemmKernel) {
     for shape in ODD.into_iter().chain(SKINNY) {
         check(kernel, shape);
@@ -175,6 +195,8 @@ fn check_all(kernel: SgemmKernel) {
     if kernel.entry().contains("_multistage_") {
         check(kernel, MULTISTAGE);
         check_misaligned(kernel, MULTISTAGE);
+        check(kernel, MULTISTAGE_PAIRS);
+        check_pairs(kernel, MULTISTAGE);
     }
     if kernel.precision() != Precision::Fp32 {
         for shape in TENSOR_CORE {

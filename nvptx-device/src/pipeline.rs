@@ -99,6 +99,39 @@ pub unsafe fn cp_async_16_zfill<T: SharedWord>(
     }
 }
 
+/// Copies the 8 bytes at `src` to `dst[i..i + 2]` asynchronously if `full`, else writes 8
+/// zero bytes and reads nothing (`cp.async.ca.shared.global [dst], [src], 8, src_size;` with
+/// `src_size` 8 or 0; cached in L1 too, as every copy under 16 bytes): the copy for rows
+/// that are 8- but not 16-byte aligned (an even row length), half the instructions of
+/// [`cp_async_4_zfill`].
+///
+/// # Safety
+/// `i + 2 <= dst.len()` and `i` is even (8-byte alignment); where `full`, `src` is 8-byte
+/// aligned and points to 2 readable words that nothing writes until the copy completes
+/// (otherwise it is any 8-byte aligned pointer, not read); no thread reads or writes
+/// `dst[i..i + 2]` until the copy completes ([`wait_group`] and a barrier).
+#[zfill_copy("cp.async.ca.shared.global [{d}], [{s}], 8, {n};", 8)]
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn cp_async_8_zfill<T: SharedWord>(
+    dst: SharedSlice<T>, i: u32, src: *const T, full: bool,
+) {
+    assert!(i.is_multiple_of(2), "cp_async_8_zfill: odd word index {i}");
+    let words = if full {
+        assert!(
+            (src as usize).is_multiple_of(8),
+            "cp_async_8_zfill: source {src:p} not 8-byte aligned"
+        );
+        // SAFETY: the caller guarantees 2 readable words where `full`.
+        unsafe { [*src, *src.add(1)] }
+    } else {
+        [T::from_bits(0); 2]
+    };
+    // The stores are checked.
+    dst.set(i, words[0]);
+    dst.set(i + 1, words[1]);
+}
+
 /// Copies the 4 bytes at `src` to `dst[i]` asynchronously if `full`, else writes 4 zero
 /// bytes and reads nothing (`cp.async.ca.shared.global [dst], [src], 4, src_size;` with
 /// `src_size` 4 or 0; a 4-byte copy is cached in L1 too, as the only kind allowed at that
@@ -181,4 +214,47 @@ pub unsafe fn prefetch_l2<T>(src: *const T) {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     let _ = src;
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::*;
+    use crate::shared::dynamic_shared;
+    use crate::thread::{sync_threads, thread_idx_x};
+    use std::string::ToString;
+
+    /// Eight floats 16-byte aligned, so that `SRC.0[1..]` is 4- and `SRC.0[2..]` 8-byte aligned.
+    #[repr(C, align(16))]
+    struct Src([f32; 8]);
+    static SRC: Src = Src([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+
+    /// One thread copying 8-byte pairs from `skip` floats into `SRC`: pair 0 copied, pair 1
+    /// zero-filled; then every thread reads them back after the wait and barrier.
+    fn pairs(skip: usize) -> Result<(), crate::sim::SimError> {
+        crate::sim::one_block(32, 16, move || {
+            let smem = dynamic_shared::<f32>();
+            if thread_idx_x() == 0 {
+                // SAFETY: 4 words of shared memory, `i` even; the source is read only where
+                // full, inside SRC.
+                unsafe {
+                    cp_async_8_zfill(smem, 0, SRC.0.as_ptr().add(skip), true);
+                    cp_async_8_zfill(smem, 2, SRC.0.as_ptr(), false);
+                }
+                commit_group();
+                wait_group::<0>();
+            }
+            sync_threads();
+            let got = [smem.get(0), smem.get(1), smem.get(2), smem.get(3)];
+            let first = SRC.0[skip];
+            assert_eq!(got, [first, first + 1.0, 0.0, 0.0]);
+        })
+    }
+
+    #[test]
+    fn an_8_byte_copy_copies_a_pair_or_zeros_and_needs_8_byte_alignment() {
+        pairs(0).expect("aligned source");
+        pairs(2).expect("8-byte aligned source");
+        let e = pairs(1).expect_err("a 4-byte aligned source");
+        assert!(e.to_string().contains("not 8-byte aligned"), "{e}");
+    }
 }

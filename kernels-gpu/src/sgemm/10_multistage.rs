@@ -29,13 +29,14 @@
 //! Any other block (an edge tile, a partial last `k` tile, rows that are not 16-byte
 //! aligned) runs the same loop with checks where the block tile has fewer than
 //! [`CHECKED_LOOP_MAX_OUTPUTS`] outputs: `b` copied by 16-byte `cp.async` where its rows are
-//! aligned and by 4-byte `cp.async` per element where they are not, zero-filled past the
-//! matrix, and `a` through the checked tile loads (see `multistage_in`). Larger tiles run
+//! 16-byte aligned, by 8-byte ones where they are 8-byte aligned (an even `n`) and by
+//! 4-byte ones per element where they are not, zero-filled past the matrix, and `a` through
+//! the checked tile loads, in pairs where its rows are 8-byte aligned (see `multistage_in`). Larger tiles run
 //! rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays there. The zeros add
 //! exact zero products, so every shape gives the same bits as the rest of the ladder.
 
 use super::epilogue::Epilogue;
-use super::global::{is_aligned16, rows_aligned16};
+use super::global::{is_aligned16, rows_aligned8, rows_aligned16};
 use super::padded::sgemm_double_buffered_padded_in;
 use super::split_k::{Alone, SerialTurn, TileTurn};
 use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
@@ -43,7 +44,7 @@ use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, at};
 use nvptx_device::pipeline::{
-    commit_group, cp_async_4_zfill, cp_async_16, cp_async_16_zfill, wait_group,
+    commit_group, cp_async_4_zfill, cp_async_8_zfill, cp_async_16, cp_async_16_zfill, wait_group,
 };
 use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
@@ -195,10 +196,10 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
 /// `EXACT` (the common case, compiled on its own so that it carries no checks): the block
 /// tile is interior, `BK` divides `k`, and both operands' rows are 16-byte aligned, so
 /// every copy of `b` is a 16-byte `cp.async` and every load of `a` a 16-byte load.
-/// Otherwise each `b` copy is a 16-byte `cp.async` where `b`'s rows are aligned and a
-/// 4-byte one per element where they are not, zero-filled past the matrix (rows from `k`
-/// on, columns from `n` on); `a` tiles are loaded by [`TileVectors::load_nc`], zero past
-/// the matrix too. The zeros add exact zero products past `k`, so every shape runs the
+/// Otherwise each `b` copy is a 16-byte `cp.async` where `b`'s rows are aligned, two 8-byte
+/// ones where they are 8-byte aligned and `n` is even, and a 4-byte one per element where
+/// neither, zero-filled past the matrix (rows from `k` on, columns from `n` on); `a` tiles
+/// are loaded by [`TileVectors::load_nc_pairs`], zero past the matrix too. The zeros add exact zero products past `k`, so every shape runs the
 /// same FMAs in the same order as the other rungs (the same bits), and edge tiles and odd
 /// shapes stay on the multistage loop.
 ///
@@ -227,6 +228,9 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         EXACT || rows_aligned16(lda, a),
         EXACT || rows_aligned16(ldb, b),
     );
+    // Where b's rows are not 16-byte aligned: 8-byte copies if they are 8-byte aligned (and
+    // then `n` is even too: ldb = n but in the strided entries, which pad to 16 bytes).
+    let pair_b = !vec_b && rows_aligned8(ldb, b) && n.is_multiple_of(2);
     // >= 1: the host launches no product with k = 0.
     let tiles = k.div_ceil(BK as u32);
     // Thread t's copies of b tile `p` into its stage. (Macros, pasted where they run: a
@@ -256,6 +260,26 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
                             cp_async_16_zfill(b_tile, dst, src, full);
                         }
                     }
+                });
+            } else if pair_b {
+                // 8 bytes each (rows 8-byte aligned: an even `ldb`), two per vector of the
+                // 16-byte layout: a warp on whole rows.
+                unroll!(BTile::<BK, BN, THREADS>::VECS, |j| {
+                    let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
+                    unroll!(2, |h| {
+                        let c = c + 2 * h as u32;
+                        let (row, col) = (p * BK as u32 + r, tile.col0 + c);
+                        // `cols_left` is even (n and col0 are), so a pair is inside exactly
+                        // where its first column is.
+                        let full = row < k && c < tile.cols_left;
+                        // SAFETY: r < BK and c + 2 <= BN, so the pair is inside the stage and
+                        // 8-byte aligned (c even); the source is read only if inside `b`, and
+                        // is then 8-byte aligned (ldb and col even, `b` aligned: pair_b).
+                        unsafe {
+                            let src = if full { b.add(at(row, ldb, col)) } else { b };
+                            cp_async_8_zfill(b_tile, stage + r * BN as u32 + c, src, full);
+                        }
+                    });
                 });
             } else {
                 // 4 bytes each, a warp on 32 consecutive words of a row.
@@ -289,7 +313,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             // rows from row0, k - col0 columns from col0); where EXACT the whole tile is inside
             // and lda is a multiple of 4, `a` 16-byte aligned.
             unsafe {
-                ATile::<BM, BK, THREADS, LDA>::load_nc(
+                ATile::<BM, BK, THREADS, LDA>::load_nc_pairs(
                     a, lda, tile.row0, col0, rows, cols, vec_a, t,
                 )
             }

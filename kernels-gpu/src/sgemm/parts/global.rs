@@ -40,6 +40,13 @@ pub fn rows_aligned16(ld: u32, ptr: *const f32) -> bool {
     ld.is_multiple_of(4) && is_aligned16(ptr)
 }
 
+/// Whether every row of a matrix of rows `ld` floats apart from `ptr` starts 8-byte aligned
+/// (`ld` even, `ptr` 8-byte aligned): what 8-byte accesses to pairs of columns need.
+#[inline(always)]
+pub fn rows_aligned8(ld: u32, ptr: *const f32) -> bool {
+    ld.is_multiple_of(2) && ptr.addr().is_multiple_of(8)
+}
+
 /// Writes the output `out[row, col]` for the product `acc` through `epilogue` (reading the
 /// old value first if the epilogue needs it): the scalar store of every rung.
 ///

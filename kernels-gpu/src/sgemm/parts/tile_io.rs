@@ -16,9 +16,10 @@
 //! Interior tiles of a large product all take the fast path; edge tiles, `k = 1` or odd
 //! shapes take the checked one, and no thread ever reads outside the operands.
 
+use crate::sgemm::parts::global::rows_aligned8;
 use crate::sgemm::parts::unroll::unroll;
 use crate::sgemm::{BlockTile, at};
-use nvptx_device::intrinsics::{load_f32x4, load_f32x4_nc};
+use nvptx_device::intrinsics::{load_f32x2, load_f32x2_nc, load_f32x4, load_f32x4_nc};
 use nvptx_device::shared::SharedSlice;
 
 /// The most 16-byte vectors one thread moves per tile ([`Staged`] holds this many).
@@ -105,7 +106,9 @@ pub trait TileVectors {
     ) -> Staged {
         // SAFETY: the caller's contract.
         unsafe {
-            load_vectors::<Self, false>(src, ld, row0, col0, rows_left, cols_left, vectors_ok, t)
+            load_vectors::<Self, false, false>(
+                src, ld, row0, col0, rows_left, cols_left, vectors_ok, t,
+            )
         }
     }
 
@@ -122,7 +125,31 @@ pub trait TileVectors {
     ) -> Staged {
         // SAFETY: the caller's contract.
         unsafe {
-            load_vectors::<Self, true>(src, ld, row0, col0, rows_left, cols_left, vectors_ok, t)
+            load_vectors::<Self, true, false>(
+                src, ld, row0, col0, rows_left, cols_left, vectors_ok, t,
+            )
+        }
+    }
+
+    /// As [`load_nc`](Self::load_nc), with 8-byte loads for a whole tile on rows that are 8-
+    /// but not 16-byte aligned (an `ld` of `4j + 2`), where [`load_nc`](Self::load_nc) makes
+    /// four scalar loads a vector. A branch of its own in the loop: only the multistage
+    /// rung's checked loop takes it (the larger rungs' single loop would carry it on their
+    /// aligned products too).
+    ///
+    /// # Safety
+    /// As [`load_nc`](Self::load_nc).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn load_nc_pairs(
+        src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
+        vectors_ok: bool, t: u32,
+    ) -> Staged {
+        // SAFETY: the caller's contract.
+        unsafe {
+            load_vectors::<Self, true, true>(
+                src, ld, row0, col0, rows_left, cols_left, vectors_ok, t,
+            )
         }
     }
 }
@@ -238,13 +265,14 @@ impl<const ROWS: usize, const COLS: usize, const THREADS: usize> VecTile<ROWS, C
 /// The body of every tile load ([`TileVectors::load`], [`TileVectors::load_nc`]): fast path
 /// (`ld.global.v4`, or `ld.global.nc.v4` if `NC`) only if the whole tile is inside the matrix
 /// and `vectors_ok`; a whole tile whose rows are not 16-byte aligned by scalar loads without
-/// bounds checks; else checked scalar loads, zero outside.
+/// bounds checks (by 8-byte loads where the rows are 8-byte aligned, if `PAIRS`); else
+/// checked scalar loads, zero outside.
 ///
 /// # Safety
 /// As [`TileVectors::load`], and if `NC`, nothing writes `src` while the kernel runs.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
+unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool, const PAIRS: bool>(
     src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
     vectors_ok: bool, t: u32,
 ) -> Staged {
@@ -260,8 +288,24 @@ unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool>(
                 if NC { load_f32x4_nc(p) } else { load_f32x4(p) }
             };
         });
+    } else if PAIRS && inside && rows_aligned8(ld, src) {
+        // A whole tile on rows that are 8- but not 16-byte aligned (`ld % 4 == 2`): two
+        // 8-byte loads per vector (col0 + c is a multiple of 4, so each pair is aligned).
+        unroll!(L::VECS, |j| {
+            let (r, c) = L::position(t, j);
+            unroll!(2, |h| {
+                // SAFETY: the whole tile is inside the matrix; the pair's offset is even and
+                // the rows 8-byte aligned.
+                let pair = unsafe {
+                    let p = src.add(at(row0 + r, ld, col0 + c + 2 * h as u32));
+                    if NC { load_f32x2_nc(p) } else { load_f32x2(p) }
+                };
+                staged[j][2 * h] = pair[0];
+                staged[j][2 * h + 1] = pair[1];
+            });
+        });
     } else if inside {
-        // A whole tile on rows that are not 16-byte aligned (an odd `ld`): four scalar loads
+        // A whole tile on rows that are not 8-byte aligned (an odd `ld`): four scalar loads
         // per vector, without the per-element bounds checks of an edge tile.
         unroll!(L::VECS, |j| {
             let (r, c) = L::position(t, j);
