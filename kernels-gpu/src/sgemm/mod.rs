@@ -655,8 +655,10 @@ sgemm_configs! {
     sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2),
         strided(sgemm_strided_swizzled_128x128x16_w64x32);
     /// Small tiles for outputs with few 128 × 128 tiles (1024², a short side of 32–64): four
-    /// times the blocks, 4 warps of 32 × 32.
-    sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x64x16_w32x32),
+    /// times the blocks, 4 warps of 32 × 32. Held to 128 registers (130 without the bound),
+    /// four blocks an SM instead of three: on an H200, 7265 × 1317 × 163 ran at 0.814×
+    /// cuBLAS against 0.735×, 16326 × 125 × 113 at 0.823× against 0.703×.
+    sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], min_blocks(4), split_k(sgemm_split_k_64x64x16_w32x32),
         serial_split_k(sgemm_serial_split_k_64x64x16_w32x32),
         strided(sgemm_strided_64x64x16_w32x32);
     /// cuBLAS's tile for mid-size outputs on an H200 (`sm80_xmma_gemm_…_tilesize64x64x8_stage3_warpsize1x4x1`):
@@ -681,6 +683,22 @@ sgemm_configs! {
     sgemm_multistage_64x128x16_w32x64                 = 10 multistage::sgemm_multistage::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x128x16_w32x64),
         serial_split_k(sgemm_serial_split_k_64x128x16_w32x64),
         strided(sgemm_strided_64x128x16_w32x64);
+    /// The same tile held to 168 registers (ptxas for sm_90: 187 without the bound), three
+    /// blocks an SM instead of two: more warps to hide latency where the grid fills more
+    /// than two blocks an SM, fewer registers a thread where it does not (H200, same run:
+    /// 15107 × 249 × 719 0.907× cuBLAS against 0.842×; 199 × 849 × 8263, 260 blocks,
+    /// 0.734× against 0.768×). The tuner times both. Its split-k entry spills 40 bytes at
+    /// that bound (ptxas 13.0, sm_90: `scripts/check-sgemm-registers.sh`) and was still
+    /// the tuner's choice on mid-size products with a long `k` (313 × 9268 × 1685 in 11
+    /// slices, 9062 × 3181 × 87 in 8).
+    sgemm_multistage_occ3_64x128x16_w32x64            = 10 multistage::sgemm_multistage::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128, 68, 0> [autotune], min_blocks(3), split_k(sgemm_split_k_occ3_64x128x16_w32x64),
+        serial_split_k(sgemm_serial_split_k_occ3_64x128x16_w32x64);
+    /// The 64 × 128 × 16 tile at a `BK` of 8 (cuBLAS's depth for these tiles): a `k` padded
+    /// to 8 rather than 16, and half the unrolled loop. On an H200, 6043 × 35 × 6790: 0.144
+    /// ms against 0.178 at a `BK` of 16; 12570 × 817 × 241: 0.150 against 0.173 (split in
+    /// two, the fastest 16-deep run).
+    sgemm_multistage_64x128x8_w32x64                  = 10 multistage::sgemm_multistage::<64, 128, 8, 32, 64, 1, 2, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x128x8_w32x64),
+        serial_split_k(sgemm_serial_split_k_64x128x8_w32x64);
     /// For outputs 64 columns wide (4 warps of 64 × 32).
     sgemm_multistage_128x64x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 64, 16, 64, 32, 1, 2, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x64x16_w64x32),
         serial_split_k(sgemm_serial_split_k_128x64x16_w64x32),
