@@ -65,9 +65,10 @@ pub const FINALISTS: usize = 6;
 /// The final round: [`FINAL_ROUNDS`] rounds, each timing every finalist in turn with this
 /// budget (one warm-up, up to 5 runs within 50 ms); the median of all of a finalist's runs
 /// decides. Five runs of each candidate rank candidates within a few percent of each other
-/// by chance: on an H200 the choice of 7412 × 35 × 1695 ran 9% slower in the suite's 100
-/// runs than the candidate second in the first round. Alternating the finalists spreads
-/// the device's clock changes over all of them.
+/// by chance: on an H200 one build chose 64 × 128 × 8 for 7412 × 35 × 1695 from its five
+/// runs and ran it at 0.060 ms in the suite's 100, where the build before, without that
+/// tile, had chosen 32 × 128 × 16 and ran it at 0.055 ms. Alternating the finalists
+/// spreads the device's clock changes over all of them.
 pub const FINAL: TimeBudget = TimeBudget::new(1, 5, Some(Duration::from_millis(50)));
 /// Rounds of the final round.
 pub const FINAL_ROUNDS: usize = 4;
