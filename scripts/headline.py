@@ -258,7 +258,7 @@ def rows():
         "cuBLAS's alternating) on device data"
     )
     out = [lecture_row()]
-    fp32 = "2026-11-29/whole-module-h200/"
+    fp32 = "2026-11-29/fp32-final-h200/"
     tf32 = fp32
     suites = fp32
     dated = [
