@@ -18,8 +18,8 @@
 //! `MATMUL_BENCH_SUITE=listed|random|given` (default listed), `MATMUL_BENCH_SUITE_SEED`
 //! (default 42), `MATMUL_BENCH_SUITE_COUNT` (default 40), `MATMUL_BENCH_SUITE_SHAPES` (the
 //! shapes of `given`, as `--shapes`: `199x849x8263,9x583x4591`),
-//! `MATMUL_BENCH_SUITE_PRECISION=fp32|tf32|bf16` (default fp32), e.g. `MATMUL_BENCH_SUITE=random MATMUL_BENCH_SUITE_SEED=7 cargo bench
-//! --bench matmul -- suite`.
+//! `MATMUL_BENCH_SUITE_PRECISION=fp32|tf32|bf16` (default fp32), e.g.
+//! `MATMUL_BENCH_SUITE=random MATMUL_BENCH_SUITE_SEED=7 cargo bench --bench matmul -- suite`.
 //!
 //! Without a GPU it says so and benchmarks the CPU side instead: the simulator running the
 //! kernels, and the f64 reference.

@@ -31,8 +31,9 @@
 //! [`CHECKED_LOOP_MAX_OUTPUTS`] outputs: `b` copied by 16-byte `cp.async` where its rows are
 //! 16-byte aligned, by 8-byte ones where they are 8-byte aligned (an even `n`) and by
 //! 4-byte ones per element where they are not, zero-filled past the matrix, and `a` through
-//! the checked tile loads, in pairs where its rows are 8-byte aligned (see `multistage_in`). Larger tiles run
-//! rung 8's [`sgemm_double_buffered_padded_in`] on the same arrays there. The zeros add
+//! the checked tile loads, in pairs where its rows are 8-byte aligned (see
+//! `multistage_in`). Larger tiles run rung 8's [`sgemm_double_buffered_padded_in`] on the
+//! same arrays there. The zeros add
 //! exact zero products, so every shape gives the same bits as the rest of the ladder.
 
 use super::epilogue::Epilogue;
@@ -199,9 +200,9 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
 /// Otherwise each `b` copy is a 16-byte `cp.async` where `b`'s rows are aligned, two 8-byte
 /// ones where they are 8-byte aligned and `n` is even, and a 4-byte one per element where
 /// neither, zero-filled past the matrix (rows from `k` on, columns from `n` on); `a` tiles
-/// are loaded by [`TileVectors::load_nc_pairs`], zero past the matrix too. The zeros add exact zero products past `k`, so every shape runs the
-/// same FMAs in the same order as the other rungs (the same bits), and edge tiles and odd
-/// shapes stay on the multistage loop.
+/// are loaded by [`TileVectors::load_nc_pairs`], zero past the matrix too. The zeros add
+/// exact zero products past `k`, so every shape runs the same FMAs in the same order as the
+/// other rungs (the same bits), and edge tiles and odd shapes stay on the multistage loop.
 ///
 /// `realign` as [`WarpTile::store_as`] takes it.
 ///
@@ -228,8 +229,8 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         EXACT || rows_aligned16(lda, a),
         EXACT || rows_aligned16(ldb, b),
     );
-    // Where b's rows are not 16-byte aligned: 8-byte copies if they are 8-byte aligned (and
-    // then `n` is even too: ldb = n but in the strided entries, which pad to 16 bytes).
+    // Where b's rows are not 16-byte aligned: 8-byte copies if they are 8-byte aligned and
+    // `n` is even (so that no pair straddles the last column).
     let pair_b = !vec_b && rows_aligned8(ldb, b) && n.is_multiple_of(2);
     // >= 1: the host launches no product with k = 0.
     let tiles = k.div_ceil(BK as u32);
