@@ -417,11 +417,11 @@ pub unsafe fn gemv_small_m<const M: usize, E: Operand, Q: Rounding>(
 /// where `vec_a`.
 ///
 /// # Safety
-/// `rows >= 1`; `a` holds `rows` rows of `k` and `b` `k` rows of `n` floats that nothing writes during
-/// the kernel; `part` is inside `0..k` and starts at a multiple of 4; columns `c..c + cols`
-/// are inside `b`; if `VB = 4`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte aligned; if
-/// `VB = 2`, `cols == 4`, `n % 2 == 0` and `b` is 8-byte aligned; if `vec_a`, `k % 4 == 0`
-/// and `a` is 16-byte aligned.
+/// `rows >= 1`; `a` holds `rows` rows of `k` and `b` `k` rows of `n` floats that nothing
+/// writes during the kernel; `part` is inside `0..k` and starts at a multiple of 4; columns
+/// `c..c + cols` are inside `b`; if `VB = 4`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte
+/// aligned; if `VB = 2`, `cols == 4`, `n % 2 == 0` and `b` is 8-byte aligned; if `vec_a`,
+/// `k % 4 == 0` and `a` is 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn small_m_part<const M: usize, const VB: u32, E: Operand, Q: Rounding>(
@@ -753,7 +753,8 @@ unsafe fn small_n_stage<const N: usize, E: Operand, Q: Rounding>(
 
 /// `out = a · b` for `k ≤ K`: this block's 16 rows and 512 columns of `out` (four per
 /// thread), each output the FMA chain over `i` in increasing order from `0.0` (the bits
-/// of every other rung).
+/// of every other rung). The block's rows of `a` are staged in shared memory first (one
+/// barrier); every thread of the block calls it.
 ///
 /// Launch [`THREADS`] threads per block on a `cdiv(n, 512) × cdiv(m, 16)` grid.
 ///
@@ -768,17 +769,15 @@ pub unsafe fn gemv_small_k<const K: usize, E: Operand, Q: Rounding>(
     let c = thread::block_idx_x() * SMALL_K_COLS + 4 * t;
     let r0 = thread::block_idx_y() * SMALL_K_ROWS;
     let cols = n.saturating_sub(c).min(4);
-    if cols == 0 {
-        return;
-    }
     let vec = cols == 4 && n.is_multiple_of(4) && aligned4(b) && is_aligned16(out);
     // Else 8-byte loads and stores where the rows are 8-byte aligned (n even): half the
     // instructions of scalar ones.
     let pair =
         !vec && cols == 4 && n.is_multiple_of(2) && aligned2(b) && out.addr().is_multiple_of(8);
+    // This thread's columns of b first, in flight while a is staged.
     let mut bq = [[0.0f32; 4]; K];
     unroll!(K, |i| {
-        if (i as u32) < k {
+        if cols > 0 && (i as u32) < k {
             // SAFETY: row i < k, columns c..c + cols inside b; 8-byte aligned where pair.
             bq[i] = unsafe {
                 let p = b.add(i * n as usize + c as usize);
@@ -790,27 +789,36 @@ pub unsafe fn gemv_small_k<const K: usize, E: Operand, Q: Rounding>(
             };
         }
     });
+    // The block's rows of `a`, rounded, zero past `m` and `k`, staged in shared memory by
+    // one round of loads (`SMALL_K_ROWS · K` floats, the table's static shared floats):
+    // every thread needs all of them, and loaded by each thread row by row, each row's
+    // loads waited for the previous row's stores (a round trip a row).
+    let a_rows = shared_array!(f32; SMALL_K_ROWS as usize * K);
+    let rows_here = m.saturating_sub(r0).min(SMALL_K_ROWS);
+    let staged = SMALL_K_ROWS * K as u32;
+    for j in 0..staged.div_ceil(THREADS) {
+        let e = t + j * THREADS;
+        if e < staged {
+            let (r, i) = (e / K as u32, e % K as u32);
+            let v = if r < rows_here && i < k {
+                // SAFETY: row r0 + r < m, depth i < k.
+                Q::round(unsafe { *a.add((r0 + r) as usize * k as usize + i as usize) }.widen())
+            } else {
+                0.0
+            };
+            a_rows.set(e, v);
+        }
+    }
+    sync_threads();
+    if cols == 0 {
+        return;
+    }
+    // Rounded where they are used, not as they are loaded (a `cvt` would wait for them).
     round_all::<Q, K>(&mut bq);
-    let vec_a = k.is_multiple_of(4) && aligned4(a);
-    // This thread's four outputs of `row`.
+    // This thread's four outputs of `row` (r0 <= row < r0 + rows_here).
     let outputs = |row: u32| {
         let mut ar = [0.0f32; K];
-        unroll!(K / 4, |q| {
-            let i = 4 * q as u32;
-            if i < k {
-                // SAFETY: depths i..min(i + 4, k) of row < m; aligned where vec_a.
-                let v = unsafe {
-                    E::load4(
-                        a.add(row as usize * k as usize + i as usize),
-                        (k - i).min(4),
-                        vec_a,
-                    )
-                };
-                unroll!(4, |e| {
-                    ar[4 * q + e] = Q::round(v[e]);
-                });
-            }
-        });
+        unroll!(K, |i| ar[i] = a_rows.get((row - r0) * K as u32 + i as u32));
         let mut v = [0.0f32; 4];
         unroll!(K, |i| {
             if (i as u32) < k {
@@ -1082,7 +1090,7 @@ gemv_variants! {
         = SmallN<32> => gemv_small_n, 32 * small_n_group(32) as usize + TURN,
         rows(SMALL_N_R2_ROWS_PER_WARP), min_blocks(3);
     [gemv_small_k4, gemv_small_k4_tf32, gemv_small_k4_bf16, gemv_small_k4_bf16_inputs]
-        = SmallK<4> => gemv_small_k_entry, 0;
+        = SmallK<4> => gemv_small_k_entry, 4 * SMALL_K_ROWS as usize;
     [gemv_small_k16, gemv_small_k16_tf32, gemv_small_k16_bf16, gemv_small_k16_bf16_inputs]
-        = SmallK<16> => gemv_small_k_entry, 0;
+        = SmallK<16> => gemv_small_k_entry, 16 * SMALL_K_ROWS as usize;
 }
