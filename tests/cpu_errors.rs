@@ -297,6 +297,7 @@ fn empty_launches_are_refused() {
             grid,
             block,
             dynamic_shared_bytes: 0,
+            cluster: 1,
         };
         let err = Limits::CUDA.check(&launch, 0).unwrap_err();
         assert!(matches!(err, LimitError::Empty { .. }), "{err:?}");
@@ -359,6 +360,7 @@ fn simulator_checks_the_grid_like_a_gpu() {
         grid: Dim3::xy(1, 70_000),
         block: Dim3::x(1),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     };
     let ran = std::sync::atomic::AtomicBool::new(false);
     let err = Simulator::default()

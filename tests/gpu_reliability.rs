@@ -54,6 +54,7 @@ fn one_thread() -> Launch {
         grid: Dim3::x(1),
         block: Dim3::x(1),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     }
 }
 
@@ -159,6 +160,7 @@ fn shared_memory_per_block(g: &Gpu) -> Result<(), Failed> {
     let max = g.limits().max_shared_bytes_per_block;
     let launch = Launch {
         dynamic_shared_bytes: max + 4,
+        cluster: 1,
         ..one_thread()
     };
     let got = launch_with(g, "matmul_naive", &launch, &mut bufs, &[1; 3], None);
@@ -176,6 +178,7 @@ fn shared_memory_per_block(g: &Gpu) -> Result<(), Failed> {
         grid: Dim3::xy(1, 1),
         block: Dim3::xy(32, 32),
         dynamic_shared_bytes: max - 8192 + 4,
+        cluster: 1,
     };
     let got = launch_with(
         g,
@@ -398,6 +401,7 @@ fn fault_child() -> Result<String, String> {
         grid: Dim3::xy(4, 4),
         block: Dim3::xy(16, 16),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     };
     // SAFETY: the pointers are bogus on purpose: the kernel faults on the device, which
     // is what this process exists to observe; no host memory is involved.

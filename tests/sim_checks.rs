@@ -142,6 +142,7 @@ fn launch(
         grid,
         block,
         dynamic_shared_bytes,
+        cluster: 1,
     };
     sim::launch(&cfg, &Limits::default(), kernel)
 }
@@ -904,6 +905,7 @@ fn cfg(grid: Dim3, block: Dim3, dynamic_shared_bytes: u32) -> Launch {
         grid,
         block,
         dynamic_shared_bytes,
+        cluster: 1,
     }
 }
 

@@ -56,6 +56,7 @@ fn dynamic_kernel_with_too_little_shared_memory() {
         grid: Dim3::x(1),
         block: Dim3::xy(tw, tw),
         dynamic_shared_bytes: tw * tw * 4,
+        cluster: 1,
     };
     let error = sim::launch(&cfg, &Limits::default(), move || {
         // SAFETY: the buffers are 8×8; the launch deliberately gives half the shared

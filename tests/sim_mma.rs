@@ -19,6 +19,7 @@ fn launch_warp(threads: u32, kernel: impl Fn() + Sync) -> Result<(), SimError> {
         grid: Dim3::x(1),
         block: Dim3::x(threads),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     };
     sim::launch(&cfg, &Limits::default(), kernel)
 }

@@ -264,6 +264,7 @@ unsafe fn look_back_in_a_warp(state: &mut [u64], tiles: u32, b: u32) -> Vec<Tall
         grid: Dim3::x(1),
         block: Dim3::x(32),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     };
     device_sim::launch(&launch, &Limits::default(), || {
         // SAFETY: one full warp; the caller's contract.
@@ -661,6 +662,7 @@ fn look_back_with_a_late_writer(
         grid: Dim3::x(1),
         block: Dim3::x(32),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     };
     std::thread::scope(|scope| {
         scope.spawn(|| {

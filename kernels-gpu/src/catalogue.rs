@@ -62,6 +62,7 @@ macro_rules! lecture {
                 static_shared_bytes: $static,
                 dynamic_shared: $dynamic,
                 launch_bounds: None,
+                cluster: 1,
             },
             sim: first!($($sim,)? $module::entry::$entry),
         }
@@ -143,6 +144,7 @@ macro_rules! vector {
                 static_shared_bytes: $static,
                 dynamic_shared: $dynamic,
                 launch_bounds: vector!(@bounds $block $(, $mb)?),
+                cluster: 1,
             },
             sim: $module::entry::$entry,
         }
@@ -188,6 +190,7 @@ pub const ZIP: KernelSpec = {
         static_shared_bytes: 0,
         dynamic_shared: DynamicShared::None,
         launch_bounds: None,
+        cluster: 1,
     }
 };
 

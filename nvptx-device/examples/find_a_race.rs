@@ -43,6 +43,7 @@ fn run(with_second_barrier: bool) -> Result<Vec<f32>, sim::SimError> {
         grid: Dim3::x(2),
         block: Dim3::x(BLOCK),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     };
     let ptr = data.as_ptr() as usize;
     // SAFETY: `data` holds 2 * BLOCK elements, one per thread.

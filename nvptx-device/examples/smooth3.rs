@@ -58,11 +58,7 @@ fn main() -> Result<(), sim::SimError> {
     let n: u32 = 1000;
     let x: Vec<f32> = (0..n).map(|i| ((i * 7) % 11) as f32).collect();
     let mut out = vec![0.0f32; n as usize];
-    let cfg = Launch {
-        grid: Dim3::x(n.div_ceil(BLOCK)),
-        block: Dim3::x(BLOCK),
-        dynamic_shared_bytes: 0,
-    };
+    let cfg = Launch::new(Dim3::x(n.div_ceil(BLOCK)), Dim3::x(BLOCK), 0);
     // Raw pointers are not `Sync`; `SharedPtr` carries them into the closure every thread runs.
     let (xp, op) = (
         SharedPtr(x.as_ptr() as *mut f32),

@@ -193,6 +193,9 @@ pub struct KernelSpec {
     pub dynamic_shared: DynamicShared,
     /// Its `.maxntid` / `.minnctapersm`, if it declares them.
     pub launch_bounds: Option<LaunchBounds>,
+    /// Blocks per thread-block cluster along x ([`Launch::cluster`]; 1: none). Its launches'
+    /// grids are whole clusters: the kernel takes blocks past the problem as such.
+    pub cluster: u32,
 }
 
 impl KernelSpec {
@@ -212,6 +215,7 @@ impl KernelSpec {
             static_shared_bytes: 0,
             dynamic_shared: DynamicShared::None,
             launch_bounds: None,
+            cluster: 1,
         }
     }
 
@@ -267,26 +271,48 @@ impl KernelSpec {
             }
         };
         Launch {
-            grid,
+            grid: Dim3::xyz(self.whole_clusters(grid.x), grid.y, grid.z),
             block: self.block,
             dynamic_shared_bytes,
+            cluster: self.cluster,
+        }
+    }
+
+    /// `blocks` rounded up to whole clusters (saturating: a grid too large shows up as a
+    /// launch that [`Limits::check`] refuses).
+    ///
+    /// [`Limits::check`]: crate::launch::Limits::check
+    pub const fn whole_clusters(&self, blocks: u32) -> u32 {
+        let cluster = if self.cluster == 0 { 1 } else { self.cluster };
+        match blocks.checked_next_multiple_of(cluster) {
+            Some(b) => b,
+            None => u32::MAX / cluster * cluster,
         }
     }
 
     /// [`launch`](Self::launch) on a device of `multiprocessors` multiprocessors that each
     /// run `blocks_per_sm` blocks of this entry: a [`GridRule::Persistent`] grid capped at
-    /// `multiprocessors · blocks_per_sm` blocks (at least one); any other rule as `launch`.
+    /// `multiprocessors · blocks_per_sm` blocks (at least one), in whole clusters (at least
+    /// one); any other rule as `launch`.
     pub const fn launch_on(
         &self, extent: Extent, units: u32, multiprocessors: u32, blocks_per_sm: u32,
     ) -> Launch {
         let mut launch = self.launch(extent, units);
         if let GridRule::Persistent { .. } = self.grid {
-            let cap = multiprocessors.saturating_mul(blocks_per_sm);
+            let cap = self.cap(multiprocessors.saturating_mul(blocks_per_sm));
             if launch.grid.x > cap {
-                launch.grid.x = if cap == 0 { 1 } else { cap };
+                launch.grid.x = cap;
             }
         }
         launch
+    }
+
+    /// The most blocks of a persistent grid within `blocks` at once: `blocks` rounded down to
+    /// whole clusters, at least one cluster.
+    pub const fn cap(&self, blocks: u32) -> u32 {
+        let cluster = if self.cluster == 0 { 1 } else { self.cluster };
+        let whole = blocks / cluster * cluster;
+        if whole == 0 { cluster } else { whole }
     }
 
     /// Bytes of each parameter, in order: what the entry's `.param` list must declare.
@@ -310,6 +336,7 @@ mod tests {
         static_shared_bytes: 0,
         dynamic_shared: DynamicShared::None,
         launch_bounds: None,
+        cluster: 1,
     };
 
     #[test]
@@ -362,6 +389,20 @@ mod tests {
         let small = Extent::Matrix { rows: 129, cols: 1 };
         assert_eq!(persistent.launch_on(small, 0, 132, 1).grid, Dim3::x(2));
         assert_eq!(TILES.launch_on(big, 0, 132, 1), TILES.launch(big, 0));
+        // Clusters of two: whole clusters, up to the most a wave holds.
+        let paired = KernelSpec {
+            cluster: 2,
+            ..persistent
+        };
+        assert_eq!(paired.launch_on(big, 0, 131, 1).grid, Dim3::x(130));
+        assert_eq!(paired.launch_on(small, 0, 132, 1).grid, Dim3::x(2));
+        let three = Extent::Matrix {
+            rows: 129,
+            cols: 257,
+        };
+        assert_eq!(paired.launch(three, 0).grid, Dim3::x(4));
+        assert_eq!(paired.launch(three, 0).cluster, 2);
+        assert_eq!(paired.cap(1), 2);
         assert_eq!(items.launch(Extent::Items(1_000_000), 0).grid, Dim3::x(3));
         // Never an empty grid, even for no items; the window sizes the tile.
         assert_eq!(items.launch(Extent::Items(0), 7).grid, Dim3::x(1));

@@ -5,7 +5,8 @@
 use crate::thread::Dim3;
 use core::fmt;
 
-/// The launch shape, as in `kernel<<<grid, block, dynamic_shared_bytes>>>`.
+/// The launch shape, as in `kernel<<<grid, block, dynamic_shared_bytes>>>`, and the blocks
+/// of a thread-block cluster ([`crate::cluster`]; 1: no cluster).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Launch {
     /// Blocks in the grid (`gridDim`).
@@ -15,6 +16,22 @@ pub struct Launch {
     /// Bytes of dynamic shared memory per block, what
     /// [`dynamic_shared`](crate::shared::dynamic_shared) returns.
     pub dynamic_shared_bytes: u32,
+    /// Blocks per cluster, along x (the cluster dimension attribute `(cluster, 1, 1)`):
+    /// blocks `c · cluster .. (c + 1) · cluster` of each grid row make cluster `c`. 1 is a
+    /// launch without clusters; `grid.x` is a multiple of it.
+    pub cluster: u32,
+}
+
+impl Launch {
+    /// `grid` blocks of `block` threads with `dynamic_shared_bytes` each, no clusters.
+    pub const fn new(grid: Dim3, block: Dim3, dynamic_shared_bytes: u32) -> Self {
+        Self {
+            grid,
+            block,
+            dynamic_shared_bytes,
+            cluster: 1,
+        }
+    }
 }
 
 /// What a device allows one launch. A GPU host queries the real values once;
@@ -60,6 +77,10 @@ impl Limits {
     /// The shared memory of one block any function may use without the opt-in: 48 KiB.
     pub const SHARED_BYTES_DEFAULT: u32 = 48 * 1024;
 
+    /// The most blocks of a cluster that every device with clusters (compute capability
+    /// 9.0 and later) runs: 8, the portable size.
+    pub const MAX_CLUSTER_BLOCKS: u32 = 8;
+
     /// The dynamic shared memory a GPU host opts a function with `static_shared_bytes` of
     /// static arrays in to: all that a block may have beside them.
     pub const fn dynamic_shared_opt_in(&self, static_shared_bytes: u32) -> u32 {
@@ -73,6 +94,16 @@ impl Limits {
         let (grid, block) = (launch.grid, launch.block);
         if grid.volume() == 0 || block.volume() == 0 {
             return Err(LimitError::Empty { grid, block });
+        }
+        Limit::ClusterBlocks.check(
+            u64::from(launch.cluster),
+            u64::from(Self::MAX_CLUSTER_BLOCKS),
+        )?;
+        if launch.cluster == 0 || !grid.x.is_multiple_of(launch.cluster) {
+            return Err(LimitError::Cluster {
+                grid,
+                cluster: launch.cluster,
+            });
         }
         let (m, g, w) = (self.max_block_dim, self.max_grid_dim, u64::from);
         let shared = w(static_shared_bytes) + w(launch.dynamic_shared_bytes);
@@ -173,6 +204,8 @@ pub enum Limit {
     SharedBytesPerBlock,
     /// Dynamic shared memory the compiled kernel may be launched with (GPU only).
     DynamicSharedBytesForKernel,
+    /// Blocks per cluster ([`Limits::MAX_CLUSTER_BLOCKS`]).
+    ClusterBlocks,
 }
 
 impl Limit {
@@ -202,6 +235,7 @@ impl Limit {
             Self::StaticSharedBytesPerBlock => "bytes of static shared memory per block",
             Self::SharedBytesPerBlock => "bytes of shared memory per block",
             Self::DynamicSharedBytesForKernel => "bytes of dynamic shared memory for this kernel",
+            Self::ClusterBlocks => "blocks per cluster",
         }
     }
 }
@@ -222,6 +256,13 @@ pub enum LimitError {
         /// The launch's block.
         block: Dim3,
     },
+    /// A grid whose x extent is not a whole number of clusters, or clusters of no block.
+    Cluster {
+        /// The launch's grid.
+        grid: Dim3,
+        /// Its blocks per cluster.
+        cluster: u32,
+    },
     /// A grid, block or shared-memory size beyond the limit.
     Exceeds {
         /// The limit.
@@ -239,6 +280,10 @@ impl fmt::Display for LimitError {
             Self::Empty { grid, block } => {
                 write!(f, "launch with an empty grid {grid} or block {block}")
             }
+            Self::Cluster { grid, cluster } => write!(
+                f,
+                "a grid of {grid} blocks is not a whole number of clusters of {cluster} blocks along x"
+            ),
             Self::Exceeds {
                 what,
                 requested,
@@ -259,11 +304,7 @@ mod tests {
     use std::string::ToString;
 
     fn launch(grid: Dim3, block: Dim3, dynamic_shared_bytes: u32) -> Launch {
-        Launch {
-            grid,
-            block,
-            dynamic_shared_bytes,
-        }
+        Launch::new(grid, block, dynamic_shared_bytes)
     }
 
     #[test]
@@ -362,6 +403,33 @@ mod tests {
                 what: Limit::DynamicSharedBytesForKernel,
                 requested: 104,
                 limit: 100
+            })
+        );
+    }
+
+    #[test]
+    fn clusters_divide_the_grid_and_stay_portable() {
+        let l = Limits::HOPPER;
+        let with = |grid, cluster| Launch {
+            cluster,
+            ..launch(grid, Dim3::x(128), 0)
+        };
+        assert_eq!(l.check(&with(Dim3::x(132), 2), 0), Ok(()));
+        assert_eq!(l.check(&with(Dim3::xy(8, 3), 8), 0), Ok(()));
+        for (grid, cluster) in [(Dim3::x(131), 2), (Dim3::x(4), 0), (Dim3::xy(1, 6), 2)] {
+            let err = l.check(&with(grid, cluster), 0).unwrap_err();
+            assert_eq!(err, LimitError::Cluster { grid, cluster });
+            assert!(
+                err.to_string()
+                    .contains(&std::format!("clusters of {cluster}"))
+            );
+        }
+        assert_eq!(
+            l.check(&with(Dim3::x(16), 16), 0),
+            Err(LimitError::Exceeds {
+                what: Limit::ClusterBlocks,
+                requested: 16,
+                limit: 8
             })
         );
     }

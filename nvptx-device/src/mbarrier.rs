@@ -18,8 +18,10 @@
 //! bits: the phases completed and the count expected (first word), the bytes owed and the
 //! arrivals so far (second). A copy lands when it is issued, so a wait finds its phase
 //! complete or reports the kernel's mistake: waiting for a phase that no arrival or copy
-//! has completed, more bytes landing than the phase expects, more arrivals than the count,
-//! an `expect_tx` while bytes are still owed.
+//! has completed, more bytes landing than the phase expects once all its arrivals are in,
+//! more arrivals than the count, an `expect_tx` while bytes are still owed. As on the GPU,
+//! bytes may land before the `expect_tx` that announces them (another block's multicast
+//! copy, [`crate::tma::copy_2d_bytes`]): the bytes owed go below zero until it comes.
 
 use crate::shared::SharedSlice;
 
@@ -34,10 +36,12 @@ pub struct Mbarrier {
 /// first, arrivals so far and bytes owed in the second.
 #[cfg(not(target_arch = "nvptx64"))]
 mod sim_state {
-    /// Bits of the second word that hold the bytes owed (up to 1 MiB, the most one phase of
-    /// copies may owe).
+    /// Bits of the second word that hold the bytes owed, two's complement (from −512 KiB to
+    /// 512 KiB, more than a block's shared memory).
     pub const OWED_BITS: u32 = 20;
     pub const OWED_MASK: u32 = (1 << OWED_BITS) - 1;
+    /// The most bytes one phase may owe.
+    pub const OWED_MAX: i32 = (1 << (OWED_BITS - 1)) - 1;
     pub const COUNT_SHIFT: u32 = 16;
     pub const PHASE_MASK: u32 = (1 << COUNT_SHIFT) - 1;
 }
@@ -131,13 +135,19 @@ impl Mbarrier {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            if rank != 0 {
-                panic!(
-                    "mbarrier: the simulator runs clusters of one block (rank {rank} asked for)"
-                );
-            }
-            // SAFETY: the caller's contract; this block is rank 0, the whole cluster.
-            unsafe { self.arrive() };
+            let remote = self.in_rank(rank);
+            // SAFETY: the caller's contract, for that block's barrier.
+            crate::sim::cluster::on_rank(rank, || unsafe { remote.arrive() });
+        }
+    }
+
+    /// The barrier at the same shared address in block `rank` of the cluster.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    pub(crate) fn in_rank(&self, rank: u32) -> Self {
+        Self {
+            words: self.words.in_rank(rank),
+            at: self.at,
         }
     }
 
@@ -226,26 +236,34 @@ impl Mbarrier {
             self.words.get_quiet(self.at + 1),
         );
         let count = first >> COUNT_SHIFT;
-        let (mut owed, mut arrived) = (second & OWED_MASK, second >> OWED_BITS);
+        // Sign-extended from its bits.
+        let mut owed = (((second & OWED_MASK) << (32 - OWED_BITS)) as i32) >> (32 - OWED_BITS);
+        let mut arrived = second >> OWED_BITS;
         if count == 0 {
             panic!("mbarrier: used before init");
         }
         if let Some(bytes) = expect {
-            if owed != 0 {
+            if owed > 0 {
                 panic!("mbarrier: expect_tx while {owed} bytes of the phase are still owed");
             }
-            if bytes > OWED_MASK {
-                panic!("mbarrier: {bytes} bytes expected in one phase (at most {OWED_MASK})");
+            if bytes > OWED_MAX as u32 {
+                panic!("mbarrier: {bytes} bytes expected in one phase (at most {OWED_MAX})");
             }
-            owed = bytes;
+            owed += bytes as i32;
         }
-        if landed > owed {
-            panic!("mbarrier: a copy of {landed} bytes landed where {owed} were expected");
+        if landed > OWED_MAX as u32 || owed - (landed as i32) < -OWED_MAX {
+            panic!("mbarrier: a copy of {landed} bytes landed where {owed} were owed");
         }
-        owed -= landed;
+        owed -= landed as i32;
         arrived += arrivals;
         if arrived > count {
             panic!("mbarrier: {arrived} arrivals in a phase that expects {count}");
+        }
+        if arrived == count && owed < 0 {
+            panic!(
+                "mbarrier: {} bytes more landed than the phase expects, after its last arrival",
+                -owed
+            );
         }
         let complete = arrived == count && owed == 0;
         let (first, second) = if complete {
@@ -253,7 +271,7 @@ impl Mbarrier {
             let phases = (first + 1) & PHASE_MASK;
             ((count << COUNT_SHIFT) | phases, 0)
         } else {
-            (first, (arrived << OWED_BITS) | owed)
+            (first, (arrived << OWED_BITS) | (owed as u32 & OWED_MASK))
         };
         self.words.set_quiet(self.at, first);
         self.words.set_quiet(self.at + 1, second);
@@ -387,6 +405,7 @@ mod tests {
             grid: Dim3::x(1),
             block: Dim3::x(64),
             dynamic_shared_bytes: 64,
+            cluster: 1,
         };
         crate::sim::launch(&cfg, &Limits::default(), || {
             let words = dynamic_shared::<u32>();
@@ -455,6 +474,7 @@ mod tests {
             grid: Dim3::x(1),
             block: Dim3::x(32),
             dynamic_shared_bytes: 16,
+            cluster: 1,
         };
         let err = crate::sim::launch(&cfg, &Limits::default(), || {
             let bar = Mbarrier::new(dynamic_shared::<u32>(), 0);

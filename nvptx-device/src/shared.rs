@@ -293,6 +293,23 @@ mod backend {
     use crate::sim::shared_mem::{self, RegionRef};
 
     impl<T: SharedWord> SharedSlice<T> {
+        /// The same elements of block `rank` of the cluster (its dynamic shared memory at
+        /// the same offset), as `mapa` maps a shared address. The simulator reaches only
+        /// dynamic shared memory across blocks.
+        #[track_caller]
+        pub(crate) fn in_rank(&self, rank: u32) -> Self {
+            let Some((region, words)) = shared_mem::dynamic_region_in(self.region, rank) else {
+                panic!(
+                    "shared memory of cluster rank {rank}: not a block of the cluster, or not dynamic shared memory (the simulator maps only that across a cluster)"
+                )
+            };
+            assert!(
+                self.offset + self.len <= words,
+                "the same launch gives every block the same dynamic shared memory"
+            );
+            Self { region, ..*self }
+        }
+
         pub(crate) fn from_region(region: RegionRef, len: u32) -> Self {
             Self {
                 region,

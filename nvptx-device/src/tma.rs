@@ -144,46 +144,69 @@ pub unsafe fn copy_2d_bytes(
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        if mask > 1 {
-            panic!(
-                "TMA: a multicast to cluster ranks {mask:#b}; the simulator runs clusters of one block"
-            );
-        }
         let start = dst.byte_address() + offset;
         if !start.is_multiple_of(TILE_ALIGN) {
             panic!("TMA: a 128-byte-swizzled tile must start on a 1024-byte boundary");
         }
-        // SAFETY: the caller passes a map of the launch.
-        let words = unsafe { (*map).0 };
-        // The accelerator writes through its own proxy, ordered with the readers by the
-        // barrier, not by block barriers: outside the race checker.
-        if words[4] != 2 {
-            // SAFETY: as above, of 4-byte elements.
-            let (box_rows, elements) = unsafe { sim_read_box::<f32>(map, x, y, ROW_WORDS) };
-            for (r, c, v) in elements {
-                let byte =
-                    crate::wgmma::swizzle(start + r * ROW_BYTES + 4 * c) - dst.byte_address();
-                dst.set_quiet(byte / 4, v.to_bits());
-            }
-            bar.landed(box_rows * ROW_BYTES);
+        if mask == 0 {
+            // SAFETY: the caller's contract.
+            unsafe { sim_land(dst, offset, map, x, y, bar) };
             return;
         }
-        // SAFETY: as above, of 2-byte elements.
-        let (box_rows, elements) = unsafe { sim_read_box::<u16>(map, x, y, ROW_HALVES) };
+        let ranks = crate::cluster::blocks();
+        if u32::from(mask) >> ranks != 0 {
+            panic!("TMA: a multicast to cluster ranks {mask:#b}, in a cluster of {ranks} blocks");
+        }
+        for rank in (0..ranks).filter(|r| mask & (1 << r) != 0) {
+            let (dst, bar) = (dst.in_rank(rank), bar.in_rank(rank));
+            // SAFETY: the caller's contract, in every block the mask names.
+            crate::sim::cluster::on_rank(rank, || unsafe {
+                sim_land(dst, offset, map, x, y, &bar)
+            });
+        }
+    }
+}
+
+/// The simulator's side of [`copy_2d_bytes`] into one block: the tile written to `dst` from
+/// byte `offset`, swizzled, and its bytes landed on `bar`.
+///
+/// # Safety
+/// As [`copy_2d_bytes`]'s, for the running block.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+unsafe fn sim_land(
+    dst: SharedSlice<u32>, offset: u32, map: *const TensorMap, x: u32, y: u32, bar: &Mbarrier,
+) {
+    let start = dst.byte_address() + offset;
+    // SAFETY: the caller passes a map of the launch.
+    let words = unsafe { (*map).0 };
+    // The accelerator writes through its own proxy, ordered with the readers by the
+    // barrier, not by block barriers: outside the race checker.
+    if words[4] != 2 {
+        // SAFETY: as above, of 4-byte elements.
+        let (box_rows, elements) = unsafe { sim_read_box::<f32>(map, x, y, ROW_WORDS) };
         for (r, c, v) in elements {
-            let byte = crate::wgmma::swizzle(start + r * ROW_BYTES + 2 * c) - dst.byte_address();
-            let (word, high) = (byte / 4, (byte / 2) % 2 == 1);
-            // An even element comes first in its word (the swizzle moves 16-byte chunks).
-            let old = if high { dst.get_quiet(word) } else { 0 };
-            let new = if high {
-                (old & 0xffff) | (u32::from(v) << 16)
-            } else {
-                u32::from(v)
-            };
-            dst.set_quiet(word, new);
+            let byte = crate::wgmma::swizzle(start + r * ROW_BYTES + 4 * c) - dst.byte_address();
+            dst.set_quiet(byte / 4, v.to_bits());
         }
         bar.landed(box_rows * ROW_BYTES);
+        return;
     }
+    // SAFETY: as above, of 2-byte elements.
+    let (box_rows, elements) = unsafe { sim_read_box::<u16>(map, x, y, ROW_HALVES) };
+    for (r, c, v) in elements {
+        let byte = crate::wgmma::swizzle(start + r * ROW_BYTES + 2 * c) - dst.byte_address();
+        let (word, high) = (byte / 4, (byte / 2) % 2 == 1);
+        // An even element comes first in its word (the swizzle moves 16-byte chunks).
+        let old = if high { dst.get_quiet(word) } else { 0 };
+        let new = if high {
+            (old & 0xffff) | (u32::from(v) << 16)
+        } else {
+            u32::from(v)
+        };
+        dst.set_quiet(word, new);
+    }
+    bar.landed(box_rows * ROW_BYTES);
 }
 
 /// Stores the tile at byte `offset` of `src` — `box_rows` rows of 128 bytes (32 `f32`, or 64

@@ -168,6 +168,7 @@ mod tests {
             grid: Dim3::x(1),
             block: Dim3::x(64),
             dynamic_shared_bytes: 0,
+            cluster: 1,
         };
         let got = Mutex::new([0u32; 64]);
         crate::sim::launch(&cfg, &Limits::default(), || {

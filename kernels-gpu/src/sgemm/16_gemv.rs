@@ -959,6 +959,7 @@ const fn spec(
             }),
             None => None,
         },
+        cluster: 1,
     }
 }
 

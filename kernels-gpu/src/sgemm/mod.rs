@@ -196,6 +196,7 @@ impl Geometry {
                 }),
                 None => None,
             },
+            cluster: 1,
         }
     }
 }

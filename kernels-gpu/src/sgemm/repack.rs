@@ -302,6 +302,7 @@ pub const TRANSPOSE_TF32: KernelSpec = KernelSpec {
     static_shared_bytes: TRANSPOSE_TILE * (TRANSPOSE_TILE + 1) * 4,
     dynamic_shared: nvptx_device::catalogue::DynamicShared::None,
     launch_bounds: None,
+    cluster: 1,
 };
 
 // Exported only with the `entries` feature; the simulator twins always exist.

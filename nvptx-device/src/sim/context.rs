@@ -3,6 +3,7 @@
 
 use super::barrier::{BlockBarrier, Misuse};
 use super::bulk::BulkStores;
+use super::cluster::Cluster;
 use super::error::{SimError, SourceLocation, ThreadCoord, Waiting};
 use super::pending::Pending;
 use super::sched::{Scheduler, Wait};
@@ -77,6 +78,13 @@ impl BlockState {
         self.sched.wake_all();
     }
 
+    /// Stops the block without an error of its own: another block of its cluster failed,
+    /// and this one's waits for it would never end. Every blocked thread unwinds.
+    pub fn stop(&self) {
+        self.aborted.set(true);
+        self.sched.wake_all();
+    }
+
     pub fn take_error(&self) -> Option<SimError> {
         self.error.borrow_mut().take()
     }
@@ -95,6 +103,7 @@ impl BlockState {
             let waiting = self.sched.blocked().into_iter().map(|(linear, wait)| {
                 let (what, location) = match wait {
                     Wait::Barrier(at) => (std::string::String::from("sync_threads()"), at),
+                    Wait::Cluster(at) => (std::string::String::from("barrier.cluster"), at),
                     Wait::Warp { op, mask, location } => {
                         let arrived = self.warps[(linear / 32) as usize].arrived();
                         let op = op.trim_end_matches(": ");
@@ -147,11 +156,15 @@ pub(crate) struct ThreadCtx<'b> {
     pub block_idx: Dim3,
     pub block_dim: Dim3,
     pub grid_dim: Dim3,
+    /// Its block's rank in its cluster (`%cluster_ctarank`).
+    pub rank: u32,
     /// `threadIdx` flattened, x fastest.
     pub linear: u32,
     /// Barriers this thread has passed; races are only possible within one interval.
     pub barriers_passed: Cell<u32>,
     pub block: &'b BlockState,
+    /// The cluster of its block (a cluster of one where the launch has none).
+    pub cluster: &'b Cluster,
     /// Its bulk stores to global memory not yet waited for.
     pub bulk: BulkStores,
     /// Its `wgmma` groups not yet waited for.
@@ -161,16 +174,19 @@ pub(crate) struct ThreadCtx<'b> {
 }
 
 impl<'b> ThreadCtx<'b> {
-    /// Thread `linear` of `block`, in a grid of `grid_dim` blocks.
-    pub fn new(block: &'b BlockState, linear: u32, grid_dim: Dim3) -> Self {
+    /// Thread `linear` of block `rank` of `cluster`, in a grid of `grid_dim` blocks.
+    pub fn new(cluster: &'b Cluster, rank: u32, linear: u32, grid_dim: Dim3) -> Self {
+        let block = &cluster.blocks[rank as usize];
         Self {
             thread_idx: block.thread_of(linear),
             block_idx: block.block_idx,
             block_dim: block.block_dim,
             grid_dim,
+            rank,
             linear,
             barriers_passed: Cell::new(0),
             block,
+            cluster,
             bulk: BulkStores::default(),
             wgmma: WgmmaGroups::default(),
             yielder: Cell::new(core::ptr::null()),
@@ -271,6 +287,20 @@ pub(crate) fn resume<R>(ctx: &ThreadCtx<'_>, run: impl FnOnce() -> R) -> R {
     }
     CURRENT.set((ctx as *const ThreadCtx<'_>).cast());
     let _clear = Clear;
+    run()
+}
+
+/// Runs `run` as `ctx` from inside another simulated thread (its twin in another block of
+/// the cluster, [`super::cluster::on_rank`]), then makes the caller current again.
+pub(crate) fn resume_nested<R>(ctx: &ThreadCtx<'_>, run: impl FnOnce() -> R) -> R {
+    struct Restore(*const ThreadCtx<'static>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.set(self.0);
+        }
+    }
+    let _restore = Restore(CURRENT.get());
+    CURRENT.set((ctx as *const ThreadCtx<'_>).cast());
     run()
 }
 

@@ -1,6 +1,8 @@
 //! Running a grid: each block's threads as coroutines taking turns on one host thread
-//! ([`super::sched`]), and the blocks spread over a few host threads.
+//! ([`super::sched`]), the blocks of a cluster on the same one ([`super::cluster`]), and
+//! the clusters spread over a few host threads.
 
+use super::cluster::Cluster;
 use super::context::{self, Abort, BlockState, ThreadCtx};
 use super::error::SimError;
 use super::shared_mem::{self, SharedArena};
@@ -30,13 +32,14 @@ const SPARE_STACKS_KEPT: usize = 2 * 1024;
 ///
 /// `kernel` is typically a closure calling an entry point with captured arguments. The
 /// blocks run on up to [`std::thread::available_parallelism`] host threads at once, each
-/// block's threads on one of them. Returns the problem found in the lowest-numbered block
-/// that has one (the error a launch running blocks one after another would return); blocks
-/// after it may have run, and no block after it starts once it is found.
+/// cluster's threads (each block's, without clusters) on one of them. Returns the problem
+/// found in the lowest-numbered cluster that has one (the error a launch running clusters
+/// one after another would return; in a cluster, the block that failed first); clusters
+/// after it may have run, and none after it starts once it is found.
 pub fn launch<F: Fn() + Sync>(cfg: &Launch, limits: &Limits, kernel: F) -> Result<(), SimError> {
     check_shape(cfg, limits)?;
     let grid = Grid {
-        blocks: cfg.grid.volume(),
+        blocks: cfg.grid.volume() / u64::from(cfg.cluster),
         next: AtomicU64::new(0),
         stop: AtomicU64::new(u64::MAX),
         failed: Mutex::new(None),
@@ -60,7 +63,8 @@ pub fn launch<F: Fn() + Sync>(cfg: &Launch, limits: &Limits, kernel: F) -> Resul
     }
 }
 
-/// The blocks of a launch, handed out in order to the host threads that run them.
+/// The clusters of a launch (its blocks, without clusters), handed out in order to the host
+/// threads that run them.
 struct Grid {
     blocks: u64,
     next: AtomicU64,
@@ -84,13 +88,13 @@ impl Grid {
     }
 }
 
-/// Runs blocks of the grid one after another until none is left, with stacks for their
-/// threads that it keeps from block to block.
+/// Runs clusters of the grid one after another until none is left, with stacks for their
+/// threads that it keeps from cluster to cluster.
 fn worker<F: Fn() + Sync>(cfg: &Launch, limits: &Limits, kernel: &F, grid: &Grid) {
     let mut stacks = Vec::new();
-    while let Some(b) = grid.take() {
-        if let Err(e) = run_block(cfg, limits, kernel, b, &mut stacks) {
-            grid.fail(b, e);
+    while let Some(c) = grid.take() {
+        if let Err(e) = run_cluster(cfg, limits, kernel, c, &mut stacks) {
+            grid.fail(c, e);
         }
     }
     let mut spare = lock(&SPARE_STACKS);
@@ -122,7 +126,8 @@ fn stacks_for(threads: u32, stacks: &mut Vec<DefaultStack>) -> Result<(), SimErr
 }
 
 fn check_shape(cfg: &Launch, limits: &Limits) -> Result<(), SimError> {
-    // Static shared arrays are counted as blocks declare them (`shared_mem`).
+    // Static shared arrays are counted as blocks declare them (`shared_mem`); the limit
+    // check refuses clusters that do not divide the grid.
     limits.check(cfg, 0).map_err(SimError::Limit)?;
     // Custom limits may allow more threads than the race checker can tell apart.
     Limit::ThreadsPerBlock
@@ -130,30 +135,41 @@ fn check_shape(cfg: &Launch, limits: &Limits) -> Result<(), SimError> {
         .map_err(SimError::Limit)
 }
 
-/// Block number `b` as `blockIdx`, x fastest.
-fn unravel(b: u64, grid: Dim3) -> Dim3 {
-    let (gx, gy) = (grid.x as u64, grid.y as u64);
+/// Block `rank` of cluster number `c` as `blockIdx`: clusters of `cluster` blocks along x,
+/// numbered x fastest.
+fn unravel(c: u64, rank: u32, grid: Dim3, cluster: u32) -> Dim3 {
+    let (cx, gy) = ((grid.x / cluster) as u64, grid.y as u64);
     Dim3::xyz(
-        (b % gx) as u32,
-        ((b / gx) % gy) as u32,
-        (b / (gx * gy)) as u32,
+        (c % cx) as u32 * cluster + rank,
+        ((c / cx) % gy) as u32,
+        (c / (cx * gy)) as u32,
     )
 }
 
-/// Runs block `b` to its end on the calling host thread: one coroutine per thread, on
-/// `stacks` (topped up as needed, and given back).
-fn run_block<F: Fn()>(
-    cfg: &Launch, limits: &Limits, kernel: &F, b: u64, stacks: &mut Vec<DefaultStack>,
+/// Runs cluster `c` (block `c` without clusters) to its end on the calling host thread: one
+/// coroutine per thread of each of its blocks, on `stacks` (topped up as needed, and given
+/// back). The blocks' threads take turns, each block's ready ones in its order, then the next
+/// block's, until none is ready.
+fn run_cluster<F: Fn()>(
+    cfg: &Launch, limits: &Limits, kernel: &F, c: u64, stacks: &mut Vec<DefaultStack>,
 ) -> Result<(), SimError> {
-    let threads = cfg.block.volume() as u32;
+    let per_block = cfg.block.volume() as u32;
+    let threads = per_block * cfg.cluster;
     stacks_for(threads, stacks)?;
-    let arena = SharedArena::new(cfg.dynamic_shared_bytes, limits.max_shared_bytes_per_block);
-    let block = BlockState::new(unravel(b, cfg.grid), cfg.block, arena);
-    let threads_of_block: Vec<ThreadCtx<'_>> = (0..threads)
-        .map(|linear| ThreadCtx::new(&block, linear, cfg.grid))
+    let cluster = Cluster::new(
+        (0..cfg.cluster)
+            .map(|rank| {
+                let arena =
+                    SharedArena::new(cfg.dynamic_shared_bytes, limits.max_shared_bytes_per_block);
+                BlockState::new(unravel(c, rank, cfg.grid, cfg.cluster), cfg.block, arena)
+            })
+            .collect(),
+    );
+    let threads_of_cluster: Vec<ThreadCtx<'_>> = (0..threads)
+        .map(|i| ThreadCtx::new(&cluster, i / per_block, i % per_block, cfg.grid))
         .collect();
     // Declared after what the coroutines borrow, so dropped before it.
-    let mut fibers: Vec<Fiber> = threads_of_block
+    let mut fibers: Vec<Fiber> = threads_of_cluster
         .iter()
         .zip(stacks.drain(stacks.len() - threads as usize..))
         .map(|(t, stack)| {
@@ -161,34 +177,49 @@ fn run_block<F: Fn()>(
                 t.started(yielder);
                 run_thread(t, kernel);
             };
-            // SAFETY: the body borrows `t` (and through it `block`) and `kernel`, which
+            // SAFETY: the body borrows `t` (and through it `cluster`) and `kernel`, which
             // outlive `fibers`: every coroutine runs to its end below, or is dropped (its
             // stack unwound) before them.
             unsafe { Coroutine::with_stack_unchecked(stack, body) }
         })
         .collect();
-    let mut running = threads;
-    while running > 0 {
-        while let Some(linear) = block.sched.next() {
-            let (t, fiber) = (
-                &threads_of_block[linear as usize],
-                &mut fibers[linear as usize],
-            );
-            if let CoroutineResult::Return(()) = context::resume(t, || fiber.resume(())) {
-                running -= 1;
+    let blocks = &cluster.blocks;
+    let mut running = std::vec![per_block; blocks.len()];
+    // The block that failed first; the others are then stopped without an error of their own.
+    let mut failed: Option<usize> = None;
+    while running.iter().any(|&r| r > 0) {
+        for (rank, block) in blocks.iter().enumerate() {
+            while let Some(linear) = block.sched.next() {
+                let i = rank * per_block as usize + linear as usize;
+                let (t, fiber) = (&threads_of_cluster[i], &mut fibers[i]);
+                if let CoroutineResult::Return(()) = context::resume(t, || fiber.resume(())) {
+                    running[rank] -= 1;
+                }
+                if failed.is_none() && block.is_aborted() {
+                    failed = Some(rank);
+                    for other in blocks.iter().filter(|b| !b.is_aborted()) {
+                        other.stop();
+                    }
+                }
             }
         }
-        if running > 0 {
-            // Every thread left is blocked, and none can wake another.
-            block.deadlocked();
-            assert!(
-                block.sched.has_ready(),
-                "a failed block wakes its blocked threads"
-            );
+        if blocks.iter().any(|b| b.sched.has_ready()) {
+            continue;
         }
+        // Every thread left is blocked, and none can wake another.
+        for (rank, block) in blocks.iter().enumerate() {
+            if running[rank] > 0 {
+                block.deadlocked();
+                failed.get_or_insert(rank);
+            }
+        }
+        assert!(
+            running.iter().all(|&r| r == 0) || blocks.iter().any(|b| b.sched.has_ready()),
+            "a failed block wakes its blocked threads"
+        );
     }
     stacks.extend(fibers.into_iter().map(Fiber::into_stack));
-    match block.take_error() {
+    match failed.and_then(|rank| blocks[rank].take_error()) {
         Some(e) => Err(e),
         None => Ok(()),
     }

@@ -29,12 +29,13 @@
 //! use nvptx_device::launch::{Launch, Limits};
 //! use nvptx_device::sim;
 //! use nvptx_device::thread::Dim3;
-//! let cfg = Launch { grid: Dim3::x(2), block: Dim3::x(64), dynamic_shared_bytes: 0 };
+//! let cfg = Launch::new(Dim3::x(2), Dim3::x(64), 0);
 //! sim::launch(&cfg, &Limits::default(), || { /* kernel call */ }).unwrap();
 //! ```
 
 mod barrier;
 pub(crate) mod bulk;
+pub(crate) mod cluster;
 pub(crate) mod context;
 mod error;
 mod launch;
@@ -75,6 +76,7 @@ pub(crate) fn one_block(
         grid: crate::thread::Dim3::x(1),
         block: crate::thread::Dim3::x(threads),
         dynamic_shared_bytes,
+        cluster: 1,
     };
     launch(&cfg, &crate::launch::Limits::default(), kernel)
 }

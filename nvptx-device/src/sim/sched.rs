@@ -21,6 +21,8 @@ use std::vec::Vec;
 pub(crate) enum Wait {
     /// The rest of the block, at the `sync_threads()` here.
     Barrier(SourceLocation),
+    /// The rest of the cluster, at the cluster barrier here.
+    Cluster(SourceLocation),
     /// The rest of `mask` at a warp-collective operation; `op` names the instruction.
     Warp {
         op: &'static str,

@@ -386,6 +386,19 @@ pub(crate) fn dynamic_region() -> (RegionRef, u32) {
     })
 }
 
+/// The dynamic shared memory of block `rank` of the running block's cluster, and its
+/// length in words; `None` where `region` is not the running block's dynamic shared memory
+/// (only that one is reached across a cluster here).
+pub(crate) fn dynamic_region_in(region: RegionRef, rank: u32) -> Option<(RegionRef, u32)> {
+    context::with(|t| {
+        if region.addr() != (&*t.block.shared.dynamic as *const Region).addr() {
+            return None;
+        }
+        let d = &t.cluster.blocks.get(rank as usize)?.shared.dynamic;
+        Some((RegionRef(&**d), d.words.len() as u32))
+    })
+}
+
 /// The running block's static array for the `shared_array!` call site `site`, created by
 /// the first thread that gets there.
 #[track_caller]

@@ -204,6 +204,7 @@ fn block_over_the_function_limit(both: &Both) -> Result<(), Failed> {
         grid: Dim3::x(1),
         block: Dim3::x(512),
         dynamic_shared_bytes: 0,
+        cluster: 1,
     };
     let via_cust = cust.check_launch(entry, &launch);
     let via_cudarc = gpu.check_launch(entry, &launch);

@@ -99,6 +99,7 @@ pub const BIAS_RELU: KernelSpec = KernelSpec {
     static_shared_bytes: 0,
     dynamic_shared: DynamicShared::None,
     launch_bounds: None,
+    cluster: 1,
 };
 
 /// Blocks of [`BLOCK`] threads for `len` elements.
