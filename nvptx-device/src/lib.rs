@@ -95,6 +95,15 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     unsafe { core::arch::asm!("trap;", options(noreturn, nostack)) }
 }
 
+/// Its first argument: `entry_points!`'s optional values with their defaults.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __first {
+    ($first:expr $(, $rest:expr)*) => {
+        $first
+    };
+}
+
 /// Declares kernel entry points that call (possibly generic) Rust kernel functions, in a
 /// submodule `entry` of the calling module: CUDA C's `extern "C" __global__`.
 ///
@@ -106,10 +115,13 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// `, launch_bounds(MAX_THREADS, MIN_BLOCKS)` after an entry's kernel is CUDA C's
 /// `__launch_bounds__`: the entry gets `.maxntid MAX_THREADS, 1, 1` and `.minnctapersm
 /// MIN_BLOCKS` (none for 0), so that ptxas keeps each thread to `65536 / (MAX_THREADS ·
-/// MIN_BLOCKS)` registers. Both are constant expressions. rustc has no attribute for them,
-/// so the macro leaves a marker comment in the module,
-/// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS`, which `nvptx-builder`
-/// turns into the directives (a module built otherwise has none).
+/// MIN_BLOCKS)` registers. `launch_bounds(MAX_THREADS, MIN_BLOCKS, CLUSTER)` also gives it
+/// CUDA C's `__cluster_dims__(CLUSTER, 1, 1)`, `.reqnctapercluster CLUSTER, 1, 1` (sm_90
+/// and later): every launch of it runs in clusters of CLUSTER blocks along x
+/// ([`crate::cluster`]), with no launch attribute. All are constant expressions. rustc has
+/// no attribute for them, so the macro leaves a marker comment in the module,
+/// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS CLUSTER`, which
+/// `nvptx-builder` turns into the directives (a module built otherwise has none).
 ///
 /// ```ignore
 /// entry_points! {
@@ -124,7 +136,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 macro_rules! entry_points {
     ($( $(#[$meta:meta])*
         $entry:ident ( $($arg:ident : $ty:ty),* $(,)? ) => $($body:ident)::+ $(::<$($generic:tt),*> $(:: $method:ident)?)?
-        $(, launch_bounds($threads:expr, $blocks:expr))?; )*) => {
+        $(, launch_bounds($threads:expr, $blocks:expr $(, $cluster:expr)?))?; )*) => {
         /// The exported entry points of this module's kernels.
         pub mod entry {
         #[allow(unused_imports)]
@@ -157,9 +169,10 @@ macro_rules! entry_points {
             $(
             #[cfg(target_arch = "nvptx64")]
             ::core::arch::global_asm!(
-                concat!("// nvptx-device:launch_bounds ", stringify!($entry), " {t} {b}"),
+                concat!("// nvptx-device:launch_bounds ", stringify!($entry), " {t} {b} {c}"),
                 t = const { $threads as u32 },
                 b = const { $blocks as u32 },
+                c = const { $crate::__first!($($cluster,)? 1) as u32 },
             );
             )?
 

@@ -292,7 +292,11 @@ impl Gpu {
         out: &mut CudaSlice<f32>, shape: MatmulShape,
     ) -> Result<()> {
         let info = self.entry_info(run.config.spec.entry)?;
-        let launch = half::launch(run, shape, self.multiprocessors, &self.limits)?;
+        let mut launch = half::launch(run, shape, self.multiprocessors, &self.limits)?;
+        if launch.cluster > 1 {
+            let resident = self.resident_blocks(&info, &launch)?;
+            launch = half::launch(run, shape, resident, &self.limits)?;
+        }
         let (m, n) = (shape.m, shape.n);
         let maps = self.tensor_maps(maps)?;
         let (_, buffer) = maps.as_ref().expect("tensor_maps fills the buffer");

@@ -40,6 +40,9 @@ pub struct EntryInfo {
     /// Sizes of its parameters, from the PTX text; `None` where a declaration is not one
     /// [`nvptx_builder::ptx::param_sizes`] reads.
     pub param_bytes: Option<Vec<usize>>,
+    /// Its clusters the device runs at once (`cuOccupancyMaxActiveClusters`), asked once
+    /// for an entry launched in clusters ([`Gpu::resident_blocks`]).
+    resident_clusters: std::sync::OnceLock<u32>,
     function: CudaFunction,
 }
 
@@ -203,10 +206,30 @@ impl Gpu {
             registers_per_thread: attr(FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
             local_bytes_per_thread: attr(FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
             param_bytes: nvptx_builder::ptx::param_sizes(&loaded.ptx, name),
+            resident_clusters: std::sync::OnceLock::new(),
             function,
         });
         entries.insert(name.to_owned(), Arc::clone(&info));
         Ok(info)
+    }
+
+    /// The blocks of entry `info` launched as `launch` that the device runs at once, for a
+    /// persistent grid in clusters ([`Launch::cluster`], which the entry's PTX declares):
+    /// its whole clusters that fit at once, as the driver counts them (a multiprocessor
+    /// group holds only whole clusters, so it can be fewer than one block per
+    /// multiprocessor); at least one cluster. Without clusters: one block a multiprocessor.
+    pub fn resident_blocks(&self, info: &EntryInfo, launch: &Launch) -> Result<u32> {
+        if launch.cluster <= 1 {
+            return Ok(self.multiprocessors);
+        }
+        if let Some(&clusters) = info.resident_clusters.get() {
+            return Ok(clusters.max(1) * launch.cluster);
+        }
+        let clusters = info
+            .function
+            .occupancy_max_active_clusters(launch_config(launch), &self.stream)
+            .call("cuOccupancyMaxActiveClusters")?;
+        Ok(info.resident_clusters.get_or_init(|| clusters).max(&1) * launch.cluster)
     }
 
     /// A [`Launcher`] for the entry point `info` (from [`Gpu::entry_info`]).

@@ -208,19 +208,22 @@ pub fn stores_fit(config: &WsConfig, n: u32) -> bool {
     config.swapped || config.rows != n.is_multiple_of(2)
 }
 
-/// `run`'s launch for `shape` on a device of `multiprocessors`, checked against `limits`:
-/// one block per unit of work (an output tile, or a slice of one), at most one per
-/// multiprocessor (the configuration's persistent grid rule, counting every slice).
+/// `run`'s launch for `shape` on a device that runs `resident_blocks` blocks of it at once
+/// (one a multiprocessor; for a configuration in clusters, as many as its whole clusters
+/// fit), checked against `limits`: one block per unit of work (an output tile, or a slice of
+/// one), at most `resident_blocks` (the configuration's persistent grid rule, counting every
+/// slice), in whole clusters.
 pub fn launch(
-    run: HalfRun, shape: MatmulShape, multiprocessors: u32, limits: &Limits,
+    run: HalfRun, shape: MatmulShape, resident_blocks: u32, limits: &Limits,
 ) -> Result<Launch> {
     let extent = Extent::Matrix {
         rows: shape.m,
         cols: shape.n,
     };
-    let mut launch = run.config.spec.launch(extent, 0);
+    let spec = &run.config.spec;
+    let mut launch = spec.launch(extent, 0);
     let units = launch.grid.x.saturating_mul(run.splits.max(1));
-    launch.grid.x = units.min(multiprocessors.max(1));
+    launch.grid.x = spec.whole_clusters(units.min(spec.cap(resident_blocks.max(1))));
     limits.check(&launch, 0).map_err(Error::Launch)?;
     Ok(launch)
 }
@@ -254,6 +257,13 @@ mod tests {
         assert_eq!(launch(run, small, 132, &limits).unwrap().grid.x, 2);
         let split = HalfRun { splits: 4, ..run };
         assert_eq!(launch(split, small, 132, &limits).unwrap().grid.x, 8);
+        // Pairs: whole clusters, within the blocks that run at once.
+        let pair = HalfRun::unsplit(config("gemm-bf16-ws-128x256-pair").unwrap());
+        assert_eq!(pair.config.spec.cluster, 2);
+        let l = launch(pair, big, 131, &limits).unwrap();
+        assert_eq!((l.grid.x, l.cluster), (130, 2));
+        // 1 × 2 tiles: a pair for each column of tiles (its second block past the rows).
+        assert_eq!(launch(pair, small, 132, &limits).unwrap().grid.x, 2);
     }
 
     #[test]

@@ -83,6 +83,7 @@ use super::swizzled::grouped_tile;
 use super::tensor_core::store_pair;
 use super::{BlockTile, Geometry, cdiv};
 use nvptx_device::catalogue::KernelSpec;
+use nvptx_device::cluster;
 use nvptx_device::intrinsics::opaque;
 use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
 use nvptx_device::mma::{FragA, FragC, a_position, c_position, ldmatrix_x4, to_tf32};
@@ -403,17 +404,19 @@ pub struct Unit {
 
 impl Schedule {
     /// This block's schedule over `m × n` outputs in `bm × bn` tiles, each in `splits`
-    /// slices of depth.
+    /// slices of depth: where blocks come in clusters of `cluster` (along x), this cluster's
+    /// schedule over tiles of `cluster · bm` rows, each block taking its rank's `bm` rows
+    /// of each ([`Unit::row`] counts tiles of `bm` rows either way).
     #[inline(always)]
-    pub fn new(m: u32, n: u32, bm: u32, bn: u32, group: u32, splits: u32) -> Self {
+    pub fn new(m: u32, n: u32, bm: u32, bn: u32, group: u32, splits: u32, cluster: u32) -> Self {
         Self::of_block(
             m,
             n,
-            (bm, bn),
+            (bm * cluster, bn),
             group,
             splits,
-            thread::block_idx_x(),
-            thread::grid_dim_x(),
+            thread::block_idx_x() / cluster,
+            thread::grid_dim_x() / cluster,
         )
     }
 
@@ -479,6 +482,7 @@ pub unsafe fn gemm_warp_specialized<
     const STAGES: u32,
     const GROUP: u32,
     const ROWS: bool,
+    const CLUSTER: u32,
     T: Element,
     A: Accumulators,
     E: Epilogue,
@@ -488,6 +492,8 @@ pub unsafe fn gemm_warp_specialized<
 ) {
     const { assert!(CONSUMERS >= 1 && STAGES >= 2) };
     const { assert!(T::SWAPPED || A::N.is_multiple_of(OUT_BOX_COLS)) };
+    // Clusters share `b`'s boxes of 64 columns (16-bit, row-major `b`).
+    const { assert!(CLUSTER == 1 || (CLUSTER == 2 && !T::B_TRANSPOSED && !T::SWAPPED)) };
     let (bm, bn) = block_tile::<T>(CONSUMERS as u32, A::N);
     let (a_bytes, b_bytes) = (bm * ROW_BYTES, b_rows::<T>(bn) * ROW_BYTES);
     let stage_bytes = a_bytes + b_bytes;
@@ -513,7 +519,9 @@ pub unsafe fn gemm_warp_specialized<
             // SAFETY: one thread, before any other use; the fence and barrier follow.
             unsafe {
                 full(s).init_count(1);
-                empty(s).init_count(CONSUMERS as u32);
+                // Every consumer of the cluster releases the slot: each block's producer
+                // refills it in all of them.
+                empty(s).init_count(CONSUMERS as u32 * CLUSTER);
                 if T::ROUNDED_IN_SLOT {
                     rounded(s).init_count(ROUNDERS);
                 }
@@ -521,9 +529,17 @@ pub unsafe fn gemm_warp_specialized<
         }
         fence_init();
     }
-    thread::sync_threads();
+    // The barriers initialized before any block of the cluster arrives on them or copies
+    // into this one.
+    if CLUSTER > 1 {
+        // SAFETY: every thread of every block of the cluster, before any returns.
+        unsafe { cluster::sync() };
+    } else {
+        thread::sync_threads();
+    }
+    let rank = if CLUSTER > 1 { cluster::block_rank() } else { 0 };
     let k_tiles = cdiv(k, T::BK);
-    let mut schedule = Schedule::new(m, n, bm, bn, GROUP, splits);
+    let mut schedule = Schedule::new(m, n, bm, bn, GROUP, splits, CLUSTER);
     let group = t / WARPGROUP;
     // One consumer has registers enough without the producer's (and a raise to fewer than
     // the kernel was given would be a decrease).
@@ -561,7 +577,7 @@ pub unsafe fn gemm_warp_specialized<
         }
         let mut state = PipelineState::<STAGES>::producer_start();
         while let Some(unit) = schedule.next() {
-            let (tile_row, tile_col) = (unit.row, unit.col);
+            let (tile_row, tile_col) = (unit.row * CLUSTER + rank, unit.col);
             let (first, end) = slice_tiles(k_tiles, splits, unit.split);
             for kt in first..end {
                 let (slot, bar) = (state.index * stage_bytes, full(state.index));
@@ -577,13 +593,27 @@ pub unsafe fn gemm_warp_specialized<
                     if T::B_TRANSPOSED {
                         copy_2d_bytes(smem, slot + a_bytes, bmap, depth, tile_col * bn, &bar, 0);
                     } else {
-                        for j in 0..cdiv(bn, T::BK) {
+                        // In a cluster, box `j` comes from rank `j % CLUSTER`, to every block.
+                        let mask = if CLUSTER > 1 { (1 << CLUSTER) - 1 } else { 0 };
+                        let mut j = rank;
+                        while j < cdiv(bn, T::BK) {
                             let x = tile_col * bn + j * T::BK;
                             let at = slot + a_bytes + j * T::BK * ROW_BYTES;
-                            copy_2d_bytes(smem, at, bmap, x, depth, &bar, 0);
+                            copy_2d_bytes(smem, at, bmap, x, depth, &bar, mask);
+                            j += CLUSTER;
                         }
                     }
                 }
+                state.advance();
+            }
+        }
+        if CLUSTER > 1 {
+            // The block stays until every consumer of the cluster has released every slot
+            // (their arrivals reach this block's barriers), as the peer's copies into this
+            // block end before its own consumers do.
+            for _ in 0..STAGES {
+                // SAFETY: the phases the consumers complete, as in the loop.
+                unsafe { empty(state.index).wait(state.empty_parity()) };
                 state.advance();
             }
         }
@@ -601,7 +631,7 @@ pub unsafe fn gemm_warp_specialized<
     let staged = ROWS && !T::SWAPPED;
     let mut stored = 0u32;
     while let Some(unit) = schedule.next() {
-        let (tile_row, tile_col) = (unit.row, unit.col);
+        let (tile_row, tile_col) = (unit.row * CLUSTER + rank, unit.col);
         let (first, end) = slice_tiles(k_tiles, splits, unit.split);
         // The slot of the group in flight, released once the next group is issued.
         let mut held = None;
@@ -654,14 +684,14 @@ pub unsafe fn gemm_warp_specialized<
                     // (the other consumer's groups keep the tensor cores busy meanwhile).
                     wgmma::wait_group::<0, A>(&mut acc);
                     if leader {
-                        empty(state.index).arrive();
+                        release::<CLUSTER>(empty(state.index));
                     }
                 } else {
                     wgmma::wait_group::<1, A>(&mut acc);
                     if let Some(previous) = held
                         && leader
                     {
-                        empty(previous).arrive();
+                        release::<CLUSTER>(empty(previous));
                     }
                     held = Some(state.index);
                 }
@@ -675,11 +705,16 @@ pub unsafe fn gemm_warp_specialized<
             if let Some(last) = held
                 && leader
             {
-                empty(last).arrive();
+                release::<CLUSTER>(empty(last));
             }
         }
         if first == end {
             acc = A::ZERO;
+        }
+        if tile_row * bm >= m {
+            // The second block of a cluster on the last row of tiles, past the output: it
+            // took part in the copies, and has nothing to store.
+            continue;
         }
         // A slice of a split product goes to its own plane of the workspace.
         // SAFETY: `out` holds `splits` planes of m·n (the contract).
@@ -765,6 +800,25 @@ pub unsafe fn gemm_warp_specialized<
             });
         });
         stored += A::N / OUT_BOX_COLS;
+    }
+}
+
+/// A consumer warpgroup's release of a slot (`empty`): in every block of a cluster of
+/// `CLUSTER` (each block's producer refills the slot in all of them).
+///
+/// # Safety
+/// One arrival per consumer warpgroup per phase, after the multiplications that read the slot.
+#[inline(always)]
+unsafe fn release<const CLUSTER: u32>(empty: Mbarrier) {
+    // SAFETY: the caller's contract; the barrier is at the same place in every block.
+    unsafe {
+        if CLUSTER == 1 {
+            empty.arrive();
+        } else {
+            for r in 0..CLUSTER {
+                empty.arrive_cluster(r);
+            }
+        }
     }
 }
 
@@ -930,6 +984,7 @@ unsafe fn store<
     const STAGES: u32,
     const GROUP: u32,
     const ROWS: bool,
+    const CLUSTER: u32,
     T: Element,
     A: Accumulators,
 >(
@@ -938,7 +993,7 @@ unsafe fn store<
 ) {
     // SAFETY: forwarded.
     unsafe {
-        gemm_warp_specialized::<C, STAGES, GROUP, ROWS, T, A, _>(
+        gemm_warp_specialized::<C, STAGES, GROUP, ROWS, CLUSTER, T, A, _>(
             amap,
             bmap,
             out,
@@ -949,6 +1004,11 @@ unsafe fn store<
             super::epilogue::Store,
         )
     }
+}
+
+/// Blocks per cluster of a table row: 2 for the `pair` rows, 1 for the others.
+const fn cluster_of(pair: bool) -> u32 {
+    if pair { 2 } else { 1 }
 }
 
 /// Declares rung 17's table: in `half`, per line, the entry points of one configuration on
@@ -978,8 +1038,9 @@ macro_rules! ws_configs {
         nvptx_device::entry_points! {$(
             $(#[$meta])*
             $entry(amap: *const TensorMap, bmap: *const TensorMap, out: *mut f32, m: u32, n: u32, k: u32, splits: u32)
-                => store::<$c, $stages, $group, { has_flag!(rows in $($($flag),*)?) }, $t, [FragC; $bn / 8]>
-                , launch_bounds(128 * ($c + 1), 1);
+                => store::<$c, $stages, $group, { has_flag!(rows in $($($flag),*)?) },
+                    { cluster_of(has_flag!(pair in $($($flag),*)?)) }, $t, [FragC; $bn / 8]>
+                , launch_bounds(128 * ($c + 1), 1, cluster_of(has_flag!(pair in $($($flag),*)?)));
         )*}
 
         /// Every configuration of rung 17, in table order.
@@ -994,7 +1055,10 @@ macro_rules! ws_configs {
                 swapped: <$t as Element>::SWAPPED,
                 register_a: <$t as Element>::REGISTER_A,
                 geometry: GEOMETRY,
-                spec: GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1)),
+                spec: KernelSpec {
+                    cluster: cluster_of(has_flag!(pair in $($($flag),*)?)),
+                    ..GEOMETRY.spec_persistent(stringify!($entry), WS_PARAMS, Some(1))
+                },
                 default: has_flag!(default in $($($flag),*)?),
                 rows: has_flag!(rows in $($($flag),*)?),
                 #[cfg(not(target_arch = "nvptx64"))]
@@ -1045,6 +1109,16 @@ ws_configs! {
         gemm_bf16_ws_64x256_rows, gemm_f16_ws_64x256_rows   = <1, 256, 5, 8> [rows];
         /// 64 × 128, staged rows.
         gemm_bf16_ws_64x128_rows, gemm_f16_ws_64x128_rows   = <1, 128, 8, 8> [rows];
+        // Clusters of two blocks on vertically adjacent tiles (`pair`, the module's
+        // *Clusters*): each copies half of `b`'s boxes, multicast to both.
+        /// 128 × 256 in pairs.
+        gemm_bf16_ws_128x256_pair, gemm_f16_ws_128x256_pair = <2, 256, 4, 8> [pair];
+        /// 128 × 192 in pairs.
+        gemm_bf16_ws_128x192_pair, gemm_f16_ws_128x192_pair = <2, 192, 4, 8> [pair];
+        /// 128 × 128 in pairs.
+        gemm_bf16_ws_128x128_pair, gemm_f16_ws_128x128_pair = <2, 128, 6, 8> [pair];
+        /// 128 × 256 in pairs, staged rows.
+        gemm_bf16_ws_128x256_pair_rows, gemm_f16_ws_128x256_pair_rows = <2, 256, 4, 8> [pair, rows];
     }
     // A TF32 slot is as many bytes as a 16-bit one of the same tile (rows of 128 bytes),
     // holding half the depth: the same slot counts fit.

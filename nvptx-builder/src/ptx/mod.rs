@@ -14,9 +14,10 @@ pub mod divergence;
 pub mod split;
 
 /// The comment keyword of a launch-bounds marker:
-/// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS`.
+/// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS [CLUSTER]`.
 ///
-/// rustc has no attribute for `.maxntid`/`.minnctapersm`, so `nvptx_device::entry_points!`
+/// rustc has no attribute for `.maxntid`/`.minnctapersm`/`.reqnctapercluster`, so
+/// `nvptx_device::entry_points!`
 /// writes this comment into the module (through `core::arch::global_asm!`) and
 /// [`apply_launch_bounds`] turns it into the directives.
 pub const LAUNCH_BOUNDS_MARKER: &str = "nvptx-device:launch_bounds";
@@ -30,7 +31,7 @@ pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PtxError {
     /// A launch-bounds marker line is not `// nvptx-device:launch_bounds ENTRY MAX_THREADS
-    /// MIN_BLOCKS` with decimal values.
+    /// MIN_BLOCKS [CLUSTER]` with decimal values.
     MalformedMarker {
         /// 1-based line number in the module.
         line: usize,
@@ -48,7 +49,8 @@ pub enum PtxError {
     AlreadyBounded {
         /// The entry.
         entry: String,
-        /// The directive it already has (`.maxntid`, `.reqntid` or `.minnctapersm`).
+        /// The directive it already has (`.maxntid`, `.reqntid`, `.minnctapersm` or
+        /// `.reqnctapercluster`).
         directive: &'static str,
     },
     /// Two markers name the same entry.
@@ -70,7 +72,7 @@ impl fmt::Display for PtxError {
         match self {
             Self::MalformedMarker { line, text, reason } => write!(
                 f,
-                "malformed launch-bounds marker on PTX line {line} ({reason}): `{}`; the format is `// {LAUNCH_BOUNDS_MARKER} ENTRY MAX_THREADS MIN_BLOCKS` with decimal values, as `nvptx_device::entry_points!` writes it",
+                "malformed launch-bounds marker on PTX line {line} ({reason}): `{}`; the format is `// {LAUNCH_BOUNDS_MARKER} ENTRY MAX_THREADS MIN_BLOCKS [CLUSTER]` with decimal values, as `nvptx_device::entry_points!` writes it",
                 text.trim()
             ),
             Self::UnknownEntry { entry } => write!(
@@ -114,6 +116,8 @@ pub struct EntryDirectives {
     pub reqntid: Option<[u32; 3]>,
     /// `.minnctapersm N`.
     pub minnctapersm: Option<u32>,
+    /// `.reqnctapercluster X[, Y[, Z]]`, the dimensions left out being 1.
+    pub reqnctapercluster: Option<[u32; 3]>,
 }
 
 /// One launch-bounds marker: CUDA C's `__launch_bounds__(max_threads, min_blocks)` for
@@ -126,6 +130,9 @@ pub struct LaunchBounds {
     pub max_threads: u32,
     /// `.minnctapersm min_blocks`; 0 for none.
     pub min_blocks: u32,
+    /// `.reqnctapercluster cluster, 1, 1` (blocks per thread-block cluster along x, the
+    /// launch's cluster shape); 1 for none.
+    pub cluster: u32,
 }
 
 /// A `.shared` symbol declared twice in one function body.
@@ -386,6 +393,7 @@ fn parse_directives(region: &str) -> EntryDirectives {
         match token {
             ".maxntid" => directives.maxntid = Some(dims(&mut tokens)),
             ".reqntid" => directives.reqntid = Some(dims(&mut tokens)),
+            ".reqnctapercluster" => directives.reqnctapercluster = Some(dims(&mut tokens)),
             ".minnctapersm" => {
                 // Present even if its value does not parse: the entry has the directive.
                 let value = tokens.peek().and_then(|t| t.parse().ok());
@@ -409,8 +417,8 @@ fn decimal(text: &str) -> Option<u32> {
 }
 
 /// The launch-bounds markers of `ptx`, in order: lines
-/// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS` (leading whitespace allowed,
-/// values decimal). A line whose first word after `//` is the keyword but which does not
+/// `// nvptx-device:launch_bounds ENTRY MAX_THREADS MIN_BLOCKS [CLUSTER]` (leading
+/// whitespace allowed, values decimal, CLUSTER 1 where left out). A line whose first word after `//` is the keyword but which does not
 /// follow the format is an error, since the bounds it meant to give would silently be lost.
 pub fn launch_bound_markers(ptx: &str) -> Result<Vec<LaunchBounds>, PtxError> {
     let mut markers = Vec::new();
@@ -428,27 +436,36 @@ pub fn launch_bound_markers(ptx: &str) -> Result<Vec<LaunchBounds>, PtxError> {
             reason,
         };
         let words: Vec<&str> = words.collect();
-        let [entry, threads, blocks] = words[..] else {
-            return Err(malformed(format!(
-                "{} fields after the keyword, expected 3",
-                words.len()
-            )));
+        let (entry, threads, blocks, cluster) = match words[..] {
+            [entry, threads, blocks] => (entry, threads, blocks, "1"),
+            [entry, threads, blocks, cluster] => (entry, threads, blocks, cluster),
+            _ => {
+                return Err(malformed(format!(
+                    "{} fields after the keyword, expected 3 or 4",
+                    words.len()
+                )));
+            }
         };
         let max_threads = decimal(threads)
             .ok_or_else(|| malformed(format!("MAX_THREADS `{threads}` is not a decimal u32")))?;
         let min_blocks = decimal(blocks)
             .ok_or_else(|| malformed(format!("MIN_BLOCKS `{blocks}` is not a decimal u32")))?;
+        let cluster = decimal(cluster)
+            .filter(|&c| c > 0)
+            .ok_or_else(|| malformed(format!("CLUSTER `{cluster}` is not a positive decimal u32")))?;
         markers.push(LaunchBounds {
             entry: entry.to_owned(),
             max_threads,
             min_blocks,
+            cluster,
         });
     }
     Ok(markers)
 }
 
-/// `ptx` with each launch-bounds marker's directives, `.maxntid MAX_THREADS, 1, 1` and (for
-/// a nonzero MIN_BLOCKS) `.minnctapersm MIN_BLOCKS`, on their own lines between its entry's
+/// `ptx` with each launch-bounds marker's directives, `.maxntid MAX_THREADS, 1, 1`, (for
+/// a nonzero MIN_BLOCKS) `.minnctapersm MIN_BLOCKS` and (for a CLUSTER above 1)
+/// `.reqnctapercluster CLUSTER, 1, 1`, on their own lines between its entry's
 /// parameter list and its body, where the PTX ISA puts performance-tuning directives. A
 /// module without markers comes back unchanged; the markers themselves stay, as comments.
 ///
@@ -481,6 +498,8 @@ pub fn apply_launch_bounds(ptx: &str) -> Result<String, PtxError> {
             Some(".reqntid")
         } else if existing.minnctapersm.is_some() && marker.min_blocks > 0 {
             Some(".minnctapersm")
+        } else if existing.reqnctapercluster.is_some() && marker.cluster > 1 {
+            Some(".reqnctapercluster")
         } else {
             None
         };
@@ -493,6 +512,9 @@ pub fn apply_launch_bounds(ptx: &str) -> Result<String, PtxError> {
         let mut text = format!("\n.maxntid {}, 1, 1", marker.max_threads);
         if marker.min_blocks > 0 {
             text.push_str(&format!("\n.minnctapersm {}", marker.min_blocks));
+        }
+        if marker.cluster > 1 {
+            text.push_str(&format!("\n.reqnctapercluster {}, 1, 1", marker.cluster));
         }
         inserts.push((def.close + 1, text));
     }
@@ -851,6 +873,7 @@ mod tests {
                 maxntid: Some([128, 1, 1]),
                 reqntid: None,
                 minnctapersm: Some(3),
+                reqnctapercluster: None,
             })
         );
         let ptx = ".entry k()\n.reqntid 32, 4, 2\n{\n}\n";
@@ -872,12 +895,14 @@ mod tests {
                 LaunchBounds {
                     entry: "f".into(),
                     max_threads: 256,
-                    min_blocks: 2
+                    min_blocks: 2,
+                    cluster: 1
                 },
                 LaunchBounds {
                     entry: "g".into(),
                     max_threads: 128,
-                    min_blocks: 0
+                    min_blocks: 0,
+                    cluster: 1
                 },
             ])
         );
@@ -887,7 +912,8 @@ mod tests {
         );
         for (bad, reason) in [
             ("// nvptx-device:launch_bounds f 256", "2 fields"),
-            ("// nvptx-device:launch_bounds f 256 2 1", "4 fields"),
+            ("// nvptx-device:launch_bounds f 256 2 1 1", "5 fields"),
+            ("// nvptx-device:launch_bounds f 256 2 0", "CLUSTER `0`"),
             (
                 "// nvptx-device:launch_bounds f 0x100 2",
                 "MAX_THREADS `0x100`",
@@ -924,6 +950,7 @@ mod tests {
                 maxntid: Some([256, 1, 1]),
                 reqntid: None,
                 minnctapersm: Some(2),
+                reqnctapercluster: None,
             })
         );
         assert_eq!(
@@ -938,6 +965,17 @@ mod tests {
             out.replace("\n.maxntid 256, 1, 1\n.minnctapersm 2", "")
                 .replace("\n.maxntid 128, 1, 1", ""),
             MODULE
+        );
+        // A cluster shape, for blocks launched in clusters of two.
+        let paired = MODULE.replace("launch_bounds g 128 0", "launch_bounds g 128 0 2");
+        let out = apply_launch_bounds(&paired).unwrap();
+        assert!(
+            out.contains(".entry g()\n.maxntid 128, 1, 1\n.reqnctapercluster 2, 1, 1\n{\n"),
+            "{out}"
+        );
+        assert_eq!(
+            entry_directives(&out, "g").and_then(|d| d.reqnctapercluster),
+            Some([2, 1, 1])
         );
         let plain = MODULE.replace("// nvptx-device:launch_bounds", "// other");
         assert_eq!(apply_launch_bounds(&plain).as_deref(), Ok(plain.as_str()));
