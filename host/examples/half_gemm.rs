@@ -7,15 +7,19 @@
 //! rounded inputs, and `f16` is checked on the first shape. Without a CUDA driver, a GPU,
 //! or a Hopper it says so and exits 0.
 //!
-//! `cargo run --release -p kernels-gpu-host --example half_gemm [M K N ...]` (default: the
-//! shape suite's 14 shapes).
+//! `cargo run --release -p kernels-gpu-host --example half_gemm [--every] [M K N ...]`
+//! (default: the shape suite's 14 shapes). With `--every`, each BF16 configuration of rung
+//! 17 that suits the shape's `n` is also timed unsplit, each the median of 20 runs, in a
+//! table of its own below the first: a same-run comparison of the tiles (and of the pairs
+//! of blocks against single blocks).
 
 use half::{bf16, f16};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::spot;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use kernels_gpu_host::plan::budget::median;
-use kernels_gpu_host::plan::half::HalfFloat;
+use kernels_gpu_host::gpu::autotune::HalfChoice;
+use kernels_gpu_host::plan::half::{HalfFloat, HalfRun, Input, configs, stores_fit};
 use kernels_gpu_host::{Error, MatmulShape, suite};
 
 /// The largest sampled error of `out` against the f64 product of `a` and `b` rounded to
@@ -30,11 +34,14 @@ fn error<T: HalfFloat>(a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape) ->
     }
 }
 
-/// The shapes named on the command line (`M K N ...`), or what is wrong with them.
-fn shapes_from_args() -> Result<Vec<(usize, usize, usize)>, String> {
+/// Whether `--every` is given, and the shapes named on the command line (`M K N ...`), or
+/// what is wrong with them.
+fn shapes_from_args() -> Result<(bool, Vec<(usize, usize, usize)>), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let every = args.iter().any(|a| a == "--every");
     let dims = args
         .iter()
+        .filter(|a| *a != "--every")
         .map(|a| {
             a.parse::<usize>()
                 .map_err(|e| format!("`{a}` is not a dimension ({e})"))
@@ -46,15 +53,18 @@ fn shapes_from_args() -> Result<Vec<(usize, usize, usize)>, String> {
             dims.len()
         ));
     }
-    Ok(if dims.is_empty() {
-        suite::SHAPES.to_vec()
-    } else {
-        dims.chunks_exact(3).map(|d| (d[0], d[1], d[2])).collect()
-    })
+    Ok((
+        every,
+        if dims.is_empty() {
+            suite::SHAPES.to_vec()
+        } else {
+            dims.chunks_exact(3).map(|d| (d[0], d[1], d[2])).collect()
+        },
+    ))
 }
 
 fn main() -> Result<(), Error> {
-    let shapes = shapes_from_args().unwrap_or_else(|e| {
+    let (every, shapes) = shapes_from_args().unwrap_or_else(|e| {
         eprintln!("half_gemm: {e}");
         std::process::exit(2)
     });
@@ -73,7 +83,8 @@ fn main() -> Result<(), Error> {
     println!("|---|---|---:|---:|---:|---:|---:|---:|");
     let cublas = Cublas::new(&gpu, CublasMath::Bf16)?;
     let mut ratios = vec![];
-    for (i, (m, k, n)) in shapes.into_iter().enumerate() {
+    let mut every_rows = vec![];
+    for (i, &(m, k, n)) in shapes.iter().enumerate() {
         let shape = MatmulShape::new(m, k, n)?;
         let mut rng = Rng::new(7 + i as u64);
         let (a, b) = (rng.signed(m * k), rng.signed(k * n));
@@ -103,6 +114,24 @@ fn main() -> Result<(), Error> {
         })?;
         let cublas_ms = median(&mut c_ms);
         let flops = 2.0 * m as f64 * k as f64 * n as f64;
+        if every {
+            for config in configs(Input::Bf16).filter(|c| stores_fit(c, n as u32)) {
+                let run = HalfChoice::Ws(HalfRun::unsplit(config));
+                gpu.fill_nan(&mut out)?;
+                gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)?;
+                let err = error::<bf16>(&a, &b, &gpu.download(&out)?, shape);
+                let mut c = gpu.time_ms(5, 20, || {
+                    gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)
+                })?;
+                let c = median(&mut c);
+                every_rows.push(format!(
+                    "| {shape} | {} | {c:.4} | {:.1} | {:.3} | {err:.2e} |",
+                    config.name,
+                    flops / c * 1e-9,
+                    cublas_ms / c
+                ));
+            }
+        }
         ratios.push(cublas_ms / ms);
         println!(
             "| {shape} | {} | {ms:.4} | {:.1} | {cublas_ms:.4} | {:.3} | {:.4} | {err:.2e} |",
@@ -121,5 +150,13 @@ fn main() -> Result<(), Error> {
     let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len().max(1) as f64).exp();
     let worst = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     println!("\ngeometric mean cuBLAS ÷ ours {geomean:.3}, smallest {worst:.3}");
+    if every {
+        println!("\nEvery BF16 configuration, unsplit (cuBLAS as above):\n");
+        println!("| m×k×n | configuration | ms | TFLOP/s | cuBLAS ÷ ours | max error / Σ|a||b| |");
+        println!("|---|---|---:|---:|---:|---:|");
+        for line in every_rows {
+            println!("{line}");
+        }
+    }
     Ok(())
 }

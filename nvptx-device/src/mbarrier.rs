@@ -118,8 +118,13 @@ impl Mbarrier {
     }
 
     /// Arrives once on the barrier at the same shared address in block `rank` of this
-    /// block's cluster (`mapa` and `mbarrier.arrive.release.cluster.shared::cluster`): a
-    /// consumer telling every producer that multicasts into its slot that the slot is free.
+    /// block's cluster (`mapa` and `mbarrier.arrive.shared::cluster`): a consumer telling
+    /// every producer that multicasts into its slot that the slot is free. The arrival has
+    /// the instruction's default semantics (release at the scope of the block), not
+    /// `.release.cluster`, which costs a fence of the whole GPU's memory (`MEMBAR.ALL.GPU`)
+    /// an arrival: what it announces is that the caller's reads of the slot are over, which
+    /// they are when it arrives (`wgmma`'s are, once waited for), and the producer it
+    /// releases writes the slot only through the tensor-memory accelerator after.
     ///
     /// # Safety
     /// As [`arrive`](Self::arrive), for that block's barrier; `rank` a block of the cluster.
@@ -130,7 +135,7 @@ impl Mbarrier {
         // SAFETY: the caller's contract.
         unsafe {
             core::arch::asm!(
-                "{{ .reg .b32 remote; mapa.shared::cluster.u32 remote, {a}, {r}; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote]; }}",
+                "{{ .reg .b32 remote; mapa.shared::cluster.u32 remote, {a}, {r}; mbarrier.arrive.shared::cluster.b64 _, [remote]; }}",
                 a = in(reg32) self.addr(), r = in(reg32) rank, options(nostack, preserves_flags));
         }
         #[cfg(not(target_arch = "nvptx64"))]
