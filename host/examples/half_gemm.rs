@@ -16,9 +16,9 @@
 use half::{bf16, f16};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::spot;
+use kernels_gpu_host::gpu::autotune::HalfChoice;
 use kernels_gpu_host::gpu::{Cublas, CublasMath, Gpu};
 use kernels_gpu_host::plan::budget::median;
-use kernels_gpu_host::gpu::autotune::HalfChoice;
 use kernels_gpu_host::plan::half::{HalfFloat, HalfRun, Input, configs, stores_fit};
 use kernels_gpu_host::{Error, MatmulShape, suite};
 

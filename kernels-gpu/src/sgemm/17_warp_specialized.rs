@@ -70,8 +70,25 @@
 //!   is its own entries, not a branch in every one: beside the other store's code it left
 //!   the large tiles with local memory, spills, and an even `n` 3–8% slower on an H200.)
 //!
+//! * **Clusters** (the table's `pair` rows, `CLUSTER = 2`, 16-bit only). Blocks come in
+//!   clusters of two ([`nvptx_device::cluster`]; the entries declare the shape,
+//!   `.reqnctapercluster 2, 1, 1`) on vertically adjacent tiles, which read the same `b`:
+//!   the [`Schedule`] walks tiles of `2 · BM` rows, and rank `r` of the pair takes rows
+//!   `r · BM..` of each. Each block's producer copies its own `a` tile and every other box
+//!   of `b` (box `j` from rank `j % 2`), multicast to both blocks, so each block's `full`
+//!   phase still receives a whole slot, half of `b` from its peer (whose bytes may land
+//!   before the block's own `expect_tx`, which the barrier allows). A slot may be refilled
+//!   only once both blocks' consumers are done with it, so `empty` counts the consumers of
+//!   the pair, each releasing the slot in both blocks ([`Mbarrier::arrive_cluster`]). A
+//!   cluster barrier after the barriers' initialisation keeps either block from arriving or
+//!   copying into the other's before it is ready, and each producer waits, after its last
+//!   copy, for every slot's last release (a *producer tail*), so that no block exits while
+//!   its peer's arrivals may still reach its barriers. The second block of a pair on the
+//!   last row of tiles past `m` copies and multiplies zeros and stores nothing.
+//!
 //! Launch with `128 · (CONSUMERS + 1)` threads per block, a grid of at most one block per
-//! multiprocessor (and at most one per output tile), [`geometry`]'s dynamic shared memory,
+//! multiprocessor (and at most one per output tile; whole clusters, as many as run at once,
+//! for the `pair` rows), [`geometry`]'s dynamic shared memory,
 //! and device-global tensor maps of `a` (boxes of one row × `BM` rows) and `b` (16-bit:
 //! boxes of 64 × 64; TF32's `bᵀ`: one row × `BN` rows), on a device that runs `sm_90a`
 //! code.
@@ -537,7 +554,11 @@ pub unsafe fn gemm_warp_specialized<
     } else {
         thread::sync_threads();
     }
-    let rank = if CLUSTER > 1 { cluster::block_rank() } else { 0 };
+    let rank = if CLUSTER > 1 {
+        cluster::block_rank()
+    } else {
+        0
+    };
     let k_tiles = cdiv(k, T::BK);
     let mut schedule = Schedule::new(m, n, bm, bn, GROUP, splits, CLUSTER);
     let group = t / WARPGROUP;

@@ -450,9 +450,9 @@ pub fn launch_bound_markers(ptx: &str) -> Result<Vec<LaunchBounds>, PtxError> {
             .ok_or_else(|| malformed(format!("MAX_THREADS `{threads}` is not a decimal u32")))?;
         let min_blocks = decimal(blocks)
             .ok_or_else(|| malformed(format!("MIN_BLOCKS `{blocks}` is not a decimal u32")))?;
-        let cluster = decimal(cluster)
-            .filter(|&c| c > 0)
-            .ok_or_else(|| malformed(format!("CLUSTER `{cluster}` is not a positive decimal u32")))?;
+        let cluster = decimal(cluster).filter(|&c| c > 0).ok_or_else(|| {
+            malformed(format!("CLUSTER `{cluster}` is not a positive decimal u32"))
+        })?;
         markers.push(LaunchBounds {
             entry: entry.to_owned(),
             max_threads,
