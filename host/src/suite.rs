@@ -4,8 +4,9 @@
 //!
 //! Three sets of shapes ([`Suite`]): the 14 listed ones ([`SHAPES`]), shapes drawn at
 //! random from a seed ([`random_shapes`]: nobody chose them, so no kernel was fitted to
-//! them), and the caller's own ([`parse_shapes`]: `--suite given --shapes 199x849x8263,…`). Each row says which kernel the autotuner chose and how the results were checked;
-//! a memory-bound shape (`m`, `n` or `k` at most [`MEMORY_BOUND_DIM`]) also says the
+//! them), and the caller's own ([`parse_shapes`]: `--suite given --shapes 199x849x8263,…`).
+//! Each row says which kernel the autotuner chose and how the results were checked; a
+//! memory-bound shape (`m`, `n` or `k` at most [`MEMORY_BOUND_DIM`]) also says the
 //! bandwidth its product reached as a share of the device's copy bandwidth, measured in the
 //! same run ([`SuiteRow::copy_share`]).
 //!
@@ -174,18 +175,13 @@ impl Suite {
 /// entry is wrong and why.
 pub fn parse_shapes(list: &str) -> std::result::Result<Vec<MatmulShape>, String> {
     let parse = |entry: &str| -> std::result::Result<MatmulShape, String> {
-        let dims: Vec<&str> = entry.split(['x', '×']).collect();
-        let [m, k, n] = dims[..] else {
-            return Err(format!("{entry:?} is not m×k×n"));
-        };
-        let dim = |d: &str| match d.trim().parse::<usize>() {
-            Ok(0) => Err(format!(
+        let shape: MatmulShape = entry.parse()?;
+        if shape.is_trivial() {
+            return Err(format!(
                 "{entry:?}: a dimension of 0 leaves nothing to time"
-            )),
-            Ok(v) => Ok(v),
-            Err(_) => Err(format!("{entry:?}: {d:?} is not a dimension")),
-        };
-        MatmulShape::new(dim(m)?, dim(k)?, dim(n)?).map_err(|e| format!("{entry:?}: {e}"))
+            ));
+        }
+        Ok(shape)
     };
     let shapes = list
         .split(',')

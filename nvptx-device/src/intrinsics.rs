@@ -183,17 +183,6 @@ pub unsafe fn load_f32x4_nc(ptr: *const f32) -> [f32; 4] {
     }
 }
 
-/// Reads `ptr[0..2]` with one 8-byte load (`ld.global.v2.f32`): half the instructions of
-/// two scalar loads where rows are 8-byte but not 16-byte aligned.
-///
-/// # Safety
-/// `ptr` is 8-byte aligned and `ptr[0..2]` is readable.
-#[inline(always)]
-pub unsafe fn load_f32x2(ptr: *const f32) -> [f32; 2] {
-    // SAFETY: the caller guarantees alignment and bounds.
-    unsafe { (*(ptr as *const F32x2)).0 }
-}
-
 /// Reads `ptr[0..2]` with one 8-byte load through the read-only data path,
 /// `ld.global.nc.v2.f32`: half the instructions of two scalar loads where rows are 8-byte
 /// but not 16-byte aligned. On the host (simulator) a plain read through [`F32x2`].

@@ -160,11 +160,7 @@ impl Gpu {
                 self.repack_with(&REPACK_TF32, &b.as_view(), n, k, n, &mut wb, k, n4)?;
             }
         }
-        let (bm, bn, bk) = (
-            run.config.geometry.bm,
-            run.config.geometry.bn,
-            run.config.geometry.bk,
-        );
+        let (bm, bk) = (run.config.geometry.bm, run.config.geometry.bk);
         // The packed `a`, or the caller's: m rows of k = kp floats (k % 4 == 0), 16-byte
         // aligned (a device allocation).
         let a_at = if packs_a {
@@ -173,7 +169,8 @@ impl Gpu {
             a.device_ptr(&self.stream).0
         };
         let b_map = if !row_b {
-            tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::F32, bn)?
+            let rows = run.config.transposed_b_box_rows();
+            tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::F32, rows)?
         } else if n4 != n {
             tensor_map(wb.device_ptr(&self.stream).0, k, n4, TmaElement::F32, bk)?
         } else {

@@ -93,8 +93,49 @@ impl std::fmt::Display for MatmulShape {
     }
 }
 
+/// `M×K×N` (or `MxKxN`), as the command lines and reports write a shape: three decimal
+/// dimensions, each possibly 0 ([`MatmulShape::new`]'s rules). The error says what is wrong
+/// with the text, naming it.
+impl std::str::FromStr for MatmulShape {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        let dims: Vec<&str> = text.split(['x', '×']).collect();
+        let [m, k, n] = dims[..] else {
+            return Err(format!("{text:?} is not m×k×n (e.g. 4096x1024x4096)"));
+        };
+        let dim = |d: &str| {
+            d.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("{text:?}: {d:?} is not a dimension"))
+        };
+        Self::new(dim(m)?, dim(k)?, dim(n)?).map_err(|e| format!("{text:?}: {e}"))
+    }
+}
+
 /// `m × k × n`, which a unit test knows to be a valid shape.
 #[cfg(test)]
 pub(crate) fn valid(m: usize, k: usize, n: usize) -> MatmulShape {
     MatmulShape::new(m, k, n).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_as_reports_write_them() {
+        assert_eq!("3x4x5".parse::<MatmulShape>(), Ok(valid(3, 4, 5)));
+        assert_eq!(" 3×4 × 5".parse::<MatmulShape>(), Ok(valid(3, 4, 5)));
+        assert_eq!(valid(7, 0, 9).to_string().parse(), Ok(valid(7, 0, 9)));
+        for (bad, says) in [
+            ("3x4", "is not m×k×n"),
+            ("3x4x5x6", "is not m×k×n"),
+            ("3x-4x5", "\"-4\" is not a dimension"),
+            ("65536x65536x2", "32-bit indices"),
+        ] {
+            let err = bad.parse::<MatmulShape>().unwrap_err();
+            assert!(err.contains(says) && err.contains(bad), "{bad}: {err}");
+        }
+    }
 }

@@ -829,7 +829,7 @@ pub unsafe fn gemv_small_k<const K: usize, E: Operand, Q: Rounding>(
         });
         v
     };
-    let rows = r0..m.min(r0 + SMALL_K_ROWS);
+    let rows = r0..r0 + rows_here;
     // Two loops rather than a branch per store: with one loop LLVM merged the 16-byte store
     // with the scalar ones into narrower stores.
     if vec {

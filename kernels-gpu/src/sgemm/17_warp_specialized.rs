@@ -509,8 +509,9 @@ pub unsafe fn gemm_warp_specialized<
 ) {
     const { assert!(CONSUMERS >= 1 && STAGES >= 2) };
     const { assert!(T::SWAPPED || A::N.is_multiple_of(OUT_BOX_COLS)) };
-    // Clusters share `b`'s boxes of 64 columns (16-bit, row-major `b`).
-    const { assert!(CLUSTER == 1 || (CLUSTER == 2 && !T::B_TRANSPOSED && !T::SWAPPED)) };
+    // Clusters share `b`: its boxes of 64 columns (16-bit, row-major `b`), or halves of its
+    // box of `BN` rows (TF32's `bᵀ`), each a whole number of swizzle atoms.
+    const { assert!(CLUSTER == 1 || (CLUSTER == 2 && !T::SWAPPED && (A::N / 2).is_multiple_of(8))) };
     let (bm, bn) = block_tile::<T>(CONSUMERS as u32, A::N);
     let (a_bytes, b_bytes) = (bm * ROW_BYTES, b_rows::<T>(bn) * ROW_BYTES);
     let stage_bytes = a_bytes + b_bytes;
@@ -611,7 +612,21 @@ pub unsafe fn gemm_warp_specialized<
                     bar.expect_tx(stage_bytes);
                     let depth = kt * T::BK;
                     copy_2d_bytes(smem, slot, amap, depth, tile_row * bm, &bar, 0);
-                    if T::B_TRANSPOSED {
+                    if T::B_TRANSPOSED && CLUSTER > 1 {
+                        // Rank `r` copies rows `r · BN / 2..` of the box (the map's boxes
+                        // are half as tall), to both blocks.
+                        let (half, mask) = (bn / CLUSTER, (1 << CLUSTER) - 1);
+                        let at = slot + a_bytes + rank * half * ROW_BYTES;
+                        copy_2d_bytes(
+                            smem,
+                            at,
+                            bmap,
+                            depth,
+                            tile_col * bn + rank * half,
+                            &bar,
+                            mask,
+                        );
+                    } else if T::B_TRANSPOSED {
                         copy_2d_bytes(smem, slot + a_bytes, bmap, depth, tile_col * bn, &bar, 0);
                     } else {
                         // In a cluster, box `j` comes from rank `j % CLUSTER`, to every block.
@@ -938,6 +953,12 @@ pub struct WsConfig {
 }
 
 impl WsConfig {
+    /// Rows of a box of its `b` map where `b` comes transposed (`bᵀ`, `n × k`): the
+    /// tile's columns, half of them for a `pair` (each block of the pair copies half).
+    pub const fn transposed_b_box_rows(&self) -> u32 {
+        self.geometry.bn / self.spec.cluster
+    }
+
     /// Its consumer warpgroups and the `N` of its instructions, from its tile
     /// ([`block_tile`] inverted).
     pub const fn consumers_and_n(&self) -> (u32, u32) {
@@ -973,8 +994,8 @@ pub const WS_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::params!(
 #[allow(clippy::too_many_arguments)]
 unsafe fn sim_maps<T: Element>(
     entry: unsafe fn(*const TensorMap, *const TensorMap, *mut f32, u32, u32, u32, u32),
-    (bm, bn): (u32, u32), a: *const u8, b: *const u8, out: *mut f32, m: u32, n: u32, k: u32,
-    splits: u32,
+    (bm, bn): (u32, u32), cluster: u32, a: *const u8, b: *const u8, out: *mut f32, m: u32, n: u32,
+    k: u32, splits: u32,
 ) {
     // Rows of whole 16-byte units, as a GPU host maps them.
     let map = |at: *const u8, rows: u32, cols: u32, box_rows: u32| {
@@ -987,7 +1008,7 @@ unsafe fn sim_maps<T: Element>(
     };
     let amap = map(a, m, k, bm);
     let bmap = if T::B_TRANSPOSED {
-        map(b, n, k, bn)
+        map(b, n, k, bn / cluster)
     } else {
         map(b, k, n, T::BK)
     };
@@ -1086,7 +1107,12 @@ macro_rules! ws_configs {
                 sim: |a, b, out, m, n, k, splits| {
                     // SAFETY: forwarded (`sim_maps`'s contract is the entry's).
                     unsafe {
-                        sim_maps::<$t>(entry::$entry, block_tile::<$t>($c, $bn), a, b, out, m, n, k, splits)
+                        sim_maps::<$t>(
+                            entry::$entry,
+                            block_tile::<$t>($c, $bn),
+                            cluster_of(has_flag!(pair in $($($flag),*)?)),
+                            a, b, out, m, n, k, splits,
+                        )
                     }
                 },
             }
@@ -1147,6 +1173,11 @@ ws_configs! {
         // entry point                               = <consumer warpgroups, N, stages, group>
         /// Two consumers of 64 × 256, four slots of 48 KiB: the default.
         gemm_tf32_ws_128x256                         = <2, 256, 4, 8> [default];
+        /// 128 × 256 in pairs (the module's *Clusters*: each block copies half of `bᵀ`'s
+        /// box).
+        gemm_tf32_ws_128x256_pair                    = <2, 256, 4, 8> [pair];
+        /// 128 × 192 in pairs.
+        gemm_tf32_ws_128x192_pair                    = <2, 192, 5, 8> [pair];
         /// Two consumers of 64 × 192, five slots of 40 KiB.
         gemm_tf32_ws_128x192                         = <2, 192, 5, 8>;
         /// Two consumers of 64 × 128, six slots of 32 KiB.

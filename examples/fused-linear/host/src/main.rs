@@ -25,7 +25,7 @@ const SIM_SHAPE: (usize, usize, usize) = (67, 45, 71);
 struct Args {
     /// A shape MxKxN to run (x is M×K, W is K×N); repeat for several [default: 4096x4096x4096
     /// and 5120x256x5120 on a GPU, 67x45x71 in the simulator].
-    #[arg(long = "shape", value_parser = parse_shape)]
+    #[arg(long = "shape", value_parser = str::parse::<MatmulShape>)]
     shapes: Vec<MatmulShape>,
     /// Timed runs per measurement (the median is reported).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
@@ -39,18 +39,6 @@ struct Args {
     /// Run in the CPU simulator even if a GPU is present.
     #[arg(long)]
     simulate: bool,
-}
-
-fn parse_shape(s: &str) -> std::result::Result<MatmulShape, String> {
-    let dims: Vec<usize> = s
-        .split(['x', '×'])
-        .map(|d| d.trim().parse::<usize>())
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| format!("`{s}`: {e}; expected MxKxN, e.g. 4096x1024x4096"))?;
-    let [m, k, n] = dims[..] else {
-        return Err(format!("`{s}`: expected three dimensions MxKxN"));
-    };
-    MatmulShape::new(m, k, n).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

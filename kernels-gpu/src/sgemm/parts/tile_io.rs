@@ -19,7 +19,7 @@
 use crate::sgemm::parts::global::rows_aligned8;
 use crate::sgemm::parts::unroll::unroll;
 use crate::sgemm::{BlockTile, at};
-use nvptx_device::intrinsics::{load_f32x2, load_f32x2_nc, load_f32x4, load_f32x4_nc};
+use nvptx_device::intrinsics::{load_f32x2_nc, load_f32x4, load_f32x4_nc};
 use nvptx_device::shared::SharedSlice;
 
 /// The most 16-byte vectors one thread moves per tile ([`Staged`] holds this many).
@@ -276,6 +276,8 @@ unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool, const PAIRS: boo
     src: *const f32, ld: u32, row0: u32, col0: u32, rows_left: u32, cols_left: u32,
     vectors_ok: bool, t: u32,
 ) -> Staged {
+    // The 8-byte pairs are read-only loads (only `load_nc_pairs` asks for them).
+    const { assert!(!PAIRS || NC) };
     let mut staged = [[0.0f32; 4]; MAX_VECS];
     let inside = rows_left >= L::ROWS as u32 && cols_left >= L::COLS as u32;
     if vectors_ok && inside {
@@ -296,10 +298,8 @@ unsafe fn load_vectors<L: TileVectors + ?Sized, const NC: bool, const PAIRS: boo
             unroll!(2, |h| {
                 // SAFETY: the whole tile is inside the matrix; the pair's offset is even and
                 // the rows 8-byte aligned.
-                let pair = unsafe {
-                    let p = src.add(at(row0 + r, ld, col0 + c + 2 * h as u32));
-                    if NC { load_f32x2_nc(p) } else { load_f32x2(p) }
-                };
+                let pair =
+                    unsafe { load_f32x2_nc(src.add(at(row0 + r, ld, col0 + c + 2 * h as u32))) };
                 staged[j][2 * h] = pair[0];
                 staged[j][2 * h + 1] = pair[1];
             });
