@@ -101,7 +101,8 @@ fn catalogue_describes_every_entry_and_nothing_else() {
 }
 
 /// `specs` describe every entry of `ptx` and nothing else, with the parameter sizes the PTX
-/// declares.
+/// declares and the cluster shape it requires (`.reqnctapercluster`, where a spec has
+/// clusters: a plain launch of the entry runs in them).
 fn assert_describes<'a>(
     ptx: &str,
     specs: impl Iterator<Item = &'a kernels_gpu_host::kernels_gpu::catalogue::KernelSpec>,
@@ -116,6 +117,13 @@ fn assert_describes<'a>(
         assert_eq!(
             kernels_gpu_host::plan::ptx::param_sizes(ptx, spec.entry),
             Some(spec.param_bytes().collect()),
+            "{}",
+            spec.entry
+        );
+        let directives = nvptx_builder::ptx::entry_directives(ptx, spec.entry).expect("entry");
+        assert_eq!(
+            directives.reqnctapercluster,
+            (spec.cluster > 1).then_some([spec.cluster, 1, 1]),
             "{}",
             spec.entry
         );
