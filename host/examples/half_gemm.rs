@@ -34,9 +34,12 @@ fn error<T: HalfFloat>(a: &[f32], b: &[f32], out: &[f32], shape: MatmulShape) ->
     }
 }
 
+/// Dimensions `(m, k, n)` of one product.
+type Dims = (usize, usize, usize);
+
 /// Whether `--every` is given, and the shapes named on the command line (`M K N ...`), or
 /// what is wrong with them.
-fn shapes_from_args() -> Result<(bool, Vec<(usize, usize, usize)>), String> {
+fn shapes_from_args() -> Result<(bool, Vec<Dims>), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let every = args.iter().any(|a| a == "--every");
     let dims = args
@@ -100,30 +103,28 @@ fn main() -> Result<(), Error> {
         })?;
         let mut out = gpu.nans(m * n)?;
         let run = gpu.gemm_half_auto_device(&a16, &b16, &mut out, shape)?;
-        gpu.fill_nan(&mut out)?;
-        gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)?;
-        let err = error::<bf16>(&a, &b, &gpu.download(&out)?, shape);
-        let mut ms = gpu.time_ms(5, 20, || {
-            gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)
-        })?;
-        let ms = median(&mut ms);
-        // cuBLAS on the same bits (its BF16 buffers are `u16`).
+        // `choice` once on a NaN-filled output, checked, then timed: (error, median ms).
+        let mut measure = |choice: HalfChoice| -> Result<(f64, f64), Error> {
+            gpu.fill_nan(&mut out)?;
+            gpu.gemm_half_choice_device(choice, &a16, &b16, &mut out, shape)?;
+            let err = error::<bf16>(&a, &b, &gpu.download(&out)?, shape);
+            let mut ms = gpu.time_ms(5, 20, || {
+                gpu.gemm_half_choice_device(choice, &a16, &b16, &mut out, shape)
+            })?;
+            Ok((err, median(&mut ms)))
+        };
+        let (err, ms) = measure(run)?;
+        // cuBLAS on the same bits (its BF16 buffers are `u16`), into an output of its own.
         let (a_bits, b_bits) = (gpu.upload_bf16(&a)?, gpu.upload_bf16(&b)?);
+        let mut c_out = gpu.nans(m * n)?;
         let mut c_ms = gpu.time_ms(5, 20, || {
-            cublas.gemm_bf16(&a_bits, &b_bits, &mut out, shape)
+            cublas.gemm_bf16(&a_bits, &b_bits, &mut c_out, shape)
         })?;
         let cublas_ms = median(&mut c_ms);
         let flops = 2.0 * m as f64 * k as f64 * n as f64;
         if every {
             for config in configs(Input::Bf16).filter(|c| stores_fit(c, n as u32)) {
-                let run = HalfChoice::Ws(HalfRun::unsplit(config));
-                gpu.fill_nan(&mut out)?;
-                gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)?;
-                let err = error::<bf16>(&a, &b, &gpu.download(&out)?, shape);
-                let mut c = gpu.time_ms(5, 20, || {
-                    gpu.gemm_half_choice_device(run, &a16, &b16, &mut out, shape)
-                })?;
-                let c = median(&mut c);
+                let (err, c) = measure(HalfChoice::Ws(HalfRun::unsplit(config)))?;
                 every_rows.push(format!(
                     "| {shape} | {} | {c:.4} | {:.1} | {:.3} | {err:.2e} |",
                     config.name,
