@@ -70,12 +70,14 @@
 //!   is its own entries, not a branch in every one: beside the other store's code it left
 //!   the large tiles with local memory, spills, and an even `n` 3–8% slower on an H200.)
 //!
-//! * **Clusters** (the table's `pair` rows, `CLUSTER = 2`, 16-bit only). Blocks come in
-//!   clusters of two ([`nvptx_device::cluster`]; the entries declare the shape,
+//! * **Clusters** (the table's `pair` rows, `CLUSTER = 2`; not the swapped tiles). Blocks
+//!   come in clusters of two ([`nvptx_device::cluster`]; the entries declare the shape,
 //!   `.reqnctapercluster 2, 1, 1`) on vertically adjacent tiles, which read the same `b`:
 //!   the [`Schedule`] walks tiles of `2 · BM` rows, and rank `r` of the pair takes rows
-//!   `r · BM..` of each. Each block's producer copies its own `a` tile and every other box
-//!   of `b` (box `j` from rank `j % 2`), multicast to both blocks, so each block's `full`
+//!   `r · BM..` of each. Each block's producer copies its own `a` tile and half of `b` (a
+//!   16-bit `b`: box `j` from rank `j % 2`; TF32's `bᵀ`: rows `r · BN / 2..` of the tile, the
+//!   map's boxes half as tall, [`WsConfig::transposed_b_box_rows`]), multicast to both
+//!   blocks, so each block's `full`
 //!   phase still receives a whole slot, half of `b` from its peer (whose bytes may land
 //!   before the block's own `expect_tx`, which the barrier allows). A slot may be refilled
 //!   only once both blocks' consumers are done with it, so `empty` counts the consumers of
@@ -90,8 +92,8 @@
 //! multiprocessor (and at most one per output tile; whole clusters, as many as run at once,
 //! for the `pair` rows), [`geometry`]'s dynamic shared memory,
 //! and device-global tensor maps of `a` (boxes of one row × `BM` rows) and `b` (16-bit:
-//! boxes of 64 × 64; TF32's `bᵀ`: one row × `BN` rows), on a device that runs `sm_90a`
-//! code.
+//! boxes of 64 × 64; TF32's `bᵀ`: one row × `BN` rows, `BN / 2` for a pair), on a device
+//! that runs `sm_90a` code.
 
 use super::epilogue::Epilogue;
 use super::parts::global::store_out;
