@@ -273,6 +273,31 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             }),
         );
     }
+    // Hundreds of slices (a one-tile output under a long k fills a wave with them): every
+    // configuration's run, as many slices as the wave-filling candidates ask for and at
+    // most SplitK::MAX_SPLITS, is its CPU twin, run to run.
+    add(
+        "gpu::hundreds_of_slices_are_their_cpu_twin::33x40009x37".to_owned(),
+        Box::new(move |g| {
+            let (shape, (a, b), (da, db), mut out) = inputs(g, (33, 40009, 37), 41)?;
+            for config in SplitK::configs() {
+                for splits in [264, 528, SplitK::MAX_SPLITS] {
+                    let s = SplitK { config, splits };
+                    g.matmul_split_k_device(s, &da, &db, &mut out, shape)?;
+                    let first = g.download(&out)?;
+                    g.matmul_split_k_device(s, &da, &db, &mut out, shape)?;
+                    let exact = cpu_split_k(s, &a, &b, shape);
+                    if !same_bits(&first, &exact) || !same_bits(&g.download(&out)?, &first) {
+                        let what = format!("{s} {shape}");
+                        return Err(
+                            format!("{what}: differs from its CPU twin or run to run").into()
+                        );
+                    }
+                }
+            }
+            Ok(())
+        }),
+    );
     // Row splits: the top part's configuration on its rows, split-k on the rest, each with
     // its simulator twin's bits, the same every run; odd everything, and a bottom part of
     // one row.

@@ -63,6 +63,36 @@ fn split_k_matches_its_cpu_twin_bit_for_bit() {
     }
 }
 
+/// Hundreds of slices (what the wave-filling candidates ask of a one-tile output under a
+/// long `k`): the reduction adds them in order, as the CPU twin does, within the bound of
+/// `k + slices` roundings.
+#[test]
+fn hundreds_of_slices_add_up_in_order() {
+    let sim = Simulator::default();
+    let shape = MatmulShape::new(3, 20011, 5).unwrap();
+    let mut rng = Rng::new(20011);
+    let (a, b) = (rng.signed(3 * 20011), rng.signed(20011 * 5));
+    let (aa, ab) = (aligned_copy(&a), aligned_copy(&b));
+    let (a, b) = (aligned_floats(&aa, a.len()), aligned_floats(&ab, b.len()));
+    let reference = matmul_f64(a, b, 3, 20011, 5);
+    let config = SplitK::configs().next().unwrap();
+    let s = SplitK {
+        config,
+        splits: 500,
+    };
+    let (_, slices) = s.slices(shape.k);
+    assert!(slices > 400, "{slices} slices");
+    let out = sim.matmul_split_k(s, a, b, shape).unwrap();
+    assert_same_bits(
+        &out,
+        &cpu_split_k(s, a, b, shape),
+        5,
+        &format!("{s} {shape}"),
+    );
+    let acc = compare(&out, &reference);
+    assert!(acc.within_f32_bound(s.roundings(shape.k)), "{s}: {acc:?}");
+}
+
 /// Serial split-k (one launch, the slices handing each tile on in order) gives the bits of
 /// the two-launch run of the same slices, on shapes with `m`, `n` or `k` of 1, primes, `k`
 /// not a multiple of the tile or of the slice, and interior tiles whose every slice takes

@@ -135,8 +135,24 @@ impl Simulator {
         self.launch(&l.partial, move || unsafe {
             partial(pa.get(), pb.get(), pw.get(), m, n, k, slice)
         })?;
-        // SAFETY: ws holds the slices' planes, written by the launch before; out holds m · n.
-        unsafe { self.reduce_planes(&l.reduce, pw, po, shape, l.slices) }?;
+        let planes = match &l.group {
+            None => pw,
+            Some(group) => {
+                // The slices' planes added in groups into the planes after them.
+                let (len, slices) = (m * n, l.slices);
+                // SAFETY: ws holds the slices' planes, then room for the groups' (SplitK::
+                // launch's workspace).
+                let pg = unsafe { SharedPtr(pw.get().add(slices as usize * len as usize)) };
+                // SAFETY: the slices' planes written by the launch before, the groups' after
+                // them; the launch has the groups in y.
+                self.launch(group, move || unsafe {
+                    split_k::entry::sgemm_split_k_group(pw.get(), pg.get(), len, slices)
+                })?;
+                pg
+            }
+        };
+        // SAFETY: planes holds l.groups planes, written by the launches before; out m · n.
+        unsafe { self.reduce_planes(&l.reduce, planes, po, shape, l.groups) }?;
         Ok(unaligned(&out, len))
     }
 

@@ -247,6 +247,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(SGEMM.iter().filter_map(|c| c.serial_split_k.as_ref()))
         .chain(SGEMM.iter().filter_map(|c| c.strided.as_ref()))
         .chain(core::iter::once(&crate::sgemm::split_k::REDUCE))
+        .chain(core::iter::once(&crate::sgemm::split_k::GROUP))
         .chain(core::iter::once(&crate::sgemm::repack::REPACK))
         .chain(core::iter::once(&crate::sgemm::repack::REPACK_TF32))
         .chain(core::iter::once(&crate::sgemm::repack::TRANSPOSE_TF32))

@@ -217,10 +217,10 @@ impl Tuned {
     /// parallel, before it times any.
     pub fn entries(self) -> Vec<&'static str> {
         use kernels_gpu::sgemm::repack::{REPACK, REPACK_16BIT, REPACK_TF32, TRANSPOSE_TF32};
-        use kernels_gpu::sgemm::split_k::REDUCE;
+        use kernels_gpu::sgemm::split_k::{GROUP, REDUCE};
         match self {
             Self::Config(k) => vec![k.entry()],
-            Self::SplitK(s) => vec![s.spec().entry, REDUCE.entry],
+            Self::SplitK(s) => vec![s.spec().entry, GROUP.entry, REDUCE.entry],
             Self::Serial(s) => s.serial_spec().map(|spec| spec.entry).into_iter().collect(),
             Self::Rows(r) => vec![r.top.entry(), r.bottom.spec().entry, REDUCE.entry],
             Self::Repacked(k) => match &k.config().strided {

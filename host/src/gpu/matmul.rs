@@ -170,9 +170,29 @@ impl Gpu {
         // the shape's operands (the caller's contract), ws holds slices · m · n floats, and
         // the grid has cdiv(k, slice) slices in z.
         unsafe { args.launch(&l.partial) }?;
-        // SAFETY: ws holds l.slices planes of m · n floats, written by the launch before on
-        // the same stream; out holds at least m · n (the caller's contract).
-        unsafe { self.split_k_reduce(&ws.as_view(), out, m * n, n, l.slices) }
+        let len = m * n;
+        let planes = match &l.group {
+            None => ws.as_view(),
+            Some(group) => {
+                // The slices' planes added in groups into the planes after them.
+                let (slices, mut groups) = ws.split_at_mut(l.slices as usize * len as usize);
+                let slices = slices.as_view();
+                let info = self.entry_info(kernels_gpu::sgemm::split_k::GROUP.entry)?;
+                let mut args = self.launcher(&info);
+                args.view(&slices)
+                    .view_mut(&mut groups)
+                    .scalar(&len)
+                    .scalar(&l.slices);
+                // SAFETY: (ws, groups, len, splits) as the group entry declares them: the
+                // slices' planes written by the launch before on the same stream, then room
+                // for l.groups planes (SplitK::launch's workspace); the groups in y.
+                unsafe { args.launch(group) }?;
+                ws.slice(l.slices as usize * len as usize..)
+            }
+        };
+        // SAFETY: planes holds l.groups planes of m · n floats, written by the launches before
+        // on the same stream; out holds at least m · n (the caller's contract).
+        unsafe { self.split_k_reduce(&planes, out, len, n, l.groups) }
     }
 
     /// `out = a · b` by a rung-16 kernel ([`crate::plan::gemv`]): `g`'s configuration over

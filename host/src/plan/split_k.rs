@@ -1,7 +1,8 @@
 //! Split-k on the host ([`kernels_gpu::sgemm::split_k`]): a configuration that has a split-k
 //! entry point runs `k` in `s` slices into a workspace, then one reduction adds the slices
-//! in a fixed order. Deterministic, run to run; the f32 error bound is the plain product's
-//! with `k + s` roundings instead of `k` ([`SplitK::roundings`]).
+//! in a fixed order (past `GROUP_PLANES` slices, a launch adding them in groups first:
+//! [`SplitKLaunch::group`]). Deterministic, run to run; the f32 error bound is the plain
+//! product's with `k + s` roundings instead of `k` ([`SplitK::roundings`]).
 //!
 //! The autotuner ([`crate::gpu::autotune`]) times each [`SplitK::candidates`] beside the plain
 //! configurations, so products whose output has few block tiles (a small `m` or `n` and a
@@ -13,6 +14,7 @@ use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu::nvptx_device::launch::Launch;
+use kernels_gpu::sgemm::split_k::GROUP_PLANES;
 use kernels_gpu::sgemm::{CONFIGS, split_k};
 
 /// The most blocks a configuration's own grid may have for the autotuner to time its split-k
@@ -42,9 +44,18 @@ pub struct SplitKLaunch {
     pub slices: u32,
     /// The slice kernel: the configuration's grid, `slices` blocks in z.
     pub partial: Launch,
+    /// Where there are more than [`GROUP_PLANES`] slices, the launch of
+    /// [`sgemm_split_k_group`](kernels_gpu::sgemm::split_k::sgemm_split_k_group) adding the
+    /// slices' planes in groups into [`groups`](Self::groups) planes after them, one block
+    /// row per group; the reduction then adds those.
+    pub group: Option<Launch>,
+    /// Planes the reduction adds: `slices`, or `cdiv(slices, GROUP_PLANES)` where
+    /// [`group`](Self::group) adds the slices first.
+    pub groups: u32,
     /// The reduction over the `m·n` outputs.
     pub reduce: Launch,
-    /// Floats of workspace: `slices · m · n`.
+    /// Floats of workspace: `slices · m · n`, plus `groups · m · n` where the slices are
+    /// grouped (the group planes follow the slices').
     pub workspace: usize,
 }
 
@@ -57,10 +68,18 @@ impl SplitK {
         Self::configs().flat_map(|config| Self::SPLITS.map(|splits| SplitK { config, splits }))
     }
 
-    /// The most slices a split-k run may ask for: twice the largest of
-    /// [`SPLITS`](Self::SPLITS), where [`wave_candidates_for`](Self::wave_candidates_for)
-    /// fills a device's waves with few output tiles and a long `k`.
-    pub const MAX_SPLITS: u32 = 64;
+    /// The most slices a split-k run may ask for, where
+    /// [`wave_candidates_for`](Self::wave_candidates_for) fills a device's waves with few
+    /// output tiles and a long `k`: one or two waves of a one-tile output on 132 SMs of four
+    /// blocks each (528 slots). An output of one or two tiles under a `k` of 10⁴–10⁵
+    /// (33 × 100000 × 33, 28 × 13885 × 79) stopped at 64 slices, half a wave, when this was
+    /// 64. The workspace stays small: slices times tiles is at most two waves of blocks.
+    pub const MAX_SPLITS: u32 = 1024;
+
+    /// The most slices of a serial run ([`serial_candidates_for`](Self::serial_candidates_for)
+    /// and the wave-filling serial runs): its slices hand each tile on one after another, so
+    /// the hand-offs of hundreds of slices would be a chain of that many waits.
+    pub const SERIAL_MAX_SPLITS: u32 = 64;
 
     /// The indices into `CONFIGS` of the configurations with a split-k entry point.
     pub fn configs() -> impl Iterator<Item = usize> {
@@ -101,13 +120,25 @@ impl SplitK {
     /// [`candidates_for`](Self::candidates_for)'s test. A shape class, not a list: an output
     /// of 44 tiles of 128 × 128 on 132 SMs of two blocks each takes 6 slices for one wave
     /// and 12 for two, where `SPLITS` gives 4 (two thirds of a wave) or 8 (one and a third).
+    /// Where one wave takes more slices than the largest of `SPLITS` (an output of a tile or
+    /// two under a long `k`), half and a quarter of a wave too: fewer, deeper slices, and
+    /// fewer planes to add, can beat a full wave there (on an H200, 28 × 13885 × 79 in 64
+    /// slices of 64 × 64 tiles, 128 blocks, took 0.022 ms, in 264 slices 0.028 ms).
     pub fn wave_candidates_for(
         config: usize, shape: MatmulShape, slots: u64,
     ) -> impl Iterator<Item = SplitK> {
         let tiles = Self::tiles(config, shape).max(1);
-        let mut splits: Vec<u32> = [1u64, 2]
+        let fill =
+            |num: u64, den: u64| (num * slots / den / tiles).min(u64::from(Self::MAX_SPLITS));
+        let deep = fill(1, 1) > u64::from(Self::SPLITS[Self::SPLITS.len() - 1]);
+        let fractions: &[(u64, u64)] = if deep {
+            &[(1, 4), (1, 2), (1, 1), (2, 1)]
+        } else {
+            &[(1, 1), (2, 1)]
+        };
+        let mut splits: Vec<u32> = fractions
             .iter()
-            .map(|waves| (waves * slots / tiles).min(u64::from(Self::MAX_SPLITS)) as u32)
+            .map(|&(num, den)| fill(num, den) as u32)
             .filter(|s| !Self::SPLITS.contains(s))
             .collect();
         splits.dedup();
@@ -171,7 +202,14 @@ impl SplitK {
     /// workspace they need: [`Error::IndexOverflow`] if it does not fit.
     pub fn launch(self, shape: MatmulShape) -> Result<SplitKLaunch> {
         let (slice, slices) = self.slices(shape.k);
-        let workspace = workspace_len("split-k workspace", slices, shape)?;
+        let grouped = slices > GROUP_PLANES;
+        let groups = if grouped {
+            slices.div_ceil(GROUP_PLANES)
+        } else {
+            slices
+        };
+        let planes = slices + if grouped { groups } else { 0 };
+        let workspace = workspace_len("split-k workspace", planes, shape)?;
         let mut partial = self.spec().launch(
             Extent::Matrix {
                 rows: shape.m,
@@ -182,10 +220,17 @@ impl SplitK {
         partial.grid.z = slices;
         // m·n fits u32 (MatmulShape).
         let reduce = reduce_launch(shape.m * shape.n);
+        let group = grouped.then(|| {
+            let mut l = split_k::GROUP.launch(Extent::Items(shape.m * shape.n), 0);
+            l.grid.y = groups;
+            l
+        });
         Ok(SplitKLaunch {
             slice,
             slices,
             partial,
+            group,
+            groups,
             reduce,
             workspace,
         })
@@ -249,11 +294,14 @@ impl SplitK {
     }
 
     /// [`serial_candidates_for`](Self::serial_candidates_for)'s test beyond
-    /// [`candidates_for`](Self::candidates_for)'s: a serial entry point, and at most
+    /// [`candidates_for`](Self::candidates_for)'s: a serial entry point, at most
+    /// [`SERIAL_MAX_SPLITS`](Self::SERIAL_MAX_SPLITS) slices, and at most
     /// [`SERIAL_MAX_WAVES`](Self::SERIAL_MAX_WAVES) waves of output tiles on `sms` SMs.
     pub fn serial_worth_timing(self, shape: MatmulShape, sms: u32) -> bool {
         let most = u64::from(sms.max(1)) * u64::from(Self::SERIAL_MAX_WAVES);
-        self.serial_spec().is_some() && Self::tiles(self.config, shape) <= most
+        self.serial_spec().is_some()
+            && self.splits <= Self::SERIAL_MAX_SPLITS
+            && Self::tiles(self.config, shape) <= most
     }
 
     /// `<configuration name>-serialsplit<splits>`, e.g.
@@ -269,7 +317,7 @@ impl SplitK {
         let config = CONFIGS
             .iter()
             .position(|c| c.name == config && c.serial_split_k.is_some())?;
-        (2..=Self::MAX_SPLITS)
+        (2..=Self::SERIAL_MAX_SPLITS)
             .contains(&splits)
             .then_some(SplitK { config, splits })
     }
@@ -303,8 +351,10 @@ impl SplitK {
 const SERIAL: &str = "-serialsplit";
 
 /// What split-k computes, on the CPU, bit for bit: each output as the slices' FMA chains
-/// (`k` order from `0.0` within a slice) added in slice order. The GPU and simulator runs
-/// of `s` must give exactly this.
+/// (`k` order from `0.0` within a slice) added in slice order; past [`GROUP_PLANES`]
+/// slices, added in order within each group of that many consecutive slices, then the
+/// groups' sums in order ([`SplitKLaunch::group`]). The GPU and simulator runs of `s` must
+/// give exactly this.
 pub fn cpu_split_k(s: SplitK, a: &[f32], b: &[f32], shape: MatmulShape) -> Vec<f32> {
     let (m, k, n) = (shape.m as usize, shape.k as usize, shape.n as usize);
     let mut out = vec![0.0f32; m * n];
@@ -314,13 +364,26 @@ pub fn cpu_split_k(s: SplitK, a: &[f32], b: &[f32], shape: MatmulShape) -> Vec<f
     let (slice, slices) = s.slices(shape.k);
     for r in 0..m {
         for c in 0..n {
-            let mut sum = 0.0f32;
-            for z in 0..slices as usize {
+            let part = |z: usize| {
                 let range = z * slice as usize..((z + 1) * slice as usize).min(k);
-                let part = range.fold(0.0f32, |p, i| a[r * k + i].mul_add(b[i * n + c], p));
-                sum = if z == 0 { part } else { sum + part };
-            }
-            out[r * n + c] = sum;
+                range.fold(0.0f32, |p, i| a[r * k + i].mul_add(b[i * n + c], p))
+            };
+            // In order from the first: `((x_0 + x_1) + …)`.
+            let in_order = |xs: &mut dyn Iterator<Item = f32>| {
+                let first = xs.next().unwrap_or(0.0);
+                xs.fold(first, |sum, x| sum + x)
+            };
+            let slices = slices as usize;
+            out[r * n + c] = if slices <= GROUP_PLANES as usize {
+                in_order(&mut (0..slices).map(part))
+            } else {
+                let group = GROUP_PLANES as usize;
+                in_order(
+                    &mut (0..slices)
+                        .step_by(group)
+                        .map(|first| in_order(&mut (first..(first + group).min(slices)).map(part))),
+                )
+            };
         }
     }
     out
@@ -470,16 +533,31 @@ mod tests {
             SplitK::wave_candidates_for(big, shape(4096, 4096, 4096), 264).count(),
             0
         );
-        // A tiny output with a very long k stops at MAX_SPLITS.
+        // A tiny output with a very long k fills a quarter, half, one and two waves (66 to
+        // 528 slices), the serial runs of the deepest not timed (a chain of hand-offs); a
+        // deeper k on a device with more slots stops at MAX_SPLITS.
         let tiny = shape(33, 100_000, 33);
         let most: Vec<u32> = SplitK::wave_candidates_for(big, tiny, 264)
             .map(|s| s.splits)
             .collect();
-        assert_eq!(most, [SplitK::MAX_SPLITS]);
-        assert_eq!(
-            SplitK::from_name("sgemm-multistage-128x128x16-w64x32-split65"),
-            None
+        assert_eq!(most, [66, 132, 264, 528]);
+        for s in SplitK::wave_candidates_for(big, tiny, 264) {
+            assert_eq!(SplitK::from_name(&s.name()), Some(s));
+            let serial = s.splits <= SplitK::SERIAL_MAX_SPLITS;
+            assert_eq!(s.serial_worth_timing(tiny, 132), serial, "{s}");
+            let parsed = SplitK::from_serial_name(&s.serial_name());
+            assert_eq!(parsed, serial.then_some(s), "{s}");
+        }
+        let deeper = shape(33, 1_000_000, 33);
+        let most: Vec<u32> = SplitK::wave_candidates_for(big, deeper, 4 * 264)
+            .map(|s| s.splits)
+            .collect();
+        assert_eq!(most, [264, 528, SplitK::MAX_SPLITS]);
+        let past = format!(
+            "sgemm-multistage-128x128x16-w64x32-split{}",
+            SplitK::MAX_SPLITS + 1
         );
+        assert_eq!(SplitK::from_name(&past), None);
         assert_eq!(
             SplitK::from_name("sgemm-multistage-128x128x16-w64x32-split1"),
             None
