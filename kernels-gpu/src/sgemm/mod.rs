@@ -688,10 +688,12 @@ sgemm_configs! {
     /// blocks an SM instead of two: more warps to hide latency where the grid fills more
     /// than two blocks an SM, fewer registers a thread where it does not (H200, same run:
     /// 15107 × 249 × 719 0.907× cuBLAS against 0.842×; 199 × 849 × 8263, 260 blocks,
-    /// 0.734× against 0.768×). The tuner times both. Its split-k entry spills 40 bytes at
-    /// that bound (ptxas 13.0, sm_90: `scripts/check-sgemm-registers.sh`) and was still
-    /// the tuner's choice on mid-size products with a long `k` (313 × 9268 × 1685 in 11
-    /// slices, 9062 × 3181 × 87 in 8).
+    /// 0.734× against 0.768×). The tuner times both. At that bound its entry and its
+    /// split-k entry spill 128 bytes (ptxas 13.0, sm_90: `scripts/check-sgemm-registers.sh`;
+    /// 40 bytes, the split-k entry alone, before rung 10's checked loop was peeled), none in
+    /// the loop over the k-tiles inside the depth, and it was still the tuner's choice on
+    /// mid-size products with a long `k` (313 × 9268 × 1685 in 11 slices, 9062 × 3181 × 87
+    /// in 8; 37 × 8634 × 13467 in 7 at 0.860× cuBLAS).
     sgemm_multistage_occ3_64x128x16_w32x64            = 10 multistage::sgemm_multistage::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128, 68, 0> [autotune], min_blocks(3), split_k(sgemm_split_k_occ3_64x128x16_w32x64),
         serial_split_k(sgemm_serial_split_k_occ3_64x128x16_w32x64);
     /// The 64 × 128 × 16 tile at a `BK` of 8 (cuBLAS's depth for these tiles): a `k` padded
