@@ -260,30 +260,30 @@ def rows():
         "cuBLAS's alternating) on device data"
     )
     out = [lecture_row()]
-    # FP32's random seeds 1-3: the run of the submitted FP32 kernels with those seeds
-    # (rung 16's small-k stores were tidied after it, no change to what they compute).
-    fp32 = "2026-11-29/small-k-staged-h200/"
+    # FP32's listed suite and random seeds 14-16: the run of the submitted FP32 kernels
+    # (rung 10's checked loop peeled, split-k past 64 slices).
+    fp32 = "2026-11-29/rung10-peel-h200/"
     # The listed suites of every precision: the submitted tree.
     final = "2026-11-29/final-pairs-h200/"
     # TF32 and BF16 random seed 1: the submitted tree, on the next host.
     seeds = "2026-11-29/final-pairs-2-h200/"
     dated = [
         suite_row(
-            "FP32 SGEMM, {count} listed shapes", final + "suite-fp32.txt", cli.format("")
+            "FP32 SGEMM, {count} listed shapes", fp32 + "suite-fp32.txt", cli.format("")
         ),
         suite_row(
-            "FP32 SGEMM, {count} random shapes (seed 1)",
-            fp32 + "seed1.txt",
+            "FP32 SGEMM, {count} random shapes (seed 14)",
+            fp32 + "seed14.txt",
             cli.format(" random"),
         ),
         suite_row(
-            "FP32 SGEMM, {count} random shapes (seed 2)",
-            fp32 + "seed2.txt",
+            "FP32 SGEMM, {count} random shapes (seed 15)",
+            fp32 + "seed15.txt",
             cli.format(" random"),
         ),
         suite_row(
-            "FP32 SGEMM, {count} random shapes (seed 3)",
-            fp32 + "seed3.txt",
+            "FP32 SGEMM, {count} random shapes (seed 16)",
+            fp32 + "seed16.txt",
             cli.format(" random"),
         ),
         suite_row(
