@@ -40,6 +40,10 @@ const SHAPES: [(usize, usize, usize); 5] = {
 /// partial last k-tile.
 const TENSOR_TILES: [(usize, usize, usize); 2] = [(136, 40, 264), (260, 264, 520)];
 
+/// 19 k-tiles of 16 (past the 3-stage ring several times), rows of `a` and `b` not 16-byte
+/// aligned, partial tiles in every dimension.
+const DEEP_CHECKED: (usize, usize, usize) = (70, 301, 66);
+
 /// Degenerate shapes: a row, a column, `k = 1`.
 const DEGENERATE: [(usize, usize, usize); 3] = [(1, 37, 29), (29, 37, 1), (33, 1, 17)];
 
@@ -140,6 +144,19 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     Box::new(move |g| check(g, kernel, tw, shape, 1000 + i as u64)),
                 );
             }
+        }
+    }
+    // Rung 10's checked loop on a deeper product with rows of `a` and `b` not 16-byte
+    // aligned: `a` copied by `cp.async` on the small tiles (`multistage::copies_a`), loaded
+    // into registers one word at a time on the others.
+    for kernel in MatmulKernel::ALL {
+        if kernel.name().contains("-multistage-") {
+            let shape = DEEP_CHECKED;
+            let (m, k, n) = shape;
+            add(
+                format!("gpu::{}::tw16::{m}x{k}x{n}", kernel.name()),
+                Box::new(move |g| check(g, kernel, TileWidth::Tw16, shape, 1100)),
+            );
         }
     }
     add(

@@ -52,6 +52,11 @@ const MULTISTAGE: (usize, usize, usize) = (136, 96, 132);
 /// pairs), interior blocks among edge ones, six whole k-tiles and a partial one.
 const MULTISTAGE_PAIRS: (usize, usize, usize) = (136, 98, 134);
 
+/// The multistage rung's checked loop on 19 k-tiles with rows of `a` and `b` not 16-byte
+/// aligned: `a` copied by `cp.async` on the small tiles (`multistage::copies_a`), through
+/// registers one word at a time on the others.
+const MULTISTAGE_DEEP: (usize, usize, usize) = (70, 301, 66);
+
 /// Signed random operands for `shape`, from a seed derived from it.
 fn operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
     shapes::signed_operands(0x5e_6e33, m, k, n)
@@ -185,6 +190,7 @@ fn check_all(kernel: SgemmKernel) {
         check_placed(kernel, MULTISTAGE, 1);
         check(kernel, MULTISTAGE_PAIRS);
         check_placed(kernel, MULTISTAGE, 2);
+        check(kernel, MULTISTAGE_DEEP);
     }
     if kernel.precision() != Precision::Fp32 {
         for shape in TENSOR_CORE {

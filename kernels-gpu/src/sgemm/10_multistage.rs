@@ -32,7 +32,9 @@
 //! 16-byte aligned, by 8-byte ones where they are 8-byte aligned (an even `n`) and by
 //! 4-byte ones per element where they are not, zero-filled past the matrix, and `a` through
 //! the checked tile loads, in pairs where its rows are 8-byte aligned (see
-//! `multistage_in`). Larger tiles run rung 8's [`sgemm_double_buffered_padded_in`] on the
+//! `multistage_in`); on the small tiles of [`copies_a`], `a` rows that are not 16-byte
+//! aligned are instead copied by 4-byte `cp.async` straight into the transposed stage, one
+//! trip ahead, as `b` is. Larger tiles run rung 8's [`sgemm_double_buffered_padded_in`] on the
 //! same arrays there. The zeros add
 //! exact zero products, so every shape gives the same bits as the rest of the ladder.
 //! Tiles of more than [`TWO_AHEAD_MAX_OUTPUTS`] outputs peel that checked loop: the trips
@@ -43,7 +45,7 @@ use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned8, rows_aligned16};
 use super::padded::sgemm_double_buffered_padded_in;
 use super::split_k::{Alone, SerialTurn, TileTurn};
-use super::tile_io::{PaddedTransposedTile, TileVectors, VecTile};
+use super::tile_io::{MAX_VECS, PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, at};
@@ -72,6 +74,34 @@ pub const CHECKED_LOOP_MAX_OUTPUTS: usize = 128 * 128;
 /// issued instruction on 14243 × 142 × 62, against cuBLAS's 0.39); on the 128 × 128 tiles
 /// the second set cost large squares about 1.5%.
 pub const TWO_AHEAD_MAX_OUTPUTS: usize = 64 * 64;
+
+/// At most this many words of each `a` tile per thread for [`copies_a`].
+pub const COPIED_A_MAX_WORDS: usize = 16;
+
+/// Whether the checked loop of a `bm × bn × bk` tile run by `threads` threads copies `a`
+/// tiles whose rows are not 16-byte aligned by 4-byte `cp.async`, rather than loading them
+/// into registers and storing them transposed: tiles of at most [`TWO_AHEAD_MAX_OUTPUTS`]
+/// outputs, a depth of 16 and at most [`COPIED_A_MAX_WORDS`] words a thread.
+///
+/// Measured on an H200: `ncu` on 6519 × 107 × 530 (64 × 64 × 16) found the register path
+/// stalled 0.41 cycles an issued instruction on long scoreboards, cuBLAS's `align4` kernel
+/// 0.10–0.14. Copied, products with a short `k` gained up to 18% (436 × 62 × 7693: 0.026 →
+/// 0.022 ms, 13750 × 215 × 70: 0.031 → 0.028). The other tiles lost with it: the larger
+/// ones 2–6% (their copies land one trip ahead, not two), 64 × 64 × 8 a block per
+/// multiprocessor (96 → 121 registers), and 128 × 32 × 16 in two warps (32 words a thread)
+/// 7% on 4291 × 9527 × 28, a long `k` where the register path's loads are hidden and the
+/// copies' address arithmetic is not.
+pub const fn copies_a(bm: usize, bn: usize, bk: usize, threads: usize) -> bool {
+    bm * bn <= TWO_AHEAD_MAX_OUTPUTS && bk >= 16 && bm * bk / threads <= COPIED_A_MAX_WORDS
+}
+
+/// The shape rule of [`multistage_in`]'s 4-byte copies of `a`: each thread copies the same
+/// number of words of a `BM × BK` tile.
+struct AsyncA<const BM: usize, const BK: usize, const THREADS: usize>;
+
+impl<const BM: usize, const BK: usize, const THREADS: usize> AsyncA<BM, BK, THREADS> {
+    const VALID: () = assert!((BM * BK).is_multiple_of(THREADS));
+}
 
 /// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
 /// row length of the transposed `a` tile (as rung 8's) and `GROUP` the block swizzle of
@@ -305,6 +335,38 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             commit_group();
         }};
     }
+    // Where `a`'s rows are not 16-byte aligned and the tile is one of [`copies_a`]'s, its
+    // tiles are copied by 4-byte `cp.async`s straight into their transposed places (element
+    // `[r][c]` of tile `p` at `c · LDA + r` of stage `p % 2`), zero past the matrix, as
+    // cuBLAS's `align4` kernels copy theirs: no registers in between, so nothing waits on a
+    // load. A warp copies whole runs of `BK` words of a row.
+    let copies = !EXACT && copies_a(BM, BN, BK, THREADS);
+    let async_a = copies && !vec_a;
+    // Thread t's copies of a tile `p < tiles` into its stage (not committed: the caller
+    // closes the group).
+    macro_rules! issue_a {
+        ($p:expr, $inside:expr) => {{
+            let p: u32 = $p;
+            // `$inside`: the caller knows tile `p`'s columns are all inside `a` (< k).
+            let inside: bool = $inside;
+            let (stage, col0) = ((p % 2) * a_stage, p * BK as u32);
+            let () = AsyncA::<BM, BK, THREADS>::VALID;
+            unroll!(BM * BK / THREADS, |j| {
+                let e = t + (j * THREADS) as u32;
+                let (r, c) = (e / BK as u32, e % BK as u32);
+                let full = r < tile.rows_left && (inside || col0 + c < k);
+                // Past the matrix the address is not read (a zero-filled copy reads nothing).
+                let offset = (tile.row0 + r).wrapping_mul(lda).wrapping_add(col0 + c);
+                // SAFETY: r < BM <= LDA and c < BK, so the word is inside the stage; the
+                // source is read only if it is inside `a` (row below the block's last,
+                // column below k <= lda).
+                unsafe {
+                    let src = a.wrapping_add(offset as usize);
+                    cp_async_4_zfill(a_tile, stage + c * LDA as u32 + r, src, full);
+                }
+            });
+        }};
+    }
     // Thread t's vectors of a tile `p < tiles`.
     macro_rules! load_a {
         ($p:expr, $inside:expr) => {{
@@ -323,8 +385,16 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             // rows from row0, k - col0 columns from col0); where EXACT the whole tile is inside
             // and lda is a multiple of 4, `a` 16-byte aligned.
             unsafe {
+                // (Where the tile copies `a`, only aligned rows come here.)
                 ATile::<BM, BK, THREADS, LDA>::load_nc_pairs(
-                    a, lda, tile.row0, col0, rows, cols, vec_a, t,
+                    a,
+                    lda,
+                    tile.row0,
+                    col0,
+                    rows,
+                    cols,
+                    vec_a || copies,
+                    t,
                 )
             }
         }};
@@ -333,13 +403,21 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tiles 0
     // and 1 loaded (tile 0 again if there is no tile 1), tile 0 into its stage; wait for b
     // tile 0.
+    if async_a {
+        // In the first group, with b tile 0.
+        issue_a!(0, false);
+    }
     issue_b!(0, false);
     if tiles > 1 {
         issue_b!(1, false);
     } else {
         commit_group();
     }
-    let sa = load_a!(0, false);
+    let sa = if async_a {
+        [[0.0; 4]; MAX_VECS]
+    } else {
+        load_a!(0, false)
+    };
     // Tiles of few outputs load `a` two tiles ahead (`pending`: tile 1, then each trip's
     // tile p + 1); larger ones one tile ahead, loaded and stored in the same trip.
     let two_ahead = BM * BN <= TWO_AHEAD_MAX_OUTPUTS;
@@ -350,13 +428,15 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     // one checked loop: the peel's live invariants made their checked trips longer, and a
     // short `k`, which runs mostly those, 2–5% slower (436 × 62 × 7693 on 64 × 64 × 16).
     let peels = BM * BN > TWO_AHEAD_MAX_OUTPUTS;
-    let mut pending = if two_ahead {
+    let mut pending = if two_ahead && !async_a {
         load_a!(1.min(tiles - 1), false)
     } else {
         sa
     };
-    // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
-    unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
+    if !async_a {
+        // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
+        unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
+    }
     wait_group::<{ STAGES as u32 - 2 }>();
     sync_threads();
 
@@ -366,6 +446,15 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     macro_rules! trip {
         ($phase:expr, $inside:expr) => {{
             let phase: u32 = $phase;
+            if async_a {
+                // a tile phase + 1 into the stage read in the previous trip (before its
+                // barrier), in a group of its own ahead of b's, so that the wait below,
+                // which leaves only b tile phase + 2 in flight, sees it landed.
+                if phase + 1 < tiles {
+                    issue_a!(phase + 1, $inside);
+                }
+                commit_group();
+            }
             // b tile phase + 2 into the stage read in the previous trip (before its barrier).
             if phase + 2 < tiles {
                 issue_b!(phase + 2, $inside);
@@ -376,7 +465,11 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             // this trip and the next, tile phase + 1 being `pending`; or, one ahead, tile
             // phase + 1 during this trip's FMAs.
             let ahead = if two_ahead { 2 } else { 1 };
-            let next = load_a!((phase + ahead).min(tiles - 1), $inside);
+            let next = if async_a {
+                pending
+            } else {
+                load_a!((phase + ahead).min(tiles - 1), $inside)
+            };
             let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
             let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
             // SAFETY: both stages are complete (wait and barrier at the end of the previous
@@ -385,16 +478,18 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             unsafe {
                 warp.accumulate_ld::<LDA>(&mut acc, a_frags, b_frags);
             }
-            // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before its
-            // barrier. On the last trip it is filled again and never read.
-            unsafe {
-                ATile::<BM, BK, THREADS, LDA>::store_transposed(
-                    a_tile,
-                    ((phase + 1) % 2) * a_stage,
-                    if two_ahead { &pending } else { &next },
-                    t,
-                )
-            };
+            if !async_a {
+                // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before
+                // its barrier. On the last trip it is filled again and never read.
+                unsafe {
+                    ATile::<BM, BK, THREADS, LDA>::store_transposed(
+                        a_tile,
+                        ((phase + 1) % 2) * a_stage,
+                        if two_ahead { &pending } else { &next },
+                        t,
+                    )
+                };
+            }
             pending = next;
             wait_group::<{ STAGES as u32 - 2 }>();
             sync_threads();
