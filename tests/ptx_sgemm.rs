@@ -184,13 +184,13 @@ fn launch_bounds_match_the_catalogue() {
 }
 
 /// Tile loops of a multistage entry: the unchecked one and, for edge tiles and odd shapes,
-/// the checked one or (the largest tiles) rung 8's; tiles past `TWO_AHEAD_MAX_OUTPUTS`
-/// outputs peel the checked loop into the trips inside the depth and the last ones.
+/// the checked one or (the largest tiles) rung 8's; the checked loop peeled into the trips
+/// inside the depth and the last ones where `multistage::peels_checked_loop` says so.
 fn multistage_loops(k: SgemmKernel) -> usize {
     let g = k.config().geometry;
     let outputs = (g.bm * g.bn) as usize;
-    let peels = outputs > multistage::TWO_AHEAD_MAX_OUTPUTS
-        && outputs < multistage::CHECKED_LOOP_MAX_OUTPUTS;
+    let peels =
+        multistage::peels_checked_loop(outputs) && outputs < multistage::CHECKED_LOOP_MAX_OUTPUTS;
     if peels { 3 } else { 2 }
 }
 

@@ -142,7 +142,7 @@ impl Simulator {
                 let (len, slices) = (m * n, l.slices);
                 // SAFETY: ws holds the slices' planes, then room for the groups' (SplitK::
                 // launch's workspace).
-                let pg = unsafe { SharedPtr(pw.get().add(slices as usize * len as usize)) };
+                let pg = unsafe { SharedPtr(pw.get().add(l.groups_at(len))) };
                 // SAFETY: the slices' planes written by the launch before, the groups' after
                 // them; the launch has the groups in y.
                 self.launch(group, move || unsafe {

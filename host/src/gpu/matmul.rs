@@ -175,7 +175,7 @@ impl Gpu {
             None => ws.as_view(),
             Some(group) => {
                 // The slices' planes added in groups into the planes after them.
-                let (slices, mut groups) = ws.split_at_mut(l.slices as usize * len as usize);
+                let (slices, mut groups) = ws.split_at_mut(l.groups_at(len));
                 let slices = slices.as_view();
                 let info = self.entry_info(kernels_gpu::sgemm::split_k::GROUP.entry)?;
                 let mut args = self.launcher(&info);
@@ -187,7 +187,7 @@ impl Gpu {
                 // slices' planes written by the launch before on the same stream, then room
                 // for l.groups planes (SplitK::launch's workspace); the groups in y.
                 unsafe { args.launch(group) }?;
-                ws.slice(l.slices as usize * len as usize..)
+                ws.slice(l.groups_at(len)..)
             }
         };
         // SAFETY: planes holds l.groups planes of m · n floats, written by the launches before

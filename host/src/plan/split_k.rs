@@ -59,6 +59,14 @@ pub struct SplitKLaunch {
     pub workspace: usize,
 }
 
+impl SplitKLaunch {
+    /// Where the group planes start in the workspace of a product of `len` (`m · n`)
+    /// outputs: after the slices' planes, in floats.
+    pub fn groups_at(&self, len: u32) -> usize {
+        self.slices as usize * len as usize
+    }
+}
+
 impl SplitK {
     /// The slice counts the autotuner tries.
     pub const SPLITS: [u32; 5] = [2, 4, 8, 16, 32];

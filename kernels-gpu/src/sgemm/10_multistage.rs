@@ -75,6 +75,18 @@ pub const CHECKED_LOOP_MAX_OUTPUTS: usize = 128 * 128;
 /// the second set cost large squares about 1.5%.
 pub const TWO_AHEAD_MAX_OUTPUTS: usize = 64 * 64;
 
+/// Whether the checked loop of a tile of `outputs` outputs is peeled into the trips whose
+/// copies lie inside the depth (checking only the block's edge, loop-invariant) and the last
+/// ones (checking the depth too): tiles of more than [`TWO_AHEAD_MAX_OUTPUTS`] outputs. On
+/// an H200's SASS, the checked trip of 64 × 128 × 16 was 1479 instructions (1024 FMAs)
+/// against the exact trip's 1160, the peeled inside trip 1351; a long `k` gained 3–11%
+/// (37 × 8634 × 13467: 0.439 → 0.395 ms). Smaller tiles keep one checked loop: the peel's
+/// live invariants made their checked trips longer, and a short `k`, which runs mostly
+/// those, 2–5% slower (436 × 62 × 7693 on 64 × 64 × 16).
+pub const fn peels_checked_loop(outputs: usize) -> bool {
+    outputs > TWO_AHEAD_MAX_OUTPUTS
+}
+
 /// At most this many words of each `a` tile per thread for [`copies_a`].
 pub const COPIED_A_MAX_WORDS: usize = 16;
 
@@ -421,13 +433,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     // Tiles of few outputs load `a` two tiles ahead (`pending`: tile 1, then each trip's
     // tile p + 1); larger ones one tile ahead, loaded and stored in the same trip.
     let two_ahead = BM * BN <= TWO_AHEAD_MAX_OUTPUTS;
-    // The checked loop peeled into trips inside the depth and the last ones: tiles of more
-    // than TWO_AHEAD_MAX_OUTPUTS outputs. On an H200's SASS, the checked trip of 64 × 128 × 16
-    // was 1479 instructions (1024 FMAs) against the exact trip's 1160, the peeled inside trip
-    // 1351; a long `k` gained 3–11% (37 × 8634 × 13467: 0.439 → 0.395 ms). Smaller tiles keep
-    // one checked loop: the peel's live invariants made their checked trips longer, and a
-    // short `k`, which runs mostly those, 2–5% slower (436 × 62 × 7693 on 64 × 64 × 16).
-    let peels = BM * BN > TWO_AHEAD_MAX_OUTPUTS;
+    let peels = peels_checked_loop(BM * BN);
     let mut pending = if two_ahead && !async_a {
         load_a!(1.min(tiles - 1), false)
     } else {
