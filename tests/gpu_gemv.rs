@@ -4,7 +4,8 @@
 //! 16-byte paths and many slices run), bit for bit against the CPU twin that sums in the
 //! kernels' order ([`Gemv::cpu`]), within the f64 bound, and the same bits on a second run,
 //! for f32 operands (each precision) and BF16 ones; and the autotuners' choices on
-//! memory-bound shapes.
+//! memory-bound shapes and on few rows of an odd number of columns (18 × 12168 × 113,
+//! 14 × 291 × 9319).
 //!
 //! Uses a libtest-compatible harness so that, without a GPU, every test is reported as
 //! *ignored* with the reason printed — never as passed.
@@ -217,6 +218,8 @@ fn main() {
         (4096, 4096, 3),
         (4096, 8, 4096),
         (33, 100_000, 1),
+        (18, 12_168, 113),
+        (14, 291, 9319),
     ] {
         let shape = MatmulShape::new(m, k, n).expect("a valid shape");
         for precision in Precision::ALL {

@@ -127,8 +127,8 @@ impl Tuned {
     /// `n` is not a multiple of 4, or `k` not whole tiles of a configuration with a strided
     /// entry ([`repack::worth_timing`]), each such configuration repacked, or
     /// (TF32) the configurations on packed operands, rung 14's (which only a Hopper runs)
-    /// and rung 15's; last (a memory-bound shape: [`gemv::applies`]) the rung-16 runs of
-    /// the precision ([`Gemv::candidates`]).
+    /// and rung 15's; last (where [`gemv::applies`]: a memory-bound shape, few rows or a
+    /// narrow output) the rung-16 runs of the precision ([`Gemv::candidates`]).
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Tuned> {
         let configs = SgemmKernel::tuned(precision).iter().copied();
         let fp32 = precision == Precision::Fp32;
@@ -1302,11 +1302,12 @@ mod tests {
                 .any(|c| matches!(c, Tuned::SplitK(_)))
         );
         // TF32 has no split-k runs: its configurations, then rungs 14 and 15's, which
-        // round-trip through their names too.
+        // round-trip through their names too, and (64 rows are few) rung 16's of TF32.
         let tf32 = Tuned::candidates(MatmulShape::new(64, 4096, 4096).unwrap(), Precision::Tf32);
         assert!(tf32.iter().all(|c| match c {
             Tuned::Config(k) => k.precision() == Precision::Tf32,
             Tuned::Packed(i) => *i < PACKED_CONFIGS.len(),
+            Tuned::Gemv(g) => g.config().precision == Precision::Tf32,
             _ => false,
         }));
         let packed: Vec<_> = tf32

@@ -1,11 +1,11 @@
 //! Rung 16 on the host ([`kernels_gpu::sgemm::gemv`]): when a product is memory-bound
-//! (`m`, `n` or `k` at most 16), or a tiny output under a long `k` ([`applies`]), which
+//! (`m`, `n` or `k` at most 16), has few rows or is narrow ([`applies`]), which
 //! rung-16 kernel runs it, over how many slices of `k`, with which launches; and the CPU
 //! twin of what each computes, bit for bit.
 //!
 //! **Which kernel.** For each class that covers the shape, the configuration of the
-//! smallest bound that does ([`Gemv::candidates`]): small `m` (`b` streamed by rows; a tiny
-//! output's rows in groups of 16, `b` streamed once a group), small `n` (`a` streamed by
+//! smallest bound that does ([`Gemv::candidates`]): small `m` (`b` streamed by rows; the rows
+//! of a product with [few rows](few_rows) in groups of 16, `b` streamed once a group), small `n` (`a` streamed by
 //! rows), small `k` (the output streamed out). The autotuner
 //! ([`crate::gpu::autotune`]) times each beside the tile kernels, as
 //! [`Tuned::Gemv`](crate::gpu::autotune::Tuned::Gemv); [`Gpu::matmul_gemv_device`](crate::gpu::Gpu::matmul_gemv_device)
@@ -47,22 +47,31 @@ pub const BLOCKS_PER_SM: u32 = 8;
 /// The most slices: the grid's y extent.
 pub const MAX_SLICES: u32 = 65_535;
 
-/// A tiny output: `m` and `n` at most this, under a `k` of at least [`TINY_OUTPUT_MIN_K`].
-/// Its work is streaming `a` and `b` through as many slices of `k` as fill the device; the
-/// small-`m` kernel takes its rows in groups of 16 (at most four, `b` streamed once a group).
-pub const TINY_OUTPUT_DIM: u32 = 64;
-
-/// The shortest `k` of a [tiny output](TINY_OUTPUT_DIM).
-pub const TINY_OUTPUT_MIN_K: u32 = 1024;
+/// Few rows: `m` at most this, whatever `k` and `n`. The small-`m` kernels take the rows in
+/// groups of their bound (`b` streamed once a group, [`MAX_GROUPS`]) over as many slices of
+/// `k` as fill the device, where a tile kernel's blocks are mostly padding rows or its
+/// split's slices few tiles deep (18 × 12168 × 113: a 64 × 64 tile split 132 ways, 23 µs
+/// against cuBLAS's 17 on an H200). The autotuner times both: streaming `b` several times
+/// loses to the tiles where the output is wide and `k` short.
+pub const FEW_ROWS: u32 = 64;
 
 /// Whether `shape` is memory-bound: `m`, `n` or `k` at most [`MAX_BOUND`].
 pub fn memory_bound(shape: MatmulShape) -> bool {
     shape.m.min(shape.n).min(shape.k) <= MAX_BOUND
 }
 
-/// Whether `shape` is a [tiny output](TINY_OUTPUT_DIM) under a long `k`.
-pub fn tiny_output(shape: MatmulShape) -> bool {
-    shape.m.max(shape.n) <= TINY_OUTPUT_DIM && shape.k >= TINY_OUTPUT_MIN_K
+/// The most groups of rows a small-`m` configuration of a smaller bound than `m` is timed
+/// in ([`Gemv::candidates`]): bound 1 on up to 16 rows, bound 4 on up to 64. Fewer rows a
+/// thread is fewer registers and more warps a multiprocessor (ptxas 13.0 for sm_90: 42
+/// registers at bound 1, 123 at 4, 188 at 16, two blocks a multiprocessor), which streams
+/// `b` faster than one group does where `b`'s passes after the first come from L2: on an
+/// H200, 14 × 291 × 9319 took 12 µs in four groups of bound 4 and 18 µs in one of 16,
+/// 18 × 12168 × 113 14 µs in five groups of 4 (against cuBLAS's 15–19).
+pub const MAX_GROUPS: u32 = 16;
+
+/// Whether `shape` has [few rows](FEW_ROWS).
+pub fn few_rows(shape: MatmulShape) -> bool {
+    shape.m <= FEW_ROWS
 }
 
 /// The most columns of a [`narrow`] product: the widest small-`n` configuration.
@@ -76,9 +85,9 @@ pub fn narrow(shape: MatmulShape) -> bool {
 }
 
 /// Whether a rung-16 kernel covers `shape`: a product with outputs and depth that is
-/// [memory-bound](memory_bound), a [tiny output](tiny_output) or [`narrow`].
+/// [memory-bound](memory_bound), has [few rows](few_rows) or is [`narrow`].
 pub fn applies(shape: MatmulShape) -> bool {
-    !shape.is_trivial() && (memory_bound(shape) || tiny_output(shape) || narrow(shape))
+    !shape.is_trivial() && (memory_bound(shape) || few_rows(shape) || narrow(shape))
 }
 
 /// The dimension a class is built around, and its name.
@@ -184,8 +193,8 @@ impl Gemv {
     }
 
     /// The configuration of `class`, `precision` and `operands` with the smallest bound
-    /// that covers `shape`, if any; for a [tiny output](tiny_output) beyond every small-`m`
-    /// bound, the largest small-`m` configuration (its rows in groups).
+    /// that covers `shape`, if any; for [few rows](few_rows) beyond every small-`m` bound,
+    /// the largest small-`m` configuration (its rows in groups).
     pub fn smallest(
         class: GemvClass, shape: MatmulShape, precision: Precision, operands: Operands,
     ) -> Option<usize> {
@@ -199,7 +208,7 @@ impl Gemv {
             .filter(|(_, c)| dim <= c.bound)
             .min_by_key(|(_, c)| c.bound)
             .or_else(|| {
-                (class == GemvClass::SmallM && tiny_output(shape))
+                (class == GemvClass::SmallM && few_rows(shape))
                     .then(|| of_class().max_by_key(|(_, c)| c.bound))
                     .flatten()
             })
@@ -208,7 +217,8 @@ impl Gemv {
 
     /// The runs worth timing for `shape` in `precision` (none unless [`applies`]): for each
     /// class that covers it, the smallest configuration of the precision
-    /// ([`smallest`](Self::smallest)) and those of its bound with other rows per warp, each
+    /// ([`smallest`](Self::smallest)) and those of its bound with other rows per warp, the
+    /// small-`m` configurations that take the rows in at most [`MAX_GROUPS`] groups, each
     /// with the device's split and (small `m` and small `n`) each of
     /// [`SPLITS`](Self::SPLITS) that leaves slices at least [`align`] deep.
     pub fn candidates(shape: MatmulShape, precision: Precision) -> Vec<Gemv> {
@@ -243,7 +253,23 @@ impl Gemv {
                 })
                 .map(|(j, _)| j)
         };
-        for config in smallest.flat_map(same) {
+        // Small m: also the configurations of smaller bounds that take the rows in at most
+        // MAX_GROUPS groups, each streaming `b` (from L2 after the first where it fits
+        // there), with fewer accumulators a thread and so more warps a multiprocessor.
+        let grouped = GEMV_CONFIGS.iter().enumerate().filter(|(_, c)| {
+            c.class == GemvClass::SmallM
+                && c.precision == precision
+                && c.operands == operands
+                && c.bound < shape.m
+                && shape.m.div_ceil(c.bound) <= MAX_GROUPS
+        });
+        let mut configs: Vec<usize> = smallest.flat_map(same).collect();
+        for (i, _) in grouped {
+            if !configs.contains(&i) {
+                configs.push(i);
+            }
+        }
+        for config in configs {
             let class = GEMV_CONFIGS[config].class;
             let deepest = (shape.k / align(class)).max(1);
             let splits = std::iter::once(None).chain(
@@ -502,11 +528,12 @@ mod tests {
 
     #[test]
     fn memory_bound_shapes_get_the_smallest_covering_configuration_of_each_class() {
-        assert!(!applies(shape(17, 17, 33)));
-        assert!(applies(shape(17, 17, 17)));
+        assert!(!applies(shape(65, 17, 33)));
+        assert!(applies(shape(17, 17, 33)));
+        assert!(applies(shape(65, 17, 17)));
         assert!(!applies(shape(0, 4096, 1)));
         assert!(applies(shape(4096, 4096, 16)));
-        assert!(Gemv::candidates(shape(17, 17, 33), Precision::Fp32).is_empty());
+        assert!(Gemv::candidates(shape(65, 17, 33), Precision::Fp32).is_empty());
         // 17 to 32 columns: the bound-32 small-n kernel alone.
         assert_eq!(
             Gemv::candidates(shape(5000, 7000, 18), Precision::Tf32)
@@ -525,7 +552,12 @@ mod tests {
             n
         };
         assert_eq!(names(shape(1, 4096, 4096)), ["gemv-small-m1"]);
-        assert_eq!(names(shape(3, 4096, 4096)), ["gemv-small-m4"]);
+        // The smallest small-m bound that covers 3 rows, and those that take them in at
+        // most MAX_GROUPS groups.
+        assert_eq!(
+            names(shape(3, 4096, 4096)),
+            ["gemv-small-m1", "gemv-small-m2", "gemv-small-m4"]
+        );
         assert_eq!(names(shape(4096, 4096, 9)), ["gemv-small-n16"]);
         assert_eq!(names(shape(4096, 5, 4096)), ["gemv-small-k16"]);
         assert_eq!(names(shape(4096, 4, 4096)), ["gemv-small-k4"]);
@@ -617,15 +649,16 @@ mod tests {
     }
 
     #[test]
-    fn a_tiny_output_under_a_long_k_takes_the_small_m_kernel_in_groups() {
+    fn few_rows_under_a_long_k_take_the_small_m_kernel_in_groups() {
         let s = shape(33, 100_000, 33);
-        assert!(applies(s) && !memory_bound(s) && tiny_output(s));
+        assert!(applies(s) && !memory_bound(s) && few_rows(s));
         let auto: Vec<String> = Gemv::candidates(s, Precision::Fp32)
             .into_iter()
             .filter(|g| g.split.is_none() && !g.fused)
             .map(Gemv::name)
             .collect();
-        assert_eq!(auto, ["gemv-small-m16"]);
+        // Bound 16 in three groups, 8 in five, 4 in nine.
+        assert_eq!(auto, ["gemv-small-m16", "gemv-small-m4", "gemv-small-m8"]);
         let g = Gemv::from_name("gemv-small-m16").unwrap();
         let l = g.launch(s, 132, &Limits::CUDA).unwrap();
         // Three groups of rows, b streamed once each: the workspace's traffic allows
@@ -635,7 +668,19 @@ mod tests {
         assert_eq!((l.slice, l.slices), (288, 348));
         assert_eq!((l.main.grid.x, l.main.grid.y, l.main.grid.z), (1, 348, 3));
         assert!(!applies(shape(65, 100_000, 33)));
-        assert!(!applies(shape(33, 1000, 33)));
+        assert!(!applies(shape(65, 1000, 33)));
+        // Whatever k and n: 18 rows of 113 columns under k = 12168 take two groups.
+        let s = shape(18, 12_168, 113);
+        assert!(applies(s) && few_rows(s) && !narrow(s));
+        // The bound-16 configuration in two groups, and the smaller ones in at most 16 (bound
+        // 8 in three, 4 in five, 2 in nine; bound 1 would take 18).
+        let bounds: std::collections::BTreeSet<u32> = Gemv::candidates(s, Precision::Fp32)
+            .iter()
+            .map(|g| g.config().bound)
+            .collect();
+        assert_eq!(bounds, [2, 4, 8, 16].into());
+        assert_eq!(g.launch(s, 132, &Limits::CUDA).unwrap().main.grid.z, 2);
+        assert!(!applies(shape(65, 12_168, 113)));
     }
 
     #[test]
@@ -652,7 +697,7 @@ mod tests {
         assert_eq!(slices_for(n1, shape(4096, 4096, 1), 132), 3);
         // 1059 rows: 67 blocks of rows, 8 slices (536 blocks).
         assert_eq!(slices_for(n1, shape(1059, 5469, 1), 132), 8);
-        // A huge k under a tiny output: as many as fill the device.
+        // A huge k under few rows and columns: as many as fill the device.
         assert_eq!(slices_for(n1, shape(33, 100_000, 1), 132), 176);
         // Short k: one slice.
         assert_eq!(slices_for(n1, shape(64, 100, 1), 132), 1);

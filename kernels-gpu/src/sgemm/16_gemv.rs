@@ -6,17 +6,20 @@
 //! bound is how fast the big operand streams through. So these kernels are measured in
 //! bytes of `a`, `b` and `out` moved per second against a device-to-device copy, and each
 //! streams the large operand once, coalesced, 16 bytes per load where the rows are aligned
-//! (8 bytes where [`gemv_small_m`]'s rows of `b` are 8- but not 16-byte aligned, scalar loads
-//! at the edges and on other misaligned rows), with several loads in flight per thread
-//! before their first use.
+//! (8 bytes where [`gemv_small_m`]'s rows of `b` are 8- but not 16-byte aligned; where they
+//! are not, and in its last block of columns, each lane's columns 32 apart, so that every
+//! scalar load of the warp reads 128 consecutive bytes; scalar loads at the edges and on
+//! other misaligned rows elsewhere), with several loads in flight per thread before their
+//! first use.
 //!
 //! * [`gemv_small_m`] (`m ≤ M`): a few rows of `a` times `b` (`m = 1` is `xᵀ·B`). Each
 //!   output row is a dot of a row of `a` with columns of `b`, so `b` is streamed row by row,
-//!   coalesced along `n`: lane `l` of a warp owns four consecutive columns and keeps
+//!   coalesced along `n`: lane `l` of a warp owns four consecutive columns (four 32 apart
+//!   where the rows are not 8-byte aligned, and in the last block of columns) and keeps
 //!   `M × 4` accumulators; the `M` values of `a` it needs per row of `b` are the same for
 //!   the whole warp (broadcast loads). A block's four warps split its slice of `k` into four
 //!   consecutive parts and add their partial sums through shared memory in warp order. More
-//!   than `M` rows (a tiny output) run in groups of `M` (`blockIdx.z`), each streaming `b`.
+//!   than `M` rows run in groups of `M` (`blockIdx.z`), each streaming `b`.
 //! * [`gemv_small_n`] (`n ≤ N`): `a` times a few columns (`n = 1` is `A·x`). `a` is streamed
 //!   along its rows (coalesced along `k`) in chunks of 128 depths: each warp owns four rows
 //!   (two in `gemv_small_n1_r2`, which has twice the blocks for the same `m`),
@@ -280,12 +283,15 @@ impl Operand for u16 {
     }
 }
 
-/// `p[0..4]` (`valid` of them, zero past) as [`small_m_part`] loads a row of `b`: one
-/// load if `VB = 4`, two if `VB = 2`, else one by one.
+/// A lane's four elements of a row of `b` as [`small_m_part`] loads them (`valid` of them,
+/// zero past): `p[0..4]` by one load if `VB = 4`, two if `VB = 2`, one by one if `VB = 1`;
+/// if `VB = 0` ([`STRIDED`]), `p[32·e]` for `e < 4`, one by one, so that each of the warp's
+/// four loads reads 32 consecutive elements.
 ///
 /// # Safety
-/// `p[0..valid]` is readable and nothing writes it during the kernel; for `VB = 4` or `2`,
-/// `valid == 4` and `p` is aligned to four or two elements.
+/// The elements named above (the first `valid` of them) are readable and nothing writes
+/// them during the kernel; for `VB = 4` or `2`, `valid == 4` and `p` is aligned to four or
+/// two elements.
 #[inline(always)]
 unsafe fn load_b<E: Operand, const VB: u32>(p: *const E, valid: u32) -> [f32; 4] {
     // SAFETY: the caller's contract.
@@ -293,10 +299,27 @@ unsafe fn load_b<E: Operand, const VB: u32>(p: *const E, valid: u32) -> [f32; 4]
         match VB {
             4 => E::load4(p, 4, true),
             2 => E::load2x2(p),
+            STRIDED => {
+                let mut v = [0.0f32; 4];
+                unroll!(4, |e| {
+                    if (e as u32) < valid {
+                        v[e] = (*p.add(32 * e)).widen();
+                    }
+                });
+                v
+            }
             _ => E::load4(p, valid, false),
         }
     }
 }
+
+/// [`load_b`]'s `VB` where a lane's four columns are 32 apart: lane `l` of
+/// [`gemv_small_m`]'s block at column `c₀` owns columns `c₀ + l + 32·e`, where the rows of
+/// `b` are not 8-byte aligned (an odd `n`) and in the last block of columns. Each of a
+/// warp's four loads of a row then reads 128 consecutive bytes, where four consecutive
+/// columns a lane read 4 bytes of every 16 per load, four times the cache lines for the
+/// same bytes.
+const STRIDED: u32 = 0;
 
 /// Four inputs rounded to `Q`'s precision.
 #[inline(always)]
@@ -345,36 +368,50 @@ pub unsafe fn gemv_small_m<const M: usize, E: Operand, Q: Rounding>(
     let t = thread::thread_idx_x();
     let (w, lane) = (t / 32, t % 32);
     let c0 = thread::block_idx_x() * SMALL_M_COLS;
-    let c = c0 + 4 * lane;
     let s = thread::block_idx_y();
     let k0 = s * slice;
     let k1 = k.min(k0 + slice);
     let part = slice / WARPS;
     let (p0, p1) = ((k0 + w * part).min(k1), (k0 + (w + 1) * part).min(k1));
-    let cols = n.saturating_sub(c).min(4);
-    // 16-byte loads of b's rows where this lane's four columns are inside and aligned, and
-    // of a's rows where they are aligned (every part starts at a multiple of 4).
-    let vec_b = cols == 4 && n.is_multiple_of(4) && aligned4(b);
-    // Else 8-byte loads where the rows are 8-byte aligned (n even): half the instructions
-    // and twice the bytes in flight of scalar loads.
-    let pair_b = cols == 4 && n.is_multiple_of(2) && aligned2(b);
+    // Inside the matrix, every lane owns four consecutive columns, read by 16-byte loads
+    // where b's rows are 16-byte aligned and by two 8-byte ones where they are 8-byte
+    // aligned (n even). Else, and in the last block of columns, columns 32 apart
+    // ([`STRIDED`]). The choice is the block's, so that the sums below find each column
+    // where its owner left it: column `c0 + t` at `t` of each warp's row of `red`.
+    let full = c0 + SMALL_M_COLS <= n;
+    let vec_b = full && n.is_multiple_of(4) && aligned4(b);
+    let pair_b = full && n.is_multiple_of(2) && aligned2(b);
+    let strided = !(vec_b || pair_b);
+    let (c, cols) = if strided {
+        let c = c0 + lane;
+        (c, n.saturating_sub(c).div_ceil(32).min(4))
+    } else {
+        (c0 + 4 * lane, 4)
+    };
+    // a's rows by 16-byte loads where they are aligned (every part starts at a multiple of
+    // 4).
     let vec_a = k.is_multiple_of(4) && aligned4(a);
     let mut acc = [[0.0f32; 4]; M];
     // SAFETY: the caller's contract, and the group's rows start inside a (above), at least
-    // one of them (g0 < m).
+    // one of them (g0 < m); the lane's columns are inside b (cols of them where strided).
     unsafe {
         if vec_b {
             small_m_part::<M, 4, E, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         } else if pair_b {
             small_m_part::<M, 2, E, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         } else if cols > 0 {
-            small_m_part::<M, 1, E, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
+            small_m_part::<M, STRIDED, E, Q>(&mut acc, a, b, n, k, c, cols, rows, (p0, p1), vec_a);
         }
     }
     // The four warps' partial sums of each output, added in warp order.
     unroll!(M, |i| {
-        // SAFETY: (w·M + i)·128 + 4·lane + 4 <= 4·M·128, a multiple of 4.
-        unsafe { red.set4_unchecked((w * M as u32 + i as u32) * SMALL_M_COLS + 4 * lane, acc[i]) };
+        let row = (w * M as u32 + i as u32) * SMALL_M_COLS;
+        if strided {
+            unroll!(4, |e| red.set(row + 32 * e as u32 + lane, acc[i][e]));
+        } else {
+            // SAFETY: row + 4·lane + 4 <= 4·M·128, a multiple of 4.
+            unsafe { red.set4_unchecked(row + 4 * lane, acc[i]) };
+        }
     });
     sync_threads();
     let col = c0 + t;
@@ -409,17 +446,17 @@ pub unsafe fn gemv_small_m<const M: usize, E: Operand, Q: Rounding>(
     }
 }
 
-/// One lane's part of [`gemv_small_m`]: `acc[i][e] += a[i, p]·b[p, c + e]` for the depths
-/// `p` of `part` in increasing order, `i < rows`, `e < cols` (the rows `i >= rows` of `acc`
-/// get the products of row `rows − 1`, for the caller to drop); `b`'s four floats of a row by
-/// one 16-byte load if `VB = 4`, two 8-byte ones if `VB = 2`, else one by one (a separate
-/// instantiation each, so the hot loop has no branch per load); `a`'s by 16-byte loads
-/// where `vec_a`.
+/// One lane's part of [`gemv_small_m`]: `acc[i][e] += a[i, p]·b[p, c + e]` (`c + 32·e`
+/// where `VB` is [`STRIDED`]) for the depths `p` of `part` in increasing order, `i < rows`,
+/// `e < cols` (the rows `i >= rows` of `acc` get the products of row `rows − 1`, for the
+/// caller to drop); `b`'s four floats of a row by one 16-byte load if `VB = 4`, two 8-byte
+/// ones if `VB = 2`, else one by one (a separate instantiation each, so the hot loop has no
+/// branch per load); `a`'s by 16-byte loads where `vec_a`.
 ///
 /// # Safety
 /// `rows >= 1`; `a` holds `rows` rows of `k` and `b` `k` rows of `n` floats that nothing
-/// writes during the kernel; `part` is inside `0..k` and starts at a multiple of 4; columns
-/// `c..c + cols` are inside `b`; if `VB = 4`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte
+/// writes during the kernel; `part` is inside `0..k` and starts at a multiple of 4; the
+/// lane's `cols` columns (above) are inside `b`; if `VB = 4`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte
 /// aligned; if `VB = 2`, `cols == 4`, `n % 2 == 0` and `b` is 8-byte aligned; if `vec_a`,
 /// `k % 4 == 0` and `a` is 16-byte aligned.
 #[inline(always)]
