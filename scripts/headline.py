@@ -261,8 +261,9 @@ def rows():
     )
     out = [lecture_row()]
     # FP32's listed suite and random seeds 14-16: the run of the submitted FP32 kernels
-    # (split-k past 64 slices, rung 10's checked loop peeled, its 64 x 32 tile).
-    fp32 = "2026-11-29/rung10-copied-a-h200/final/"
+    # (rung 16's small-m kernels on every product of at most 64 rows, in groups of smaller
+    # bounds; rung 10's 32 x 64 tile).
+    fp32 = "2026-11-29/small-m-groups-h200/final/"
     # The listed suites of every precision: the submitted tree.
     final = "2026-11-29/final-pairs-h200/"
     # TF32 and BF16 random seed 1: the submitted tree, on the next host.
