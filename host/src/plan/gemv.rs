@@ -4,9 +4,10 @@
 //! twin of what each computes, bit for bit.
 //!
 //! **Which kernel.** For each class that covers the shape, the configuration of the
-//! smallest bound that does ([`Gemv::candidates`]): small `m` (`b` streamed by rows; the rows
-//! of a product with [few rows](few_rows) in groups of 16, `b` streamed once a group), small `n` (`a` streamed by
-//! rows), small `k` (the output streamed out). The autotuner
+//! smallest bound that does ([`Gemv::candidates`]): small `m` (`b` streamed by rows; the
+//! rows of a product with [few rows](few_rows) also in groups of smaller bounds, `b`
+//! streamed once a group), small `n` (`a` streamed by rows), small `k` (the output streamed
+//! out). The autotuner
 //! ([`crate::gpu::autotune`]) times each beside the tile kernels, as
 //! [`Tuned::Gemv`](crate::gpu::autotune::Tuned::Gemv); [`Gpu::matmul_gemv_device`](crate::gpu::Gpu::matmul_gemv_device)
 //! and [`Simulator::matmul_gemv`](crate::sim::Simulator::matmul_gemv) run one directly.
@@ -649,7 +650,7 @@ mod tests {
     }
 
     #[test]
-    fn few_rows_under_a_long_k_take_the_small_m_kernel_in_groups() {
+    fn few_rows_take_the_small_m_kernels_in_groups() {
         let s = shape(33, 100_000, 33);
         assert!(applies(s) && !memory_bound(s) && few_rows(s));
         let auto: Vec<String> = Gemv::candidates(s, Precision::Fp32)

@@ -284,9 +284,9 @@ impl Operand for u16 {
 }
 
 /// A lane's four elements of a row of `b` as [`small_m_part`] loads them (`valid` of them,
-/// zero past): `p[0..4]` by one load if `VB = 4`, two if `VB = 2`, one by one if `VB = 1`;
-/// if `VB = 0` ([`STRIDED`]), `p[32·e]` for `e < 4`, one by one, so that each of the warp's
-/// four loads reads 32 consecutive elements.
+/// zero past): `p[0..4]` by one load if `VB = 4`, two if `VB = 2`; if `VB` is [`STRIDED`],
+/// `p[32·e]` for `e < 4`, one by one, so that each of the warp's four loads reads 32
+/// consecutive elements.
 ///
 /// # Safety
 /// The elements named above (the first `valid` of them) are readable and nothing writes
@@ -294,12 +294,13 @@ impl Operand for u16 {
 /// two elements.
 #[inline(always)]
 unsafe fn load_b<E: Operand, const VB: u32>(p: *const E, valid: u32) -> [f32; 4] {
+    const { assert!(VB == 4 || VB == 2 || VB == STRIDED) };
     // SAFETY: the caller's contract.
     unsafe {
         match VB {
             4 => E::load4(p, 4, true),
             2 => E::load2x2(p),
-            STRIDED => {
+            _ => {
                 let mut v = [0.0f32; 4];
                 unroll!(4, |e| {
                     if (e as u32) < valid {
@@ -308,7 +309,6 @@ unsafe fn load_b<E: Operand, const VB: u32>(p: *const E, valid: u32) -> [f32; 4]
                 });
                 v
             }
-            _ => E::load4(p, valid, false),
         }
     }
 }
@@ -450,15 +450,15 @@ pub unsafe fn gemv_small_m<const M: usize, E: Operand, Q: Rounding>(
 /// where `VB` is [`STRIDED`]) for the depths `p` of `part` in increasing order, `i < rows`,
 /// `e < cols` (the rows `i >= rows` of `acc` get the products of row `rows − 1`, for the
 /// caller to drop); `b`'s four floats of a row by one 16-byte load if `VB = 4`, two 8-byte
-/// ones if `VB = 2`, else one by one (a separate instantiation each, so the hot loop has no
-/// branch per load); `a`'s by 16-byte loads where `vec_a`.
+/// ones if `VB = 2`, one by one if [`STRIDED`] (a separate instantiation each, so the hot
+/// loop has no branch per load); `a`'s by 16-byte loads where `vec_a`.
 ///
 /// # Safety
 /// `rows >= 1`; `a` holds `rows` rows of `k` and `b` `k` rows of `n` floats that nothing
 /// writes during the kernel; `part` is inside `0..k` and starts at a multiple of 4; the
-/// lane's `cols` columns (above) are inside `b`; if `VB = 4`, `cols == 4`, `n % 4 == 0` and `b` is 16-byte
-/// aligned; if `VB = 2`, `cols == 4`, `n % 2 == 0` and `b` is 8-byte aligned; if `vec_a`,
-/// `k % 4 == 0` and `a` is 16-byte aligned.
+/// lane's `cols` columns (above) are inside `b`; if `VB = 4`, `cols == 4`, `n % 4 == 0`
+/// and `b` is 16-byte aligned; if `VB = 2`, `cols == 4`, `n % 2 == 0` and `b` is 8-byte
+/// aligned; if `vec_a`, `k % 4 == 0` and `a` is 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn small_m_part<const M: usize, const VB: u32, E: Operand, Q: Rounding>(
