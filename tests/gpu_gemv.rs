@@ -168,6 +168,7 @@ fn autotuned_bf16_operands(gpu: &Gpu, shape: MatmulShape) -> Result<(), Failed> 
 /// (their ring of loads in flight stays in registers; the PTX has no `.local`, so any would
 /// be a spill under their launch bounds), with their registers per thread on stderr.
 fn small_n_registers(gpu: &Gpu) -> Result<(), Failed> {
+    let mut spilled = vec![];
     for c in GEMV_CONFIGS.iter().filter(|c| c.class == GemvClass::SmallN) {
         let info = gpu.entry_info(c.spec.entry)?;
         eprintln!(
@@ -175,14 +176,16 @@ fn small_n_registers(gpu: &Gpu) -> Result<(), Failed> {
             c.name, info.registers_per_thread, info.local_bytes_per_thread
         );
         if info.local_bytes_per_thread > 0 {
-            return Err(format!(
+            spilled.push(format!(
                 "{}: {} bytes of local memory per thread",
                 c.name, info.local_bytes_per_thread
-            )
-            .into());
+            ));
         }
     }
-    Ok(())
+    match spilled.is_empty() {
+        true => Ok(()),
+        false => Err(spilled.join("; ").into()),
+    }
 }
 
 fn main() {
