@@ -182,9 +182,10 @@ fn small_n_registers(gpu: &Gpu) -> Result<(), Failed> {
             ));
         }
     }
-    match spilled.is_empty() {
-        true => Ok(()),
-        false => Err(spilled.join("; ").into()),
+    if spilled.is_empty() {
+        Ok(())
+    } else {
+        Err(spilled.join("; ").into())
     }
 }
 
