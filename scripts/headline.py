@@ -262,7 +262,7 @@ def rows():
     out = [lecture_row()]
     # FP32's listed suite and random seeds 14-16: the run of the submitted FP32 kernels
     # (rung 16's small-m kernels on every product of at most 64 rows, in groups of smaller
-    # bounds), measured with a rung-10 32 x 64 tile since removed (see its note).
+    # bounds; rung 10's 32 x 64 tile), the kernels of the submitted tree.
     fp32 = "2026-11-29/small-m-groups-h200/final/"
     # The listed suites of every precision: the submitted tree.
     final = "2026-11-29/final-pairs-h200/"

@@ -678,7 +678,11 @@ sgemm_configs! {
     sgemm_multistage_32x128x16_w32x64                 = 10 multistage::sgemm_multistage::<32, 128, 16, 32, 64, 1, 2, 8, 4, 64, 36, 0> [autotune], split_k(sgemm_split_k_32x128x16_w32x64),
         serial_split_k(sgemm_serial_split_k_32x128x16_w32x64),
         strided(sgemm_strided_32x128x16_w32x64);
-    /// Its transpose, for outputs 32 columns wide (2 warps of 64 × 32).
+    /// Half of it, in 2 warps of 32 × 32: twice the blocks for outputs a few rows tall,
+    /// very wide, with a short `k` (cuBLAS's choice on an H200 for 24 × 333 × 50001:
+    /// `…tilesize32x64x8_stage3_warpsize1x2x1`, 782 blocks of 64 threads).
+    sgemm_multistage_32x64x16_w32x32                  = 10 multistage::sgemm_multistage::<32, 64, 16, 32, 32, 1, 1, 8, 4, 64, 36, 0> [autotune], split_k(sgemm_split_k_32x64x16_w32x32);
+    /// The 32 × 128 tile's transpose, for outputs 32 columns wide (2 warps of 64 × 32).
     sgemm_multistage_128x32x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 32, 16, 64, 32, 1, 2, 8, 4, 64, 132, 0> [autotune], split_k(sgemm_split_k_128x32x16_w64x32),
         serial_split_k(sgemm_serial_split_k_128x32x16_w64x32),
         strided(sgemm_strided_128x32x16_w64x32);
