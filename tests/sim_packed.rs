@@ -188,7 +188,8 @@ fn rung_17_tf32_every_configuration_on_edges_and_splits() {
 /// odd shapes: single rows, columns and
 /// depths, primes (k not a multiple of the k-tile, nor of 4), depths that are multiples of
 /// 4 (`a` rounded by the kernel), a depth of three k-tiles split four ways (the last slice
-/// empty), and several tiles a block in the persistent grid.
+/// empty), depths past one block of `b`'s packing (128) on its 16-byte and its word path,
+/// and several tiles a block in the persistent grid.
 #[test]
 fn rung_17_tf32_odd_shapes() {
     let row_b = configs(Input::Tf32)
@@ -203,6 +204,8 @@ fn rung_17_tf32_odd_shapes() {
         (131, 68, 257, 1),
         (7, 71, 13, 4),
         (7, 96, 13, 4),
+        (19, 300, 36, 1),
+        (9, 301, 37, 2),
         (257, 33, 521, 1),
     ];
     for config in [default_config(Input::Tf32), row_b] {

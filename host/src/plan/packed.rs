@@ -59,8 +59,9 @@ pub fn pack_a_launch(shape: MatmulShape) -> Launch {
 }
 
 /// The launch of [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack::sgemm_transpose_tf32)
-/// writing the packed `b`: `n` rows of [`packed_depth`], one block per 32 × 32 tile of them,
-/// checked against `limits` ([`crate::plan::kernels::output_launch`]).
+/// writing the packed `b`: `n` rows of [`packed_depth`], one block per 32 columns × 128
+/// depths of them (`TRANSPOSE_TF32`'s tile rule), checked against `limits`
+/// ([`crate::plan::kernels::output_launch`]).
 pub fn pack_b_launch(shape: MatmulShape, limits: &Limits) -> Result<Launch> {
     crate::plan::kernels::output_launch(&TRANSPOSE_TF32, packed_depth(shape.k), shape.n, 1, limits)
 }
@@ -151,7 +152,7 @@ mod tests {
         }
         let limits = Limits::CUDA;
         let b = pack_b_launch(shape, &limits).unwrap();
-        // One 32 × 32 tile covers 7 columns and 8 depths.
+        // One block (32 columns × 128 depths) covers 7 columns and 8 depths.
         assert_eq!((b.grid.x, b.grid.y), (1, 1));
         let a = pack_a_launch(shape);
         // Two quads per row of 8, three rows.

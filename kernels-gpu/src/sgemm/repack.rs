@@ -183,18 +183,27 @@ pub unsafe fn convert_16bit<const F16: bool>(
 /// Edge of the square tiles [`sgemm_transpose_tf32`] moves through shared memory.
 pub const TRANSPOSE_TILE: u32 = 32;
 /// Rows of threads of a [`sgemm_transpose_tf32`] block (of [`TRANSPOSE_TILE`] threads each):
-/// each thread moves `TRANSPOSE_TILE / TRANSPOSE_ROWS` values.
+/// each thread moves `TRANSPOSE_TILE / TRANSPOSE_ROWS` values of each tile.
 pub const TRANSPOSE_ROWS: u32 = 8;
+/// Tiles a [`sgemm_transpose_tf32`] block moves, stacked along the depth (the rows of
+/// `src`): each thread has this many loads in flight before the block's one barrier, which
+/// is what keeps the copy near the device's bandwidth (one tile a block left it waiting on
+/// the loads' latency).
+pub const TRANSPOSE_STACK: u32 = 4;
+/// Depths (rows of `src`, columns of the packed `b`) a [`sgemm_transpose_tf32`] block covers.
+pub const TRANSPOSE_DEPTHS: u32 = TRANSPOSE_TILE * TRANSPOSE_STACK;
 
 /// `b` packed for rungs 14 and 15: `dst[j·ld + i]` = `src[i·cols + j]` rounded to TF32 for
 /// `i < rows`, zero for `rows <= i < ld`, for every `j < cols` — the `rows × cols` matrix
-/// `src` transposed into `cols` rows of `ld`. Each block moves one 32 × 32 tile through
-/// shared memory, so that it reads and writes whole 128-byte rows: with 16-byte loads and
-/// stores where `cols` and `ld` are multiples of 4 and both matrices 16-byte aligned (each
-/// thread one quad each way), else one float at a time (four each).
+/// `src` transposed into `cols` rows of `ld`. Each block moves [`TRANSPOSE_STACK`] 32 × 32
+/// tiles, stacked along `i`, through shared memory, so that it reads and writes whole
+/// 128-byte rows: with 16-byte loads and stores where `cols` and `ld` are multiples of 4
+/// and both matrices 16-byte aligned (each thread one quad of each tile each way), else
+/// one float at a time (four of each tile each way). Every load of a block is issued
+/// before its one barrier.
 ///
-/// Launch with 32 × 8 threads per block on a `cdiv(cols, 32) × cdiv(ld, 32)` grid
-/// ([`TRANSPOSE_TF32`] for an `ld × cols` extent).
+/// Launch with 32 × 8 threads per block on a `cdiv(cols, 32) × cdiv(ld, TRANSPOSE_DEPTHS)`
+/// grid ([`TRANSPOSE_TF32`] for an `ld × cols` extent).
 ///
 /// # Safety
 /// `src` holds `rows · cols` floats, `dst` holds `cols · ld` and does not overlap it,
@@ -203,56 +212,74 @@ pub const TRANSPOSE_ROWS: u32 = 8;
 pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32) {
     const EDGE: u32 = TRANSPOSE_TILE;
     const PITCH: u32 = EDGE + 1;
-    // tile[r][c] (r along `rows`, c along `cols`), a column of padding so that reading down
-    // a column is conflict-free.
-    let tile = nvptx_device::shared_array!(f32; (EDGE * PITCH) as usize);
-    let (j0, i0) = (thread::block_idx_x() * EDGE, thread::block_idx_y() * EDGE);
+    const STACK: usize = TRANSPOSE_STACK as usize;
+    const TILE_WORDS: u32 = EDGE * PITCH;
+    // Tile `s`: tile[s][r][c] (r along `rows`, c along `cols`), a column of padding so that
+    // reading down a column is conflict-free.
+    let tile = nvptx_device::shared_array!(f32; (TILE_WORDS * TRANSPOSE_STACK) as usize);
+    let (j0, i0) = (
+        thread::block_idx_x() * EDGE,
+        thread::block_idx_y() * TRANSPOSE_DEPTHS,
+    );
     let round = |x: f32| f32::from_bits(to_tf32(x));
     let vector =
         cols.is_multiple_of(4) && ld.is_multiple_of(4) && is_aligned16(src) && is_aligned16(dst);
     if vector {
-        // Thread `q + 8·r`: quad `q` of tile row `r`, in and out.
+        // Thread `q + 8·r`: quad `q` of row `r` of each tile, in and out.
         let lin = thread::thread_idx_y() * EDGE + thread::thread_idx_x();
         let (q, r) = (lin % 8, lin / 8);
-        let (i, j) = (i0 + r, j0 + 4 * q);
-        let v = if i < rows && j < cols {
-            // SAFETY: i < rows and j + 4 <= cols (cols % 4 == 0): inside `src`, 16-byte
-            // aligned (cols, j multiples of 4, `src` aligned).
-            unsafe { *(src.add((i * cols + j) as usize) as *const F32x4) }
-                .0
-                .map(round)
-        } else {
-            [0.0; 4]
-        };
-        unroll!(4, |e| tile.set(r * PITCH + 4 * q + e as u32, v[e]));
-        thread::sync_threads();
-        let (jj, ii) = (j0 + r, i0 + 4 * q);
-        if jj < cols && ii < ld {
-            let mut w = [0.0f32; 4];
-            unroll!(4, |e| w[e] = tile.get((4 * q + e as u32) * PITCH + r));
-            // SAFETY: jj < cols and ii + 4 <= ld (ld % 4 == 0): inside `dst`, aligned.
-            unsafe { *(dst.add((jj * ld + ii) as usize) as *mut F32x4) = F32x4(w) };
-        }
-    } else {
-        let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
-        unroll!((EDGE / TRANSPOSE_ROWS) as usize, |s| {
-            let (i, j) = (i0 + ty + TRANSPOSE_ROWS * s as u32, j0 + tx);
-            let v = if i < rows && j < cols {
-                // SAFETY: i < rows and j < cols: inside `src`.
-                round(unsafe { *src.add((i * cols + j) as usize) })
-            } else {
-                0.0
-            };
-            tile.set((ty + TRANSPOSE_ROWS * s as u32) * PITCH + tx, v);
+        let j = j0 + 4 * q;
+        let mut v = [[0.0f32; 4]; STACK];
+        unroll!(STACK, |s| {
+            let i = i0 + EDGE * s as u32 + r;
+            if i < rows && j < cols {
+                // SAFETY: i < rows and j + 4 <= cols (cols % 4 == 0): inside `src`, 16-byte
+                // aligned (cols, j multiples of 4, `src` aligned).
+                v[s] = unsafe { *(src.add((i * cols + j) as usize) as *const F32x4) }.0;
+            }
+        });
+        unroll!(STACK, |s| {
+            let at = TILE_WORDS * s as u32 + r * PITCH + 4 * q;
+            unroll!(4, |e| tile.set(at + e as u32, round(v[s][e])));
         });
         thread::sync_threads();
-        unroll!((EDGE / TRANSPOSE_ROWS) as usize, |s| {
-            let (j, i) = (j0 + ty + TRANSPOSE_ROWS * s as u32, i0 + tx);
-            if j < cols && i < ld {
-                let v = tile.get(tx * PITCH + ty + TRANSPOSE_ROWS * s as u32);
-                // SAFETY: j < cols and i < ld: inside `dst`.
-                unsafe { *dst.add((j * ld + i) as usize) = v };
+        let jj = j0 + r;
+        unroll!(STACK, |s| {
+            let ii = i0 + EDGE * s as u32 + 4 * q;
+            if jj < cols && ii < ld {
+                let mut w = [0.0f32; 4];
+                let at = TILE_WORDS * s as u32 + r;
+                unroll!(4, |e| w[e] = tile.get(at + (4 * q + e as u32) * PITCH));
+                // SAFETY: jj < cols and ii + 4 <= ld (ld % 4 == 0): inside `dst`, aligned.
+                unsafe { *(dst.add((jj * ld + ii) as usize) as *mut F32x4) = F32x4(w) };
             }
+        });
+    } else {
+        let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+        unroll!(STACK, |s| {
+            unroll!((EDGE / TRANSPOSE_ROWS) as usize, |u| {
+                let row = ty + TRANSPOSE_ROWS * u as u32;
+                let (i, j) = (i0 + EDGE * s as u32 + row, j0 + tx);
+                let v = if i < rows && j < cols {
+                    // SAFETY: i < rows and j < cols: inside `src`.
+                    round(unsafe { *src.add((i * cols + j) as usize) })
+                } else {
+                    0.0
+                };
+                tile.set(TILE_WORDS * s as u32 + row * PITCH + tx, v);
+            });
+        });
+        thread::sync_threads();
+        unroll!(STACK, |s| {
+            unroll!((EDGE / TRANSPOSE_ROWS) as usize, |u| {
+                let row = ty + TRANSPOSE_ROWS * u as u32;
+                let (j, i) = (j0 + row, i0 + EDGE * s as u32 + tx);
+                if j < cols && i < ld {
+                    let v = tile.get(TILE_WORDS * s as u32 + tx * PITCH + row);
+                    // SAFETY: j < cols and i < ld: inside `dst`.
+                    unsafe { *dst.add((j * ld + i) as usize) = v };
+                }
+            });
         });
     }
 }
@@ -296,10 +323,10 @@ pub const TRANSPOSE_TF32: KernelSpec = KernelSpec {
     params: entry::params::sgemm_transpose_tf32,
     block: nvptx_device::thread::Dim3::xy(TRANSPOSE_TILE, TRANSPOSE_ROWS),
     grid: nvptx_device::catalogue::GridRule::Tiles {
-        rows: TRANSPOSE_TILE,
+        rows: TRANSPOSE_DEPTHS,
         cols: TRANSPOSE_TILE,
     },
-    static_shared_bytes: TRANSPOSE_TILE * (TRANSPOSE_TILE + 1) * 4,
+    static_shared_bytes: TRANSPOSE_STACK * TRANSPOSE_TILE * (TRANSPOSE_TILE + 1) * 4,
     dynamic_shared: nvptx_device::catalogue::DynamicShared::None,
     launch_bounds: None,
     cluster: 1,
