@@ -261,16 +261,17 @@ def rows():
     )
     out = [lecture_row()]
     # FP32's listed suite and random seeds 14-16: the run of the submitted FP32 kernels
-    # (rung 16's small-m kernels on every product of at most 64 rows, in groups of smaller
-    # bounds; rung 10's 32 x 64 tile), the kernels of the submitted tree.
-    fp32 = "2026-11-29/small-m-groups-h200/final/"
-    # The listed suites of every precision: the submitted tree.
-    final = "2026-11-29/final-pairs-h200/"
+    # (rung 10's small tiles copying `a` on aligned rows too, a fourth `b` stage on those
+    # that load it into registers), the kernels of the submitted tree.
+    fp32 = "2026-11-30/narrow-short-k-h200/final/"
+    # The listed TF32 and BF16 suites: the tree with the submitted tensor-core kernels and
+    # TF32 packing.
+    final = "2026-11-30/tf32-pack-h200/final/"
     # TF32 and BF16 random seed 1: the submitted tree, on the next host.
     seeds = "2026-11-29/final-pairs-2-h200/"
     dated = [
         suite_row(
-            "FP32 SGEMM, {count} listed shapes", fp32 + "suite-fp32.txt", cli.format("")
+            "FP32 SGEMM, {count} listed shapes", fp32 + "suite.txt", cli.format("")
         ),
         suite_row(
             "FP32 SGEMM, {count} random shapes (seed 14)",

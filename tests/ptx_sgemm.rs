@@ -55,6 +55,17 @@ fn shared_bytes(body: &str) -> u32 {
         .sum()
 }
 
+/// `k`'s block tile, depth and threads, as `multistage`'s shape rules take them.
+fn tile_of(k: SgemmKernel) -> (usize, usize, usize, usize) {
+    let g = k.config().geometry;
+    (
+        g.bm as usize,
+        g.bn as usize,
+        g.bk as usize,
+        g.threads as usize,
+    )
+}
+
 /// Rungs 5 to 10: the 16-byte fast path and the transposed `a` tile (rung 11 loads by
 /// `cp.async` and `ldmatrix` instead).
 fn is_vectorized(k: SgemmKernel) -> bool {
@@ -94,6 +105,14 @@ fn vectorized_rungs_use_16_byte_accesses() {
         } else {
             "ld.global.v4"
         };
+        let (bm, bn, bk, threads) = tile_of(k);
+        // The multistage rung's small tiles copy `a` by 4-byte `cp.async` (checked below).
+        let global_v4 =
+            if k.entry().contains("_multistage_") && multistage::copies_a(bm, bn, bk, threads) {
+                "cp.async.ca.shared.global"
+            } else {
+                global_v4
+            };
         let mut ops = vec![global_v4, "ld.shared.v4", "st.global.v4"];
         // The multistage rung stores no shared vector: its `b` tiles arrive by `cp.async`
         // (checked below) and its `a` tiles are stored transposed, one float at a time.
@@ -196,22 +215,27 @@ fn multistage_loops(k: SgemmKernel) -> usize {
 
 /// The multistage rung copies its `b` tiles with 16-byte, L2-only `cp.async` (and, in the
 /// checked loop of the smaller tiles, with 4-byte ones where `b`'s rows are not aligned),
-/// commits a group per tile and waits for all but the newest; one barrier after each of
-/// its two paths' prologues (unchecked and checked) and one per tile in each of its loops
-/// ([`multistage_loops`]).
+/// commits its groups and waits for all but the newest `multistage::groups_in_flight`
+/// (one, or two on the small tiles that load `a` into registers); one barrier after each of its two paths' prologues
+/// (unchecked and checked) and one per tile in each of its loops ([`multistage_loops`]).
 #[test]
 fn multistage_rung_copies_asynchronously() {
     for k in entries().filter(|k| k.entry().contains("_multistage_")) {
         let b = body(k.entry());
-        for op in [
-            "cp.async.cg.shared.global",
-            "cp.async.commit_group",
-            "cp.async.wait_group 1",
-        ] {
+        let (bm, bn, bk, threads) = tile_of(k);
+        let wait = format!(
+            "cp.async.wait_group {}",
+            multistage::groups_in_flight(bm, bn, bk, threads)
+        );
+        for op in ["cp.async.cg.shared.global", "cp.async.commit_group", &wait] {
             assert!(count(b, op) > 0, "{k}: no {op}");
         }
-        let g = k.config().geometry;
-        let checked_loop = ((g.bm * g.bn) as usize) < multistage::CHECKED_LOOP_MAX_OUTPUTS;
+        assert_eq!(
+            count(b, "cp.async.wait_group"),
+            count(b, &wait),
+            "{k}: every wait leaves {wait}"
+        );
+        let checked_loop = bm * bn < multistage::CHECKED_LOOP_MAX_OUTPUTS;
         assert_eq!(
             count(b, "cp.async.ca.shared.global") > 0,
             checked_loop,

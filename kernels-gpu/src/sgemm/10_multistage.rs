@@ -1,28 +1,35 @@
 //! Rung 10: rung 8's padded warp-tiled loop with the `b` tiles copied global → shared by
-//! `cp.async` ([`nvptx_device::pipeline`]) through a ring of [`STAGES`] shared stages, so they
-//! never pass through registers and two tiles of `b` are in flight during the FMAs.
+//! `cp.async` ([`nvptx_device::pipeline`]) through a ring of [`b_stages`] shared stages
+//! (`S`: three, four on the small tiles that load `a` into registers), so they never pass
+//! through registers and `S − 1` tiles of `b` are in flight during the FMAs.
 //!
-//! The `a` tiles still go through registers (read-only 16-byte loads, then the padded,
-//! conflict-free transposed scalar stores of [`PaddedTransposedTile`]) in two stages as in
-//! rung 8: stored transposed, a thread's 8 values of one `a` column are two 16-byte shared
-//! loads, so the inner loop stays at 4 `LDS.128` per 64 FFMA. (Copied as they are by
-//! `cp.async`, the `a` tile would be row-major and its column fragments scalar loads.)
+//! On most tiles the `a` tiles still go through registers (read-only 16-byte loads, then
+//! the padded, conflict-free transposed scalar stores of [`PaddedTransposedTile`]) in two
+//! stages as in rung 8: stored transposed, a thread's 8 values of one `a` column are two
+//! 16-byte shared loads, so the inner loop stays at 4 `LDS.128` per 64 FFMA. (Copied as they
+//! are by 16-byte `cp.async`, the `a` tile would be row-major and its column fragments scalar
+//! loads.) The small tiles of [`copies_a`] copy each word of `a` by a 4-byte `cp.async`
+//! straight into its transposed place instead: nothing waits on a load in registers.
 //!
 //! Per tile `p` (each thread; groups are per thread):
 //!
-//! 1. issue the copies of `b` tile `p + 2` into stage `(p + 2) % 3` (if there is one) and
-//!    commit them as one group;
-//! 2. load `a` tile `p + 2` into registers (the last tile again on the last two trips: no
-//!    branch, so LLVM does not duplicate the FMA block); tiles of more than
+//! 1. where the tile copies `a`: issue the copies of `a` tile `p + 1` into stage
+//!    `(p + 1) % 2` (if there is one) and commit them as one group;
+//! 2. issue the copies of `b` tile `p + S − 1` into stage `(p + S − 1) % S` (if there is
+//!    one) and commit them as one group;
+//! 3. else, load `a` tile `p + 2` into registers (the last tile again on the last two
+//!    trips: no branch, so LLVM does not duplicate the FMA block); tiles of more than
 //!    [`TWO_AHEAD_MAX_OUTPUTS`] outputs load tile `p + 1` instead;
-//! 3. the `BK` steps of FMAs on `a` stage `p % 2` and `b` stage `p % 3`;
-//! 4. store the registers of `a` tile `p + 1` into `a` stage `(p + 1) % 2`: loaded a trip
-//!    earlier, each load has two trips of FMAs to land in (one for the larger tiles);
-//! 5. `cp.async.wait_group 1` (`b` tile `p + 1` has landed, `p + 2` may be in flight), barrier.
+//! 4. the `BK` steps of FMAs on `a` stage `p % 2` and `b` stage `p % S`;
+//! 5. where `a` is in registers, store those of `a` tile `p + 1` into `a` stage
+//!    `(p + 1) % 2`: loaded a trip earlier, each load has two trips of FMAs to land in (one
+//!    for the larger tiles);
+//! 6. `cp.async.wait_group` for all but the newest [`groups_in_flight`] (`S − 2`) groups:
+//!    `b` tile `p + 1` (and a copied `a` tile `p + 1`) has landed; barrier.
 //!
-//! `b` stage `(p + 2) % 3` was last read in trip `p − 1`, before its barrier; so was `a`
-//! stage `(p + 1) % 2`. Shared memory: `2 · BK · LDA + 3 · BK · BN` floats, 40.5 KiB at
-//! 128 × 128 × 16, under the 48 KiB of static shared memory, two blocks per SM.
+//! Every stage a trip fills was last read in trip `p − 1`, before its barrier. Shared
+//! memory: `2 · BK · LDA + S · BK · BN` floats, 40.5 KiB at 128 × 128 × 16, under the 48 KiB
+//! of static shared memory, two blocks per SM.
 //!
 //! The common case (the block tile inside the output, `BK` dividing `k`, `a` and `b`
 //! 16-byte aligned with `k` and `n` multiples of 4) is compiled on its own, without checks.
@@ -32,10 +39,9 @@
 //! 16-byte aligned, by 8-byte ones where they are 8-byte aligned (an even `n`) and by
 //! 4-byte ones per element where they are not, zero-filled past the matrix, and `a` through
 //! the checked tile loads, in pairs where its rows are 8-byte aligned (see
-//! `multistage_in`); on the small tiles of [`copies_a`], `a` rows that are not 16-byte
-//! aligned are instead copied by 4-byte `cp.async` straight into the transposed stage, one
-//! trip ahead, as `b` is. Larger tiles run rung 8's [`sgemm_double_buffered_padded_in`] on the
-//! same arrays there. The zeros add
+//! `multistage_in`; the small tiles of [`copies_a`] copy `a` as in their common case,
+//! zero-filled past the matrix). Larger tiles run rung 8's [`sgemm_double_buffered_padded_in`]
+//! on the same arrays there. The zeros add
 //! exact zero products, so every shape gives the same bits as the rest of the ladder.
 //! Tiles of more than [`TWO_AHEAD_MAX_OUTPUTS`] outputs peel that checked loop: the trips
 //! whose copies lie wholly inside the depth check only the block's edge (loop-invariant),
@@ -56,8 +62,33 @@ use nvptx_device::shared::SharedSlice;
 use nvptx_device::shared_array;
 use nvptx_device::thread::{self, sync_threads};
 
-/// Shared stages of the `b` ring.
+/// Shared stages of the `b` ring of most tiles.
 pub const STAGES: usize = 3;
+
+/// Shared stages of the `b` ring of a `bm × bn × bk` tile run by `threads` threads:
+/// [`STAGES`], and one more for the tiles of at most [`TWO_AHEAD_MAX_OUTPUTS`] outputs that
+/// load `a` into registers (not [`copies_a`]'s): they run few warps to a multiprocessor
+/// where they are chosen (tall, narrow outputs under a short `k`), with trips too short to
+/// hide two tiles' latency. `ncu` on an H200, 13750 × 216 × 64 on 64 × 64 × 8 (cuBLAS's
+/// tile and grid): 26.2 µs against cuBLAS's 20.2, 86% of its long-scoreboard stall samples
+/// on the first FFMA after the ring's wait. (Where the tile copies `a`, that trip's `a`
+/// group must land by the trip's end, so a fourth `b` stage would add no time in flight:
+/// measured, it changed nothing beyond noise.)
+pub const fn b_stages(bm: usize, bn: usize, bk: usize, threads: usize) -> usize {
+    if bm * bn <= TWO_AHEAD_MAX_OUTPUTS && !copies_a(bm, bn, bk, threads) {
+        STAGES + 1
+    } else {
+        STAGES
+    }
+}
+
+/// The `cp.async` groups left in flight at the end of each trip (and of the prologue) of a
+/// `bm × bn × bk` tile run by `threads` threads: the newest `b_stages − 2`, so that `b`
+/// tile `p + 1` (and, where the tile copies `a`, `a` tile `p + 1`, the group before the
+/// trip's `b` one) has landed for the next trip.
+pub const fn groups_in_flight(bm: usize, bn: usize, bk: usize, threads: usize) -> u32 {
+    b_stages(bm, bn, bk, threads) as u32 - 2
+}
 
 /// Block tiles of fewer outputs than this run their edge tiles and odd shapes on the
 /// checked multistage loop (`multistage_in` with `EXACT = false`); larger ones on rung 8's
@@ -90,15 +121,17 @@ pub const fn peels_checked_loop(outputs: usize) -> bool {
 /// At most this many words of each `a` tile per thread for [`copies_a`].
 pub const COPIED_A_MAX_WORDS: usize = 16;
 
-/// Whether the checked loop of a `bm × bn × bk` tile run by `threads` threads copies `a`
-/// tiles whose rows are not 16-byte aligned by 4-byte `cp.async`, rather than loading them
-/// into registers and storing them transposed: tiles of at most [`TWO_AHEAD_MAX_OUTPUTS`]
-/// outputs, a depth of 16 and at most [`COPIED_A_MAX_WORDS`] words a thread.
+/// Whether a `bm × bn × bk` tile run by `threads` threads copies its `a` tiles by 4-byte
+/// `cp.async`, aligned rows or not, rather than loading them into registers and storing
+/// them transposed: tiles of at most [`TWO_AHEAD_MAX_OUTPUTS`] outputs, a depth of 16 and
+/// at most [`COPIED_A_MAX_WORDS`] words a thread.
 ///
 /// Measured on an H200: `ncu` on 6519 × 107 × 530 (64 × 64 × 16) found the register path
 /// stalled 0.41 cycles an issued instruction on long scoreboards, cuBLAS's `align4` kernel
-/// 0.10–0.14. Copied, products with a short `k` gained up to 18% (436 × 62 × 7693: 0.026 →
-/// 0.022 ms, 13750 × 215 × 70: 0.031 → 0.028). The other tiles lost with it: the larger
+/// 0.10–0.14. Copied where `a`'s rows were not 16-byte aligned, products with a short `k`
+/// gained up to 18% (436 × 62 × 7693: 0.026 → 0.022 ms, 13750 × 215 × 70: 0.031 → 0.028);
+/// copied on aligned rows too, 13750 × 216 × 72 went from 0.694× cuBLAS to 0.830× and
+/// 9000 × 300 × 80 from 0.666× to 0.804× (same run). The other tiles lost with it: the larger
 /// ones 2–6% (their copies land one trip ahead, not two), 64 × 64 × 8 a block per
 /// multiprocessor (96 → 121 registers), and 128 × 32 × 16 in two warps (32 words a thread)
 /// 7% on 4291 × 9527 × 28, a long `k` where the register path's loads are hidden and the
@@ -155,7 +188,8 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
 ) {
     let realign = force_realign || <same_tile!(WarpTile)>::REALIGNS;
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
-    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
+    // b_tile[stage][r * BN + c]
+    let b_tile = shared_array!(f32; b_stages(BM, BN, BK, THREADS) * BK * BN);
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
     let exact = tile.is_interior(BM as u32, BN as u32)
         && k.is_multiple_of(BK as u32)
@@ -200,7 +234,8 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
     slice: u32, epilogue: E,
 ) {
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
-    let b_tile = shared_array!(f32; STAGES * BK * BN); // b_tile[stage][r * BN + c]
+    // b_tile[stage][r * BN + c]
+    let b_tile = shared_array!(f32; b_stages(BM, BN, BK, THREADS) * BK * BN);
     let ticket = shared_array!(u32; 1);
     // SAFETY: the caller's contract; every thread calls it first.
     let turn = unsafe { SerialTurn::take(ticket, flags, m, n, k, slice, BM as u32, BN as u32) };
@@ -287,7 +322,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             let p: u32 = $p;
             // `$inside`: the caller knows tile `p`'s rows are all inside `b` (< k).
             let inside: bool = $inside;
-            let stage = (p % STAGES as u32) * b_stage;
+            let stage = (p % b_stages(BM, BN, BK, THREADS) as u32) * b_stage;
             if vec_b {
                 // 16 bytes each, a warp on whole rows.
                 unroll!(BTile::<BK, BN, THREADS>::VECS, |j| {
@@ -347,13 +382,12 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             commit_group();
         }};
     }
-    // Where `a`'s rows are not 16-byte aligned and the tile is one of [`copies_a`]'s, its
-    // tiles are copied by 4-byte `cp.async`s straight into their transposed places (element
-    // `[r][c]` of tile `p` at `c · LDA + r` of stage `p % 2`), zero past the matrix, as
-    // cuBLAS's `align4` kernels copy theirs: no registers in between, so nothing waits on a
-    // load. A warp copies whole runs of `BK` words of a row.
-    let copies = !EXACT && copies_a(BM, BN, BK, THREADS);
-    let async_a = copies && !vec_a;
+    // Where the tile is one of [`copies_a`]'s, `a`'s tiles are copied by 4-byte
+    // `cp.async`s straight into their transposed places (element `[r][c]` of tile `p` at
+    // `c · LDA + r` of stage `p % 2`), zero past the matrix, as cuBLAS's `align4` kernels
+    // copy theirs: no registers in between, so nothing waits on a load. A warp copies whole
+    // runs of `BK` words of a row.
+    let async_a = copies_a(BM, BN, BK, THREADS);
     // Thread t's copies of a tile `p < tiles` into its stage (not committed: the caller
     // closes the group).
     macro_rules! issue_a {
@@ -397,33 +431,38 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             // rows from row0, k - col0 columns from col0); where EXACT the whole tile is inside
             // and lda is a multiple of 4, `a` 16-byte aligned.
             unsafe {
-                // (Where the tile copies `a`, only aligned rows come here.)
+                // (Never where the tile copies `a`: [`copies_a`].)
                 ATile::<BM, BK, THREADS, LDA>::load_nc_pairs(
-                    a,
-                    lda,
-                    tile.row0,
-                    col0,
-                    rows,
-                    cols,
-                    vec_a || copies,
-                    t,
+                    a, lda, tile.row0, col0, rows, cols, vec_a, t,
                 )
             }
         }};
     }
 
-    // Prologue: b tiles 0 and 1 in flight (an empty group if there is no tile 1), a tiles 0
-    // and 1 loaded (tile 0 again if there is no tile 1), tile 0 into its stage; wait for b
-    // tile 0.
+    // The wait at the end of each trip (and of the prologue): [`groups_in_flight`].
+    macro_rules! wait_b {
+        () => {{
+            if groups_in_flight(BM, BN, BK, THREADS) == 2 {
+                wait_group::<2>();
+            } else {
+                wait_group::<1>();
+            }
+        }};
+    }
+    // Prologue: b tiles 0 to S − 2 in flight (an empty group for each that does not exist),
+    // `a` tile 0 copied with b tile 0, or a tiles 0 and 1 loaded (tile 0 again if there is
+    // no tile 1) and tile 0 stored into its stage; wait for b tile 0.
     if async_a {
         // In the first group, with b tile 0.
         issue_a!(0, false);
     }
     issue_b!(0, false);
-    if tiles > 1 {
-        issue_b!(1, false);
-    } else {
-        commit_group();
+    for p in 1..b_stages(BM, BN, BK, THREADS) as u32 - 1 {
+        if p < tiles {
+            issue_b!(p, false);
+        } else {
+            commit_group();
+        }
     }
     let sa = if async_a {
         [[0.0; 4]; MAX_VECS]
@@ -443,7 +482,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
         unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
     }
-    wait_group::<{ STAGES as u32 - 2 }>();
+    wait_b!();
     sync_threads();
 
     // One trip of the loop over the k-tiles: `$inside` where every copy it issues (b tile
@@ -461,9 +500,11 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
                 }
                 commit_group();
             }
-            // b tile phase + 2 into the stage read in the previous trip (before its barrier).
-            if phase + 2 < tiles {
-                issue_b!(phase + 2, $inside);
+            // b tile phase + S - 1 (S stages) into the stage read in the previous trip
+            // (before its barrier).
+            let ahead_b = b_stages(BM, BN, BK, THREADS) as u32 - 1;
+            if phase + ahead_b < tiles {
+                issue_b!(phase + ahead_b, $inside);
             } else {
                 commit_group(); // keeps one group per trip, so the wait below counts right
             }
@@ -477,7 +518,8 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
                 load_a!((phase + ahead).min(tiles - 1), $inside)
             };
             let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
-            let (_, b_frags) = b_tile.split_at((phase % STAGES as u32) * b_stage + origin.1);
+            let (_, b_frags) = b_tile
+                .split_at((phase % b_stages(BM, BN, BK, THREADS) as u32) * b_stage + origin.1);
             // SAFETY: both stages are complete (wait and barrier at the end of the previous
             // trip or the prologue); the slices start at the thread's origin; the a tile is
             // BK × LDA.
@@ -497,7 +539,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
                 };
             }
             pending = next;
-            wait_group::<{ STAGES as u32 - 2 }>();
+            wait_b!();
             sync_threads();
         }};
     }
@@ -554,5 +596,11 @@ pub const fn geometry(
     bm: usize, bn: usize, bk: usize, _wm: usize, _wn: usize, _wmiter: usize, _wniter: usize,
     _tm: usize, _tn: usize, threads: usize, lda: usize, _group: usize,
 ) -> Geometry {
-    Geometry::new(bm, bn, bk, threads, 2 * bk * lda + STAGES * bk * bn)
+    Geometry::new(
+        bm,
+        bn,
+        bk,
+        threads,
+        2 * bk * lda + b_stages(bm, bn, bk, threads) * bk * bn,
+    )
 }
