@@ -13,7 +13,7 @@
 //! | 7 | `07_double_buffered.rs` | [`double_buffered::sgemm_double_buffered`] | two shared stages and register prefetch: the next tile's global loads are in flight while this one's FMAs run, one barrier per tile | as rung 6 |
 //! | 8 | `08_padded.rs` | [`padded::sgemm_double_buffered_padded`] | a padded `a` tile whose transposed stores are free of bank conflicts, read-only (`ld.global.nc`) loads | as rung 6 |
 //! | 9 | `09_swizzled.rs` | [`swizzled::grouped`] (rungs 8 and 10 with `GROUP > 0`) | blocks taken in groups of block rows, for L2 reuse | as rung 6 |
-//! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages | as rung 6 |
+//! | 10 | `10_multistage.rs` | [`multistage::sgemm_multistage`] | `b` tiles copied global → shared by `cp.async` through a ring of 3 stages (4 on small tiles that load `a` into registers); small tiles copy `a` the same way ([`multistage::copies_a`]) | as rung 6 |
 //! | 11 | `11_tensor_core.rs` | [`tensor_core::sgemm_tensor_core`] | tensor cores: TF32 `m16n8k8` or BF16 `m16n8k16` `mma.sync` warp tiles, both operands by `cp.async` into swizzled stages ([`Precision::Tf32`], [`Precision::Bf16`], opt-in) | `WM·WN/32` |
 //! | 13 | `13_bf16.rs` | [`bf16::gemm_bf16`] | BF16 matrices (f32 output and accumulation): rung 11 at half the bytes, both fragments by `ldmatrix` (`b` transposed), no conversion in the loop ([`bf16::BF16_CONFIGS`]) | `WM·WN/32` |
 //! | 12 | `12_blas.rs` | [`blas::sgemm_blas`] | the BLAS interface on rung 10: either operand transposed, leading dimensions, `α`/`β`, strided batches; whichever operand is stored `k`-major is copied by `cp.async` ([`blas::BLAS_CONFIGS`]) | as rung 6 |
