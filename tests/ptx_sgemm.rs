@@ -96,27 +96,25 @@ fn no_local_memory() {
 fn vectorized_rungs_use_16_byte_accesses() {
     for k in entries().filter(|&k| is_vectorized(k)) {
         let b = body(k.entry());
-        // The padded and swizzled configurations load through the read-only data path.
-        let global_v4 = if k.entry().contains("_padded_")
+        let (bm, bn, bk, threads) = tile_of(k);
+        let is_multistage = k.entry().contains("_multistage_");
+        // How `a` leaves global memory: the multistage rung's small tiles copy it by 4-byte
+        // `cp.async` (checked below); the padded, swizzled and multistage configurations
+        // load it through the read-only data path.
+        let global_v4 = if is_multistage && multistage::copies_a(bm, bn, bk, threads) {
+            "cp.async.ca.shared.global"
+        } else if is_multistage
+            || k.entry().contains("_padded_")
             || k.entry().contains("_swizzled_")
-            || k.entry().contains("_multistage_")
         {
             "ld.global.nc.v4"
         } else {
             "ld.global.v4"
         };
-        let (bm, bn, bk, threads) = tile_of(k);
-        // The multistage rung's small tiles copy `a` by 4-byte `cp.async` (checked below).
-        let global_v4 =
-            if k.entry().contains("_multistage_") && multistage::copies_a(bm, bn, bk, threads) {
-                "cp.async.ca.shared.global"
-            } else {
-                global_v4
-            };
         let mut ops = vec![global_v4, "ld.shared.v4", "st.global.v4"];
         // The multistage rung stores no shared vector: its `b` tiles arrive by `cp.async`
         // (checked below) and its `a` tiles are stored transposed, one float at a time.
-        if !k.entry().contains("_multistage_") {
+        if !is_multistage {
             ops.push("st.shared.v4");
         }
         for op in ops {
@@ -216,8 +214,9 @@ fn multistage_loops(k: SgemmKernel) -> usize {
 /// The multistage rung copies its `b` tiles with 16-byte, L2-only `cp.async` (and, in the
 /// checked loop of the smaller tiles, with 4-byte ones where `b`'s rows are not aligned),
 /// commits its groups and waits for all but the newest `multistage::groups_in_flight`
-/// (one, or two on the small tiles that load `a` into registers); one barrier after each of its two paths' prologues
-/// (unchecked and checked) and one per tile in each of its loops ([`multistage_loops`]).
+/// (one, or two on the small tiles that load `a` into registers); one barrier after each
+/// of its two paths' prologues (unchecked and checked) and one per tile in each of its
+/// loops ([`multistage_loops`]).
 #[test]
 fn multistage_rung_copies_asynchronously() {
     for k in entries().filter(|k| k.entry().contains("_multistage_")) {

@@ -439,8 +439,9 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         }};
     }
 
-    // The wait at the end of each trip (and of the prologue): [`groups_in_flight`].
-    macro_rules! wait_b {
+    // The wait at the end of each trip (and of the prologue) for the ring's groups, `a`'s
+    // and `b`'s: all but the newest [`groups_in_flight`] (1 or 2, from the `b` stages).
+    macro_rules! wait_ring {
         () => {{
             if groups_in_flight(BM, BN, BK, THREADS) == 2 {
                 wait_group::<2>();
@@ -482,7 +483,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         // SAFETY: a stage 0 holds one transposed tile; nobody reads it before the barrier.
         unsafe { ATile::<BM, BK, THREADS, LDA>::store_transposed(a_tile, 0, &sa, t) };
     }
-    wait_b!();
+    wait_ring!();
     sync_threads();
 
     // One trip of the loop over the k-tiles: `$inside` where every copy it issues (b tile
@@ -539,7 +540,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
                 };
             }
             pending = next;
-            wait_b!();
+            wait_ring!();
             sync_threads();
         }};
     }
