@@ -23,6 +23,7 @@ use kernels_gpu_host::plan::half::Input;
 use kernels_gpu_host::plan::packed::{PACKED_CONFIGS, PackedRung};
 use kernels_gpu_host::plan::row_split::RowSplit;
 use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
+use kernels_gpu_host::plan::stream_k::{StreamRun, cpu_stream_k};
 use kernels_gpu_host::sim::Simulator;
 use kernels_gpu_host::{Error, MatmulKernel, MatmulShape, Precision, SgemmKernel, TileWidth};
 use libtest_mimic::{Failed, Trial};
@@ -315,6 +316,57 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
             Ok(())
         }),
     );
+    // Stream-k: every configuration with a stream-k entry, over worker counts from one to
+    // more than the k-tiles (on padded copies where the shape is not whole tiles, and on
+    // 256 × 512 × 384 without), is its CPU twin, run to run (the second run finds the flags
+    // the first put back); and a run on two parts of the rows (a multi-GPU product's) gives
+    // the whole run's bits.
+    for (m, k, n) in [
+        (5, 97, 7),
+        (257, 1029, 131),
+        (600, 515, 397),
+        (1, 4096, 33),
+        (256, 512, 384),
+    ] {
+        add(
+            format!("gpu::stream_k_is_its_cpu_twin::{m}x{k}x{n}"),
+            Box::new(move |g| {
+                let (shape, (a, b), (da, db), mut out) = inputs(g, (m, k, n), 43)?;
+                for config in StreamRun::configs() {
+                    let runs =
+                        [1, 7, 132, 264, StreamRun::MAX_WORKERS].map(|w| StreamRun::new(config, w));
+                    for s in runs {
+                        let exact = cpu_stream_k(s, &a, &b, shape);
+                        for run in ["first", "second"] {
+                            g.fill_nan(&mut out)?;
+                            g.matmul_stream_k_device(s, &da, &db, &mut out, shape)?;
+                            if !same_bits(&g.download(&out)?, &exact) {
+                                return Err(format!("{s} {shape}: {run} run differs").into());
+                            }
+                        }
+                    }
+                    // Rows split after the first block rows: each part on its own buffers.
+                    let bm = kernels_gpu_host::kernels_gpu::sgemm::CONFIGS[config]
+                        .geometry
+                        .bm;
+                    let cut = (bm as usize).min(m);
+                    let s = StreamRun::new(config, 264);
+                    let whole = cpu_stream_k(s, &a, &b, shape);
+                    for rows in [0..cut, cut..m].into_iter().filter(|r| !r.is_empty()) {
+                        let part = MatmulShape::new(rows.len(), k, n)?;
+                        let pa = g.upload(&a[rows.start * k..rows.end * k])?;
+                        let mut po = g.nans(rows.len() * n)?;
+                        let run = s.for_rows(rows.start as u32..rows.end as u32, m as u32);
+                        g.matmul_stream_k_device(run, &pa, &db, &mut po, part)?;
+                        if !same_bits(&g.download(&po)?, &whole[rows.start * n..rows.end * n]) {
+                            return Err(format!("{run} {shape} rows {rows:?} differ").into());
+                        }
+                    }
+                }
+                Ok(())
+            }),
+        );
+    }
     // Row splits: the top part's configuration on its rows, split-k on the rest, each with
     // its simulator twin's bits, the same every run; odd everything, and a bottom part of
     // one row.

@@ -11,6 +11,7 @@ use crate::plan::row_split::RowSplit;
 use crate::plan::sgemm::SgemmKernel;
 use crate::plan::sliding::{self, SlidingKernel, SlidingShape};
 use crate::plan::split_k::SplitK;
+use crate::plan::stream_k::StreamRun;
 use crate::problem::axis::{self, Axis, AxisOp, AxisShape};
 use crate::problem::error::Result;
 use crate::problem::gemm::Gemm;
@@ -196,6 +197,75 @@ impl Simulator {
         Ok(unaligned(&out, len))
     }
 
+    /// `a · b` by stream-k ([`kernels_gpu::sgemm::stream_k`]'s module docs): one launch of
+    /// `s`'s stream-k entry, a block per worker, on the padded copies of a product that is
+    /// not whole tiles (the repack kernel's, the output copied back), as on the GPU, with the
+    /// bits of [`cpu_stream_k`](crate::plan::stream_k::cpu_stream_k). The kernel leaves its
+    /// flags all 0 for the next launch; anything else is a kernel bug, and panics.
+    pub fn matmul_stream_k(
+        &self, s: StreamRun, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        let len = shape.lens().2;
+        let spec = s.spec()?;
+        if shape.is_trivial() {
+            return Ok(vec![0.0; len]);
+        }
+        let l = s.launch(shape)?;
+        let entry = CONFIGS[s.config]
+            .sim_stream_k
+            .unwrap_or_else(|| panic!("{} has a stream-k spec and no simulator twin", spec.entry));
+        let MatmulShape { m, k, n } = shape;
+        let p = l.padded;
+        let whole = p.shape;
+        let (la, lb, lo) = whole.lens();
+        let ap = match p.copy_a {
+            true => self.repacked_copy(a, k, m, k, whole.m, whole.k)?,
+            false => aligned_copy(a),
+        };
+        let bp = match p.copy_b {
+            true => self.repacked_copy(b, n, k, n, whole.k, whole.n)?,
+            false => aligned_copy(b),
+        };
+        let (ap, bp) = (aligned_floats(&ap, la), aligned_floats(&bp, lb));
+        let mut out = aligned_zeros(lo);
+        let mut flags = vec![0u64; l.flags];
+        let (pa, pb, po, pf) = (
+            SharedPtr(ap.as_ptr() as *mut f32),
+            SharedPtr(bp.as_ptr() as *mut f32),
+            SharedPtr(out.as_mut_ptr().cast::<f32>()),
+            SharedPtr(flags.as_mut_ptr()),
+        );
+        let (row0, m_all, workers) = (l.row0, l.m_all, l.schedule.workers);
+        // SAFETY: ap, bp and out hold the whole-tile product's m' × k', k' × n' and m' × n'
+        // (the inputs, whose lengths are checked above, or their padded copies, zero past
+        // them), 16-byte aligned; flags the counter and a flag per tile of these rows, all 0;
+        // row0 and m_all checked by StreamRun::launch, whose grid is a block per worker.
+        self.launch(&l.launch, move || unsafe {
+            entry(
+                pa.get(),
+                pb.get(),
+                po.get(),
+                pf.get(),
+                whole.m,
+                whole.n,
+                whole.k,
+                row0,
+                m_all,
+                workers,
+            )
+        })?;
+        assert!(
+            flags.iter().all(|&f| f == 0),
+            "{s} {shape}: stream-k left its flags set: {flags:?}"
+        );
+        let out = match p.copy_out {
+            true => self.repacked_copy(aligned_floats(&out, lo), whole.n, m, n, m, n)?,
+            false => out,
+        };
+        Ok(unaligned(&out, len))
+    }
+
     /// [`split_k::REDUCE`](kernels_gpu::sgemm::split_k::REDUCE): `out` = the sum of the
     /// `slices` planes of `ws`, in plane order.
     ///
@@ -313,17 +383,7 @@ impl Simulator {
             return Ok(vec![0.0; shape.lens().2]);
         }
         let copy = |src: &[f32], ld: u32, src_rows: u32, src_cols: u32, rows: u32, cols: u32| {
-            let mut dst = aligned_zeros(rows as usize * cols as usize);
-            let (ps, pd) = (
-                SharedPtr(src.as_ptr() as *mut f32),
-                SharedPtr(dst.as_mut_ptr().cast::<f32>()),
-            );
-            // SAFETY: src holds src_rows rows of ld >= src_cols floats (the callers below),
-            // dst rows · cols.
-            self.launch(&repack::launch(&REPACK, rows, cols), move || unsafe {
-                repack_entry::sgemm_repack(ps.get(), ld, src_rows, src_cols, pd.get(), rows, cols)
-            })?;
-            Ok::<_, crate::problem::error::Error>(dst)
+            self.repacked_copy(src, ld, src_rows, src_cols, rows, cols)
         };
         let config = kernel.config();
         if let (Some(spec), Some(entry)) = (&config.strided, config.sim_strided) {
@@ -366,6 +426,30 @@ impl Simulator {
         let out = self.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, ap, bp, p)?;
         let out = copy(&out, p.n, m, n, m, n)?;
         Ok(unaligned(&out, m as usize * n as usize))
+    }
+
+    /// The repack kernel's copy of the top-left `src_rows × src_cols` of `src` (rows `ld`
+    /// apart) into a dense, 16-byte aligned `rows × cols`, zero past it.
+    fn repacked_copy(
+        &self, src: &[f32], ld: u32, src_rows: u32, src_cols: u32, rows: u32, cols: u32,
+    ) -> Result<Vec<Aligned>> {
+        assert!(
+            src.len() >= (src_rows as usize).saturating_sub(1) * ld as usize + src_cols as usize
+                && src_cols <= ld,
+            "repacked_copy: {src_rows} rows of {ld} from {} floats",
+            src.len()
+        );
+        let mut dst = aligned_zeros(rows as usize * cols as usize);
+        let (ps, pd) = (
+            SharedPtr(src.as_ptr() as *mut f32),
+            SharedPtr(dst.as_mut_ptr().cast::<f32>()),
+        );
+        // SAFETY: src holds src_rows rows of ld >= src_cols floats (asserted above), dst
+        // rows · cols.
+        self.launch(&repack::launch(&REPACK, rows, cols), move || unsafe {
+            repack_entry::sgemm_repack(ps.get(), ld, src_rows, src_cols, pd.get(), rows, cols)
+        })?;
+        Ok(dst)
     }
 
     /// Runs `kernel` for every thread of `launch`: grid, block, dynamic shared bytes.

@@ -245,6 +245,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(SGEMM.iter().map(|c| &c.spec))
         .chain(SGEMM.iter().filter_map(|c| c.split_k.as_ref()))
         .chain(SGEMM.iter().filter_map(|c| c.serial_split_k.as_ref()))
+        .chain(SGEMM.iter().filter_map(|c| c.stream_k.as_ref()))
         .chain(SGEMM.iter().filter_map(|c| c.strided.as_ref()))
         .chain(core::iter::once(&crate::sgemm::split_k::REDUCE))
         .chain(core::iter::once(&crate::sgemm::split_k::GROUP))

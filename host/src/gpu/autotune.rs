@@ -39,6 +39,7 @@ use crate::plan::repack;
 use crate::plan::row_split::{self, RowSplit};
 use crate::plan::sgemm::SgemmKernel;
 use crate::plan::split_k::SplitK;
+use crate::plan::stream_k::StreamRun;
 use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
@@ -104,6 +105,10 @@ pub enum Tuned {
     /// adding up in order through the output ([`SplitK::serial_candidates_for`], proposed by
     /// [`tune`], which knows the device's multiprocessors).
     Serial(SplitK),
+    /// A stream-k run of a configuration: one launch of a block per worker, the product's
+    /// k-tiles cut evenly among them ([`StreamRun::candidate_for`], proposed by [`tune`],
+    /// which knows the device's occupancy).
+    Stream(StreamRun),
     Rows(RowSplit),
     /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::plan::repack`]).
     Repacked(SgemmKernel),
@@ -167,6 +172,7 @@ impl Tuned {
             Self::Config(k) => k.name().to_owned(),
             Self::SplitK(s) => s.name(),
             Self::Serial(s) => s.serial_name(),
+            Self::Stream(s) => s.name(),
             Self::Rows(r) => r.name(),
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
             Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
@@ -192,6 +198,7 @@ impl Tuned {
             })
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))
             .or_else(|| SplitK::from_serial_name(name).map(Self::Serial))
+            .or_else(|| StreamRun::from_name(name).map(Self::Stream))
             .or_else(|| {
                 PACKED_CONFIGS
                     .iter()
@@ -222,6 +229,7 @@ impl Tuned {
             Self::Config(k) => vec![k.entry()],
             Self::SplitK(s) => vec![s.spec().entry, GROUP.entry, REDUCE.entry],
             Self::Serial(s) => s.serial_spec().map(|spec| spec.entry).into_iter().collect(),
+            Self::Stream(s) => s.spec().map(|spec| spec.entry).into_iter().collect(),
             Self::Rows(r) => vec![r.top.entry(), r.bottom.spec().entry, REDUCE.entry],
             Self::Repacked(k) => match &k.config().strided {
                 Some(strided) => vec![strided.entry, REPACK.entry],
@@ -255,6 +263,7 @@ impl Tuned {
             }
             Tuned::SplitK(s) => gpu.matmul_split_k_device(s, a, b, out, shape),
             Tuned::Serial(s) => gpu.matmul_serial_split_k_device(s, a, b, out, shape),
+            Tuned::Stream(s) => gpu.matmul_stream_k_device(s, a, b, out, shape),
             Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
             Tuned::Packed(i) => gpu.matmul_packed_device(PACKED_CONFIGS[i], a, b, out, shape),
@@ -287,6 +296,7 @@ impl Tuned {
         match self {
             Self::Config(k) | Self::Repacked(k) => k.config().geometry.bm,
             Self::SplitK(s) | Self::Serial(s) => bm(s.config),
+            Self::Stream(s) => bm(s.config),
             Self::Rows(r) => {
                 crate::plan::shard::lcm(r.top.config().geometry.bm, bm(r.bottom.config))
             }
@@ -297,13 +307,16 @@ impl Tuned {
         }
     }
 
-    /// What one GPU's run of this choice computes rows `rows` of the product with, as a
-    /// choice of its own on those rows alone: the same choice, except for a row split
-    /// ([`Tuned::Rows`]), whose rows above its split are its top configuration's and those
-    /// below its split-k run's. A multi-GPU product runs this on each device's rows
-    /// (`crate::multi`), so that every row is computed by the kernel one GPU would use.
-    pub fn for_rows(self, rows: std::ops::Range<u32>) -> Tuned {
+    /// What one GPU's run of this choice computes rows `rows` of the product of `m` rows
+    /// with, as a choice of its own on those rows alone: the same choice, except for a row
+    /// split ([`Tuned::Rows`]), whose rows above its split are its top configuration's and
+    /// those below its split-k run's, and a stream-k run, which runs the whole product's
+    /// schedule on those rows ([`StreamRun::for_rows`]). A multi-GPU product runs this on
+    /// each device's rows (`crate::multi`), so that every row is computed by the kernel one
+    /// GPU would use, with its bits.
+    pub fn for_rows(self, rows: std::ops::Range<u32>, m: u32) -> Tuned {
         match self {
+            Self::Stream(s) => Self::Stream(s.for_rows(rows, m)),
             Self::Rows(r) if rows.end <= r.rows => Self::Config(r.top),
             Self::Rows(r) if rows.start >= r.rows => Self::SplitK(r.bottom),
             Self::Rows(r) => Self::Rows(RowSplit {
@@ -821,13 +834,24 @@ pub fn tune(
     Ok((best, choice))
 }
 
-/// The split-k runs whose slice counts fill whole waves of this device
-/// ([`SplitK::wave_candidates_for`], with the driver's count of blocks per SM of each
-/// configuration), and the serial run of each where [`SplitK::serial_worth_timing`]. A
-/// configuration the device declines ([`is_refusal`]) has none.
+/// The stream-k runs of a worker per block of its stream-k entry the device runs at once
+/// ([`StreamRun::candidate_for`], [`Gpu::stream_k_blocks_per_sm`]), the split-k runs whose slice counts fill whole waves of
+/// this device ([`SplitK::wave_candidates_for`]), each with the driver's count of blocks
+/// per SM of its configuration, and the serial run of each where
+/// [`SplitK::serial_worth_timing`]. A configuration the device declines ([`is_refusal`])
+/// has none.
 fn wave_filling(gpu: &Gpu, shape: MatmulShape) -> Result<Vec<Tuned>> {
     let sms = gpu.multiprocessors();
     let mut runs = vec![];
+    for config in StreamRun::configs() {
+        let blocks = match gpu.stream_k_blocks_per_sm(StreamRun::new(config, 1)) {
+            Ok(blocks) => blocks,
+            Err(e) if is_refusal(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        let slots = blocks * sms;
+        runs.extend(StreamRun::candidate_for(config, shape, slots).map(Tuned::Stream));
+    }
     for config in SplitK::configs() {
         let Some(slots) = slots(gpu, SgemmKernel::Config(config), shape)? else {
             continue;
@@ -1240,11 +1264,14 @@ mod tests {
             rows: 1920,
             bottom,
         });
-        assert_eq!(split.for_rows(0..1920), Tuned::Config(SgemmKernel::DEFAULT));
-        assert_eq!(split.for_rows(1920..2049), Tuned::SplitK(bottom));
-        assert_eq!(split.for_rows(2048..2049), Tuned::SplitK(bottom));
         assert_eq!(
-            split.for_rows(1024..2049),
+            split.for_rows(0..1920, 2049),
+            Tuned::Config(SgemmKernel::DEFAULT)
+        );
+        assert_eq!(split.for_rows(1920..2049, 2049), Tuned::SplitK(bottom));
+        assert_eq!(split.for_rows(2048..2049, 2049), Tuned::SplitK(bottom));
+        assert_eq!(
+            split.for_rows(1024..2049, 2049),
             Tuned::Rows(RowSplit {
                 top: SgemmKernel::DEFAULT,
                 rows: 896,
@@ -1252,7 +1279,7 @@ mod tests {
             })
         );
         let plain = Tuned::Config(SgemmKernel::DEFAULT);
-        assert_eq!(plain.for_rows(256..512), plain);
+        assert_eq!(plain.for_rows(256..512, 1024), plain);
         // Every candidate's blocks are at most 256 rows: a 16384-row product splits into 64
         // or more units.
         for precision in Precision::ALL {

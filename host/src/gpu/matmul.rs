@@ -8,6 +8,7 @@ use crate::plan::repack;
 use crate::plan::row_split::RowSplit;
 use crate::plan::sgemm::SgemmKernel;
 use crate::plan::split_k::SplitK;
+use crate::plan::stream_k::{self, StreamRun};
 use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
 use crate::problem::tile::TileWidth;
@@ -133,6 +134,91 @@ impl Gpu {
         // flags holds the ticket counter and a flag per output tile, all 0 (zeroed when
         // allocated, and every launch on this stream leaves them so); the grid is the
         // configuration's tiles with cdiv(k, slice) slices in z, as the kernel counts them.
+        unsafe { args.launch(&l.launch) }
+    }
+
+    /// `out = a · b` by stream-k ([`kernels_gpu::sgemm::stream_k`]'s module docs): one
+    /// launch of `s`'s stream-k entry, a block per worker, the pieces of each output tile
+    /// adding up in order through the output, with the [`Gpu`]'s flag buffer (as serial
+    /// split-k's); a product that is not whole tiles runs on padded copies in the [`Gpu`]'s
+    /// workspace ([`stream_k::Padded`]), the output copied back. Asynchronous, like
+    /// [`matmul_device`](Self::matmul_device), with the same errors and those of
+    /// [`StreamRun::launch`]; the bits of [`stream_k::cpu_stream_k`], run to run.
+    pub fn matmul_stream_k_device(
+        &self, s: StreamRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape,
+    ) -> Result<()> {
+        let spec = s.spec()?;
+        if super::zero_if_trivial(&self.stream, spec.entry, a, b, out, shape)? {
+            return Ok(());
+        }
+        let l = s.launch(shape)?;
+        let p = l.padded;
+        if p.workspace() == 0 {
+            // SAFETY: a, b and out have the shape's lengths (checked above), whole tiles.
+            return unsafe {
+                self.launch_stream_k(spec, &l, &a.as_view(), &b.as_view(), &mut out.as_view_mut())
+            };
+        }
+        let (m, k, n) = (shape.m, shape.k, shape.n);
+        let whole = p.shape;
+        let mut workspace = self.workspace(p.workspace())?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
+        let (la, lb, _) = p.copies();
+        let (mut wa, mut rest) = ws.split_at_mut(la);
+        let (mut wb, mut wo) = rest.split_at_mut(lb);
+        // SAFETY: a, b and out have the shape's lengths (checked above); wa holds m' rows of
+        // k' where a is copied, wb k' rows of n' where b is, wo m' rows of n' where the
+        // output is (Padded::copies), each starting a multiple of 4 floats into the
+        // workspace, so 16-byte aligned; the launch reads the copies (zero past the
+        // operands) or the operands as they are (then already whole tiles).
+        unsafe {
+            if p.copy_a {
+                self.repack(&a.as_view(), k, m, k, &mut wa, whole.m, whole.k)?;
+            }
+            if p.copy_b {
+                self.repack(&b.as_view(), n, k, n, &mut wb, whole.k, whole.n)?;
+            }
+            let a = if p.copy_a { wa.as_view() } else { a.as_view() };
+            let b = if p.copy_b { wb.as_view() } else { b.as_view() };
+            if p.copy_out {
+                self.launch_stream_k(spec, &l, &a, &b, &mut wo)?;
+                self.repack(&wo.as_view(), whole.n, m, n, &mut out.as_view_mut(), m, n)
+            } else {
+                self.launch_stream_k(spec, &l, &a, &b, &mut out.as_view_mut())
+            }
+        }
+    }
+
+    /// The launch of a stream-k entry `spec` as `l` says, on `a`, `b` and `out` of its
+    /// whole-tile product ([`stream_k::StreamLaunch::padded`]).
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold the whole-tile product's `m' × k'`, `k' × n'` and `m' × n'`
+    /// (zero past the product's operands), 16-byte aligned; `l` is `StreamRun::launch` for
+    /// `spec`'s run.
+    unsafe fn launch_stream_k(
+        &self, spec: &KernelSpec, l: &stream_k::StreamLaunch, a: &CudaView<f32>, b: &CudaView<f32>,
+        out: &mut CudaViewMut<f32>,
+    ) -> Result<()> {
+        let whole = l.padded.shape;
+        let info = self.entry_info(spec.entry)?;
+        let mut flags = self.serial_flags(l.flags)?;
+        let flags = flags.as_mut().expect("allocated by Gpu::serial_flags");
+        let mut args = self.launcher(&info);
+        args.view(a).view(b).view_mut(out).buffer_mut(flags);
+        args.scalar(&whole.m)
+            .scalar(&whole.n)
+            .scalar(&whole.k)
+            .scalar(&l.row0)
+            .scalar(&l.m_all)
+            .scalar(&l.schedule.workers);
+        // SAFETY: (a, b, out, flags, m, n, k, row0, m_all, workers) as every stream-k entry
+        // declares them (the launcher checks the sizes); the buffers as the caller promises,
+        // every dimension whole tiles; flags holds the ticket counter and a flag per output
+        // tile of these rows, all 0 (zeroed when allocated, and every launch on this stream
+        // leaves them so); row0 and m_all whole tiles, checked by StreamRun::launch, whose
+        // 1-D grid is a block per worker, as the kernel counts them.
         unsafe { args.launch(&l.launch) }
     }
 
@@ -473,12 +559,28 @@ impl Gpu {
     pub fn blocks_per_sm(&self, kernel: MatmulKernel, shape: MatmulShape) -> Result<u32> {
         let tw = TileWidth::Tw16;
         let launch = kernel.launch_within(tw, &shape, &self.limits)?;
-        let info = self.entry_info(kernel.entry(tw))?;
         let threads = launch.block.x * launch.block.y * launch.block.z;
+        self.entry_blocks_per_sm(kernel.entry(tw), threads, launch.dynamic_shared_bytes)
+    }
+
+    /// Blocks of `s`'s stream-k entry that one multiprocessor runs at once (its own
+    /// registers, which the loop over its pieces raises above the plain entry's): the
+    /// workers that are all resident at once.
+    pub fn stream_k_blocks_per_sm(&self, s: StreamRun) -> Result<u32> {
+        let threads = kernels_gpu::sgemm::CONFIGS[s.config].geometry.threads;
+        self.entry_blocks_per_sm(s.spec()?.entry, threads, 0)
+    }
+
+    /// Blocks of `entry` of `threads` threads and `dynamic_shared_bytes` that one
+    /// multiprocessor runs at once (the driver's occupancy).
+    fn entry_blocks_per_sm(
+        &self, entry: &str, threads: u32, dynamic_shared_bytes: u32,
+    ) -> Result<u32> {
+        let info = self.entry_info(entry)?;
         info.function()
             .occupancy_max_active_blocks_per_multiprocessor(
                 threads,
-                launch.dynamic_shared_bytes as usize,
+                dynamic_shared_bytes as usize,
                 None,
             )
             .call("cuOccupancyMaxActiveBlocksPerMultiprocessor")

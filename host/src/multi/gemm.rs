@@ -67,10 +67,10 @@ impl Pinned {
         }
     }
 
-    /// The choice for rows `rows` of the product alone ([`Tuned::for_rows`]).
-    fn for_rows(self, rows: &Range<usize>) -> Self {
+    /// The choice for rows `rows` of the product of `m` rows alone ([`Tuned::for_rows`]).
+    fn for_rows(self, rows: &Range<usize>, m: usize) -> Self {
         match self {
-            Self::Tuned(t) => Self::Tuned(t.for_rows(rows.start as u32..rows.end as u32)),
+            Self::Tuned(t) => Self::Tuned(t.for_rows(rows.start as u32..rows.end as u32, m as u32)),
             other => other,
         }
     }
@@ -436,10 +436,10 @@ impl Gpus {
             .map(|(device, rows)| PartRun {
                 device,
                 rows: rows.clone(),
-                kernel: pinned.for_rows(rows).name(),
+                kernel: pinned.for_rows(rows, m).name(),
             })
             .collect();
-        self.prepare(pinned, &parts)?;
+        self.prepare(pinned, &parts, m)?;
         let only_root = layout.iter().skip(1).all(|r| r.is_empty());
         let mut marks: Vec<Option<Marks>> = vec![];
 
@@ -606,7 +606,7 @@ impl Gpus {
             };
             let shape = MatmulShape::new(task.rows.len(), k, n)?;
             pinned
-                .for_rows(&task.rows)
+                .for_rows(&task.rows, m)
                 .run(root, a_part, b, &mut c_tasks[0][0], shape)?;
         }
         computed.push(mark(root.stream())?);
@@ -827,7 +827,7 @@ impl Gpus {
                 let w = cols(task);
                 let shape = MatmulShape::new(task.rows.len(), k, w.len())?;
                 pinned
-                    .for_rows(&task.rows)
+                    .for_rows(&task.rows, m)
                     .run(gpu, a_part, b_part, c, shape)?;
                 if let Some(out) = out.as_deref_mut() {
                     follow(t, stream)?;
@@ -894,11 +894,11 @@ impl Gpus {
 
     /// Compiles `pinned`'s entries on every device with rows, all at once, before anything
     /// is queued: a device compiling its first launch would hold the others back.
-    fn prepare(&self, pinned: Pinned, parts: &[PartRun]) -> Result<()> {
+    fn prepare(&self, pinned: Pinned, parts: &[PartRun], m: usize) -> Result<()> {
         let missing: Vec<(&Gpu, Vec<&'static str>)> = parts
             .iter()
             .filter(|p| !p.rows.is_empty())
-            .map(|p| (self.gpu(p.device), pinned.for_rows(&p.rows).entries()))
+            .map(|p| (self.gpu(p.device), pinned.for_rows(&p.rows, m).entries()))
             .filter(|(gpu, entries)| entries.iter().any(|e| !gpu.is_loaded(e)))
             .collect();
         if missing.is_empty() {

@@ -69,7 +69,7 @@ impl SimulatedDevices {
         let align = tuned.block_rows() as usize;
         self.by_rows(a, b, shape, weights, align, |rows, a, b, part| {
             let r = rows.start as u32..rows.end as u32;
-            run_tuned(&self.sim, tuned.for_rows(r), a, b, part)
+            run_tuned(&self.sim, tuned.for_rows(r, shape.m), a, b, part)
         })
     }
 
@@ -106,7 +106,7 @@ impl SimulatedDevices {
             let part = MatmulShape::new(rows.len(), k, cols.len())?;
             let c = run_tuned(
                 &self.sim,
-                tuned.for_rows(rows.start as u32..rows.end as u32),
+                tuned.for_rows(rows.start as u32..rows.end as u32, shape.m),
                 aligned_floats(&own_a, rows.len() * k),
                 aligned_floats(&own_b, panel.len()),
                 part,
@@ -259,6 +259,7 @@ fn run_tuned(
         Tuned::Config(k) => sim.matmul(MatmulKernel::Sgemm(k), TileWidth::Tw16, a, b, shape),
         Tuned::SplitK(s) => sim.matmul_split_k(s, a, b, shape),
         Tuned::Serial(s) => sim.matmul_serial_split_k(s, a, b, shape),
+        Tuned::Stream(s) => sim.matmul_stream_k(s, a, b, shape),
         Tuned::Rows(r) => sim.matmul_rows(r, a, b, shape),
         Tuned::Repacked(k) => sim.matmul_repacked(k, a, b, shape),
         Tuned::Packed(i) => sim.matmul_packed(PACKED_CONFIGS[i], a, b, shape),

@@ -21,3 +21,4 @@ pub mod sgemm;
 pub mod shard;
 pub mod sliding;
 pub mod split_k;
+pub mod stream_k;

@@ -129,6 +129,19 @@ pub enum Error {
     /// launch. The simulator reports the same launch with the same error.
     #[error("{0}")]
     Launch(#[from] LimitError),
+    /// A stream-k run on rows of a larger product that do not start at a multiple of its
+    /// configuration's block rows, or run past the product's.
+    #[error(
+        "{run} on rows {row0}..{} of a product of {m_all} rows: the rows must start at a multiple of {block_rows} and end by row {m_all}",
+        *row0 as u64 + *rows as u64
+    )]
+    StreamPart {
+        run: String,
+        row0: u32,
+        rows: u32,
+        m_all: u32,
+        block_rows: u32,
+    },
     #[error("{requested} bytes of device memory needed, only {free} free of {total}")]
     OutOfDeviceMemory {
         requested: u64,

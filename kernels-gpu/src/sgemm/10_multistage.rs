@@ -51,10 +51,12 @@ use super::epilogue::Epilogue;
 use super::global::{is_aligned16, rows_aligned8, rows_aligned16};
 use super::padded::sgemm_double_buffered_padded_in;
 use super::split_k::{Alone, SerialTurn, TileTurn};
+use super::stream_k::StreamK;
 use super::tile_io::{MAX_VECS, PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
 use super::{BlockTile, Geometry, at};
+use nvptx_device::intrinsics::opaque;
 use nvptx_device::pipeline::{
     commit_group, cp_async_4_zfill, cp_async_8_zfill, cp_async_16, cp_async_16_zfill, wait_group,
 };
@@ -264,6 +266,116 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
             )
         } else {
             same_tile!(multistage_in::<LDA, false, _, _>)(
+                a_tile, b_tile, &tile, a, b, out, n, depth, k, n, false, epilogue, turn,
+            )
+        }
+    }
+}
+
+/// [`sgemm_multistage`] as one worker of a stream-k product ([`stream_k`](super::stream_k)'s
+/// module docs) over `workers` workers, on rows `row0 .. row0 + m` of a product of `m_all`
+/// rows (`a` and `out` from that row on), every dimension whole tiles: the block's worker
+/// number comes from its ticket ([`StreamK::take`]). It runs its data-parallel tiles, then
+/// its stream pieces last first, those of these rows' tiles ([`StreamK::rows`]) alone, each
+/// on the exact multistage loop alone (no checked loop beside it: fewer registers, none
+/// spilled), the partial sums of a tile passing from piece to piece through `out`
+/// ([`SerialTurn`]); a tile's last piece applies `epilogue` (which must not read the
+/// output). The host pads the operands and the output to whole tiles.
+///
+/// Launch with `THREADS` threads per block on a 1-D grid of `workers` blocks.
+///
+/// # Safety
+/// As [`sgemm_multistage`] and [`StreamK::take`], with `m`, `m_all` and `row0` multiples of
+/// `BM`, `n` of `BN`, `k` of `BK`, `a` and `b` 16-byte aligned, `row0 + m <= m_all`,
+/// `workers >= 1`, and `tiles · iters · workers` fitting `u64`; `flags` holds
+/// [`StreamK::flag_words`] words for the rows' tiles, 0 at the start of the launch (every
+/// launch leaves them so). (A piece off the exact loop's conditions traps.)
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sgemm_multistage_stream<const LDA: usize, const GROUP: u32, E: Epilogue>(
+    a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32, k: u32,
+    row0: u32, m_all: u32, workers: u32, epilogue: E,
+) {
+    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    // b_tile[stage][r * BN + c]
+    let b_tile = shared_array!(f32; b_stages(BM, BN, BK, THREADS) * BK * BN);
+    let ticket = shared_array!(u32; 1);
+    // The loop's state, in shared memory rather than registers held across the product's
+    // loop (which needs them all): the next data-parallel tile, and the end of the stream
+    // pieces not yet run (low and high words).
+    let state = shared_array!(u32; 3);
+    // SAFETY: the caller's contract; every thread calls it first.
+    let w = unsafe { StreamK::take(ticket, flags) };
+    if thread::thread_idx_x() == 0 {
+        let schedule = StreamK::new(m_all, n, k, BM as u32, BN as u32, BK as u32, workers);
+        let end = schedule.start(w + 1);
+        state.set(0, w);
+        state.set(1, end as u32);
+        state.set(2, (end >> 32) as u32);
+    }
+    // The worker's data-parallel tiles, whole (w, w + W, …), then its stream pieces, the
+    // last first (see the module docs of stream_k): one loop, so that the loop's code is
+    // pasted once. Each trip derives the schedule again from the parameters (`opaque`: not
+    // hoisted out of the loop into registers).
+    loop {
+        sync_threads(); // the state as the last trip left it
+        let schedule = StreamK::new(
+            opaque(m_all),
+            n,
+            k,
+            BM as u32,
+            BN as u32,
+            BK as u32,
+            workers,
+        );
+        let w = ticket.get(0);
+        let dp_next = state.get(0);
+        let end = u64::from(state.get(1)) | (u64::from(state.get(2)) << 32);
+        let (piece, dp_next, end) = if dp_next < schedule.dp_tiles {
+            (schedule.whole(dp_next), dp_next + schedule.workers, end)
+        } else if end > schedule.start(w) {
+            let piece = schedule.piece(w, end);
+            (piece, dp_next, piece.first)
+        } else {
+            break;
+        };
+        sync_threads(); // every thread has read the state
+        if thread::thread_idx_x() == 0 {
+            state.set(0, dp_next);
+            state.set(1, end as u32);
+            state.set(2, (end >> 32) as u32);
+        }
+        let tiles = schedule.rows(row0, m);
+        if !tiles.contains(&piece.tile) {
+            continue; // another launch's rows
+        }
+        // SAFETY: the piece's tile is one of these rows', each with its flag (the caller's
+        // contract).
+        let turn = unsafe { schedule.turn(&piece, flags, &tiles, row0, m, n, k) };
+        let tile = turn.tile;
+        // SAFETY: k0 < k: a + k0 is inside a's first row, b + k0·n inside b.
+        let (a, b) = unsafe {
+            (
+                a.add(turn.k0 as usize),
+                b.add(turn.k0 as usize * n as usize),
+            )
+        };
+        let depth = turn.depth;
+        // Whole tiles everywhere (the caller's contract): the exact loop's conditions.
+        assert!(
+            tile.is_interior(BM as u32, BN as u32)
+                && depth.is_multiple_of(BK as u32)
+                && is_aligned16(a)
+                && is_aligned16(b)
+        );
+        let epilogue = turn.epilogue(epilogue);
+        // SAFETY: the caller's contract; `a` has rows of `k` floats and the piece's `depth`
+        // columns from `k0`, `b` the piece's rows of `n`, both inside, whole tiles, aligned
+        // (asserted); the arrays hold the stages the loop uses, and the previous piece's
+        // last barrier (its turn's) ended every read of them.
+        unsafe {
+            same_tile!(multistage_in::<LDA, true, _, _>)(
                 a_tile, b_tile, &tile, a, b, out, n, depth, k, n, false, epilogue, turn,
             )
         }
@@ -588,6 +700,12 @@ pub mod ld {
 /// serial split-k entries (`multistage::serial::sgemm_multistage`).
 pub mod serial {
     pub use super::sgemm_multistage_serial as sgemm_multistage;
+}
+
+/// [`sgemm_multistage_stream`] under the kernel's own name, for the configuration table's
+/// stream-k entries (`multistage::stream::sgemm_multistage`).
+pub mod stream {
+    pub use super::sgemm_multistage_stream as sgemm_multistage;
 }
 
 /// The launch geometry of [`sgemm_multistage`] with the same parameters: [`STAGES`] stages

@@ -87,6 +87,7 @@ pub mod epilogue;
 pub mod parts;
 pub mod repack;
 pub mod split_k;
+pub mod stream_k;
 use parts::{global, tile_io, unroll, warp_tile};
 
 pub use crate::matmul::{at, cdiv};
@@ -349,6 +350,14 @@ pub struct SgemmConfig {
     /// k, slice)`.
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim_serial_split_k: Option<SerialSplitKEntry>,
+    /// Its stream-k entry point ([`stream_k`]), if the table gives it one: one launch of a
+    /// block per worker, the pieces of each output tile adding up in order through the
+    /// output.
+    pub stream_k: Option<KernelSpec>,
+    /// The stream-k entry point as the simulator calls it: `(a, b, out, flags, m, n, k,
+    /// row0, m_all, workers)`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub sim_stream_k: Option<StreamKEntry>,
     /// Its strided entry point, if the table gives it one: `(a, b, out, m, n, k, lda, ldb)`,
     /// the operands' rows `lda >= k` and `ldb >= n` floats apart, the output's `n`
     /// ([`STRIDED_PARAMS`]), launched as the configuration. The host runs it on operands
@@ -367,6 +376,12 @@ pub const STRIDED_PARAMS: &[nvptx_device::catalogue::Param] = nvptx_device::para
 /// A strided entry point as the simulator calls it: `(a, b, out, m, n, k, lda, ldb)`.
 #[cfg(not(target_arch = "nvptx64"))]
 pub type StridedEntry = unsafe fn(*const f32, *const f32, *mut f32, u32, u32, u32, u32, u32);
+
+/// A stream-k entry point as the simulator calls it: `(a, b, out, flags, m, n, k, row0,
+/// m_all, workers)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type StreamKEntry =
+    unsafe fn(*const f32, *const f32, *mut f32, *mut u64, u32, u32, u32, u32, u32, u32);
 
 /// A serial split-k entry point as the simulator calls it: `(a, b, out, flags, m, n, k,
 /// slice)`.
@@ -467,6 +482,43 @@ macro_rules! serial_split_k_fn {
     };
 }
 
+/// A configuration's stream-k kernel, for the table's lines with `stream_k(name)` (the
+/// kernel's `stream` twin).
+macro_rules! stream_k_fn {
+    ($module:ident, $kernel:ident, [$($g:tt),*], []) => {};
+    ($module:ident, $kernel:ident, [$($g:tt),*], [$sk:ident]) => {
+        /// The name of this configuration's stream-k entry point.
+        pub const STREAM_K_ENTRY: &str = stringify!($sk);
+
+        /// The launch description of the stream-k entry point: the configuration's, with
+        /// four shared words, the block's ticket and its loop's state (launched on a grid of
+        /// its own, a block per worker).
+        pub const STREAM_GEOMETRY: Geometry = Geometry {
+            static_shared_bytes: GEOMETRY.static_shared_bytes + 16,
+            ..GEOMETRY
+        };
+
+        /// This configuration's block as one worker of a stream-k product
+        /// ([`stream_k`](super::super::stream_k)'s module docs).
+        ///
+        /// # Safety
+        /// As the kernel's `stream` twin.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn stream_k(
+            a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32,
+            k: u32, row0: u32, m_all: u32, workers: u32,
+        ) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                $module::stream::$kernel::<$($g,)* epilogue::Store>(
+                    a, b, out, flags, m, n, k, row0, m_all, workers, epilogue::Store,
+                )
+            }
+        }
+    };
+}
+
 /// A configuration's strided kernel, for the table's lines with `strided(name)` (the
 /// kernel's `ld` twin, its stores realigned).
 macro_rules! strided_fn {
@@ -502,7 +554,7 @@ macro_rules! strided_fn {
 macro_rules! sgemm_configs {
     ($( $(#[$meta:meta])* $entry:ident = $rung:literal $module:ident :: $kernel:ident ::<$($g:tt),*>
         $([$($flag:ident),*])? $(, min_blocks($mb:expr))? $(, split_k($sk:ident))?
-        $(, serial_split_k($ss:ident))? $(, strided($st:ident))?; )*) => {
+        $(, serial_split_k($ss:ident))? $(, stream_k($sm:ident))? $(, strided($st:ident))?; )*) => {
         /// Every configuration of the table as a building block: its launch geometry and
         /// its kernel with an epilogue of the caller's choice. A kernel crate exports
         /// `configs::<entry>::run` with, say, [`epilogue::Linear`] under an entry name of
@@ -545,6 +597,7 @@ macro_rules! sgemm_configs {
 
                 split_k_fn!($module, $kernel, [$($g),*], [$($sk)?]);
                 serial_split_k_fn!($module, $kernel, [$($g),*], [$($ss)?]);
+                stream_k_fn!($module, $kernel, [$($g),*], [$($sm)?]);
                 strided_fn!($module, $kernel, [$($g),*], [$($st)?]);
 
                 /// [`run`] with [`Store`](epilogue::Store): the table's entry point.
@@ -575,6 +628,13 @@ macro_rules! sgemm_configs {
             $ss(a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32,
                 k: u32, slice: u32)
                 => configs::$entry::serial_split_k,
+                launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
+            )?
+            $(
+            #[allow(clippy::too_many_arguments)] // the product's, the hand-off's and the rows'
+            $sm(a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32,
+                k: u32, row0: u32, m_all: u32, workers: u32)
+                => configs::$entry::stream_k,
                 launch_bounds(configs::$entry::GEOMETRY.threads, configs::$entry::MIN_BLOCKS);
             )?
             $(
@@ -613,6 +673,11 @@ macro_rules! sgemm_configs {
                     configs::$entry::TABLE_MIN_BLOCKS))?),
                 #[cfg(not(target_arch = "nvptx64"))]
                 sim_serial_split_k: opt!($(entry::$ss)?),
+                stream_k: opt!($(configs::$entry::STREAM_GEOMETRY.spec_with_params(
+                    stringify!($sm), stream_k::STREAM_PARAMS,
+                    configs::$entry::TABLE_MIN_BLOCKS))?),
+                #[cfg(not(target_arch = "nvptx64"))]
+                sim_stream_k: opt!($(entry::$sm)?),
                 strided: opt!($(configs::$entry::GEOMETRY.spec_with_params(
                     stringify!($st), STRIDED_PARAMS, configs::$entry::TABLE_MIN_BLOCKS))?),
                 #[cfg(not(target_arch = "nvptx64"))]
@@ -652,7 +717,7 @@ sgemm_configs! {
     /// have 32 in 128 or 64 in 64 and 128 threads.
     sgemm_multistage_128x128x16_w64x32                = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 0> [autotune], min_blocks(2),
         split_k(sgemm_split_k_128x128x16_w64x32), serial_split_k(sgemm_serial_split_k_128x128x16_w64x32),
-        strided(sgemm_strided_128x128x16_w64x32);
+        stream_k(sgemm_stream_k_128x128x16_w64x32), strided(sgemm_strided_128x128x16_w64x32);
     sgemm_multistage_swizzled_128x128x16_w64x32       = 10 multistage::sgemm_multistage::<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 132, 8> [autotune], min_blocks(2),
         strided(sgemm_strided_swizzled_128x128x16_w64x32);
     /// Small tiles for outputs with few 128 × 128 tiles (1024², a short side of 32–64): four
@@ -660,7 +725,7 @@ sgemm_configs! {
     /// four blocks an SM instead of three: on an H200, 7265 × 1317 × 163 ran at 0.814×
     /// cuBLAS against 0.735×, 16326 × 125 × 113 at 0.823× against 0.703×.
     sgemm_multistage_64x64x16_w32x32                  = 10 multistage::sgemm_multistage::<64, 64, 16, 32, 32, 1, 1, 8, 4, 128, 68, 0> [autotune], min_blocks(4), split_k(sgemm_split_k_64x64x16_w32x32),
-        serial_split_k(sgemm_serial_split_k_64x64x16_w32x32),
+        serial_split_k(sgemm_serial_split_k_64x64x16_w32x32), stream_k(sgemm_stream_k_64x64x16_w32x32),
         strided(sgemm_strided_64x64x16_w32x32);
     /// cuBLAS's tile for mid-size outputs on an H200 (`sm80_xmma_gemm_…_tilesize64x64x8_stage3_warpsize1x4x1`):
     /// 64 × 64 × 8 in 4 warps side by side, each 64 × 16.
@@ -690,7 +755,7 @@ sgemm_configs! {
     /// 32 × 64): 64 accumulators a thread as in the 128 × 128 tiles, with half their rows of
     /// padding at most.
     sgemm_multistage_64x128x16_w32x64                 = 10 multistage::sgemm_multistage::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128, 68, 0> [autotune], split_k(sgemm_split_k_64x128x16_w32x64),
-        serial_split_k(sgemm_serial_split_k_64x128x16_w32x64),
+        serial_split_k(sgemm_serial_split_k_64x128x16_w32x64), stream_k(sgemm_stream_k_64x128x16_w32x64),
         strided(sgemm_strided_64x128x16_w32x64);
     /// The same tile held to 168 registers (ptxas for sm_90: 187 without the bound), three
     /// blocks an SM instead of two: more warps to hide latency where the grid fills more
@@ -703,7 +768,8 @@ sgemm_configs! {
     /// mid-size products with a long `k` (313 × 9268 × 1685 in 11 slices, 9062 × 3181 × 87
     /// in 8; 37 × 8634 × 13467 in 7 at 0.860× cuBLAS).
     sgemm_multistage_occ3_64x128x16_w32x64            = 10 multistage::sgemm_multistage::<64, 128, 16, 32, 64, 1, 2, 8, 4, 128, 68, 0> [autotune], min_blocks(3), split_k(sgemm_split_k_occ3_64x128x16_w32x64),
-        serial_split_k(sgemm_serial_split_k_occ3_64x128x16_w32x64);
+        serial_split_k(sgemm_serial_split_k_occ3_64x128x16_w32x64),
+        stream_k(sgemm_stream_k_occ3_64x128x16_w32x64);
     /// The 64 × 128 × 16 tile at a `BK` of 8 (cuBLAS's depth for these tiles): a `k` padded
     /// to 8 rather than 16, and half the unrolled loop. On an H200, 6043 × 35 × 6790: 0.144
     /// ms against 0.178 at a `BK` of 16; 12570 × 817 × 241: 0.150 against 0.173 (split in
@@ -712,7 +778,7 @@ sgemm_configs! {
         serial_split_k(sgemm_serial_split_k_64x128x8_w32x64);
     /// For outputs 64 columns wide (4 warps of 64 × 32).
     sgemm_multistage_128x64x16_w64x32                 = 10 multistage::sgemm_multistage::<128, 64, 16, 64, 32, 1, 2, 8, 4, 128, 132, 0> [autotune], split_k(sgemm_split_k_128x64x16_w64x32),
-        serial_split_k(sgemm_serial_split_k_128x64x16_w64x32),
+        serial_split_k(sgemm_serial_split_k_128x64x16_w64x32), stream_k(sgemm_stream_k_128x64x16_w64x32),
         strided(sgemm_strided_128x64x16_w64x32);
     // rung 11, tensor cores (opt-in):                      block, BK, warp tile in 16 × 8 mma tiles (MI, NI), stages, threads, group, mma
     /// 8 warps of 64 × 32, three stages in 48 KiB: the simulator's TF32 choice.

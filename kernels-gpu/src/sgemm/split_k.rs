@@ -467,6 +467,23 @@ impl SerialTurn {
         }
     }
 
+    /// A turn of its own making: block tile `tile`, depth `k0 ..+ depth`, place `slice`
+    /// among the tile's slices (the last if `last`), the tile's flag at `flag` (a stream-k
+    /// piece, [`StreamK::turn`](super::stream_k::StreamK::turn)).
+    #[inline(always)]
+    pub fn piece(
+        tile: BlockTile, k0: u32, depth: u32, slice: u32, last: bool, flag: *mut u64,
+    ) -> Self {
+        Self {
+            tile,
+            k0,
+            depth,
+            slice,
+            last,
+            flag,
+        }
+    }
+
     /// The epilogue this block stores its tile through: `inner` applied to the sum of the
     /// slices.
     #[inline(always)]
