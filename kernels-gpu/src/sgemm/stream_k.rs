@@ -30,9 +30,9 @@
 //!
 //! **Rows of a product** (a multi-GPU product's part): a launch may run the schedule of the
 //! whole product on rows `row0 ..` of it alone (`row0` a multiple of the tile's rows, so
-//! its tiles are whole): only the workers whose k-tiles touch those rows' tiles
-//! ([`StreamK::rows`]), each only its pieces of them. Every piece is the whole product's,
-//! so every output has the bits of the one launch over all rows.
+//! its tiles are whole): every worker runs, each only its pieces of those rows' tiles
+//! ([`StreamK::rows`]). Every piece is the whole product's, so every output has the bits
+//! of the one launch over all rows.
 //!
 //! A worker runs its pieces last first: the start of its last tile, which waits for
 //! nobody, then its whole tiles, then the end of its first tile, whose earlier pieces
