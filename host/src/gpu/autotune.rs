@@ -835,15 +835,19 @@ pub fn tune(
 }
 
 /// The stream-k runs of a worker per block of its stream-k entry the device runs at once
-/// ([`StreamRun::candidate_for`], [`Gpu::stream_k_blocks_per_sm`]), the split-k runs whose slice counts fill whole waves of
-/// this device ([`SplitK::wave_candidates_for`]), each with the driver's count of blocks
-/// per SM of its configuration, and the serial run of each where
+/// ([`StreamRun::candidate_for`]; [`Gpu::stream_k_blocks_per_sm`] is asked, and the entry
+/// compiled, only where [`StreamRun::may_apply`]), the split-k runs whose slice counts fill
+/// whole waves of this device ([`SplitK::wave_candidates_for`]), each with the driver's
+/// count of blocks per SM of its configuration, and the serial run of each where
 /// [`SplitK::serial_worth_timing`]. A configuration the device declines ([`is_refusal`])
 /// has none.
 fn wave_filling(gpu: &Gpu, shape: MatmulShape) -> Result<Vec<Tuned>> {
     let sms = gpu.multiprocessors();
     let mut runs = vec![];
     for config in StreamRun::configs() {
+        if !StreamRun::may_apply(config, shape, sms) {
+            continue;
+        }
         let blocks = match gpu.stream_k_blocks_per_sm(StreamRun::new(config, 1)) {
             Ok(blocks) => blocks,
             Err(e) if is_refusal(&e) => continue,

@@ -171,6 +171,22 @@ impl StreamRun {
         worth.then_some(run)
     }
 
+    /// Whether `config` can have a run worth timing for `shape` ([`candidate_for`]) on a
+    /// device of `sms` multiprocessors, whatever the stream-k entry's blocks per SM: the
+    /// conditions that hold at one block an SM (the fewest workers) if at any count. The
+    /// autotuner asks before the driver's occupancy query, which compiles the entry.
+    ///
+    /// [`candidate_for`]: Self::candidate_for
+    pub fn may_apply(config: usize, shape: MatmulShape, sms: u32) -> bool {
+        if CONFIGS[config].stream_k.is_none() {
+            return false;
+        }
+        let s = Self::new(config, sms).schedule(shape.m, shape);
+        let fewest = u64::from(sms.max(1));
+        s.total() >= Self::MIN_ITERS_PER_WORKER * fewest
+            && fewest <= u64::from(SplitK::SERIAL_MAX_SPLITS) * u64::from(s.tiles)
+    }
+
     /// `<configuration name>-stream<workers>`, e.g.
     /// `sgemm-multistage-128x128x16-w64x32-stream264`.
     pub fn name(self) -> String {
@@ -403,6 +419,36 @@ mod tests {
             StreamRun::new(plain, 264).launch(odd),
             Err(Error::EntryNotFound { .. })
         ));
+    }
+
+    #[test]
+    fn may_apply_holds_wherever_a_run_is_a_candidate() {
+        let shapes = [
+            shape(3224, 11515, 1723),
+            shape(2049, 2047, 2051),
+            shape(3224, 32, 1723),
+            shape(100, 100_000, 100),
+            shape(64, 64, 64),
+            shape(1, 1, 1),
+            shape(10576, 11401, 74),
+        ];
+        let mut some = 0;
+        for c in 0..CONFIGS.len() {
+            for s in shapes {
+                for sms in [1, 16, 132] {
+                    let may = StreamRun::may_apply(c, s, sms);
+                    for blocks in 1..=8 {
+                        if StreamRun::candidate_for(c, s, blocks * sms).is_some() {
+                            assert!(may, "{} {s} on {sms} SMs", CONFIGS[c].name);
+                            some += 1;
+                        }
+                    }
+                }
+            }
+            // Too little work for one worker an SM of 132.
+            assert!(!StreamRun::may_apply(c, shape(64, 64, 64), 132));
+        }
+        assert!(some > 0, "no candidate among the shapes");
     }
 
     #[test]
