@@ -22,9 +22,17 @@ awk '
       if ($(i+1) == "registers,") regs = $i
       if ($(i+1) == "bytes" && $(i+2) == "smem") smem = $i
     }
-    # Threads per block, as kernels-gpu/src/sgemm/mod.rs declares each configuration.
+    # Threads per block, as kernels-gpu/src/sgemm/mod.rs declares each configuration: a
+    # warp per warp tile where the name has a block tile BMxBNxBK and a warp tile wWMxWN.
     threads = 256
     if (fn ~ /w64x64|64x128x16/ && fn !~ /128x256|256x128/) threads = 128
+    bm = 0; wm = 0
+    parts = split(fn, part, "_")
+    for (i = 1; i <= parts; i++) {
+      if (part[i] ~ /^[0-9]+x[0-9]+x[0-9]+$/) { split(part[i], d, "x"); bm = d[1]; bn = d[2] }
+      if (part[i] ~ /^w[0-9]+x[0-9]+$/) { split(substr(part[i], 2), d, "x"); wm = d[1]; wn = d[2] }
+    }
+    if (bm > 0 && wm > 0) threads = (bm / wm) * (bn / wn) * 32
     if (fn ~ /coalesced|shared_blocking/) threads = 1024
     if (fn ~ /blocktiling_1d/) threads = 512
     per_warp = int((regs * 32 + 255) / 256) * 256
