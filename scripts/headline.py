@@ -261,8 +261,8 @@ def rows():
     )
     out = [lecture_row()]
     # FP32's listed suite and random seeds 14-16: the run of the submitted FP32 kernels
-    # (rung 10's stream-k entries beside its other tiles), the kernels of the submitted tree.
-    fp32 = "2026-11-30/stream-k-h200/final/"
+    # (rung 10's 96 x 96 tile beside its other tiles), the kernels of the submitted tree.
+    fp32 = "2026-11-30/narrow-tiles-h200/final/"
     # The listed TF32 and BF16 suites: the tree with the submitted tensor-core kernels and
     # TF32 packing.
     final = "2026-11-30/tf32-pack-h200/final/"

@@ -45,6 +45,10 @@ const TENSOR_TILES: [(usize, usize, usize); 2] = [(136, 40, 264), (260, 264, 520
 /// aligned, partial tiles in every dimension.
 const DEEP_CHECKED: (usize, usize, usize) = (70, 301, 66);
 
+/// Whole tiles of every multistage configuration (the lcm of their 32- to 128-wide tiles,
+/// 96 among them), five k-tiles of 16 deep: every block on rung 10's exact loop.
+const WHOLE_TILES: (usize, usize, usize) = (384, 80, 384);
+
 /// Degenerate shapes: a row, a column, `k = 1`.
 const DEGENERATE: [(usize, usize, usize); 3] = [(1, 37, 29), (29, 37, 1), (33, 1, 17)];
 
@@ -149,15 +153,16 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
     }
     // Rung 10's checked loop on a deeper product with rows of `a` and `b` not 16-byte
     // aligned: `a` copied by `cp.async` on the small tiles (`multistage::copies_a`), loaded
-    // into registers one word at a time on the others.
+    // into registers one word at a time on the others; and its exact loop on whole tiles.
     for kernel in MatmulKernel::ALL {
         if kernel.name().contains("-multistage-") {
-            let shape = DEEP_CHECKED;
-            let (m, k, n) = shape;
-            add(
-                format!("gpu::{}::tw16::{m}x{k}x{n}", kernel.name()),
-                Box::new(move |g| check(g, kernel, TileWidth::Tw16, shape, 1100)),
-            );
+            for (shape, seed) in [(DEEP_CHECKED, 1100), (WHOLE_TILES, 1101)] {
+                let (m, k, n) = shape;
+                add(
+                    format!("gpu::{}::tw16::{m}x{k}x{n}", kernel.name()),
+                    Box::new(move |g| check(g, kernel, TileWidth::Tw16, shape, seed)),
+                );
+            }
         }
     }
     add(
