@@ -433,13 +433,13 @@ mod tests {
             shape(10576, 11401, 74),
         ];
         let mut some = 0;
-        for c in 0..CONFIGS.len() {
+        for (c, config) in CONFIGS.iter().enumerate() {
             for s in shapes {
                 for sms in [1, 16, 132] {
                     let may = StreamRun::may_apply(c, s, sms);
                     for blocks in 1..=8 {
                         if StreamRun::candidate_for(c, s, blocks * sms).is_some() {
-                            assert!(may, "{} {s} on {sms} SMs", CONFIGS[c].name);
+                            assert!(may, "{} {s} on {sms} SMs", config.name);
                             some += 1;
                         }
                     }
