@@ -382,19 +382,16 @@ impl Simulator {
         if shape.is_trivial() {
             return Ok(vec![0.0; shape.lens().2]);
         }
-        let copy = |src: &[f32], ld: u32, src_rows: u32, src_cols: u32, rows: u32, cols: u32| {
-            self.repacked_copy(src, ld, src_rows, src_cols, rows, cols)
-        };
         let config = kernel.config();
         if let (Some(spec), Some(entry)) = (&config.strided, config.sim_strided) {
             let plan = repack::Strided::of(config, shape)?;
             let ap = if plan.copy_a {
-                copy(a, k, m, k, m, plan.lda())?
+                self.repacked_copy(a, k, m, k, m, plan.lda())?
             } else {
                 aligned_copy(a)
             };
             let bp = if plan.copy_b {
-                copy(b, n, k, n, plan.k, plan.ldb)?
+                self.repacked_copy(b, n, k, n, plan.k, plan.ldb)?
             } else {
                 aligned_copy(b)
             };
@@ -420,11 +417,11 @@ impl Simulator {
         }
         let p = repack::padded(shape)?;
         let (la, lb, _) = p.lens();
-        let ap = copy(a, k, m, k, m, p.k)?;
-        let bp = copy(b, n, k, n, p.k, p.n)?;
+        let ap = self.repacked_copy(a, k, m, k, m, p.k)?;
+        let bp = self.repacked_copy(b, n, k, n, p.k, p.n)?;
         let (ap, bp) = (aligned_floats(&ap, la), aligned_floats(&bp, lb));
         let out = self.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, ap, bp, p)?;
-        let out = copy(&out, p.n, m, n, m, n)?;
+        let out = self.repacked_copy(&out, p.n, m, n, m, n)?;
         Ok(unaligned(&out, m as usize * n as usize))
     }
 

@@ -165,10 +165,18 @@ impl StreamRun {
         let (tiles, slots) = (u64::from(s.tiles), u64::from(slots.max(1)));
         let worth = !tiles.is_multiple_of(slots)
             && tiles <= Self::MAX_WAVES * slots
-            && s.total() >= Self::MIN_ITERS_PER_WORKER * slots
-            && slots <= u64::from(SplitK::SERIAL_MAX_SPLITS) * tiles
+            && Self::enough_work(&s, slots)
             && fits(&s);
         worth.then_some(run)
+    }
+
+    /// [`candidate_for`](Self::candidate_for)'s conditions on the work each of `slots`
+    /// workers gets: [`MIN_ITERS_PER_WORKER`](Self::MIN_ITERS_PER_WORKER) k-tiles on average
+    /// and at most [`SplitK::SERIAL_MAX_SPLITS`] pieces a tile. Both fail for every larger
+    /// `slots` where they fail for one ([`may_apply`](Self::may_apply)).
+    fn enough_work(s: &StreamK, slots: u64) -> bool {
+        s.total() >= Self::MIN_ITERS_PER_WORKER * slots
+            && slots <= u64::from(SplitK::SERIAL_MAX_SPLITS) * u64::from(s.tiles)
     }
 
     /// Whether `config` can have a run worth timing for `shape` ([`candidate_for`]) on a
@@ -182,9 +190,7 @@ impl StreamRun {
             return false;
         }
         let s = Self::new(config, sms).schedule(shape.m, shape);
-        let fewest = u64::from(sms.max(1));
-        s.total() >= Self::MIN_ITERS_PER_WORKER * fewest
-            && fewest <= u64::from(SplitK::SERIAL_MAX_SPLITS) * u64::from(s.tiles)
+        Self::enough_work(&s, u64::from(sms.max(1)))
     }
 
     /// `<configuration name>-stream<workers>`, e.g.
