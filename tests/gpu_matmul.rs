@@ -21,6 +21,7 @@ use kernels_gpu_host::gpu::autotune::{self, Tuned};
 use kernels_gpu_host::plan::budget::TimeBudget;
 use kernels_gpu_host::plan::half::Input;
 use kernels_gpu_host::plan::packed::{PACKED_CONFIGS, PackedRung};
+use kernels_gpu_host::plan::repack::TiledRun;
 use kernels_gpu_host::plan::row_split::RowSplit;
 use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::plan::stream_k::{StreamRun, cpu_stream_k};
@@ -427,6 +428,43 @@ fn gpu_tests(gpu: Option<Arc<Gpu>>) -> Vec<Trial> {
                     let what = format!("{kernel} repacked {shape}");
                     runs_as_simulated(g, &mut out, &exact, &what, |g, out| {
                         g.matmul_repacked_device(kernel, &da, &db, out, shape)
+                    })?;
+                }
+                Ok(())
+            }),
+        );
+    }
+    // Runs on operands padded to whole tiles: a row edge (a copied), a depth that is not
+    // whole tiles (both copied), a narrow odd output under a long k (b copied), each run's
+    // bits those of its simulator twin.
+    for (m, k, n) in [(130, 128, 512), (150, 513, 250), (300, 2048, 67)] {
+        add(
+            format!("gpu::tiled_run_is_its_simulator_twin::{m}x{k}x{n}"),
+            Box::new(move |g| {
+                let (shape, (a, b), (da, db), mut out) = inputs(g, (m, k, n), 43)?;
+                let tile = |entry| SgemmKernel::from_entry(entry).unwrap();
+                let mut runs = vec![];
+                for kernel in [
+                    tile("sgemm_multistage_64x64x16_w32x32"),
+                    tile("sgemm_multistage_128x64x16_w64x32"),
+                ] {
+                    let SgemmKernel::Config(config) = kernel else {
+                        unreachable!("from_entry names a configuration")
+                    };
+                    runs.push(TiledRun::Config(kernel));
+                    runs.push(TiledRun::Split(SplitK { config, splits: 4 }));
+                }
+                if runs
+                    .iter()
+                    .all(|r| r.tiles(shape).is_ok_and(|t| t.is_none()))
+                {
+                    return Err(format!("{shape}: no run pads it").into());
+                }
+                for run in runs {
+                    let exact = Simulator::default().matmul_tiles(run, &a, &b, shape)?;
+                    let what = format!("{} {shape}", run.name());
+                    runs_as_simulated(g, &mut out, &exact, &what, |g, out| {
+                        g.matmul_tiles_device(run, &da, &db, out, shape)
                     })?;
                 }
                 Ok(())

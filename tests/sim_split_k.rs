@@ -14,10 +14,11 @@ use fma_product::{assert_same_bits, fma_in_k_order};
 use kernels_gpu_host::check::data::Rng;
 use kernels_gpu_host::check::reference::{compare, matmul_f64};
 use kernels_gpu_host::kernels_gpu::sgemm::CONFIGS;
+use kernels_gpu_host::plan::repack::TiledRun;
 use kernels_gpu_host::plan::row_split::RowSplit;
 use kernels_gpu_host::plan::split_k::{SplitK, cpu_split_k};
 use kernels_gpu_host::sim::{Simulator, aligned_copy, aligned_floats};
-use kernels_gpu_host::{Error, MatmulShape, SgemmKernel};
+use kernels_gpu_host::{Backend, Error, MatmulKernel, MatmulShape, SgemmKernel, TileWidth};
 
 /// `(m, k, n)`: odd everything; `k` splitting into whole 16-deep tiles with an interior
 /// 64 × 64 block (fast path) and edge blocks; `k` shorter than the splits ask for; `k = 1`;
@@ -59,6 +60,63 @@ fn split_k_matches_its_cpu_twin_bit_for_bit() {
                 acc.within_f32_bound(s.roundings(shape.k)),
                 "{s} {shape}: {acc:?}"
             );
+        }
+    }
+}
+
+/// The top-left `rows × cols` of `x` (`x_rows × x_cols`, row-major) in a zero matrix of
+/// `to_rows × to_cols`.
+fn zero_padded(x: &[f32], x_cols: usize, to_rows: usize, to_cols: usize) -> Vec<f32> {
+    let mut y = vec![0.0; to_rows * to_cols];
+    for (r, row) in x.chunks(x_cols).enumerate() {
+        y[r * to_cols..r * to_cols + x_cols].copy_from_slice(row);
+    }
+    y
+}
+
+/// A run on operands padded to whole tiles ([`TiledRun`]) gives the bits of its run on the
+/// zero-padded operands, cut to `m × n`: for a plain configuration, its bits on the operands
+/// as they are (the zeros add exact zero products). Shapes whose padding copies `a` (a row
+/// edge), both operands (a depth that is not whole tiles), and none (too small to be worth
+/// copying: the run itself).
+#[test]
+fn tiled_runs_have_the_bits_of_their_run_on_padded_operands() {
+    let sim = Simulator::default();
+    let tile = |entry| SgemmKernel::from_entry(entry).unwrap();
+    let small = tile("sgemm_multistage_64x64x16_w32x32");
+    let SgemmKernel::Config(config) = small else {
+        unreachable!("from_entry names a configuration")
+    };
+    let split = SplitK { config, splits: 2 };
+    for (m, k, n) in [(130, 128, 512), (150, 513, 250), (5, 97, 7)] {
+        let shape = MatmulShape::new(m, k, n).unwrap();
+        let mut rng = Rng::new((m * 1000 + k * 10 + n) as u64 + 11);
+        let (a, b) = (rng.signed(m * k), rng.signed(k * n));
+        for run in [TiledRun::Config(small), TiledRun::Split(split)] {
+            let out = sim
+                .matmul_tiles(run, &a, &b, shape)
+                .unwrap_or_else(|e| panic!("{} {shape}: {e}", run.name()));
+            let what = format!("{} {shape}", run.name());
+            let tiles = run.tiles(shape).unwrap();
+            assert_eq!(tiles.is_some(), m > 100, "{what}: {tiles:?}");
+            let p = tiles.map_or(shape, |t| t.shape);
+            let (pm, pk, pn) = (p.m as usize, p.k as usize, p.n as usize);
+            let (ap, bp) = (zero_padded(&a, k, pm, pk), zero_padded(&b, n, pk, pn));
+            let want: Vec<f32> = match run {
+                TiledRun::Config(kernel) => {
+                    // The plain configuration on the operands as they are.
+                    let (aa, ab) = (aligned_copy(&a), aligned_copy(&b));
+                    let (a, b) = (aligned_floats(&aa, m * k), aligned_floats(&ab, k * n));
+                    sim.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, a, b, shape)
+                        .unwrap()
+                }
+                TiledRun::Split(s) => cpu_split_k(s, &ap, &bp, p)
+                    .chunks(pn)
+                    .take(m)
+                    .flat_map(|row| row[..n].to_vec())
+                    .collect(),
+            };
+            assert_same_bits(&out, &want, n, &what);
         }
     }
 }

@@ -385,16 +385,13 @@ impl Simulator {
         let config = kernel.config();
         if let (Some(spec), Some(entry)) = (&config.strided, config.sim_strided) {
             let plan = repack::Strided::of(config, shape)?;
-            let ap = if plan.copy_a {
-                self.repacked_copy(a, k, m, k, m, plan.lda())?
-            } else {
-                aligned_copy(a)
-            };
-            let bp = if plan.copy_b {
-                self.repacked_copy(b, n, k, n, plan.k, plan.ldb)?
-            } else {
-                aligned_copy(b)
-            };
+            let (ap, bp) = self.copied_operands(
+                a,
+                b,
+                shape,
+                plan.copy_a.then_some((m, plan.lda())),
+                plan.copy_b.then_some((plan.k, plan.ldb)),
+            )?;
             let (la, lb) = (
                 m as usize * plan.lda() as usize,
                 plan.k as usize * plan.ldb as usize,
@@ -423,6 +420,65 @@ impl Simulator {
         let out = self.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, ap, bp, p)?;
         let out = self.repacked_copy(&out, p.n, m, n, m, n)?;
         Ok(unaligned(&out, m as usize * n as usize))
+    }
+
+    /// `a · b` by `run` on operands padded to whole tiles ([`repack::tiles`]), as on the GPU
+    /// ([`crate::gpu::Gpu::matmul_tiles_device`]): the repack kernel's copies of the operands
+    /// its padding copies, the run on the padded product, and the repack kernel's copy of the
+    /// output's first `m` rows of `n`, with the GPU's bits. Where the padding would change
+    /// nothing, `run` itself.
+    pub fn matmul_tiles(
+        &self, run: repack::TiledRun, a: &[f32], b: &[f32], shape: MatmulShape,
+    ) -> Result<Vec<f32>> {
+        shape.check_inputs(a.len(), b.len())?;
+        if shape.is_trivial() {
+            return Ok(vec![0.0; shape.lens().2]);
+        }
+        let (m, n) = (shape.m, shape.n);
+        let inner = |a: &[f32], b: &[f32], shape: MatmulShape| match run {
+            repack::TiledRun::Config(kernel) => {
+                self.matmul(MatmulKernel::Sgemm(kernel), TileWidth::Tw16, a, b, shape)
+            }
+            repack::TiledRun::Split(s) => self.matmul_split_k(s, a, b, shape),
+        };
+        let Some(t) = run.tiles(shape)? else {
+            let (ap, bp) = (aligned_copy(a), aligned_copy(b));
+            let (la, lb, _) = shape.lens();
+            return inner(aligned_floats(&ap, la), aligned_floats(&bp, lb), shape);
+        };
+        let p = t.shape;
+        let (la, lb, _) = p.lens();
+        let (ap, bp) = self.copied_operands(
+            a,
+            b,
+            shape,
+            t.copy_a.then_some((p.m, p.k)),
+            t.copy_b.then_some((p.k, p.n)),
+        )?;
+        let out = inner(aligned_floats(&ap, la), aligned_floats(&bp, lb), p)?;
+        if !t.copy_out {
+            return Ok(out);
+        }
+        let out = self.repacked_copy(&out, p.n, m, n, m, n)?;
+        Ok(unaligned(&out, m as usize * n as usize))
+    }
+
+    /// `shape`'s operands in 16-byte aligned storage: `a` repacked by the repack kernel into
+    /// `a_to`'s rows × columns (zero-padded) where given, else copied as it is; `b` likewise.
+    fn copied_operands(
+        &self, a: &[f32], b: &[f32], shape: MatmulShape, a_to: Option<(u32, u32)>,
+        b_to: Option<(u32, u32)>,
+    ) -> Result<(Vec<Aligned>, Vec<Aligned>)> {
+        let (m, k, n) = (shape.m, shape.k, shape.n);
+        let ap = match a_to {
+            Some((rows, cols)) => self.repacked_copy(a, k, m, k, rows, cols)?,
+            None => aligned_copy(a),
+        };
+        let bp = match b_to {
+            Some((rows, cols)) => self.repacked_copy(b, n, k, n, rows, cols)?,
+            None => aligned_copy(b),
+        };
+        Ok((ap, bp))
     }
 
     /// The repack kernel's copy of the top-left `src_rows × src_cols` of `src` (rows `ld`

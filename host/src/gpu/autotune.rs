@@ -1,6 +1,7 @@
 //! Autotuning the SGEMM ladder's top rungs: on the present GPU, time every configuration in
-//! [`SgemmKernel::TUNED`] on a shape (and, in FP32, its split-k runs, repacked products and
-//! row splits: [`Tuned`]), keep the fastest, and remember the choice.
+//! [`SgemmKernel::TUNED`] on a shape (and, in FP32, its split-k runs, repacked products,
+//! row splits and runs on operands padded to whole tiles: [`Tuned`]), keep the fastest, and
+//! remember the choice.
 //!
 //! The best block, warp and thread tiles depend on the GPU (SM count, registers, shared
 //! memory) and on the shape (how many output tiles, how deep `k` is), and a few
@@ -35,7 +36,7 @@ use crate::plan::gemv::{self, Gemv, GemvElement};
 use crate::plan::half::{self, HalfFloat, HalfRun, Input};
 use crate::plan::kernels::MatmulKernel;
 use crate::plan::packed::PACKED_CONFIGS;
-use crate::plan::repack;
+use crate::plan::repack::{self, TiledRun};
 use crate::plan::row_split::{self, RowSplit};
 use crate::plan::sgemm::SgemmKernel;
 use crate::plan::split_k::SplitK;
@@ -112,6 +113,10 @@ pub enum Tuned {
     Rows(RowSplit),
     /// A configuration of [`SgemmKernel::TUNED`] on repacked operands ([`crate::plan::repack`]).
     Repacked(SgemmKernel),
+    /// A configuration or a split-k run on operands padded to whole tiles
+    /// ([`repack::tiles`]), proposed by [`tune`] from the fastest plain and split-k runs
+    /// timed ([`tiled_runs`]).
+    Tiled(TiledRun),
     /// TF32 on packed operands: the configuration `PACKED_CONFIGS[i]` of rung 14 (`wgmma`,
     /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::plan::packed`]),
     /// packing included.
@@ -175,6 +180,7 @@ impl Tuned {
             Self::Stream(s) => s.name(),
             Self::Rows(r) => r.name(),
             Self::Repacked(k) => format!("{}{REPACKED}", k.name()),
+            Self::Tiled(r) => r.name(),
             Self::Packed(i) => PACKED_CONFIGS[*i].name.to_owned(),
             Self::Gemv(g) => g.name(),
             Self::Half(r) if r.config.input == Input::Tf32 => r.name(),
@@ -196,6 +202,7 @@ impl Tuned {
                 let mut fp32 = SgemmKernel::TUNED.into_iter();
                 fp32.find(|k| k.name() == config).map(Self::Repacked)
             })
+            .or_else(|| TiledRun::from_name(name).map(Self::Tiled))
             .or_else(|| SplitK::from_name(name).map(Self::SplitK))
             .or_else(|| SplitK::from_serial_name(name).map(Self::Serial))
             .or_else(|| StreamRun::from_name(name).map(Self::Stream))
@@ -231,6 +238,10 @@ impl Tuned {
             Self::Serial(s) => s.serial_spec().map(|spec| spec.entry).into_iter().collect(),
             Self::Stream(s) => s.spec().map(|spec| spec.entry).into_iter().collect(),
             Self::Rows(r) => vec![r.top.entry(), r.bottom.spec().entry, REDUCE.entry],
+            Self::Tiled(TiledRun::Config(k)) => vec![k.entry(), REPACK.entry],
+            Self::Tiled(TiledRun::Split(s)) => {
+                vec![s.spec().entry, GROUP.entry, REDUCE.entry, REPACK.entry]
+            }
             Self::Repacked(k) => match &k.config().strided {
                 Some(strided) => vec![strided.entry, REPACK.entry],
                 None => vec![k.entry(), REPACK.entry],
@@ -266,6 +277,7 @@ impl Tuned {
             Tuned::Stream(s) => gpu.matmul_stream_k_device(s, a, b, out, shape),
             Tuned::Rows(r) => gpu.matmul_rows_device(r, a, b, out, shape),
             Tuned::Repacked(k) => gpu.matmul_repacked_device(k, a, b, out, shape),
+            Tuned::Tiled(r) => gpu.matmul_tiles_device(r, a, b, out, shape),
             Tuned::Packed(i) => gpu.matmul_packed_device(PACKED_CONFIGS[i], a, b, out, shape),
             Tuned::Gemv(g) => gpu.matmul_gemv_device(g, a, b, out, shape),
             Tuned::Half(r) if r.config.input == Input::Tf32 => {
@@ -294,7 +306,10 @@ impl Tuned {
     pub fn block_rows(self) -> u32 {
         let bm = |config: usize| kernels_gpu::sgemm::CONFIGS[config].geometry.bm;
         match self {
-            Self::Config(k) | Self::Repacked(k) => k.config().geometry.bm,
+            Self::Config(k) | Self::Repacked(k) | Self::Tiled(TiledRun::Config(k)) => {
+                k.config().geometry.bm
+            }
+            Self::Tiled(TiledRun::Split(s)) => bm(s.config),
             Self::SplitK(s) | Self::Serial(s) => bm(s.config),
             Self::Stream(s) => bm(s.config),
             Self::Rows(r) => {
@@ -819,8 +834,10 @@ pub fn tune(
     let run = |c: Tuned, out: &mut CudaSlice<f32>| c.run(gpu, a, b, out, shape);
     let mut timings = time_each(gpu, &candidates, |c| run(c, out), &mut refused)?;
     if precision == Precision::Fp32 {
-        let splits = row_splits(gpu, a, b, shape, &timings)?;
-        timings.extend(time_each(gpu, &splits, |c| run(c, out), &mut refused)?);
+        let mut more = row_splits(gpu, a, b, shape, &timings)?;
+        more.extend(tiled_runs(shape, &timings)?);
+        prepare(gpu, &more)?;
+        timings.extend(time_each(gpu, &more, |c| run(c, out), &mut refused)?);
     }
     final_round(gpu, &mut timings, |c| run(c, out))?;
     let Some(&(best, ms)) = timings.iter().min_by(|x, y| x.1.total_cmp(&y.1)) else {
@@ -961,6 +978,36 @@ fn finalists<C>(timings: &[(C, f64)]) -> Vec<usize> {
     order.retain(|&i| timings[i].1 <= bound);
     order.truncate(FINALISTS);
     order
+}
+
+/// How many of the fastest plain and split-k runs timed [`tune`] times again on operands
+/// padded to whole tiles.
+pub const TILED_RUNS: usize = 4;
+
+/// The runs on operands padded to whole tiles ([`Tuned::Tiled`]) that [`tune`] times after
+/// the others: of the [`TILED_RUNS`] fastest plain configurations and split-k runs in
+/// `timings` (a serial run counting as its split), each once, those that `shape` gives a
+/// padding ([`TiledRun::tiles`]: edge blocks or unaligned rows, copies small beside the
+/// product). Proposed from the timings rather than timed for every candidate, which would
+/// double the tuning of most odd shapes.
+fn tiled_runs(shape: MatmulShape, timings: &[(Tuned, f64)]) -> Result<Vec<Tuned>> {
+    let mut inner: Vec<(TiledRun, f64)> = timings
+        .iter()
+        .filter_map(|&(c, ms)| match c {
+            Tuned::Config(k) if k.precision() == Precision::Fp32 => Some((TiledRun::Config(k), ms)),
+            Tuned::SplitK(s) | Tuned::Serial(s) => Some((TiledRun::Split(s), ms)),
+            _ => None,
+        })
+        .collect();
+    inner.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let mut runs: Vec<Tuned> = vec![];
+    for (r, _) in inner.into_iter().take(TILED_RUNS) {
+        let run = Tuned::Tiled(r);
+        if r.tiles(shape)?.is_some() && !runs.contains(&run) {
+            runs.push(run);
+        }
+    }
+    Ok(runs)
 }
 
 /// The row splits worth timing for `shape`: for each plain configuration in `timings`
@@ -1318,6 +1365,39 @@ mod tests {
         }
         assert_eq!(Tuned::from_name("gemm-bf16-ws-128x256"), None);
         assert_eq!(Tuned::from_name("gemm-tf32-ws-128x256-from-f32"), None);
+    }
+
+    #[test]
+    fn tiled_runs_are_proposed_from_the_fastest_plain_and_split_k_runs() {
+        let split: Vec<SplitK> = SplitK::candidates().take(3).collect();
+        let plain = SgemmKernel::TUNED[0];
+        let timings: Vec<(Tuned, f64)> = vec![
+            (Tuned::SplitK(split[0]), 0.05),
+            (Tuned::Serial(split[1]), 0.02),
+            (Tuned::SplitK(split[1]), 0.03),
+            (Tuned::Config(plain), 0.04),
+            (Tuned::Repacked(plain), 0.01),
+            (Tuned::SplitK(split[2]), 0.06),
+        ];
+        // The four fastest plain and split-k runs (a serial run counts as its split), each
+        // once; the repacked run is not one of them.
+        assert_eq!(
+            tiled_runs(shape(127, 4096, 4096), &timings).unwrap(),
+            vec![
+                Tuned::Tiled(TiledRun::Split(split[1])),
+                Tuned::Tiled(TiledRun::Config(plain)),
+                Tuned::Tiled(TiledRun::Split(split[0])),
+            ]
+        );
+        // Whole tiles of every configuration and aligned rows: none.
+        assert!(
+            tiled_runs(shape(256, 4096, 4096), &timings)
+                .unwrap()
+                .is_empty()
+        );
+        for run in tiled_runs(shape(127, 4096, 4096), &timings).unwrap() {
+            assert_eq!(Tuned::from_name(&run.name()), Some(run));
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::plan::kernels::MatmulKernel;
 use crate::plan::repack;
 use crate::plan::row_split::RowSplit;
 use crate::plan::sgemm::SgemmKernel;
-use crate::plan::split_k::SplitK;
+use crate::plan::split_k::{SplitK, SplitKLaunch};
 use crate::plan::stream_k::{self, StreamRun};
 use crate::problem::error::{DriverContext, Error, Result};
 use crate::problem::shape::MatmulShape;
@@ -160,18 +160,47 @@ impl Gpu {
                 self.launch_stream_k(spec, &l, &a.as_view(), &b.as_view(), &mut out.as_view_mut())
             };
         }
-        let (m, k, n) = (shape.m, shape.k, shape.n);
-        let whole = p.shape;
         let mut workspace = self.workspace(p.workspace())?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
-        let (la, lb, _) = p.copies();
+        // SAFETY: a, b and out have the shape's lengths (checked above), the workspace
+        // p.workspace() floats; the launch runs the whole-tile product it is given.
+        unsafe {
+            self.on_padded(p, a, b, out, shape, ws.as_view_mut(), |a, b, out, _| {
+                self.launch_stream_k(spec, &l, a, b, out)
+            })
+        }
+    }
+
+    /// Runs `run` on the padded product `p` of `shape`: the operands it copies repacked
+    /// (zero-padded) into the start of `ws`, `a`'s then `b`'s, and its output into the part
+    /// after them where the output is copied, then that output's first `m` rows of `n`
+    /// copied into `out`. `run` gets the padded operands and output and the rest of `ws`.
+    ///
+    /// # Safety
+    /// `a`, `b` and `out` hold `shape`'s operands and output; `p` pads `shape`; `ws` holds
+    /// at least `p.workspace()` floats; `run` launches on the stream.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn on_padded(
+        &self, p: repack::Padded, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
+        shape: MatmulShape, mut ws: CudaViewMut<f32>,
+        run: impl FnOnce(
+            &CudaView<f32>,
+            &CudaView<f32>,
+            &mut CudaViewMut<f32>,
+            CudaViewMut<f32>,
+        ) -> Result<()>,
+    ) -> Result<()> {
+        let (m, k, n) = (shape.m, shape.k, shape.n);
+        let whole = p.shape;
+        let (la, lb, lo) = p.copies();
         let (mut wa, mut rest) = ws.split_at_mut(la);
-        let (mut wb, mut wo) = rest.split_at_mut(lb);
-        // SAFETY: a, b and out have the shape's lengths (checked above); wa holds m' rows of
-        // k' where a is copied, wb k' rows of n' where b is, wo m' rows of n' where the
-        // output is (Padded::copies), each starting a multiple of 4 floats into the
-        // workspace, so 16-byte aligned; the launch reads the copies (zero past the
-        // operands) or the operands as they are (then already whole tiles).
+        let (mut wb, mut rest) = rest.split_at_mut(lb);
+        let (mut wo, rest) = rest.split_at_mut(lo);
+        // SAFETY: a, b and out have the shape's lengths (the caller's contract); wa holds m'
+        // rows of k' where a is copied, wb k' rows of n' where b is, wo m' rows of n' where
+        // the output is (Padded::copies), each starting a multiple of 4 floats into the
+        // workspace, so 16-byte aligned; `run` reads the copies (zero past the operands) or
+        // the operands as they are (then already of the padded product's shape).
         unsafe {
             if p.copy_a {
                 self.repack(&a.as_view(), k, m, k, &mut wa, whole.m, whole.k)?;
@@ -182,10 +211,10 @@ impl Gpu {
             let a = if p.copy_a { wa.as_view() } else { a.as_view() };
             let b = if p.copy_b { wb.as_view() } else { b.as_view() };
             if p.copy_out {
-                self.launch_stream_k(spec, &l, &a, &b, &mut wo)?;
+                run(&a, &b, &mut wo, rest)?;
                 self.repack(&wo.as_view(), whole.n, m, n, &mut out.as_view_mut(), m, n)
             } else {
-                self.launch_stream_k(spec, &l, &a, &b, &mut out.as_view_mut())
+                run(&a, &b, &mut out.as_view_mut(), rest)
             }
         }
     }
@@ -247,15 +276,30 @@ impl Gpu {
         let l = s.launch(shape)?;
         let mut workspace = self.workspace(l.workspace)?;
         let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
+        // SAFETY: the caller's contract; ws holds l.workspace floats.
+        unsafe { self.split_k_on(s, &l, a, b, out, shape, ws.as_view_mut()) }
+    }
+
+    /// The launches of split-k run `l` of `s` on `shape`: the slices into the planes at the
+    /// start of `ws`, grouped where `l` says, then their reduction into `out`.
+    ///
+    /// # Safety
+    /// As [`launch_matmul`](Self::launch_matmul); `ws` holds `l.workspace` floats.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn split_k_on(
+        &self, s: SplitK, l: &SplitKLaunch, a: &CudaView<f32>, b: &CudaView<f32>,
+        out: &mut CudaViewMut<f32>, shape: MatmulShape, mut ws: CudaViewMut<f32>,
+    ) -> Result<()> {
         let (m, n) = (shape.m, shape.n);
         let info = self.entry_info(s.spec().entry)?;
         let mut args = self.launcher(&info);
-        args.view(a).view(b).buffer_mut(ws);
+        args.view(a).view(b).view_mut(&mut ws);
         args.dims(&shape).scalar(&l.slice);
         // SAFETY: (a, b, ws, m, n, k, slice) as the slice entry declares them; a and b hold
         // the shape's operands (the caller's contract), ws holds slices · m · n floats, and
         // the grid has cdiv(k, slice) slices in z.
         unsafe { args.launch(&l.partial) }?;
+        drop(args);
         let len = m * n;
         let planes = match &l.group {
             None => ws.as_view(),
@@ -279,6 +323,68 @@ impl Gpu {
         // SAFETY: planes holds l.groups planes of m · n floats, written by the launches before
         // on the same stream; out holds at least m · n (the caller's contract).
         unsafe { self.split_k_reduce(&planes, out, len, n, l.groups) }
+    }
+
+    /// `out = a · b` by `run` on operands padded to whole tiles of its configuration
+    /// ([`repack::tiles`]): the operands that its padding copies, zero-padded, and the
+    /// padded output in the [`Gpu`]'s workspace, then the output's first `m` rows of `n`
+    /// copied into `out`. Where the padding would copy nothing, `run` itself. The bits of
+    /// `run` on the padded operands: a plain configuration's on `a` and `b` as they are (the
+    /// padding adds exact zero products), a split-k run's on the padded depth's slices.
+    /// Asynchronous, with the errors of [`matmul_device`](Self::matmul_device).
+    pub fn matmul_tiles_device(
+        &self, run: repack::TiledRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>, shape: MatmulShape,
+    ) -> Result<()> {
+        let entry = match run {
+            repack::TiledRun::Config(k) => k.entry(),
+            repack::TiledRun::Split(s) => s.spec().entry,
+        };
+        if super::zero_if_trivial(&self.stream, entry, a, b, out, shape)? {
+            return Ok(());
+        }
+        let Some(p) = run.tiles(shape)? else {
+            return match run {
+                repack::TiledRun::Config(k) => {
+                    self.matmul_device(MatmulKernel::Sgemm(k), TileWidth::Tw16, a, b, out, shape)
+                }
+                repack::TiledRun::Split(s) => self.matmul_split_k_device(s, a, b, out, shape),
+            };
+        };
+        // The run on the padded product, a split-k one with its launches.
+        enum Inner {
+            Plain(SgemmKernel),
+            Split(SplitK, SplitKLaunch),
+        }
+        let inner = match run {
+            repack::TiledRun::Config(k) => Inner::Plain(k),
+            repack::TiledRun::Split(s) => Inner::Split(s, s.launch(p.shape)?),
+        };
+        let planes = match &inner {
+            Inner::Split(_, l) => l.workspace,
+            Inner::Plain(_) => 0,
+        };
+        let mut workspace = self.workspace(p.workspace() + planes)?;
+        let ws = workspace.as_mut().expect("allocated by Gpu::workspace");
+        // SAFETY: a, b and out have the shape's lengths (checked above); the workspace holds
+        // the copies and, after them, the split-k run's planes for the padded product.
+        unsafe {
+            self.on_padded(
+                p,
+                a,
+                b,
+                out,
+                shape,
+                ws.as_view_mut(),
+                |a, b, out, rest| match inner {
+                    Inner::Split(s, l) => self.split_k_on(s, &l, a, b, out, p.shape, rest),
+                    Inner::Plain(k) => {
+                        let kernel = MatmulKernel::Sgemm(k);
+                        self.launch_matmul(kernel, TileWidth::Tw16, a, b, out, p.shape)
+                    }
+                },
+            )
+        }
     }
 
     /// `out = a · b` by a rung-16 kernel ([`crate::plan::gemv`]): `g`'s configuration over

@@ -262,6 +262,7 @@ fn run_tuned(
         Tuned::Stream(s) => sim.matmul_stream_k(s, a, b, shape),
         Tuned::Rows(r) => sim.matmul_rows(r, a, b, shape),
         Tuned::Repacked(k) => sim.matmul_repacked(k, a, b, shape),
+        Tuned::Tiled(r) => sim.matmul_tiles(r, a, b, shape),
         Tuned::Packed(i) => sim.matmul_packed(PACKED_CONFIGS[i], a, b, shape),
         Tuned::Half(r) if r.config.input == Input::Tf32 => sim.matmul_tf32_ws(r, a, b, shape),
         Tuned::Half(r) => sim.matmul_half_from_f32(r, a, b, shape),

@@ -21,14 +21,148 @@
 //! zero-fills the last tile to the same depth. On an H200, 6043×35×6790 took 0.172 ms on
 //! the operands as they are, where 6043×48×6792 took 0.110 ms; the copy of the output back
 //! was most of a repacked run's 0.225 ms.
+//!
+//! A run on operands padded to whole tiles ([`tiles`], [`TiledRun`]: a plain configuration
+//! or a split-k run) pads further, so that no block leaves the exact loop: the depth to whole
+//! `BK` tiles, `a`'s rows to whole `BM` and `b`'s columns to whole `BN` where that operand
+//! is copied anyway or small, into an output in the workspace whose first `m` rows of `n`
+//! are copied back. The autotuner proposes it from its fastest plain and split-k runs.
 
+use crate::plan::sgemm::SgemmKernel;
+use crate::plan::split_k::SplitK;
 use crate::problem::error::Result;
 use crate::problem::shape::MatmulShape;
 use kernels_gpu::catalogue::{Extent, KernelSpec};
 use kernels_gpu::nvptx_device::launch::Launch;
-use kernels_gpu::sgemm::SgemmConfig;
 #[cfg(test)]
 use kernels_gpu::sgemm::repack::REPACK;
+use kernels_gpu::sgemm::{CONFIGS, SgemmConfig};
+
+/// The suffix of a run on whole tiles' name ([`TiledRun::name`]), after its inner run's.
+pub const TILES: &str = "-tiles";
+
+/// The most floats a run on whole tiles ([`tiles`]) copies, as a fraction of the product's `m · n · k`:
+/// `1 / TILES_COPY_SHARE` (an operand copied, and the output written and copied back, each
+/// float counted once). A float copied is about 8 bytes of memory traffic, about 2 ps at an
+/// H200's copy speed, where each of the product's `m · n · k` FMAs takes about 0.03 ps at
+/// FP32 rates: at 1/64 the copies cost about a sixth of the product at most, what whole
+/// tiles saved on an H200 (127×4096×4096: 0.125 ms; 128×4096×4096: 0.107 ms).
+pub const TILES_COPY_SHARE: u128 = 64;
+
+/// An operand is copied to pad its rows or columns to whole tiles alone (its depth or its
+/// rows' alignment needing no copy) only where it is at most `1 / OPERAND_SHARE` of the
+/// product's `m · n · k` floats: the rows of a tall `a` under a narrow output cost more to
+/// copy than its edge tiles cost to run (4717×5936×161: `a` is 112 MB).
+pub const OPERAND_SHARE: u128 = 256;
+
+/// A product padded to whole block tiles: the padded shape, and which of the operands and
+/// the output are copies (zero past the product's rows, depth and columns) in the
+/// workspace, the output's first `m` rows of `n` copied back. Stream-k runs
+/// ([`crate::plan::stream_k::StreamRun::padded`]) pad every dimension; runs on whole tiles
+/// ([`tiles`]) what is cheap to copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Padded {
+    /// `m'`, `k'` and `n'`: `m`, `k` and `n`, or rounded up to the tile's rows, depth and
+    /// columns.
+    pub shape: MatmulShape,
+    /// Whether `a` is copied into `m' × k'` (else `m' = m`, `k' = k`).
+    pub copy_a: bool,
+    /// Whether `b` is copied into `k' × n'` (else `k' = k`, `n' = n`).
+    pub copy_b: bool,
+    /// Whether the output is computed into `m' × n'` and copied back (`m' × n'` is not
+    /// `m × n`).
+    pub copy_out: bool,
+}
+
+impl Padded {
+    /// Floats of the copies, `a`'s, then `b`'s, then the output's (each a multiple of 4, so
+    /// each starts 16-byte aligned in one buffer): `(a, b, out)`, 0 for one not copied.
+    pub fn copies(&self) -> (usize, usize, usize) {
+        let (la, lb, lo) = self.shape.lens();
+        (
+            if self.copy_a { la } else { 0 },
+            if self.copy_b { lb } else { 0 },
+            if self.copy_out { lo } else { 0 },
+        )
+    }
+
+    /// Floats of all the copies.
+    pub fn workspace(&self) -> usize {
+        let (a, b, out) = self.copies();
+        a + b + out
+    }
+}
+
+/// The padding of `shape` for block tiles of `bm × bn`, `bk` deep, that a run on whole tiles
+/// ([`TiledRun`]) takes: the depth to whole `bk`-deep tiles where it is not (both operands
+/// copied), `a`'s rows to whole `bm` where `a` is copied anyway (its depth, or rows not
+/// 16-byte aligned) or small ([`OPERAND_SHARE`]), `b`'s columns to whole `bn` likewise.
+/// `None` where that copies nothing or more than [`TILES_COPY_SHARE`] allows;
+/// [`Error::IndexOverflow`](crate::Error::IndexOverflow) where the padded product no longer
+/// fits the kernels' indices.
+///
+/// The same configuration ran 128×4096×4096 in 0.107 ms and 127×4096×4096 in 0.125 on an
+/// H200, 832×1168×1280 in 0.065 ms and 824×1166×1279 in 0.080: its blocks on the product's
+/// edges, and every block where a row stride is not a multiple of 4, run the checked loop.
+pub fn tiles(bm: u32, bn: u32, bk: u32, shape: MatmulShape) -> Result<Option<Padded>> {
+    let MatmulShape { m, k, n } = shape;
+    let (bm, bn, bk) = (bm.max(1), bn.max(1), bk.max(1).next_multiple_of(4));
+    let up = |x: u32, to: u32| (x as usize).next_multiple_of(to as usize);
+    let k2 = up(k, bk);
+    let deep = k2 != k as usize;
+    let work = u128::from(m) * u128::from(n) * u128::from(k);
+    let small = |floats: usize| floats as u128 * OPERAND_SHARE <= work;
+    let copy_a = deep || !k.is_multiple_of(4) || (!m.is_multiple_of(bm) && small(up(m, bm) * k2));
+    let copy_b = deep || !n.is_multiple_of(4) || (!n.is_multiple_of(bn) && small(k2 * up(n, bn)));
+    let m2 = if copy_a { up(m, bm) } else { m as usize };
+    let n2 = if copy_b { up(n, bn) } else { n as usize };
+    let padded = Padded {
+        shape: MatmulShape::new(m2, k2, n2)?,
+        copy_a,
+        copy_b,
+        copy_out: (m2, n2) != (m as usize, n as usize),
+    };
+    let copies = padded.workspace() as u128;
+    Ok(((copy_a || copy_b) && copies * TILES_COPY_SHARE <= work).then_some(padded))
+}
+
+/// What a run on whole tiles ([`tiles`]) runs on the padded operands: a plain FP32 configuration or a
+/// split-k run of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TiledRun {
+    Config(SgemmKernel),
+    Split(SplitK),
+}
+
+impl TiledRun {
+    /// Its padding of `shape` ([`tiles`] with its configuration's block tile).
+    pub fn tiles(self, shape: MatmulShape) -> Result<Option<Padded>> {
+        let g = match self {
+            Self::Config(k) => k.config().geometry,
+            Self::Split(s) => CONFIGS[s.config].geometry,
+        };
+        tiles(g.bm, g.bn, g.bk, shape)
+    }
+
+    /// `<inner name>-tiles`.
+    pub fn name(self) -> String {
+        let inner = match self {
+            Self::Config(k) => k.name().to_owned(),
+            Self::Split(s) => s.name(),
+        };
+        format!("{inner}{TILES}")
+    }
+
+    /// Parses [`name`](Self::name), for the tuned FP32 configurations and split-k runs.
+    pub fn from_name(name: &str) -> Option<Self> {
+        let inner = name.strip_suffix(TILES)?;
+        SgemmKernel::TUNED
+            .into_iter()
+            .find(|k| k.name() == inner)
+            .map(Self::Config)
+            .or_else(|| SplitK::from_name(inner).map(Self::Split))
+    }
+}
 
 /// Whether repacking `shape`'s operands gives them 16-byte aligned rows they lack: `k` or
 /// `n` is not a multiple of 4.
@@ -168,6 +302,54 @@ mod tests {
         );
         // Past the kernels' indices: a typed error.
         assert!(Strided::of(config, shape(1, u32::MAX as usize - 70, 1)).is_err());
+    }
+
+    #[test]
+    fn tiles_pad_what_is_cheap_to_copy() {
+        let shape = |m, k, n| MatmulShape::new(m, k, n).unwrap();
+        // Few rows, one short of a tile: a's 128 rows copied, b as it is.
+        let t = tiles(128, 128, 16, shape(127, 4096, 4096))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (t.shape, t.copy_a, t.copy_b, t.copy_out),
+            (shape(128, 4096, 4096), true, false, true)
+        );
+        assert_eq!(t.copies(), (128 * 4096, 0, 128 * 4096));
+        // A tall a under a narrow, odd output: b padded to whole tiles, a left (112 MB).
+        let t = tiles(128, 64, 16, shape(4717, 5936, 161)).unwrap().unwrap();
+        assert_eq!(
+            (t.shape, t.copy_a, t.copy_b),
+            (shape(4717, 5936, 192), false, true)
+        );
+        // A depth that is not whole tiles: both copied, every dimension padded.
+        let t = tiles(64, 128, 16, shape(824, 1166, 1279)).unwrap().unwrap();
+        assert_eq!(
+            (t.shape, t.copy_a, t.copy_b),
+            (shape(832, 1168, 1280), true, true)
+        );
+        assert_eq!(t.workspace(), 832 * 1168 + 1168 * 1280 + 832 * 1280);
+        // Whole tiles and aligned rows: nothing to pad.
+        assert_eq!(tiles(128, 128, 16, shape(128, 4096, 4096)).unwrap(), None);
+        // A depth of 8-deep tiles pads to multiples of 8.
+        let t = tiles(64, 128, 8, shape(256, 1004, 512)).unwrap().unwrap();
+        assert_eq!(t.shape, shape(256, 1008, 512));
+        // Copies past a 64th of the product: not worth it.
+        assert_eq!(tiles(64, 64, 16, shape(64, 5, 64)).unwrap(), None);
+        // Past the kernels' indices: a typed error.
+        assert!(tiles(128, 128, 16, shape(1, u32::MAX as usize - 70, 1)).is_err());
+        // Names.
+        for run in [
+            TiledRun::Config(SgemmKernel::DEFAULT),
+            TiledRun::Split(SplitK::candidates().next().unwrap()),
+        ] {
+            assert!(run.name().ends_with(TILES));
+            assert_eq!(TiledRun::from_name(&run.name()), Some(run));
+        }
+        assert_eq!(
+            TiledRun::from_name("sgemm-multistage-64x64x16-w32x32"),
+            None
+        );
     }
 
     #[test]

@@ -47,39 +47,8 @@ pub struct PartOf {
     pub m_all: u32,
 }
 
-/// The whole-tile shape a stream-k entry runs a product on, and which of the operands and
-/// the output are copies ([`StreamRun::padded`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Padded {
-    /// `m`, `k` and `n` rounded up to the tile's rows, depth and columns.
-    pub shape: MatmulShape,
-    /// Whether `a` is copied into `m' × k'` (`m` or `k` not whole tiles).
-    pub copy_a: bool,
-    /// Whether `b` is copied into `k' × n'` (`k` or `n` not whole tiles).
-    pub copy_b: bool,
-    /// Whether the output is computed into `m' × n'` and copied back (`m` or `n` not whole
-    /// tiles).
-    pub copy_out: bool,
-}
-
-impl Padded {
-    /// Floats of the copies, `a`'s, then `b`'s, then the output's (each a multiple of 4, so
-    /// each starts 16-byte aligned in one buffer): `(a, b, out)`, 0 for one not copied.
-    pub fn copies(&self) -> (usize, usize, usize) {
-        let (la, lb, lo) = self.shape.lens();
-        (
-            if self.copy_a { la } else { 0 },
-            if self.copy_b { lb } else { 0 },
-            if self.copy_out { lo } else { 0 },
-        )
-    }
-
-    /// Floats of all the copies.
-    pub fn workspace(&self) -> usize {
-        let (a, b, out) = self.copies();
-        a + b + out
-    }
-}
+/// The whole-tile product a stream-k entry runs ([`StreamRun::padded`]).
+pub use crate::plan::repack::Padded;
 
 /// How one stream-k product is launched ([`StreamRun::launch`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
