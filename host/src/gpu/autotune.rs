@@ -115,7 +115,7 @@ pub enum Tuned {
     Repacked(SgemmKernel),
     /// A configuration or a split-k run on operands padded to whole tiles
     /// ([`repack::tiles`]), proposed by [`tune`] from the fastest plain and split-k runs
-    /// timed ([`tiled_runs`]).
+    /// timed.
     Tiled(TiledRun),
     /// TF32 on packed operands: the configuration `PACKED_CONFIGS[i]` of rung 14 (`wgmma`,
     /// which a GPU that is not a Hopper declines) or 15 (`mma.sync`) ([`crate::plan::packed`]),
