@@ -215,18 +215,17 @@ impl Simulator {
         let entry = CONFIGS[s.config]
             .sim_stream_k
             .unwrap_or_else(|| panic!("{} has a stream-k spec and no simulator twin", spec.entry));
-        let MatmulShape { m, k, n } = shape;
+        let MatmulShape { m, n, .. } = shape;
         let p = l.padded;
         let whole = p.shape;
         let (la, lb, lo) = whole.lens();
-        let ap = match p.copy_a {
-            true => self.repacked_copy(a, k, m, k, whole.m, whole.k)?,
-            false => aligned_copy(a),
-        };
-        let bp = match p.copy_b {
-            true => self.repacked_copy(b, n, k, n, whole.k, whole.n)?,
-            false => aligned_copy(b),
-        };
+        let (ap, bp) = self.copied_operands(
+            a,
+            b,
+            shape,
+            p.copy_a.then_some((whole.m, whole.k)),
+            p.copy_b.then_some((whole.k, whole.n)),
+        )?;
         let (ap, bp) = (aligned_floats(&ap, la), aligned_floats(&bp, lb));
         let mut out = aligned_zeros(lo);
         let mut flags = vec![0u64; l.flags];

@@ -306,10 +306,8 @@ impl Tuned {
     pub fn block_rows(self) -> u32 {
         let bm = |config: usize| kernels_gpu::sgemm::CONFIGS[config].geometry.bm;
         match self {
-            Self::Config(k) | Self::Repacked(k) | Self::Tiled(TiledRun::Config(k)) => {
-                k.config().geometry.bm
-            }
-            Self::Tiled(TiledRun::Split(s)) => bm(s.config),
+            Self::Config(k) | Self::Repacked(k) => k.config().geometry.bm,
+            Self::Tiled(r) => r.config().geometry.bm,
             Self::SplitK(s) | Self::Serial(s) => bm(s.config),
             Self::Stream(s) => bm(s.config),
             Self::Rows(r) => {

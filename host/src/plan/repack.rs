@@ -135,12 +135,17 @@ pub enum TiledRun {
 }
 
 impl TiledRun {
+    /// The configuration it runs, split or not.
+    pub fn config(self) -> &'static SgemmConfig {
+        match self {
+            Self::Config(k) => k.config(),
+            Self::Split(s) => &CONFIGS[s.config],
+        }
+    }
+
     /// Its padding of `shape` ([`tiles`] with its configuration's block tile).
     pub fn tiles(self, shape: MatmulShape) -> Result<Option<Padded>> {
-        let g = match self {
-            Self::Config(k) => k.config().geometry,
-            Self::Split(s) => CONFIGS[s.config].geometry,
-        };
+        let g = self.config().geometry;
         tiles(g.bm, g.bn, g.bk, shape)
     }
 
