@@ -202,13 +202,15 @@ fn launch_bounds_match_the_catalogue() {
 
 /// Tile loops of a multistage entry: the unchecked one and, for edge tiles and odd shapes,
 /// the checked one or (the largest tiles) rung 8's; the checked loop peeled into the trips
-/// inside the depth and the last ones where `multistage::peels_checked_loop` says so.
+/// inside the depth and the last ones where `multistage::peels_checked_loop` says so; and
+/// the checked loop's last trip as a body of its own (these plain entries multiply only the
+/// last k-tile's depths inside `k` there).
 fn multistage_loops(k: SgemmKernel) -> usize {
     let g = k.config().geometry;
     let outputs = (g.bm * g.bn) as usize;
-    let peels =
-        multistage::peels_checked_loop(outputs) && outputs < multistage::CHECKED_LOOP_MAX_OUTPUTS;
-    if peels { 3 } else { 2 }
+    let checked = outputs < multistage::CHECKED_LOOP_MAX_OUTPUTS;
+    let peels = multistage::peels_checked_loop(outputs) && checked;
+    2 + usize::from(peels) + usize::from(checked)
 }
 
 /// The multistage rung copies its `b` tiles with 16-byte, L2-only `cp.async` (and, in the

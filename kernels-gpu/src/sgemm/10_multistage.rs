@@ -41,8 +41,10 @@
 //! the checked tile loads, in pairs where its rows are 8-byte aligned (see
 //! `multistage_in`; the small tiles of [`copies_a`] copy `a` as in their common case,
 //! zero-filled past the matrix). Larger tiles run rung 8's [`sgemm_double_buffered_padded_in`]
-//! on the same arrays there. The zeros add
-//! exact zero products, so every shape gives the same bits as the rest of the ladder.
+//! on the same arrays there. The zeros add exact zero products, so every shape gives the
+//! values of the FMA chain in `k` order, as the rest of the ladder does; the plain entries'
+//! checked loop leaves out the last k-tile's depths past `k` (in runs of 4), whose products
+//! are those zeros.
 //! Tiles of more than [`TWO_AHEAD_MAX_OUTPUTS`] outputs peel that checked loop: the trips
 //! whose copies lie wholly inside the depth check only the block's edge (loop-invariant),
 //! and the last two or three trips check the depth as well.
@@ -165,7 +167,7 @@ pub unsafe fn sgemm_multistage<const LDA: usize, const GROUP: u32, E: Epilogue>(
 ) {
     // SAFETY: the caller's contract; `a`'s rows are `k` floats apart.
     unsafe {
-        same_tile!(sgemm_multistage_ld::<LDA, GROUP, E>)(a, b, out, m, n, k, k, n, false, epilogue)
+        same_tile!(multistage_ld::<LDA, GROUP, true, E>)(a, b, out, m, n, k, k, n, false, epilogue)
     }
 }
 
@@ -188,6 +190,38 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
     a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
     force_realign: bool, epilogue: E,
 ) {
+    // SAFETY: forwarded.
+    unsafe {
+        same_tile!(multistage_ld::<LDA, GROUP, false, E>)(
+            a,
+            b,
+            out,
+            m,
+            n,
+            k,
+            lda,
+            ldb,
+            force_realign,
+            epilogue,
+        )
+    }
+}
+
+/// [`sgemm_multistage_ld`], whose checked loop multiplies only the depths of the last k-tile
+/// that lie inside `k` where `LAST` (`multistage_in`): the plain entries, which run short
+/// depths whole. The split-k, strided, serial and stream entries keep one trip body: on
+/// their long slices it saved little, and a 32 × 128 split-k product ran 8% slower with the
+/// second body on an H200 (10×1223×10202).
+///
+/// # Safety
+/// As [`sgemm_multistage_ld`].
+#[warp_tiled]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn multistage_ld<const LDA: usize, const GROUP: u32, const LAST: bool, E: Epilogue>(
+    a: *const f32, b: *const f32, out: *mut f32, m: u32, n: u32, k: u32, lda: u32, ldb: u32,
+    force_realign: bool, epilogue: E,
+) {
     let realign = force_realign || <same_tile!(WarpTile)>::REALIGNS;
     let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
     // b_tile[stage][r * BN + c]
@@ -202,11 +236,11 @@ pub unsafe fn sgemm_multistage_ld<const LDA: usize, const GROUP: u32, E: Epilogu
     // SAFETY: the caller's contract; the arrays hold the stages the loop uses.
     unsafe {
         if exact {
-            same_tile!(multistage_in::<LDA, true, E, Alone>)(
+            same_tile!(multistage_in::<LDA, true, false, E, Alone>)(
                 a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, realign, epilogue, Alone,
             )
         } else if BM * BN < CHECKED_LOOP_MAX_OUTPUTS {
-            same_tile!(multistage_in::<LDA, false, E, Alone>)(
+            same_tile!(multistage_in::<LDA, false, LAST, E, Alone>)(
                 a_tile, b_tile, &tile, a, b, out, n, k, lda, ldb, realign, epilogue, Alone,
             )
         } else {
@@ -261,11 +295,11 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
     // columns from `k0`, `b` the slice's rows; the arrays hold the stages the loop uses.
     unsafe {
         if exact {
-            same_tile!(multistage_in::<LDA, true, _, _>)(
+            same_tile!(multistage_in::<LDA, true, false, _, _>)(
                 a_tile, b_tile, &tile, a, b, out, n, depth, k, n, false, epilogue, turn,
             )
         } else {
-            same_tile!(multistage_in::<LDA, false, _, _>)(
+            same_tile!(multistage_in::<LDA, false, false, _, _>)(
                 a_tile, b_tile, &tile, a, b, out, n, depth, k, n, false, epilogue, turn,
             )
         }
@@ -375,7 +409,7 @@ pub unsafe fn sgemm_multistage_stream<const LDA: usize, const GROUP: u32, E: Epi
         // (asserted); the arrays hold the stages the loop uses, and the previous piece's
         // last barrier (its turn's) ended every read of them.
         unsafe {
-            same_tile!(multistage_in::<LDA, true, _, _>)(
+            same_tile!(multistage_in::<LDA, true, false, _, _>)(
                 a_tile, b_tile, &tile, a, b, out, n, depth, k, n, false, epilogue, turn,
             )
         }
@@ -393,8 +427,12 @@ pub unsafe fn sgemm_multistage_stream<const LDA: usize, const GROUP: u32, E: Epi
 /// ones where they are 8-byte aligned and `n` is even, and a 4-byte one per element where
 /// neither, zero-filled past the matrix (rows from `k` on, columns from `n` on); `a` tiles
 /// are loaded by [`TileVectors::load_nc_pairs`], zero past the matrix too. The zeros add
-/// exact zero products past `k`, so every shape runs the same FMAs in the same order as the
-/// other rungs (the same bits), and edge tiles and odd shapes stay on the multistage loop.
+/// exact zero products past `k`, so every shape runs the FMA chain in `k` order of the other
+/// rungs, and edge tiles and odd shapes stay on the multistage loop. Where `LAST`, the last
+/// trip is a body of its own that multiplies only the depths inside `k`, in runs of 4
+/// ([`WarpTile::accumulate_ld_first`]): on a short `k` the last tile's zeros were most of
+/// the FMAs (19 depths ran 32 with `BK` = 16). What it leaves out are exact zeros, so the
+/// values are the same (a sum that underflowed to −0 keeps its sign).
 ///
 /// `realign` as [`WarpTile::store_as`] takes it.
 ///
@@ -404,7 +442,13 @@ pub unsafe fn sgemm_multistage_stream<const LDA: usize, const GROUP: u32, E: Epi
 #[warp_tiled]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: TileTurn>(
+unsafe fn multistage_in<
+    const LDA: usize,
+    const EXACT: bool,
+    const LAST: bool,
+    E: Epilogue,
+    T: TileTurn,
+>(
     a_tile: SharedSlice<f32>, b_tile: SharedSlice<f32>, tile: &BlockTile, a: *const f32,
     b: *const f32, out: *mut f32, n: u32, k: u32, lda: u32, ldb: u32, realign: bool, epilogue: E,
     turn: T,
@@ -601,8 +645,23 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
     // One trip of the loop over the k-tiles: `$inside` where every copy it issues (b tile
     // phase + 2, a tile phase + 1 or + 2) lies wholly inside the depth, so that its loads
     // check only the block's edge (a macro, pasted into each loop below with a constant).
+    // The depths of the last k-tile that lie inside `k` (`BK` where `BK` divides it).
+    let last_depths = k - (tiles - 1) * BK as u32;
+    // A trip's FMAs: every depth of the stage (`whole`), or, in the last trip where `LAST`,
+    // those inside `k` (`last`).
+    macro_rules! accumulate {
+        (whole, $a:expr, $b:expr) => {
+            warp.accumulate_ld::<LDA>(&mut acc, $a, $b)
+        };
+        (last, $a:expr, $b:expr) => {
+            warp.accumulate_ld_first::<LDA>(&mut acc, $a, $b, last_depths)
+        };
+    }
     macro_rules! trip {
-        ($phase:expr, $inside:expr) => {{
+        ($phase:expr, $inside:expr) => {
+            trip!($phase, $inside, whole)
+        };
+        ($phase:expr, $inside:expr, $depths:ident) => {{
             let phase: u32 = $phase;
             if async_a {
                 // a tile phase + 1 into the stage read in the previous trip (before its
@@ -637,7 +696,7 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
             // trip or the prologue); the slices start at the thread's origin; the a tile is
             // BK × LDA.
             unsafe {
-                warp.accumulate_ld::<LDA>(&mut acc, a_frags, b_frags);
+                accumulate!($depths, a_frags, b_frags);
             }
             if !async_a {
                 // SAFETY: a stage (phase + 1) % 2 was last read in the previous trip, before
@@ -669,14 +728,28 @@ unsafe fn multistage_in<const LDA: usize, const EXACT: bool, E: Epilogue, T: Til
         for phase in 0..inside {
             trip!(phase, true);
         }
-        for phase in inside..tiles {
+        if LAST {
+            for phase in inside..tiles - 1 {
+                trip!(phase, false);
+            }
+            trip!(tiles - 1, false, last);
+        } else {
+            for phase in inside..tiles {
+                trip!(phase, false);
+            }
+        }
+    } else if LAST {
+        for phase in 0..tiles - 1 {
             trip!(phase, false);
         }
+        trip!(tiles - 1, false, last);
     } else {
         for phase in 0..tiles {
             trip!(phase, false);
         }
     }
+    // What a last trip of its own loaded ahead is not read (nothing comes after it).
+    let _ahead = pending;
     let fast = tile.is_interior(BM as u32, BN as u32) && n.is_multiple_of(4) && is_aligned16(out);
     // SAFETY: `fast` is exactly the fast-path condition; `origin` is this thread's; every
     // thread takes its turn.

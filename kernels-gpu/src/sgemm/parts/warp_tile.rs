@@ -176,32 +176,68 @@ impl WarpTile {
         self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
         b_frags: SharedSlice<f32>,
     ) {
-        unroll!(BK, |dot| {
-            let dot = dot as u32;
-            let mut frag_a = [[0.0f32; TM]; WMITER];
-            let mut frag_b = [[0.0f32; TN]; WNITER];
-            unroll!(WMITER, |wm| {
-                unroll!(TM / 4, |i| {
-                    let at = dot * LDA as u32 + (wm * Self::WSUBM + 4 * i) as u32;
-                    // SAFETY: inside the stage's a tile and 16-byte aligned (contract).
-                    let v = unsafe { a_frags.get4_unchecked(at) };
-                    unroll!(4, |e| frag_a[wm][4 * i + e] = v[e]);
+        // SAFETY: the caller's contract, every step of the stage.
+        unroll!(BK, |dot| unsafe {
+            self.step::<LDA, LDB>(acc, a_frags, b_frags, dot as u32)
+        });
+    }
+
+    /// [`accumulate_ld`](Self::accumulate_ld) over the first `steps` depths of the stage
+    /// only, in runs of 4 (`steps` rounded up to a multiple of 4; at most `BK`): for the last
+    /// k-tile of a depth that is not whole tiles, whose depths from `steps` on hold zeros.
+    /// Their products are exact zeros, and leaving them out keeps every output's value (a
+    /// sum that underflowed to −0 stays −0 where adding `+0` would have made it `+0`).
+    ///
+    /// # Safety
+    /// As [`accumulate_ld`](Self::accumulate_ld).
+    #[inline(always)]
+    pub unsafe fn accumulate_ld_first<const LDA: usize>(
+        self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
+        b_frags: SharedSlice<f32>, steps: u32,
+    ) {
+        unroll!(BK / 4, |run| {
+            if 4 * (run as u32) < steps {
+                unroll!(4, |d| {
+                    let dot = (4 * run + d) as u32;
+                    // SAFETY: the caller's contract, a step of the stage (dot < BK).
+                    unsafe { self.step::<LDA, BN>(acc, a_frags, b_frags, dot) };
                 });
+            }
+        });
+    }
+
+    /// Step `dot` (a depth below `BK`) of [`accumulate_strided`](Self::accumulate_strided).
+    ///
+    /// # Safety
+    /// As [`accumulate_strided`](Self::accumulate_strided); `dot < BK`.
+    #[inline(always)]
+    unsafe fn step<const LDA: usize, const LDB: usize>(
+        self, acc: &mut Acc<WMITER, TM, WNITER, TN>, a_frags: SharedSlice<f32>,
+        b_frags: SharedSlice<f32>, dot: u32,
+    ) {
+        let mut frag_a = [[0.0f32; TM]; WMITER];
+        let mut frag_b = [[0.0f32; TN]; WNITER];
+        unroll!(WMITER, |wm| {
+            unroll!(TM / 4, |i| {
+                let at = dot * LDA as u32 + (wm * Self::WSUBM + 4 * i) as u32;
+                // SAFETY: inside the stage's a tile and 16-byte aligned (contract).
+                let v = unsafe { a_frags.get4_unchecked(at) };
+                unroll!(4, |e| frag_a[wm][4 * i + e] = v[e]);
             });
-            unroll!(WNITER, |wn| {
-                unroll!(TN / 4, |j| {
-                    let at = dot * LDB as u32 + (wn * Self::WSUBN + 4 * j) as u32;
-                    // SAFETY: inside the stage's b tile and 16-byte aligned (contract).
-                    let v = unsafe { b_frags.get4_unchecked(at) };
-                    unroll!(4, |e| frag_b[wn][4 * j + e] = v[e]);
-                });
+        });
+        unroll!(WNITER, |wn| {
+            unroll!(TN / 4, |j| {
+                let at = dot * LDB as u32 + (wn * Self::WSUBN + 4 * j) as u32;
+                // SAFETY: inside the stage's b tile and 16-byte aligned (contract).
+                let v = unsafe { b_frags.get4_unchecked(at) };
+                unroll!(4, |e| frag_b[wn][4 * j + e] = v[e]);
             });
-            unroll!(WMITER, |wm| {
-                unroll!(TM, |i| {
-                    unroll!(WNITER, |wn| {
-                        let (x, acc) = (frag_a[wm][i], &mut acc[wm][i][wn]);
-                        unroll!(TN, |j| acc[j] = fma(x, frag_b[wn][j], acc[j]));
-                    });
+        });
+        unroll!(WMITER, |wm| {
+            unroll!(TM, |i| {
+                unroll!(WNITER, |wn| {
+                    let (x, acc) = (frag_a[wm][i], &mut acc[wm][i][wn]);
+                    unroll!(TN, |j| acc[j] = fma(x, frag_b[wn][j], acc[j]));
                 });
             });
         });
