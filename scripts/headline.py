@@ -263,10 +263,12 @@ def rows():
     # FP32's listed suite and random seeds 14-16: the run of the submitted FP32 kernels
     # (rung 10's 96 x 96 tile beside its other tiles), the kernels of the submitted tree.
     fp32 = "2026-11-30/narrow-tiles-h200/final/"
-    # The listed TF32 and BF16 suites: the tree with the submitted tensor-core kernels and
-    # TF32 packing.
+    # The listed BF16 suite: the tree with the submitted 16-bit kernels.
     final = "2026-11-30/tf32-pack-h200/final/"
-    # TF32 and BF16 random seed 1: the submitted tree, on the next host.
+    # The listed TF32 suite and TF32 random seed 1: the submitted tree (TF32 rounded by the
+    # accelerator's copies).
+    tf32 = "2026-12-01/tf32-copies-round-h200/final/"
+    # BF16 random seed 1: the tree of its kernels, on the next host.
     seeds = "2026-11-29/final-pairs-2-h200/"
     dated = [
         suite_row(
@@ -289,15 +291,15 @@ def rows():
         ),
         suite_row(
             "TF32 (tensor cores), {count} listed shapes",
-            final + "suite-tf32.txt",
+            tf32 + "suite_tf32.txt",
             cli.format(" --precision tf32")
-            + " (the operands' TF32 packing, where a configuration needs it, timed in)",
+            + " (the operands' packing, where a configuration needs it, timed in)",
         ),
         suite_row(
             "TF32 (tensor cores), {count} random shapes (seed 1)",
-            seeds + "tf32-seed1.txt",
+            tf32 + "tf32_seed1.txt",
             cli.format(" random --precision tf32")
-            + " (the operands' TF32 packing, where a configuration needs it, timed in)",
+            + " (the operands' packing, where a configuration needs it, timed in)",
         ),
         suite_row(
             "BF16 from f32 operands, {count} listed shapes",

@@ -159,6 +159,43 @@ fn rung_17_every_configuration_on_edges_and_splits() {
     }
 }
 
+/// Rung 17's 16-bit outputs (`gemm_half_to_half`): each output the f32 product rounded to
+/// the element type (to nearest even), bit for bit, for `bf16` and `f16`, on a shape whose
+/// rows are not whole 8-byte runs of the outputs (`n` odd) and one whose are.
+#[test]
+fn rung_17_outputs_in_16_bits_are_the_f32_products_rounded() {
+    use kernels_gpu_host::plan::half::{HalfFloat, HalfRun, Input, default_config, round_all};
+    fn run<T: HalfFloat>(input: Input) {
+        let run = HalfRun::unsplit(default_config(input));
+        for (m, k, n) in [(37, 40, 133), (20, 24, 64)] {
+            let shape = MatmulShape::new(m, k, n).unwrap();
+            let values = |len: usize, seed: usize| -> Vec<f32> {
+                (0..len)
+                    .map(|i| ((i * 37 + seed) % 101) as f32 / 13.0 - 3.7)
+                    .collect()
+            };
+            let (a, b) = (
+                round_all::<T>(&values(m * k, 1)),
+                round_all::<T>(&values(k * n, 2)),
+            );
+            let wide = hopper().gemm_half(run, &a, &b, shape).unwrap();
+            let narrow = hopper().gemm_half_to_half(run, &a, &b, shape).unwrap();
+            assert_eq!(narrow.len(), m * n);
+            for (i, (x, y)) in wide.iter().zip(&narrow).enumerate() {
+                let want = T::from_f32(*x);
+                assert_eq!(
+                    bytemuck::bytes_of(y),
+                    bytemuck::bytes_of(&want),
+                    "{} {shape}: output {i} of {x}",
+                    T::NAME
+                );
+            }
+        }
+    }
+    run::<half::bf16>(Input::Bf16);
+    run::<half::f16>(Input::F16);
+}
+
 /// A split of the depth that is not a power of two (a `HalfRun` may ask for any), and one
 /// with more slices than the depth has k-tiles of its share (the last slices empty, their
 /// planes zeros): within the bound of the product, as unsplit.

@@ -17,7 +17,7 @@ mod rounded;
 mod shapes;
 
 use kernels_gpu::nvptx_device::launch::Limits;
-use kernels_gpu::nvptx_device::mma::tf32_round_bits;
+use kernels_gpu::nvptx_device::mma::{tf32_round_bits, tf32_round_even_bits};
 use kernels_gpu_host::check::reference::matmul_f64;
 use kernels_gpu_host::plan::half::{HalfRun, Input, configs, default_config};
 use kernels_gpu_host::plan::packed::{self, PACKED_CONFIGS, PackedConfig, PackedRung};
@@ -128,10 +128,10 @@ fn wrong_operand_lengths_are_a_typed_error() {
     assert!(matches!(err, Error::InputLength { .. }), "{err}");
 }
 
-/// Rung 17's TF32 run `run` on `shape` as [`check`] checks the packed rungs, and the same
-/// bits on a second run.
+/// Rung 17's TF32 run `run` on `shape` as [`check`] checks the packed rungs (its copies
+/// round to nearest with ties to even), and the same bits on a second run.
 fn check_ws(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
-    let round = |x: f32| f32::from_bits(tf32_round_bits(x.to_bits()));
+    let round = |x: f32| f32::from_bits(tf32_round_even_bits(x.to_bits()));
     check_rounded_product(
         shape,
         seed,
@@ -157,11 +157,11 @@ fn check_ws(run: HalfRun, shape: (usize, usize, usize), seed: u64) {
 /// Every TF32 configuration of rung 17 (the warp-specialized `wgmma.m64nNk8` fed by the
 /// tensor-memory accelerator; `b` packed K-major, or read as it lies by the tiles computed
 /// transposed) on one tile and a sliver past it each way with k = 70 (three k-tiles of 32,
-/// the last partial, k not a multiple of 4: `a` packed and padded; `n` not a multiple of 4:
-/// a row-major `b` copied into padded rows) and k = 72 (`a` read as it is and rounded by
-/// the kernel, a row-major `b` too), split in two; unsplit on a small shape, and on one of
-/// four tiles with `n` even (the odd ones stage their rows in shared memory). The check
-/// against the rounded inputs' product fails a kernel that leaves `a` unrounded.
+/// the last partial, k not a multiple of 4: `a` copied and padded; `n` not a multiple of 4:
+/// a row-major `b` copied into padded rows) and k = 72 (`a` read as it is, a row-major `b`
+/// too), split in two; unsplit on a small shape, and on one of four tiles with `n` even (the
+/// odd ones stage their rows in shared memory). The check against the rounded inputs'
+/// product fails a run whose copies leave an operand unrounded.
 #[test]
 fn rung_17_tf32_every_configuration_on_edges_and_splits() {
     for (i, config) in configs(Input::Tf32).enumerate() {
@@ -187,7 +187,7 @@ fn rung_17_tf32_every_configuration_on_edges_and_splits() {
 /// The default TF32 configuration of rung 17, and the first that reads `b` as it lies, on
 /// odd shapes: single rows, columns and
 /// depths, primes (k not a multiple of the k-tile, nor of 4), depths that are multiples of
-/// 4 (`a` rounded by the kernel), a depth of three k-tiles split four ways (the last slice
+/// 4 (`a` read as it is), a depth of three k-tiles split four ways (the last slice
 /// empty), depths past one block of `b`'s packing (128) on its 16-byte and its word path,
 /// and several tiles a block in the persistent grid.
 #[test]
@@ -211,6 +211,43 @@ fn rung_17_tf32_odd_shapes() {
     for config in [default_config(Input::Tf32), row_b] {
         for (i, (m, k, n, splits)) in shapes.into_iter().enumerate() {
             check_ws(HalfRun { config, splits }, (m, k, n), 0x1733 + i as u64);
+        }
+    }
+}
+
+/// Rung 17's TF32 copies round each operand to the nearest TF32 with ties to even, exactly:
+/// `a` times the identity and the identity times `b` give the rounded inputs back, for the
+/// default configuration (`b` packed) and a swapped one (`b` as it lies), `k` a multiple of
+/// 4 (the operands as they are) and not (copied into padded rows first).
+#[test]
+fn rung_17_tf32_copies_round_ties_to_even() {
+    let row_b = configs(Input::Tf32)
+        .find(|c| c.row_major_b)
+        .expect("a row-major-b row");
+    let low = [0x1000u32, 0x0fff, 0x1001, 0x0000, 0x1fff];
+    for k in [36usize, 37] {
+        let values: Vec<f32> = (0..(k * k) as u32)
+            .map(|i| {
+                let kept = 0x3f80_0000 | (i.wrapping_mul(0x9e37_79b1) & 0x007f_e000);
+                let sign = if i % 3 == 0 { 0x8000_0000 } else { 0 };
+                f32::from_bits(sign | kept | low[i as usize % low.len()])
+            })
+            .collect();
+        let eye: Vec<f32> = (0..k * k)
+            .map(|e| if e / k == e % k { 1.0 } else { 0.0 })
+            .collect();
+        let want: Vec<u32> = values
+            .iter()
+            .map(|v| tf32_round_even_bits(v.to_bits()))
+            .collect();
+        let shape = MatmulShape::new(k, k, k).unwrap();
+        for config in [default_config(Input::Tf32), row_b] {
+            let run = HalfRun::unsplit(config);
+            for (operand, a, b) in [("a", &values, &eye), ("b", &eye, &values)] {
+                let out = hopper().matmul_tf32_ws(run, a, b, shape).unwrap();
+                let got: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+                assert_eq!(got, want, "{} k = {k}: `{operand}`", config.name);
+            }
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::plan::fusion::{intermediate_len, zip_launch};
 use crate::plan::gemm::{GemmKernel, Resolved};
 use crate::plan::half::{HalfFloat, HalfRun, Input};
 use crate::plan::kernels::MatmulKernel;
+use crate::plan::packed::Packing;
 use crate::plan::reduce::{self, ReduceKernel};
 use crate::plan::repack;
 use crate::plan::row_split::RowSplit;
@@ -568,7 +569,10 @@ impl Simulator {
         let launch = crate::plan::packed::launch(config, shape, &self.limits)?;
         let MatmulShape { m, k, n } = shape;
         let kp = crate::plan::packed::packed_depth(k);
-        let (mut ap, mut bp) = self.pack_tf32(a, b, shape, packs_a(config, k))?;
+        let (mut ap, mut bp) = (
+            self.pack_a(a, shape, packs_a(config, k), Packing::Rounded)?,
+            self.pack_b(b, shape, Packing::Rounded)?,
+        );
         let (pa, pb) = (
             SharedPtr(ap.as_mut_ptr().cast::<f32>()),
             SharedPtr(bp.as_mut_ptr().cast::<f32>()),
@@ -583,21 +587,13 @@ impl Simulator {
         Ok(out)
     }
 
-    /// The packed operands of a TF32 product of `shape` (lengths checked by the caller), by
-    /// the GPU's packing kernels ([`crate::plan::packed`]): `bᵀ` rounded, `n` rows of the
-    /// packed depth, and `a` rounded (`m` rows of it) where `packs_a`, else a
-    /// 16-byte-aligned copy of `a` as it is, as a device allocation is aligned.
-    fn pack_tf32(
-        &self, a: &[f32], b: &[f32], shape: MatmulShape, packs_a: bool,
-    ) -> Result<(Vec<Aligned>, Vec<Aligned>)> {
-        Ok((
-            self.pack_a_tf32(a, shape, packs_a)?,
-            self.pack_b_tf32(b, shape)?,
-        ))
-    }
-
-    /// [`pack_tf32`](Self::pack_tf32)'s `a`.
-    fn pack_a_tf32(&self, a: &[f32], shape: MatmulShape, packs_a: bool) -> Result<Vec<Aligned>> {
+    /// A TF32 product's `a` (`shape`'s, its length checked by the caller), by the GPU's
+    /// packing kernels ([`crate::plan::packed`]): `m` rows of the packed depth, rounded or
+    /// not as `packing` says, where `packs_a`, else a 16-byte-aligned copy of `a` as it is,
+    /// as a device allocation is aligned.
+    fn pack_a(
+        &self, a: &[f32], shape: MatmulShape, packs_a: bool, packing: Packing,
+    ) -> Result<Vec<Aligned>> {
         use crate::plan::packed::{pack_a_launch, packed_depth};
         let MatmulShape { m, k, .. } = shape;
         let kp = packed_depth(k);
@@ -610,8 +606,8 @@ impl Simulator {
         let pa = SharedPtr(ap.as_mut_ptr().cast::<f32>());
         if packs_a {
             // SAFETY: `a` holds m rows of k (the caller checked), `ap` m rows of kp >= k.
-            self.launch(&pack_a_launch(shape), move || unsafe {
-                repack_entry::sgemm_repack_tf32(sa.get(), k, m, k, pa.get(), m, kp)
+            self.launch(&pack_a_launch(shape, packing), move || unsafe {
+                repack_twin(packing)(sa.get(), k, m, k, pa.get(), m, kp)
             })?;
         } else {
             // SAFETY: `ap` holds a.len() floats (aligned_zeros), apart from `a`.
@@ -620,30 +616,36 @@ impl Simulator {
         Ok(ap)
     }
 
-    /// [`pack_tf32`](Self::pack_tf32)'s `bᵀ`.
-    fn pack_b_tf32(&self, b: &[f32], shape: MatmulShape) -> Result<Vec<Aligned>> {
+    /// A TF32 product's `bᵀ`, as [`pack_a`](Self::pack_a) packs `a`: `n` rows of the packed
+    /// depth.
+    fn pack_b(&self, b: &[f32], shape: MatmulShape, packing: Packing) -> Result<Vec<Aligned>> {
         use crate::plan::packed::{pack_b_launch, packed_depth};
         let MatmulShape { k, n, .. } = shape;
         let kp = packed_depth(k);
         let mut bp = aligned_zeros(n as usize * kp as usize);
         let sb = SharedPtr(b.as_ptr() as *mut f32);
         let pb = SharedPtr(bp.as_mut_ptr().cast::<f32>());
+        let transpose = match packing {
+            Packing::Rounded => repack_entry::sgemm_transpose_tf32,
+            Packing::Plain => repack_entry::sgemm_transpose,
+        };
+        let launch = pack_b_launch(shape, &self.limits, packing)?;
         // SAFETY: `b` holds k rows of n, `bp` n rows of kp.
-        self.launch(&pack_b_launch(shape, &self.limits)?, move || unsafe {
-            repack_entry::sgemm_transpose_tf32(sb.get(), k, n, pb.get(), kp)
+        self.launch(&launch, move || unsafe {
+            transpose(sb.get(), k, n, pb.get(), kp)
         })?;
         Ok(bp)
     }
 
     /// `a · b` by rung 17's TF32 `run` on f32 matrices, as
     /// [`Gpu::matmul_tf32_ws`](crate::gpu::Gpu::matmul_tf32_ws) runs it: `b` packed by the
-    /// GPU's packing kernel (transposed and rounded, depth padded to a multiple of 4), or,
-    /// for a configuration that reads it as it lies, copied into rows of `n` rounded up to 4
-    /// where they are not whole 16-byte units; `a` packed (rounded, padded) only where
-    /// [`tf32_packs_a`](crate::plan::half::tf32_packs_a) says (else the kernel rounds it),
-    /// then the product as
-    /// [`gemm_half`](Self::gemm_half) runs a 16-bit one. Needs [`Limits::HOPPER`]'s shared
-    /// memory.
+    /// GPU's packing kernel (transposed, unrounded, depth padded to a multiple of 4), or, for
+    /// a configuration that reads it as it lies, copied into rows of `n` rounded up to 4
+    /// where they are not whole 16-byte units; `a` copied (padded) only where
+    /// [`tf32_packs_a`](crate::plan::half::tf32_packs_a) says; then the product as
+    /// [`gemm_half`](Self::gemm_half) runs a 16-bit one, the copies into shared memory
+    /// rounding both operands to TF32 (ties to even) as the GPU's TF32 maps do. Needs
+    /// [`Limits::HOPPER`]'s shared memory.
     pub fn matmul_tf32_ws(
         &self, run: HalfRun, a: &[f32], b: &[f32], shape: MatmulShape,
     ) -> Result<Vec<f32>> {
@@ -652,13 +654,14 @@ impl Simulator {
         if shape.is_trivial() {
             return Ok(vec![0.0f32; shape.lens().2]);
         }
-        let packs_a = crate::plan::half::tf32_packs_a(run.config, shape.k);
-        let ap = self.pack_a_tf32(a, shape, packs_a)?;
+        let packs_a = crate::plan::half::tf32_packs_a(shape.k);
+        let ap = self.pack_a(a, shape, packs_a, Packing::Plain)?;
         if !run.config.row_major_b {
-            return self.ws_product(run, &ap, &self.pack_b_tf32(b, shape)?, shape);
+            let bp = self.pack_b(b, shape, Packing::Plain)?;
+            return self.ws_product(run, &ap, &bp, shape);
         }
-        // `b` as it lies, rows copied (and rounded, by the same entry as `a`) into rows of
-        // `n` rounded up to 4 where they are not whole 16-byte units, as the GPU does.
+        // `b` as it lies, rows copied (by the same entry as `a`) into rows of `n` rounded up
+        // to 4 where they are not whole 16-byte units, as the GPU does.
         let MatmulShape { k, n, .. } = shape;
         let n4 = n.next_multiple_of(4);
         let mut rows = aligned_zeros(k as usize * n4 as usize);
@@ -672,10 +675,10 @@ impl Simulator {
                 SharedPtr(b.as_ptr() as *mut f32),
                 SharedPtr(rows.as_mut_ptr().cast::<f32>()),
             );
-            let launch = repack::launch(&kernels_gpu::sgemm::repack::REPACK_TF32, k, n4);
+            let launch = repack::launch(Packing::Plain.repack(), k, n4);
             // SAFETY: `b` holds k rows of n (checked), `rows` k rows of n4 >= n.
             self.launch(&launch, move || unsafe {
-                repack_entry::sgemm_repack_tf32(sb.get(), n, k, n, pb.get(), k, n4)
+                repack_twin(Packing::Plain)(sb.get(), n, k, n, pb.get(), k, n4)
             })?;
         }
         self.ws_product(run, &ap, &rows, shape)
@@ -695,6 +698,32 @@ impl Simulator {
         shape.check_inputs(a.len(), b.len())?;
         let bits = |x: &[T]| -> Vec<u16> { bytemuck::cast_slice(x).to_vec() };
         self.half_product(run, T::HALF, &bits(a), &bits(b), shape)
+    }
+
+    /// [`gemm_half`](Self::gemm_half) with its outputs rounded to `T` (to nearest even) by
+    /// the GPU's conversion entry, as
+    /// [`Gpu::gemm_half_auto_to_half`](crate::gpu::Gpu::gemm_half_auto_to_half) returns
+    /// them (for `run`).
+    pub fn gemm_half_to_half<T: HalfFloat>(
+        &self, run: HalfRun, a: &[T], b: &[T], shape: MatmulShape,
+    ) -> Result<Vec<T>> {
+        let out = self.gemm_half(run, a, b, shape)?;
+        let MatmulShape { m, n, .. } = shape;
+        let mut bits = vec![0u16; out.len()];
+        let (src, dst) = (
+            SharedPtr(out.as_ptr() as *mut f32),
+            SharedPtr(bits.as_mut_ptr()),
+        );
+        let convert = match T::HALF {
+            Half::Bf16 => repack_entry::convert_bf16,
+            Half::F16 => repack_entry::convert_f16,
+        };
+        let launch = repack::launch(&kernels_gpu::sgemm::repack::REPACK_16BIT[0], m, n);
+        // SAFETY: `out` holds m rows of n floats, `bits` m rows of n 2-byte elements.
+        self.launch(&launch, move || unsafe {
+            convert(src.get(), n, m, n, dst.get(), m, n)
+        })?;
+        Ok(bytemuck::cast_slice(&bits).to_vec())
     }
 
     /// [`gemm_half`](Self::gemm_half) of f32 matrices rounded to `bf16` first, as
@@ -1035,5 +1064,13 @@ impl Backend for Simulator {
         };
         self.launch(&launch, run)?;
         Ok(out)
+    }
+}
+
+/// The simulator's twin of `packing`'s [`repack`](Packing::repack) entry.
+fn repack_twin(packing: Packing) -> unsafe fn(*const f32, u32, u32, u32, *mut f32, u32, u32) {
+    match packing {
+        Packing::Rounded => repack_entry::sgemm_repack_tf32,
+        Packing::Plain => repack_entry::sgemm_repack,
     }
 }

@@ -252,6 +252,7 @@ pub fn all_specs() -> impl Iterator<Item = &'static KernelSpec> {
         .chain(core::iter::once(&crate::sgemm::repack::REPACK))
         .chain(core::iter::once(&crate::sgemm::repack::REPACK_TF32))
         .chain(core::iter::once(&crate::sgemm::repack::TRANSPOSE_TF32))
+        .chain(core::iter::once(&crate::sgemm::repack::TRANSPOSE))
         .chain(crate::sgemm::repack::REPACK_16BIT.iter())
         .chain(BLAS.iter().map(|c| &c.spec))
         .chain(core::iter::once(&crate::sgemm::blas::SCALE_C))

@@ -150,6 +150,22 @@ pub const fn tf32_round_bits(bits: u32) -> u32 {
     (bits + (1 << 12)) & !LOW
 }
 
+/// The bits of an f32 rounded to TF32 to the nearest with ties to even, in plain integer
+/// arithmetic: what the tensor-memory accelerator writes where its map's element type is
+/// TF32 (`CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`; the simulator's copies through
+/// [`TensorMap::simulated_tf32`](crate::tma::TensorMap::simulated_tf32)), and a reference
+/// for tests. It differs from [`tf32_round_bits`] only on ties (low 13 bits exactly
+/// `0x1000`), which it rounds to the even neighbour; infinities stay, NaN stays NaN.
+pub const fn tf32_round_even_bits(bits: u32) -> u32 {
+    const LOW: u32 = (1 << 13) - 1;
+    if bits & 0x7f80_0000 == 0x7f80_0000 {
+        return tf32_round_bits(bits);
+    }
+    // Half a unit less one, plus the kept mantissa's last bit: a tie rounds up only where
+    // that bit is odd. A carry out of the mantissa moves to the next binade (or infinity).
+    (bits + (1 << 12) - 1 + ((bits >> 13) & 1)) & !LOW
+}
+
 /// The f32 value of a TF32 register (its low 13 bits ignored, as the tensor cores read a
 /// `.tf32` operand).
 #[inline(always)]
@@ -577,7 +593,34 @@ pub(crate) mod sim {
 
 #[cfg(test)]
 mod tests {
-    use super::f16_round_bits;
+    use super::{f16_round_bits, tf32_round_bits, tf32_round_even_bits};
+
+    #[test]
+    fn tf32_rounding_to_even_differs_from_away_only_on_ties() {
+        let (even, away) = (tf32_round_even_bits, tf32_round_bits);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: even keeps 1, away goes up.
+        let tie = (1.0f32 + 1.0 / 2048.0).to_bits();
+        assert_eq!(even(tie), 1.0f32.to_bits());
+        assert_eq!(away(tie), (1.0f32 + 1.0 / 1024.0).to_bits());
+        // 1 + 3 · 2^-11 is halfway with an odd last kept bit: both go up.
+        let odd_tie = (1.0f32 + 3.0 / 2048.0).to_bits();
+        assert_eq!(even(odd_tie), (1.0f32 + 4.0 / 2048.0).to_bits());
+        assert_eq!(away(odd_tie), even(odd_tie));
+        // Negative ties mirror the positive ones.
+        assert_eq!(even(tie | 0x8000_0000), (-1.0f32).to_bits());
+        // Off a tie the two agree, below and above.
+        for low in [0u32, 1, 0x0fff, 0x1001, 0x1fff] {
+            let v = 0x3f80_0000 | 0x2000 | low;
+            assert_eq!(even(v), away(v), "{v:#x}");
+        }
+        // The largest finite f32 rounds past the largest TF32: infinity, as away does.
+        assert_eq!(even(f32::MAX.to_bits()), f32::INFINITY.to_bits());
+        assert_eq!(even(f32::INFINITY.to_bits()), f32::INFINITY.to_bits());
+        assert!(f32::from_bits(even(f32::NAN.to_bits())).is_nan());
+        // A tie carrying out of the mantissa moves to the next binade.
+        let carry = 0x3fff_f000u32;
+        assert_eq!(even(carry), 2.0f32.to_bits());
+    }
 
     #[test]
     fn f16_rounding_is_to_nearest_even_at_every_range() {

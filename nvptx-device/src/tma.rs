@@ -45,6 +45,14 @@ impl TensorMap {
         Self::simulated_of(base as usize, rows, cols, box_rows, 0)
     }
 
+    /// [`simulated`](Self::simulated) with TF32 as the map's element type
+    /// (`CU_TENSOR_MAP_DATA_TYPE_TFLOAT32` on the GPU): each copy rounds every element to
+    /// TF32, to the nearest with ties to even
+    /// ([`tf32_round_even_bits`](crate::mma::tf32_round_even_bits)), as it lands.
+    pub fn simulated_tf32(base: *const f32, rows: u32, cols: u32, box_rows: u32) -> Self {
+        Self::simulated_of(base as usize, rows, cols, box_rows, TF32_CODE)
+    }
+
     /// The simulator's map of the `rows × cols` row-major matrix of 2-byte elements
     /// (`bf16` or `f16` bits) at `base`, in tiles of `box_rows` rows of 64 elements
     /// ([`copy_2d_bytes`]).
@@ -53,7 +61,8 @@ impl TensorMap {
     }
 
     /// The simulator's fields: the matrix's address, rows, columns, the rows of a box, and
-    /// the element size where it is 2 bytes (0 for `f32`).
+    /// the element size where it is 2 bytes (0 for `f32`, [`TF32_CODE`] for f32 rounded to
+    /// TF32).
     fn simulated_of(base: usize, rows: u32, cols: u32, box_rows: u32, size: u64) -> Self {
         let mut words = [0u64; 16];
         words[0] = base as u64;
@@ -64,6 +73,9 @@ impl TensorMap {
         Self(words)
     }
 }
+
+/// The element code of [`TensorMap::simulated_tf32`]'s maps.
+const TF32_CODE: u64 = 4 | 1 << 8;
 
 /// Elements of 2 bytes in one row of a 128-byte-swizzled tile.
 pub const ROW_HALVES: u32 = ROW_BYTES / 2;
@@ -99,7 +111,10 @@ pub unsafe fn copy_2d(
         }
         // SAFETY: the caller passes a map of the launch, of f32 elements.
         let (box_rows, elements) = unsafe { sim_read_box::<f32>(map, x, y, ROW_WORDS) };
+        // SAFETY: as above.
+        let code = unsafe { (*map).0[4] };
         for (r, c, v) in elements {
+            let v = f32::from_bits(sim_landed_bits(code, v));
             // SAFETY: checked (the simulator reports an access past `dst`).
             unsafe { dst.set_unchecked(at + sw128_index(r, c), v) };
         }
@@ -187,7 +202,7 @@ unsafe fn sim_land(
         let (box_rows, elements) = unsafe { sim_read_box::<f32>(map, x, y, ROW_WORDS) };
         for (r, c, v) in elements {
             let byte = crate::wgmma::swizzle(start + r * ROW_BYTES + 4 * c) - dst.byte_address();
-            dst.set_quiet(byte / 4, v.to_bits());
+            dst.set_quiet(byte / 4, sim_landed_bits(words[4], v));
         }
         bar.landed(box_rows * ROW_BYTES);
         return;
@@ -335,6 +350,17 @@ pub fn bulk_wait_group<const N: u32>() {
     crate::sim::context::with(|t| t.bulk.wait(N as usize));
 }
 
+/// The bits an f32 element `v` lands as through a map of element code `code`: rounded to
+/// TF32 (ties to even) where the map's type is TF32, else as they are.
+#[cfg(not(target_arch = "nvptx64"))]
+fn sim_landed_bits(code: u64, v: f32) -> u32 {
+    if code == TF32_CODE {
+        crate::mma::tf32_round_even_bits(v.to_bits())
+    } else {
+        v.to_bits()
+    }
+}
+
 /// The simulator's reading of the box whose first element is column `x`, row `y` of the
 /// matrix of `T` that `map` describes: its rows, and `(r, c, value)` for each of them and
 /// the `row_elems` elements of each, zero past the matrix.
@@ -385,21 +411,13 @@ mod tests {
         crate::sim::one_block(64, TILE_ALIGN + BOX_ROWS * ROW_BYTES + 8, kernel)
     }
 
-    #[test]
-    fn a_copy_lands_swizzled_zero_past_the_matrix_and_completes_its_phase() {
-        // A 5 × 36 matrix; the tile of 8 rows × 32 words from row 1, column 8 reaches past
-        // both edges.
-        let (rows, cols, x, y) = (5u32, 36u32, 8u32, 1u32);
-        let m: Vec<f32> = (0..rows * cols).map(|i| i as f32 + 1.0).collect();
-        let map = TensorMap::simulated(m.as_ptr(), rows, cols, BOX_ROWS);
-        let got = Mutex::new(vec![-1.0f32; (BOX_ROWS * ROW_WORDS) as usize]);
+    /// The words of one box as `copy` (thread 0's, given the barrier whose phase expects
+    /// the box's bytes) lands it at the start of the aligned tile, once the phase completes.
+    fn one_box(copy: impl Fn(&Mbarrier) + Sync) -> Vec<u32> {
+        let got = Mutex::new(vec![0u32; (BOX_ROWS * ROW_WORDS) as usize]);
         launch(|| {
-            let tile = dynamic_shared::<f32>().aligned_to(TILE_ALIGN);
-            let words = dynamic_shared::<u32>()
-                .aligned_to(TILE_ALIGN)
-                .split_at(BOX_ROWS * ROW_WORDS)
-                .1;
-            let bar = Mbarrier::new(words, 0);
+            let words = dynamic_shared::<u32>().aligned_to(TILE_ALIGN);
+            let bar = Mbarrier::new(words.split_at(BOX_ROWS * ROW_WORDS).1, 0);
             let t = thread_idx_x();
             if t == 0 {
                 // SAFETY: one thread, then the fence and the barrier.
@@ -408,11 +426,9 @@ mod tests {
             }
             sync_threads();
             if t == 0 {
-                // SAFETY: the map is this matrix's; the tile fits and is aligned.
-                unsafe {
-                    bar.expect_tx(BOX_ROWS * ROW_BYTES);
-                    copy_2d(tile, 0, &map, x, y, &bar);
-                }
+                // SAFETY: one thread, before the copy it expects.
+                unsafe { bar.expect_tx(BOX_ROWS * ROW_BYTES) };
+                copy(&bar);
             }
             sync_threads();
             // SAFETY: the phase's copy was issued before the barrier.
@@ -421,12 +437,27 @@ mod tests {
                 let mut out = got.lock().unwrap();
                 for (i, v) in out.iter_mut().enumerate() {
                     // SAFETY: inside the tile.
-                    *v = unsafe { tile.get_unchecked(i as u32) };
+                    *v = unsafe { words.get_unchecked(i as u32) };
                 }
             }
         })
         .unwrap();
-        let got = got.into_inner().unwrap();
+        got.into_inner().unwrap()
+    }
+
+    #[test]
+    fn a_copy_lands_swizzled_zero_past_the_matrix_and_completes_its_phase() {
+        // A 5 × 36 matrix; the tile of 8 rows × 32 words from row 1, column 8 reaches past
+        // both edges.
+        let (rows, cols, x, y) = (5u32, 36u32, 8u32, 1u32);
+        let m: Vec<f32> = (0..rows * cols).map(|i| i as f32 + 1.0).collect();
+        let map = TensorMap::simulated(m.as_ptr(), rows, cols, BOX_ROWS);
+        let got = one_box(|bar| {
+            let tile = dynamic_shared::<f32>().aligned_to(TILE_ALIGN);
+            // SAFETY: the map is this matrix's; the tile fits and is aligned.
+            unsafe { copy_2d(tile, 0, &map, x, y, bar) };
+        });
+        let got: Vec<f32> = got.into_iter().map(f32::from_bits).collect();
         for r in 0..BOX_ROWS {
             for c in 0..ROW_WORDS {
                 let (row, col) = (y + r, x + c);
@@ -438,6 +469,55 @@ mod tests {
                 assert_eq!(got[sw128_index(r, c) as usize], want, "row {r}, column {c}");
             }
         }
+    }
+
+    #[test]
+    fn a_copy_through_a_tf32_map_rounds_to_nearest_even() {
+        // One box of 8 rows × 32 words: ties with an even and an odd last kept bit, values
+        // just under and over a tie, a negative tie, an infinity and a NaN.
+        let (rows, cols) = (BOX_ROWS, ROW_WORDS);
+        let low = [0x1000u32, 0x0fff, 0x1001, 0x0000, 0x1fff];
+        let m: Vec<f32> = (0..rows * cols)
+            .map(|i| {
+                let kept = 0x3f80_0000 | ((i * 0x2000) & 0x007f_e000);
+                let sign = if i % 3 == 0 { 0x8000_0000 } else { 0 };
+                match i {
+                    7 => f32::INFINITY,
+                    11 => f32::NAN,
+                    _ => f32::from_bits(sign | kept | low[i as usize % low.len()]),
+                }
+            })
+            .collect();
+        let map = TensorMap::simulated_tf32(m.as_ptr(), rows, cols, BOX_ROWS);
+        let got = one_box(|bar| {
+            let words = dynamic_shared::<u32>().aligned_to(TILE_ALIGN);
+            // SAFETY: the map is this matrix's; the tile fits and is aligned.
+            unsafe { copy_2d_bytes(words, 0, &map, 0, 0, bar, 0) };
+        });
+        let (mut ties_down, mut ties_up) = (0, 0);
+        for r in 0..rows {
+            for c in 0..cols {
+                let v = m[(r * cols + c) as usize].to_bits();
+                let g = got[sw128_index(r, c) as usize];
+                assert_eq!(
+                    g,
+                    crate::mma::tf32_round_even_bits(v),
+                    "row {r}, column {c}"
+                );
+                if v & 0x7f80_0000 != 0x7f80_0000 && v & 0x1fff == 0x1000 {
+                    // A tie goes to the neighbour whose last kept bit is even.
+                    assert_eq!(g & 0x2000, 0, "{v:#x} → {g:#x}");
+                    if g == v & !0x1fff {
+                        ties_down += 1;
+                    } else {
+                        ties_up += 1;
+                    }
+                }
+            }
+        }
+        assert!(ties_down > 0 && ties_up > 0, "{ties_down} {ties_up}");
+        assert!(f32::from_bits(got[sw128_index(0, 11) as usize]).is_nan());
+        assert_eq!(got[sw128_index(0, 7) as usize], f32::INFINITY.to_bits());
     }
 
     /// Thread 0 writes `value(r, c)` to element `(r, c)` of a swizzled tile, stores it to

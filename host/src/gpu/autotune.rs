@@ -230,7 +230,8 @@ impl Tuned {
     /// The entry points it launches: [`tune`] compiles every candidate's at once, in
     /// parallel, before it times any.
     pub fn entries(self) -> Vec<&'static str> {
-        use kernels_gpu::sgemm::repack::{REPACK, REPACK_16BIT, REPACK_TF32, TRANSPOSE_TF32};
+        use crate::plan::packed::Packing;
+        use kernels_gpu::sgemm::repack::{REPACK, REPACK_16BIT};
         use kernels_gpu::sgemm::split_k::{GROUP, REDUCE};
         match self {
             Self::Config(k) => vec![k.entry()],
@@ -248,15 +249,15 @@ impl Tuned {
             },
             Self::Packed(i) => vec![
                 PACKED_CONFIGS[i].spec.entry,
-                TRANSPOSE_TF32.entry,
-                REPACK_TF32.entry,
+                Packing::Rounded.transpose().entry,
+                Packing::Rounded.repack().entry,
             ],
             Self::Gemv(g) => vec![g.config().spec.entry, REDUCE.entry],
             Self::Half(r) if r.config.input == Input::Tf32 => vec![
                 r.config.spec.entry,
                 REDUCE.entry,
-                TRANSPOSE_TF32.entry,
-                REPACK_TF32.entry,
+                Packing::Plain.transpose().entry,
+                Packing::Plain.repack().entry,
             ],
             Self::Half(r) => vec![r.config.spec.entry, REDUCE.entry, REPACK_16BIT[1].entry],
         }

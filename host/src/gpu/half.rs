@@ -8,13 +8,14 @@ use super::autotune::HalfChoice;
 use super::tma::{TmaElement, map_view, tensor_map};
 use crate::plan::gemv::GemvElement;
 use crate::plan::half::{self, HalfFloat, HalfRun, Input, WsConfig, check_element};
+use crate::plan::packed::Packing;
 use crate::problem::error::Result;
 use crate::problem::shape::MatmulShape;
 use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use kernels_gpu::nvptx_device::catalogue::KernelSpec;
 use kernels_gpu::nvptx_device::tma::TensorMap;
 use kernels_gpu::nvptx_device::wgmma::Half;
-use kernels_gpu::sgemm::repack::{REPACK_16BIT, REPACK_TF32};
+use kernels_gpu::sgemm::repack::REPACK_16BIT;
 
 /// The entries of [`REPACK_16BIT`], by what they do.
 const REPACK: &KernelSpec = &REPACK_16BIT[0];
@@ -50,6 +51,22 @@ impl Gpu {
         let choice = super::autotune::choose_half(self, a, b, out, shape)?;
         self.gemm_half_choice_device(choice, a, b, out, shape)?;
         Ok(choice)
+    }
+
+    /// `a · b` as [`gemm_half_auto_device`](Self::gemm_half_auto_device) computes it (f32
+    /// accumulation), returned in a new buffer of `T`: each output rounded to `T` (to
+    /// nearest even) by one more pass over it on the device ([`convert_half`](Self::convert_half)),
+    /// so the bits are those of converting the f32 product. The option of 16-bit outputs;
+    /// the product's f32 outputs go through a buffer of their own first (not stored in 16
+    /// bits by the kernel itself). Asynchronous, with
+    /// [`gemm_half_auto_device`](Self::gemm_half_auto_device)'s errors. Returns the buffer
+    /// and the choice.
+    pub fn gemm_half_auto_to_half<T: HalfFloat + GemvElement + DeviceRepr + ValidAsZeroBits>(
+        &self, a: &CudaSlice<T>, b: &CudaSlice<T>, shape: MatmulShape,
+    ) -> Result<(CudaSlice<T>, HalfChoice)> {
+        let mut out = self.zeros(shape.lens().2)?;
+        let choice = self.gemm_half_auto_device(a, b, &mut out, shape)?;
+        Ok((self.convert_half(&out, shape.m, shape.n, shape.n)?, choice))
     }
 
     /// `out = a · b` by `choice`: [`gemm_half_run_device`](Self::gemm_half_run_device) for
@@ -112,13 +129,14 @@ impl Gpu {
 
     /// `out = a · b` by `run`, a TF32 configuration of rung 17, on f32 matrices (`a`
     /// `m × k`, `b` `k × n`, row-major): `b` packed into the workspace first as for rung 14
-    /// (transposed and rounded, rows of `k` padded to a multiple of 4:
-    /// [`crate::plan::packed`]) unless the configuration reads it as it lies
-    /// ([`WsConfig::row_major_b`]; then it is copied only where its rows are not whole
-    /// 16-byte units, into rows of `n` rounded up to 4), `a` too (rounded, padded) only where
-    /// its rows are not whole 16-byte units ([`tf32_packs_a`](crate::plan::half::tf32_packs_a);
-    /// else the kernel rounds it in shared memory), then the product, split as the run
-    /// says. The packing is part of the call. Asynchronous, with the errors of
+    /// but unrounded (transposed, rows of `k` padded to a multiple of 4:
+    /// [`crate::plan::packed`], [`Packing::Plain`]) unless the configuration reads it as it
+    /// lies ([`WsConfig::row_major_b`]; then it is copied only where its rows are not whole
+    /// 16-byte units, into rows of `n` rounded up to 4), `a` copied (padded) only where its
+    /// rows are not whole 16-byte units ([`tf32_packs_a`](crate::plan::half::tf32_packs_a)),
+    /// then the product, split as the run says, through tensor maps of TF32 elements: the
+    /// accelerator rounds both operands (to nearest, ties to even) as it copies them. The
+    /// packing is part of the call. Asynchronous, with the errors of
     /// [`gemm_half_run_device`](Self::gemm_half_run_device).
     pub fn matmul_tf32_ws(
         &self, run: HalfRun, a: &CudaSlice<f32>, b: &CudaSlice<f32>, out: &mut CudaSlice<f32>,
@@ -131,7 +149,7 @@ impl Gpu {
         self.entry_info(run.config.spec.entry)?;
         let (m, n, k) = (shape.m, shape.n, shape.k);
         let kp = crate::plan::packed::packed_depth(k);
-        let packs_a = crate::plan::half::tf32_packs_a(run.config, k);
+        let packs_a = crate::plan::half::tf32_packs_a(k);
         let row_b = run.config.row_major_b;
         // Rows of `b` as the kernel reads it: n4 of them as it lies (copied where n4 != n).
         let n4 = n.next_multiple_of(4);
@@ -152,12 +170,13 @@ impl Gpu {
         // copied.
         unsafe {
             if packs_a {
-                self.pack_a_tf32(a, shape, &mut wa)?;
+                self.pack_a(a, shape, &mut wa, Packing::Plain)?;
             }
             if !row_b {
-                self.pack_b_tf32(b, shape, &mut wb)?;
+                self.pack_b(b, shape, &mut wb, Packing::Plain)?;
             } else if n4 != n {
-                self.repack_with(&REPACK_TF32, &b.as_view(), n, k, n, &mut wb, k, n4)?;
+                let copy = Packing::Plain.repack();
+                self.repack_with(copy, &b.as_view(), n, k, n, &mut wb, k, n4)?;
             }
         }
         let (bm, bk) = (run.config.geometry.bm, run.config.geometry.bk);
@@ -170,15 +189,15 @@ impl Gpu {
         };
         let b_map = if !row_b {
             let rows = run.config.transposed_b_box_rows();
-            tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::F32, rows)?
+            tensor_map(wb.device_ptr(&self.stream).0, n, kp, TmaElement::Tf32, rows)?
         } else if n4 != n {
-            tensor_map(wb.device_ptr(&self.stream).0, k, n4, TmaElement::F32, bk)?
+            tensor_map(wb.device_ptr(&self.stream).0, k, n4, TmaElement::Tf32, bk)?
         } else {
-            tensor_map(b.device_ptr(&self.stream).0, k, n, TmaElement::F32, bk)?
+            tensor_map(b.device_ptr(&self.stream).0, k, n, TmaElement::Tf32, bk)?
         };
-        let maps = [tensor_map(a_at, m, kp, TmaElement::F32, bm)?, b_map];
+        let maps = [tensor_map(a_at, m, kp, TmaElement::Tf32, bm)?, b_map];
         let planes = (floats > 0).then(|| rest.slice_mut(..floats));
-        // SAFETY: the maps describe `a` (packed or the caller's, m rows of kp) and `b` (the
+        // SAFETY: the maps describe `a` (copied or the caller's, m rows of kp) and `b` (the
         // packed `bᵀ`, n rows of kp; or k rows of n4, copied or the caller's where n4 = n),
         // 16-byte aligned, in the configuration's boxes; the planes
         // hold `splits` planes of m · n; `out` m · n (checked); the configuration

@@ -2,11 +2,10 @@
 
 use super::Gpu;
 use super::tma::{TmaElement, tensor_map};
-use crate::plan::packed::{self, PackedConfig, pack_b_launch, packed_depth};
+use crate::plan::packed::{self, PackedConfig, Packing, pack_b_launch, packed_depth};
 use crate::problem::error::{DriverContext, Result};
 use crate::problem::shape::MatmulShape;
 use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr};
-use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
 
 impl Gpu {
     /// `out = a · b` (`a` `m × k`, `b` `k × n`, `out` `m × n`, row-major f32) by rung 14 or
@@ -109,34 +108,39 @@ impl Gpu {
         // SAFETY: the caller's contract.
         unsafe {
             if let Some(wa) = wa {
-                self.pack_a_tf32(a, shape, wa)?;
+                self.pack_a(a, shape, wa, Packing::Rounded)?;
             }
-            self.pack_b_tf32(b, shape, wb)
+            self.pack_b(b, shape, wb, Packing::Rounded)
         }
     }
 
-    /// [`pack_tf32`](Self::pack_tf32)'s `a` into `wa`. Asynchronous.
+    /// `a` (`m × k`) into `wa`: `m` rows of [`packed_depth`], zero-padded, rounded to TF32
+    /// or not as `packing` says ([`pack_tf32`](Self::pack_tf32)'s `a`). Asynchronous.
     ///
     /// # Safety
     /// `a` holds `shape`'s `m · k` floats; `wa` holds `m · kp`.
-    pub(super) unsafe fn pack_a_tf32(
+    pub(super) unsafe fn pack_a(
         &self, a: &CudaSlice<f32>, shape: MatmulShape, wa: &mut CudaViewMut<'_, f32>,
+        packing: Packing,
     ) -> Result<()> {
         let (m, k, kp) = (shape.m, shape.k, packed_depth(shape.k));
         // SAFETY: `a` holds m rows of k, `wa` m rows of kp >= k (the caller's contract).
-        unsafe { self.repack_with(&REPACK_TF32, &a.as_view(), k, m, k, wa, m, kp) }
+        unsafe { self.repack_with(packing.repack(), &a.as_view(), k, m, k, wa, m, kp) }
     }
 
-    /// [`pack_tf32`](Self::pack_tf32)'s `bᵀ` into `wb`. Asynchronous.
+    /// `b` (`k × n`) into `wb`, transposed: `n` rows of [`packed_depth`], zero-padded,
+    /// rounded to TF32 or not as `packing` says ([`pack_tf32`](Self::pack_tf32)'s `bᵀ`).
+    /// Asynchronous.
     ///
     /// # Safety
     /// `b` holds `shape`'s `k · n` floats; `wb` holds `n · kp`.
-    pub(super) unsafe fn pack_b_tf32(
+    pub(super) unsafe fn pack_b(
         &self, b: &CudaSlice<f32>, shape: MatmulShape, wb: &mut CudaViewMut<'_, f32>,
+        packing: Packing,
     ) -> Result<()> {
         let (k, n, kp) = (shape.k, shape.n, packed_depth(shape.k));
-        let pack_b = pack_b_launch(shape, &self.limits)?;
-        let b_info = self.entry_info(TRANSPOSE_TF32.entry)?;
+        let pack_b = pack_b_launch(shape, &self.limits, packing)?;
+        let b_info = self.entry_info(packing.transpose().entry)?;
         let mut args = self.launcher(&b_info);
         args.buffer(b)
             .scalar(&k)

@@ -12,6 +12,9 @@ use kernels_gpu::nvptx_device::tma::{ROW_BYTES, TensorMap};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TmaElement {
     F32,
+    /// f32 elements, each rounded to TF32 by the accelerator as it copies it (to nearest,
+    /// ties to even; `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`): rung 17's TF32 operands.
+    Tf32,
     Bf16,
     F16,
 }
@@ -19,7 +22,7 @@ pub enum TmaElement {
 impl TmaElement {
     fn bytes(self) -> u32 {
         match self {
-            Self::F32 => 4,
+            Self::F32 | Self::Tf32 => 4,
             Self::Bf16 | Self::F16 => 2,
         }
     }
@@ -28,6 +31,7 @@ impl TmaElement {
         use sys::CUtensorMapDataType as T;
         match self {
             Self::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            Self::Tf32 => T::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
             Self::Bf16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             Self::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         }

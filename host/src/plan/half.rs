@@ -2,11 +2,15 @@
 //! fed by the tensor-memory accelerator: `out = a · b` with `out` f32, accumulated in f32,
 //! and `a` (`m × k`) and `b` (`k × n`) either row-major [`half::bf16`] or [`half::f16`] —
 //! what cuBLAS's `cublasGemmEx` computes with 16-bit `A` and `B` and `CUBLAS_COMPUTE_32F` —
-//! or f32 multiplied as TF32 (`CUBLAS_COMPUTE_32F_FAST_TF32`): `b` is packed first as for
-//! rung 14 ([`crate::plan::packed`]: transposed and rounded, rows of `k` padded to a
-//! multiple of 4), since `.tf32` reads both operands K-major; the kernel rounds `a` in
-//! shared memory itself, so `a` is read as it is unless its rows are not whole 16-byte units
-//! ([`tf32_packs_a`]).
+//! or f32 multiplied as TF32 (`CUBLAS_COMPUTE_32F_FAST_TF32`): the tensor maps' element
+//! type is TF32, so the accelerator rounds both operands (to nearest, ties to even) as it
+//! copies their tiles. `.tf32` reads both operands K-major, so `b` is packed first as for
+//! rung 14 ([`crate::plan::packed`]: transposed, unrounded ([`Packing::Plain`]), rows of `k`
+//! padded to a multiple of 4) but for the configurations that read it as it lies
+//! ([`WsConfig::row_major_b`]); `a` is read as it is unless its rows are not whole 16-byte
+//! units ([`tf32_packs_a`]).
+//!
+//! [`Packing::Plain`]: crate::plan::packed::Packing::Plain
 //!
 //! Which configuration ([`WS_CONFIGS`], one table for the three types) and its launch: a
 //! persistent grid of at most one block per multiprocessor. The accelerator reads rows
@@ -82,13 +86,12 @@ pub fn aligned(shape: MatmulShape) -> bool {
     shape.k.is_multiple_of(8) && shape.n.is_multiple_of(8)
 }
 
-/// Whether a TF32 product of depth `k` by `config` packs `a` before the kernel (rounded, rows
-/// padded to a multiple of 4): where the configuration does not round `a` itself
-/// ([`WsConfig::rounds_a`]), and where `a`'s rows are not whole 16-byte units, which the
-/// accelerator needs. Otherwise the kernel reads `a` as it is and rounds each tile in shared
-/// memory (the same bits: both round with `cvt.rna`).
-pub fn tf32_packs_a(config: &WsConfig, k: u32) -> bool {
-    !config.rounds_a || !k.is_multiple_of(4)
+/// Whether a TF32 product of depth `k` copies `a` before the kernel (rows padded with zeros
+/// to a multiple of 4 floats, values as they are): where `a`'s rows are not whole 16-byte
+/// units, which the accelerator needs. Either way the accelerator rounds `a` to TF32 as it
+/// copies its tiles (maps of TF32 elements).
+pub fn tf32_packs_a(k: u32) -> bool {
+    !k.is_multiple_of(4)
 }
 
 /// [`Error::ElementMismatch`] unless `run`'s configuration multiplies `input`.

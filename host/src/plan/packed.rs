@@ -18,10 +18,11 @@
 
 use crate::problem::error::Result;
 use crate::problem::shape::MatmulShape;
+use kernels_gpu::nvptx_device::catalogue::KernelSpec;
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 pub use kernels_gpu::sgemm::mma_packed::{MMA_PACKED_CONFIGS, MMA_TMA_CONFIGS};
 pub use kernels_gpu::sgemm::repack::{PACKED_CONFIGS, PackedConfig};
-use kernels_gpu::sgemm::repack::{REPACK_TF32, TRANSPOSE_TF32};
+use kernels_gpu::sgemm::repack::{REPACK, REPACK_TF32, TRANSPOSE, TRANSPOSE_TF32};
 pub use kernels_gpu::sgemm::wgmma::WGMMA_CONFIGS;
 
 /// The depth of the packed operands: `k` rounded up to a multiple of 4, so that every row
@@ -51,19 +52,52 @@ pub fn packed_lens(config: &PackedConfig, shape: MatmulShape) -> (usize, usize) 
     (a_rows * kp, shape.n as usize * kp)
 }
 
-/// The launch of [`sgemm_repack_tf32`](kernels_gpu::sgemm::repack::sgemm_repack_tf32)
-/// writing the packed `a`: `m` rows of [`packed_depth`] (items, as
-/// [`crate::plan::repack::launch`]: a 1-D grid of them stays within every device's limits).
-pub fn pack_a_launch(shape: MatmulShape) -> Launch {
-    crate::plan::repack::launch(&REPACK_TF32, shape.m, packed_depth(shape.k))
+/// What a packing writes: the values rounded to TF32, for rungs 14 and 15, whose
+/// instructions read the packed operands as they are; or the values as they are, for rung
+/// 17's TF32 rows, whose copies into shared memory round them
+/// ([`crate::plan::half`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Packing {
+    Rounded,
+    Plain,
 }
 
-/// The launch of [`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack::sgemm_transpose_tf32)
-/// writing the packed `b`: `n` rows of [`packed_depth`], one block per 32 columns × 128
-/// depths of them (`TRANSPOSE_TF32`'s tile rule), checked against `limits`
-/// ([`crate::plan::kernels::output_launch`]).
-pub fn pack_b_launch(shape: MatmulShape, limits: &Limits) -> Result<Launch> {
-    crate::plan::kernels::output_launch(&TRANSPOSE_TF32, packed_depth(shape.k), shape.n, 1, limits)
+impl Packing {
+    /// The entry that copies `a` into rows of the packed depth
+    /// ([`sgemm_repack_tf32`](kernels_gpu::sgemm::repack::sgemm_repack_tf32) or
+    /// [`sgemm_repack`](kernels_gpu::sgemm::repack::sgemm_repack)); also what copies a
+    /// row-major `b` into whole 16-byte rows.
+    pub const fn repack(self) -> &'static KernelSpec {
+        match self {
+            Self::Rounded => &REPACK_TF32,
+            Self::Plain => &REPACK,
+        }
+    }
+
+    /// The entry that writes `b` transposed
+    /// ([`sgemm_transpose_tf32`](kernels_gpu::sgemm::repack::sgemm_transpose_tf32) or
+    /// [`sgemm_transpose`](kernels_gpu::sgemm::repack::sgemm_transpose)).
+    pub const fn transpose(self) -> &'static KernelSpec {
+        match self {
+            Self::Rounded => &TRANSPOSE_TF32,
+            Self::Plain => &TRANSPOSE,
+        }
+    }
+}
+
+/// The launch of `packing`'s [`repack`](Packing::repack) writing the packed `a`: `m` rows of
+/// [`packed_depth`] (items, as [`crate::plan::repack::launch`]: a 1-D grid of them stays
+/// within every device's limits).
+pub fn pack_a_launch(shape: MatmulShape, packing: Packing) -> Launch {
+    crate::plan::repack::launch(packing.repack(), shape.m, packed_depth(shape.k))
+}
+
+/// The launch of `packing`'s [`transpose`](Packing::transpose) writing the packed `b`: `n`
+/// rows of [`packed_depth`], one block per 32 columns × 128 depths of them (the entries'
+/// tile rule), checked against `limits` ([`crate::plan::kernels::output_launch`]).
+pub fn pack_b_launch(shape: MatmulShape, limits: &Limits, packing: Packing) -> Result<Launch> {
+    let (kp, n) = (packed_depth(shape.k), shape.n);
+    crate::plan::kernels::output_launch(packing.transpose(), kp, n, 1, limits)
 }
 
 /// The default of `rung`'s table (14: [`WGMMA_CONFIGS`], 15: [`MMA_PACKED_CONFIGS`]), each
@@ -151,12 +185,14 @@ mod tests {
             assert_eq!(packed_lens(default_config(rung), shape), (24, 56));
         }
         let limits = Limits::CUDA;
-        let b = pack_b_launch(shape, &limits).unwrap();
-        // One block (32 columns × 128 depths) covers 7 columns and 8 depths.
-        assert_eq!((b.grid.x, b.grid.y), (1, 1));
-        let a = pack_a_launch(shape);
-        // Two quads per row of 8, three rows.
-        assert!(a.block.x * a.grid.x >= 3 * 2);
+        for packing in [Packing::Rounded, Packing::Plain] {
+            let b = pack_b_launch(shape, &limits, packing).unwrap();
+            // One block (32 columns × 128 depths) covers 7 columns and 8 depths.
+            assert_eq!((b.grid.x, b.grid.y), (1, 1));
+            let a = pack_a_launch(shape, packing);
+            // Two quads per row of 8, three rows.
+            assert!(a.block.x * a.grid.x >= 3 * 2);
+        }
     }
 
     #[test]

@@ -24,30 +24,26 @@
 //!   k-tile, four instructions (one per 32 bytes of a row), `a` read K-major and `b` as
 //!   it lies, straight from the slot ([`DescOperand`]). One group of them stays in flight
 //!   (`wait_group 1`): the slot of the group before is released while this one runs. Where
-//!   the instructions read `A` from registers (a swapped tile, [`Tf32`]'s rounded `a`), the
-//!   next k-tile's loads rewrite those registers, which must not change until the group
-//!   that reads them completes: each group is waited for (`wait_group 0`) and its slot
-//!   released at once, and the other consumer's groups keep the tensor cores busy. (With
-//!   one group left in flight over reloaded registers, every TF32 register entry computed
-//!   wrong products on an H200, though the simulator, which reads registers when an
-//!   instruction issues, passed them; it now fails such a kernel.)
+//!   the instructions read `A` from registers (a swapped tile), the next k-tile's loads
+//!   rewrite those registers, which must not change until the group that reads them
+//!   completes: each group is waited for (`wait_group 0`) and its slot released at once,
+//!   and the other consumer's groups keep the tensor cores busy. (With one group left in
+//!   flight over reloaded registers, every TF32 register entry computed wrong products on
+//!   an H200, though the simulator, which reads registers when an instruction issues,
+//!   passed them; it now fails such a kernel.)
 //!   Where the element type is [`SWAPPED`](Element::SWAPPED) ([`Tf32RowB`]), the
 //!   instructions compute the tile transposed: consumer `c` owns columns `64c..64c + 64`,
 //!   loads them from `b`'s boxes into the register fragments of the instructions' `A`
-//!   (rounded to TF32 on the way, [`swapped_column`] giving each fragment row's column) and
-//!   multiplies them by `a`'s K-major tile as their `B`.
-//! * **TF32's `a`.** `wgmma` takes the f32 bits as they are (the low 13 mantissa bits
-//!   ignored), so `a` is rounded to TF32 (`cvt.rna`, as the packing rounds `b`) on its way
-//!   in. [`Tf32`]'s consumers load their rows of each slot's `a` tile into the register
-//!   fragments of the instructions' `A` (`ldmatrix`, `a_fragment`) and round them there
-//!   ([`Element::A_REGISTERS`]): the shared-memory traffic of the copies and
-//!   multiplications, nothing more. Where the tile is swapped ([`Tf32RowB`], whose `a` is
-//!   the instructions' `B`, read from the slot), the producer warpgroup's otherwise idle
-//!   warps 1 to 3 ([`ROUNDERS`]) round each slot's `a` tile in place: they wait for its
-//!   `full` phase, round, fence their stores for the asynchronous proxy and arrive on a
-//!   third barrier of the slot, `rounded`, which the consumers wait for instead of `full`
-//!   ([`Element::ROUNDED_IN_SLOT`]). A caller passes `a` unpacked, but to the
-//!   [`Tf32Packed`] rows, which take `a` packed as `b` is.
+//!   ([`swapped_column`] giving each fragment row's column) and multiplies them by `a`'s
+//!   K-major tile as their `B`.
+//! * **TF32's rounding.** `wgmma` takes the f32 bits as they are (the low 13 mantissa bits
+//!   ignored, a truncation), so both operands are rounded to TF32 before it reads them, and
+//!   the copies do it: a TF32 caller maps `a` and `b` with TF32 as the element type
+//!   (`CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`; the simulator's
+//!   [`TensorMap::simulated_tf32`]), and the accelerator rounds every element to the
+//!   nearest, ties to even, as it lands in the slot. The kernel spends no instruction on it
+//!   (rounding in the kernel took a pass over each `a` tile in shared memory, or the
+//!   consumers' registers, and was 2–40% slower on an H200).
 //! * **Registers.** With two consumers or more, the producer gives up registers
 //!   (`setmaxnreg.dec` to [`PRODUCER_REGS`]) and the consumers take them (`setmaxnreg.inc` to
 //!   [`CONSUMER_REGS`]): 128 accumulators a thread fit, with room for addresses.
@@ -105,14 +101,14 @@ use nvptx_device::catalogue::KernelSpec;
 use nvptx_device::cluster;
 use nvptx_device::intrinsics::opaque;
 use nvptx_device::mbarrier::{Mbarrier, PipelineState, fence_init};
-use nvptx_device::mma::{FragA, FragC, a_position, c_position, ldmatrix_x4, to_tf32};
+use nvptx_device::mma::{FragA, FragC, a_position, c_position};
 use nvptx_device::shared::{SharedSlice, dynamic_shared};
 use nvptx_device::thread;
 use nvptx_device::tma::{ROW_BYTES, TensorMap, copy_2d_bytes};
 use nvptx_device::warp::WARP_SIZE;
 use nvptx_device::wgmma::{
     self, ATOM_BYTES, Accumulators, DescOperand, Half, K_16BIT, K_TF32, ROW_WORDS, WARPGROUP,
-    fence_proxy_async, setmaxnreg_dec, setmaxnreg_inc, sw128_index,
+    setmaxnreg_dec, setmaxnreg_inc, sw128_index,
 };
 
 #[cfg(all(
@@ -124,10 +120,6 @@ compile_error!("the `hopper` feature's entry points use wgmma: build them for sm
 
 /// Registers a thread of the producer warpgroup keeps.
 pub const PRODUCER_REGS: u32 = 40;
-/// Threads of the producer warpgroup that round the `a` tiles of an element type that
-/// [rounds `a`](Element::ROUNDS_A): its warps 1 to 3 (warp 0's first thread issues the
-/// copies).
-pub const ROUNDERS: u32 = WARPGROUP - WARP_SIZE;
 /// Registers a thread of a consumer warpgroup may use: with two consumers and the producer
 /// at [`PRODUCER_REGS`], `128 · (40 + 2 · 232)` = 64,512 of the multiprocessor's 65,536.
 pub const CONSUMER_REGS: u32 = 232;
@@ -145,8 +137,9 @@ pub const OUT_BOXES: u32 = 2;
 pub enum Input {
     Bf16,
     F16,
-    /// f32 elements multiplied as TF32: `a` as it is (the kernel rounds each tile to TF32,
-    /// [`Element::ROUNDS_A`]), `b` transposed and rounded by the caller.
+    /// f32 elements multiplied as TF32, each rounded to TF32 (to nearest, ties to even) by
+    /// the tensor-memory accelerator as it is copied (the [module](self)'s *TF32's
+    /// rounding*); `b` transposed by the caller but for the swapped tiles ([`Tf32RowB`]).
     Tf32,
 }
 
@@ -173,21 +166,9 @@ pub trait Element {
     /// Whether `b` comes transposed (`n × k`, K-major in the slot, one box of `BN` rows);
     /// else row-major `k × n`, read MN-major from boxes of 64 columns.
     const B_TRANSPOSED: bool;
-    /// Whether the kernel rounds each `a` tile in its slot to this type before the
-    /// multiplications read it ([`ROUNDERS`] threads of the producer warpgroup), so that a
-    /// caller may pass `a` as it is.
-    const ROUNDS_A: bool = false;
-    /// Whether the consumers load their rows of each `a` tile into the instructions'
-    /// register fragments (`ldmatrix`, `a_fragment`), rounding them there, so that the
-    /// kernel rounds `a` without writing the slot; else, where it rounds `a`, the
-    /// [`ROUNDERS`] round the slot's tile in place.
-    const A_REGISTERS: bool = false;
-    /// Whether the [`ROUNDERS`] round each slot's `a` tile in place (and the consumers wait
-    /// for them): where the kernel rounds `a` but not in registers.
-    const ROUNDED_IN_SLOT: bool = Self::ROUNDS_A && !Self::A_REGISTERS;
     /// Whether the instructions read their `A` from registers: `b`'s fragments in a swapped
-    /// tile, `a`'s rounded ones where [`A_REGISTERS`](Self::A_REGISTERS); else from the slot.
-    const REGISTER_A: bool = Self::SWAPPED || Self::A_REGISTERS;
+    /// tile ([`SWAPPED`](Self::SWAPPED)); else from the slot.
+    const REGISTER_A: bool = Self::SWAPPED;
     /// Whether the instructions compute each tile transposed, `Dᵀ = bᵀ · aᵀ` ([`Tf32RowB`]):
     /// `b`'s tile (row-major, as it lies) is the instructions' `A`, read into registers by
     /// the consumers, and `a`'s tile (K-major) their `B`; consumer `c` owns columns
@@ -246,15 +227,14 @@ macro_rules! half_element {
 half_element!(Bf16, Bf16);
 half_element!(F16, F16);
 
-/// f32 elements multiplied as TF32, `b` transposed.
+/// f32 elements multiplied as TF32, `b` transposed, both operands read by the instructions
+/// from the slot.
 pub struct Tf32;
 
 impl Element for Tf32 {
     const INPUT: Input = Input::Tf32;
     const SIZE: u32 = 4;
     const B_TRANSPOSED: bool = true;
-    const ROUNDS_A: bool = true;
-    const A_REGISTERS: bool = true;
 
     #[inline(always)]
     fn operands(
@@ -275,20 +255,14 @@ impl Element for Tf32 {
     }
 }
 
-/// f32 elements multiplied as TF32, `b` transposed, and `a` rounded by the caller (packed as
-/// `b` is): [`Tf32`] with both operands read by the instructions from the slot. Packing `a`
-/// is one more pass over it before the kernel; the autotuner times both.
-pub struct Tf32Packed;
-
 /// [`Element`] for `$t`, another way of running [`Tf32`]'s instruction on its operands:
-/// `b` transposed or not, `a` rounded by the kernel or not, the tile swapped or not.
+/// `b` transposed or not, the tile swapped or not.
 macro_rules! tf32_variant {
-    ($t:ident, b_transposed: $bt:expr, rounds_a: $ra:expr, swapped: $sw:expr) => {
+    ($t:ident, b_transposed: $bt:expr, swapped: $sw:expr) => {
         impl Element for $t {
             const INPUT: Input = Input::Tf32;
             const SIZE: u32 = Tf32::SIZE;
             const B_TRANSPOSED: bool = $bt;
-            const ROUNDS_A: bool = $ra;
             const SWAPPED: bool = $sw;
 
             #[inline(always)]
@@ -310,17 +284,15 @@ macro_rules! tf32_variant {
     };
 }
 
-tf32_variant!(Tf32Packed, b_transposed: true, rounds_a: false, swapped: false);
-
 /// f32 elements multiplied as TF32, `b` row-major as it lies and the tile computed
 /// transposed ([`Element::SWAPPED`]): no packing of `b` before the kernel. `b`'s tile comes
 /// in boxes of 32 columns × 32 depths (128-byte swizzled), from which each consumer loads
-/// its 64 columns into the register fragments of the instructions' `A`
-/// (`b_fragment`), rounding them as it goes; `a`'s tile (K-major, as [`Tf32`]'s) is the
-/// instructions' `B`, rounded in its slot by the rounders.
+/// its 64 columns into the register fragments of the instructions' `A` (`b_fragment`);
+/// `a`'s tile (K-major, as [`Tf32`]'s) is the instructions' `B`. Both come rounded by the
+/// copies, as [`Tf32`]'s do.
 pub struct Tf32RowB;
 
-tf32_variant!(Tf32RowB, b_transposed: false, rounds_a: true, swapped: true);
+tf32_variant!(Tf32RowB, b_transposed: false, swapped: true);
 
 /// Rows of 128 bytes in a slot's `b` tile for `bn` columns: `bn` rows of `bᵀ`, or the
 /// k-tile's rows of as many boxes of one row's columns (`T::BK`) as cover `bn`.
@@ -354,30 +326,8 @@ pub const fn swapped_column(r: u32) -> u32 {
     32 * h + 16 * (g / 4) + 4 * w + g % 4
 }
 
-/// This thread's fragment of step `s` (depths `8s..8s + 8`) of its warp's 16 rows of the
-/// consumer's 64-row `a` tile at word `at` of `smem` (K-major rows of 32 words, 128-byte
-/// swizzled, as the copies write it), rounded to TF32 ([`Element::A_REGISTERS`]): one
-/// `ldmatrix` ([`ldmatrix_x4`]), lane `l` addressing row `l % 8` of 8 × 4-word matrix
-/// `l / 8` (rows `8 · (l / 8 % 2)..`, depths `8s + 4 · (l / 16)..`), which is the
-/// [`FragA`] layout. Each 8 lanes' rows lie in 8 different 16-byte chunks of the 128-byte
-/// rows (the swizzle), so the load is free of bank conflicts.
-///
-/// # Safety
-/// The whole warp calls it together; the tile lies inside `smem`, complete, and nothing
-/// writes it meanwhile.
-#[inline(always)]
-unsafe fn a_fragment(smem: SharedSlice<u32>, at: u32, s: u32, warp: u32, lane: u32) -> FragA {
-    let q = lane / 8;
-    let row = 16 * warp + 8 * (q % 2) + lane % 8;
-    let depth = 8 * s + 4 * (q / 2);
-    // SAFETY: the caller's contract; row below 64 and depth + 4 at most 32: inside the tile,
-    // 16-byte aligned.
-    let words = unsafe { ldmatrix_x4(smem, at + sw128_index(row, depth)) };
-    words.map(|w| to_tf32(f32::from_bits(w)))
-}
-
 /// This thread's fragment of step `s` (depths `8s..8s + 8`) of a swapped tile's `A`
-/// ([`Element::SWAPPED`]), rounded to TF32: element `(row, kk)` of warp `warp`'s rows
+/// ([`Element::SWAPPED`]), as the copies rounded it: element `(row, kk)` of warp `warp`'s rows
 /// ([`a_position`](nvptx_device::mma::a_position)) is `b`'s depth `8s + kk`, column
 /// [`swapped_column`] of the consumer's 64, read from its two 32-column boxes at word `at`
 /// of `smem` (each `T::BK` rows of 32 words, 128-byte swizzled, the second after the
@@ -393,7 +343,7 @@ unsafe fn b_fragment(smem: SharedSlice<u32>, at: u32, s: u32, warp: u32, lane: u
         let (half, c) = (column / ROW_WORDS, column % ROW_WORDS);
         let word = at + half * Tf32::BK * ROW_WORDS + sw128_index(8 * s + kk, c);
         // SAFETY: inside the boxes (the caller's contract): depth below 32, column below 64.
-        to_tf32(f32::from_bits(unsafe { smem.get_unchecked(word) }))
+        unsafe { smem.get_unchecked(word) }
     })
 }
 
@@ -523,16 +473,6 @@ pub unsafe fn gemm_warp_specialized<
     let barriers = (out_boxes + out_box_bytes::<T>(CONSUMERS as u32, ROWS)) / 4;
     let full = |s: u32| Mbarrier::new(smem, barriers + 2 * s);
     let empty = |s: u32| Mbarrier::new(smem, barriers + 2 * (STAGES + s));
-    // Where `T` rounds `a`: the slot's `a` tile rounded (the rounders' arrivals).
-    let rounded = |s: u32| Mbarrier::new(smem, barriers + 2 * (2 * STAGES + s));
-    // What the consumers wait for: the copies, or the rounding after them.
-    let ready = |s: u32| {
-        if T::ROUNDED_IN_SLOT {
-            rounded(s)
-        } else {
-            full(s)
-        }
-    };
     let t = thread::thread_idx_x();
     if t == 0 {
         for s in 0..STAGES {
@@ -542,9 +482,6 @@ pub unsafe fn gemm_warp_specialized<
                 // Every consumer of the cluster releases the slot: each block's producer
                 // refills it in all of them.
                 empty(s).init_count(CONSUMERS as u32 * CLUSTER);
-                if T::ROUNDED_IN_SLOT {
-                    rounded(s).init_count(ROUNDERS);
-                }
             }
         }
         fence_init();
@@ -572,29 +509,6 @@ pub unsafe fn gemm_warp_specialized<
         if rebalance {
             // SAFETY: the whole warpgroup; the launch bounds leave room for every warpgroup.
             unsafe { setmaxnreg_dec::<PRODUCER_REGS>() };
-        }
-        if T::ROUNDED_IN_SLOT && t >= WARP_SIZE {
-            // The rounders: each slot's `a` tile once its copies land, in the order the
-            // producer fills the slots (the same schedule), then a release to the consumers.
-            let mut state = PipelineState::<STAGES>::consumer_start();
-            while let Some(unit) = schedule.next() {
-                let (first, end) = slice_tiles(k_tiles, splits, unit.split);
-                for _ in first..end {
-                    let slot = state.index * stage_bytes;
-                    // SAFETY: the slot's tiles have landed once its `full` phase completes;
-                    // the producer refills it only after the consumers release it, which
-                    // they do after this phase of `rounded` completes, which needs every
-                    // rounder's arrival below; the words are the slot's `a` tile.
-                    unsafe {
-                        full(state.index).wait(state.phase);
-                        round_tf32_words(smem, slot / 4, a_bytes / 4, t - WARP_SIZE, ROUNDERS);
-                        fence_proxy_async();
-                        rounded(state.index).arrive();
-                    }
-                    state.advance();
-                }
-            }
-            return;
         }
         if t != 0 {
             return;
@@ -677,12 +591,10 @@ pub unsafe fn gemm_warp_specialized<
             let slot = state.index * stage_bytes;
             // SAFETY: the warpgroup together; the slot's tiles have landed once its `full`
             // phase completes, visible to the asynchronous proxy (the copies write through
-            // it), and where `T` rounds `a` the rounders' stores once its `rounded` phase
-            // does (each fenced for that proxy before its arrival); the producer refills it
-            // only after this warpgroup's release below, which follows the wait for the
-            // multiplications that read it.
+            // it); the producer refills it only after this warpgroup's release below, which
+            // follows the wait for the multiplications that read it.
             unsafe {
-                ready(state.index).wait(state.phase);
+                full(state.index).wait(state.phase);
                 if T::SWAPPED {
                     // This consumer's two boxes of `b` as the instructions' `A`, into
                     // registers before the fence; the whole `a` tile as their `B`.
@@ -694,18 +606,6 @@ pub unsafe fn gemm_warp_specialized<
                     unroll!(4, |s| {
                         let operand = DescOperand::k_major(smem, slot + 4 * s as u32 * K_TF32);
                         acc.mma_tf32_rs(&frags[s], operand, kt > first || s > 0);
-                    });
-                } else if T::A_REGISTERS {
-                    // This consumer's rows of `a`, rounded, into registers before the fence.
-                    let a_tile = slot + consumer * wgmma::M * ROW_BYTES;
-                    let (warp, lane) = ((t % WARPGROUP) / WARP_SIZE, t % WARP_SIZE);
-                    let frags: [FragA; 4] = core::array::from_fn(|s| {
-                        a_fragment(smem, a_tile / 4, s as u32, warp, lane)
-                    });
-                    wgmma::fence(&mut acc);
-                    unroll!(4, |s| {
-                        let (_, b) = T::operands(smem, a_tile, slot + a_bytes, s as u32);
-                        acc.mma_tf32_rs(&frags[s], b, kt > first || s > 0);
                     });
                 } else {
                     wgmma::fence(&mut acc);
@@ -870,29 +770,6 @@ pub const fn out_box_bytes<T: Element>(consumers: u32, rows: bool) -> u32 {
     }
 }
 
-/// Rounds the f32 words `first..first + words` of `smem` to TF32 in place (`cvt.rna`, as the
-/// packing rounds), thread `index` of `threads` taking the 16-byte chunks `index`,
-/// `index + threads`, … (`words` a multiple of 4, `first` too).
-///
-/// # Safety
-/// The words are inside `smem`, and no other thread reads or writes them meanwhile.
-#[inline(always)]
-unsafe fn round_tf32_words(
-    smem: SharedSlice<u32>, first: u32, words: u32, index: u32, threads: u32,
-) {
-    let mut c = index;
-    while c < words / 4 {
-        let at = first + 4 * c;
-        // SAFETY: chunk c < words / 4 of the run, inside smem and 16-byte aligned (the
-        // caller's contract).
-        unsafe {
-            let v = smem.get4_unchecked(at);
-            smem.set4_unchecked(at, v.map(|w| to_tf32(f32::from_bits(w))));
-        }
-        c += threads;
-    }
-}
-
 /// The launch geometry of [`gemm_warp_specialized`] on `T` with `consumers` consumer
 /// warpgroups, `n` columns an instruction and `stages` slots, staging its output `rows` or
 /// not: the slots, the consumers' output boxes and the slots' barriers in dynamic shared
@@ -905,9 +782,8 @@ pub const fn geometry<T: Element>(
     let b_rows = b_rows::<T>(bn as u32) as usize;
     let stage_bytes = (bm + b_rows) * ROW_BYTES as usize;
     let boxes = out_box_bytes::<T>(consumers as u32, rows) as usize;
-    // Two 8-byte barriers a slot (full, empty), three where `T` rounds `a` (rounded).
-    let barriers = if T::ROUNDED_IN_SLOT { 3 } else { 2 };
-    let bytes = stages * stage_bytes + boxes + 8 * barriers * stages + ATOM_BYTES as usize;
+    // Two 8-byte barriers a slot (full, empty).
+    let bytes = stages * stage_bytes + boxes + 8 * 2 * stages + ATOM_BYTES as usize;
     Geometry::new(
         bm,
         bn,
@@ -925,9 +801,6 @@ pub struct WsConfig {
     pub name: &'static str,
     /// The element type of `a` and `b`.
     pub input: Input,
-    /// Whether the kernel rounds `a` itself ([`Element::ROUNDS_A`]); else a TF32 caller
-    /// packs it rounded.
-    pub rounds_a: bool,
     /// Whether `b` is read row-major, as it lies (the 16-bit types, and TF32's
     /// [`Tf32RowB`]); else transposed (a TF32 caller packs it, [`Element::B_TRANSPOSED`]).
     pub row_major_b: bool,
@@ -948,7 +821,7 @@ pub struct WsConfig {
     /// *Outputs*): for outputs whose rows do not start 8-byte aligned (an odd `n`).
     pub rows: bool,
     /// The entry point as the simulator calls it, on the matrices themselves (the bytes of
-    /// their elements; it maps them with [`TensorMap::simulated`] or
+    /// their elements; it maps them with [`TensorMap::simulated_tf32`] or
     /// [`TensorMap::simulated_16bit`] as a GPU host maps them with the driver).
     #[cfg(not(target_arch = "nvptx64"))]
     pub sim: unsafe fn(*const u8, *const u8, *mut f32, u32, u32, u32, u32),
@@ -1003,7 +876,7 @@ unsafe fn sim_maps<T: Element>(
     let map = |at: *const u8, rows: u32, cols: u32, box_rows: u32| {
         let cols = cols.next_multiple_of(16 / T::SIZE);
         if T::SIZE == 4 {
-            TensorMap::simulated(at.cast(), rows, cols, box_rows)
+            TensorMap::simulated_tf32(at.cast(), rows, cols, box_rows)
         } else {
             TensorMap::simulated_16bit(at.cast(), rows, cols, box_rows)
         }
@@ -1064,15 +937,12 @@ macro_rules! ws_configs {
         $stages:literal, $group:literal> $([$($flag:ident),*])?; )* }
      tf32 { $( $(#[$tmeta:meta])* $tf32:ident = <$tc:literal, $tbn:literal, $tstages:literal,
         $tgroup:literal> $([$($tflag:ident),*])?; )* }
-     tf32_packed { $( $(#[$pmeta:meta])* $packed:ident = <$pc:literal, $pbn:literal,
-        $pstages:literal, $pgroup:literal>; )* }
      tf32_row_b { $( $(#[$rmeta:meta])* $rowb:ident = <$rc:literal, $rbn:literal,
         $rstages:literal, $rgroup:literal>; )* }) => {
         ws_configs!(@entries
             $( $(#[$meta])* $bf16 = <Bf16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
             $( $(#[$meta])* $f16 = <F16, $c, $bn, $stages, $group> $([$($flag),*])?; )*
             $( $(#[$tmeta])* $tf32 = <Tf32, $tc, $tbn, $tstages, $tgroup> $([$($tflag),*])?; )*
-            $( $(#[$pmeta])* $packed = <Tf32Packed, $pc, $pbn, $pstages, $pgroup>; )*
             $( $(#[$rmeta])* $rowb = <Tf32RowB, $rc, $rbn, $rstages, $rgroup>; )*
         );
     };
@@ -1094,7 +964,6 @@ macro_rules! ws_configs {
             WsConfig {
                 name: dashed!(stringify!($entry)),
                 input: <$t as Element>::INPUT,
-                rounds_a: <$t as Element>::ROUNDS_A,
                 row_major_b: !<$t as Element>::B_TRANSPOSED,
                 swapped: <$t as Element>::SWAPPED,
                 register_a: <$t as Element>::REGISTER_A,
@@ -1204,11 +1073,6 @@ ws_configs! {
         gemm_tf32_ws_64x256_rows                     = <1, 256, 5, 8> [rows];
         /// 64 × 128, staged rows.
         gemm_tf32_ws_64x128_rows                     = <1, 128, 8, 8> [rows];
-    }
-    // The large tiles again with `a` packed by the caller (no rounders): for large squares.
-    tf32_packed {
-        gemm_tf32_packed_ws_128x256                  = <2, 256, 4, 8>;
-        gemm_tf32_packed_ws_128x192                  = <2, 192, 5, 8>;
     }
     // `b` read as it lies, each tile computed transposed (`N` rows of the output, 64
     // columns a consumer): no packing of `b` before the kernel. Tiles named rows × columns.

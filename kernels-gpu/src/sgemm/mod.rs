@@ -287,7 +287,9 @@ pub trait Rounding {
 
 /// FP32: inputs as they are.
 pub struct AsIs;
-/// TF32: `cvt.rna.tf32.f32` (nearest, ties away from zero), the low 13 bits cleared.
+/// TF32: `cvt.rna.tf32.f32` (nearest, ties away from zero), the low 13 bits cleared, as
+/// rungs 11, 14 and 15 round; rung 17's copies round ties to even instead (the two differ
+/// only on exact ties).
 pub struct ToTf32;
 /// BF16: `cvt.rn.bf16.f32` (nearest, ties to even), widened back to f32.
 pub struct ToBf16;

@@ -15,7 +15,9 @@
 //! that both run along the depth as `wgmma` needs them. Rung 15 ([`super::mma_packed`])
 //! multiplies the same packed `b` with `mma.sync`, and `a` packed only where its rows are
 //! not 16-byte aligned (it rounds `a`'s fragments itself: [`PackedConfig::rounds_a`]);
-//! [`PACKED_CONFIGS`] lists both rungs' configurations.
+//! [`PACKED_CONFIGS`] lists both rungs' configurations. Rung 17's TF32 rows take operands
+//! as these copies lay them out but unrounded ([`sgemm_repack`], [`sgemm_transpose`]): their
+//! copies into shared memory round them.
 
 use super::global::is_aligned16;
 use super::unroll::unroll;
@@ -210,6 +212,29 @@ pub const TRANSPOSE_DEPTHS: u32 = TRANSPOSE_TILE * TRANSPOSE_STACK;
 /// `rows <= ld`, and both products fit `u32`.
 #[inline(always)]
 pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32) {
+    // SAFETY: forwarded.
+    unsafe { transpose::<true>(src, rows, cols, dst, ld) }
+}
+
+/// [`sgemm_transpose_tf32`] without the rounding: `b` transposed for rung 17's TF32 rows,
+/// whose copies round it ([`TRANSPOSE`]).
+///
+/// # Safety
+/// As [`sgemm_transpose_tf32`].
+#[inline(always)]
+pub unsafe fn sgemm_transpose(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32) {
+    // SAFETY: forwarded.
+    unsafe { transpose::<false>(src, rows, cols, dst, ld) }
+}
+
+/// [`sgemm_transpose_tf32`], rounding to TF32 where `TF32`.
+///
+/// # Safety
+/// As [`sgemm_transpose_tf32`].
+#[inline(always)]
+unsafe fn transpose<const TF32: bool>(
+    src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32,
+) {
     const EDGE: u32 = TRANSPOSE_TILE;
     const PITCH: u32 = EDGE + 1;
     const STACK: usize = TRANSPOSE_STACK as usize;
@@ -221,7 +246,7 @@ pub unsafe fn sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *
         thread::block_idx_x() * EDGE,
         thread::block_idx_y() * TRANSPOSE_DEPTHS,
     );
-    let round = |x: f32| f32::from_bits(to_tf32(x));
+    let round = |x: f32| if TF32 { f32::from_bits(to_tf32(x)) } else { x };
     let vector =
         cols.is_multiple_of(4) && ld.is_multiple_of(4) && is_aligned16(src) && is_aligned16(dst);
     if vector {
@@ -315,22 +340,34 @@ pub const REPACK_16BIT: [KernelSpec; 3] = [
 #[cfg(not(target_arch = "nvptx64"))]
 pub const REPACK_TF32: KernelSpec = repack_spec!(sgemm_repack_tf32);
 
+/// How to launch transposing entry point `$entry`, as [`TRANSPOSE_TF32`] describes.
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! transpose_spec {
+    ($entry:ident) => {
+        KernelSpec {
+            entry: stringify!($entry),
+            params: entry::params::$entry,
+            block: nvptx_device::thread::Dim3::xy(TRANSPOSE_TILE, TRANSPOSE_ROWS),
+            grid: nvptx_device::catalogue::GridRule::Tiles {
+                rows: TRANSPOSE_DEPTHS,
+                cols: TRANSPOSE_TILE,
+            },
+            static_shared_bytes: TRANSPOSE_STACK * TRANSPOSE_TILE * (TRANSPOSE_TILE + 1) * 4,
+            dynamic_shared: nvptx_device::catalogue::DynamicShared::None,
+            launch_bounds: None,
+            cluster: 1,
+        }
+    };
+}
+
 /// How to launch [`sgemm_transpose_tf32`]: a tile rule over its `ld × cols` destination
 /// seen transposed (`rows`: the `ld` depths, `cols`: the columns of `src`).
 #[cfg(not(target_arch = "nvptx64"))]
-pub const TRANSPOSE_TF32: KernelSpec = KernelSpec {
-    entry: "sgemm_transpose_tf32",
-    params: entry::params::sgemm_transpose_tf32,
-    block: nvptx_device::thread::Dim3::xy(TRANSPOSE_TILE, TRANSPOSE_ROWS),
-    grid: nvptx_device::catalogue::GridRule::Tiles {
-        rows: TRANSPOSE_DEPTHS,
-        cols: TRANSPOSE_TILE,
-    },
-    static_shared_bytes: TRANSPOSE_STACK * TRANSPOSE_TILE * (TRANSPOSE_TILE + 1) * 4,
-    dynamic_shared: nvptx_device::catalogue::DynamicShared::None,
-    launch_bounds: None,
-    cluster: 1,
-};
+pub const TRANSPOSE_TF32: KernelSpec = transpose_spec!(sgemm_transpose_tf32);
+
+/// How to launch [`sgemm_transpose`], as [`TRANSPOSE_TF32`].
+#[cfg(not(target_arch = "nvptx64"))]
+pub const TRANSPOSE: KernelSpec = transpose_spec!(sgemm_transpose);
 
 // Exported only with the `entries` feature; the simulator twins always exist.
 #[cfg(any(feature = "entries", not(target_arch = "nvptx64")))]
@@ -345,6 +382,8 @@ nvptx_device::entry_points! {
     ) => sgemm_repack_tf32;
     sgemm_transpose_tf32(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32)
         => sgemm_transpose_tf32;
+    sgemm_transpose(src: *const f32, rows: u32, cols: u32, dst: *mut f32, ld: u32)
+        => sgemm_transpose;
     repack_16bit(
         src: *const u16, ld: u32, src_rows: u32, src_cols: u32, dst: *mut u16, rows: u32,
         cols: u32
