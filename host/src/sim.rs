@@ -625,14 +625,10 @@ impl Simulator {
         let mut bp = aligned_zeros(n as usize * kp as usize);
         let sb = SharedPtr(b.as_ptr() as *mut f32);
         let pb = SharedPtr(bp.as_mut_ptr().cast::<f32>());
-        let transpose = match packing {
-            Packing::Rounded => repack_entry::sgemm_transpose_tf32,
-            Packing::Plain => repack_entry::sgemm_transpose,
-        };
         let launch = pack_b_launch(shape, &self.limits, packing)?;
         // SAFETY: `b` holds k rows of n, `bp` n rows of kp.
         self.launch(&launch, move || unsafe {
-            transpose(sb.get(), k, n, pb.get(), kp)
+            transpose_twin(packing)(sb.get(), k, n, pb.get(), kp)
         })?;
         Ok(bp)
     }
@@ -718,7 +714,7 @@ impl Simulator {
             Half::Bf16 => repack_entry::convert_bf16,
             Half::F16 => repack_entry::convert_f16,
         };
-        let launch = repack::launch(&kernels_gpu::sgemm::repack::REPACK_16BIT[0], m, n);
+        let launch = repack::launch(crate::plan::half::conversion(T::HALF), m, n);
         // SAFETY: `out` holds m rows of n floats, `bits` m rows of n 2-byte elements.
         self.launch(&launch, move || unsafe {
             convert(src.get(), n, m, n, dst.get(), m, n)
@@ -1064,6 +1060,14 @@ impl Backend for Simulator {
         };
         self.launch(&launch, run)?;
         Ok(out)
+    }
+}
+
+/// The simulator's twin of `packing`'s [`transpose`](Packing::transpose) entry.
+fn transpose_twin(packing: Packing) -> unsafe fn(*const f32, u32, u32, *mut f32, u32) {
+    match packing {
+        Packing::Rounded => repack_entry::sgemm_transpose_tf32,
+        Packing::Plain => repack_entry::sgemm_transpose,
     }
 }
 

@@ -17,10 +17,8 @@ use kernels_gpu::nvptx_device::tma::TensorMap;
 use kernels_gpu::nvptx_device::wgmma::Half;
 use kernels_gpu::sgemm::repack::REPACK_16BIT;
 
-/// The entries of [`REPACK_16BIT`], by what they do.
+/// [`REPACK_16BIT`]'s entry that copies 16-bit rows (its conversions: [`to_half`]).
 const REPACK: &KernelSpec = &REPACK_16BIT[0];
-const TO_BF16: &KernelSpec = &REPACK_16BIT[1];
-const TO_F16: &KernelSpec = &REPACK_16BIT[2];
 
 impl Gpu {
     /// `host` rounded to `T` (to nearest even) and copied to a new device buffer.
@@ -368,12 +366,9 @@ impl Gpu {
     }
 }
 
-/// The repack entry that converts f32 to `T`.
+/// The repack entry that converts f32 to `T` ([`crate::plan::half::conversion`]).
 fn to_half<T: HalfFloat>() -> &'static KernelSpec {
-    match T::HALF {
-        Half::Bf16 => TO_BF16,
-        Half::F16 => TO_F16,
-    }
+    crate::plan::half::conversion(T::HALF)
 }
 
 /// `buf` seen as the 2-byte elements a repack entry writes.

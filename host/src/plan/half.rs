@@ -19,10 +19,22 @@
 
 use crate::problem::error::{Error, Result};
 use crate::problem::shape::MatmulShape;
-use kernels_gpu::nvptx_device::catalogue::Extent;
+use kernels_gpu::nvptx_device::catalogue::{Extent, KernelSpec};
 use kernels_gpu::nvptx_device::launch::{Launch, Limits};
 use kernels_gpu::nvptx_device::wgmma::Half;
 pub use kernels_gpu::sgemm::warp_specialized::{Input, WS_CONFIGS, WsConfig};
+
+/// The repack entry that rounds f32 values to `half` (to nearest even) as it copies them
+/// ([`REPACK_16BIT`](kernels_gpu::sgemm::repack::REPACK_16BIT)'s `convert_bf16` or
+/// `convert_f16`): what the 16-bit outputs and conversions of f32 operands run on the GPU,
+/// and the launch the simulator gives its twin.
+pub const fn conversion(half: Half) -> &'static KernelSpec {
+    use kernels_gpu::sgemm::repack::REPACK_16BIT;
+    match half {
+        Half::Bf16 => &REPACK_16BIT[1],
+        Half::F16 => &REPACK_16BIT[2],
+    }
+}
 
 /// An element type rung 17 multiplies.
 pub trait HalfFloat: Copy + Send + Sync + bytemuck::Pod + 'static {
