@@ -23,11 +23,14 @@
 
 use crate::shared::{SharedSlice, SharedWord};
 
-/// `#[zfill_copy("cp.async... [{d}], [{s}], BYTES, {n};", BYTES)]` on `unsafe fn name<T:
+/// `#[zfill_copy("cp.async... [{d}], [{s}], BYTES, ig;", BYTES)]` on `unsafe fn name<T:
 /// SharedWord>(dst: SharedSlice<T>, i: u32, src: *const T, full: bool) { body }`: on the GPU
-/// the function is that `cp.async` of `BYTES` bytes from `src` to `dst[i..]`, its source
-/// size `BYTES` where `full`, else 0 (zeros written, nothing read); `body` is the
-/// simulator's.
+/// the function is that `cp.async` of `BYTES` bytes from `src` to `dst[i..]` with the
+/// `ignore-src` predicate `ig` set where not `full` (zeros written, nothing read); `body` is
+/// the simulator's. (A predicate rather than a source size of `BYTES` or 0: `LDGSTS` takes
+/// its zero fill as a predicate, and `ptxas` for sm_90 turned each size back into one with a
+/// select and a compare of its own, four instructions a copy where the condition was
+/// `a && b`; `bytes` stays in the rule for the simulator's documentation.)
 macro_rules! zfill_copy {
     attr($ptx:literal, $bytes:literal) ($(#[$m:meta])* $vis:vis unsafe fn $name:ident<T: SharedWord>(
         $dst:ident: SharedSlice<T>, $i:ident: u32, $src:ident: *const T, $full:ident: bool $(,)?
@@ -38,9 +41,14 @@ macro_rules! zfill_copy {
             // SAFETY: the caller guarantees the bounds and alignment of `dst`, and of `src`
             // where it is read.
             unsafe {
-                core::arch::asm!($ptx, d = in(reg32) $dst.shared_addr() + $i * 4, s = in(reg64) $src,
-                                 n = in(reg32) if $full { $bytes } else { 0u32 },
-                                 options(nostack, preserves_flags));
+                core::arch::asm!(
+                    // One instruction a line, as the PTX's readers count them.
+                    concat!("{{\n\t.reg .pred ig;\n\tsetp.eq.u32 ig, {f}, 0;\n\t", $ptx, "\n\t}}"),
+                    d = in(reg32) $dst.shared_addr() + $i * 4, s = in(reg64) $src,
+                    f = in(reg32) u32::from($full),
+                    options(nostack, preserves_flags)
+                );
+                let _ = $bytes;
             }
             #[cfg(not(target_arch = "nvptx64"))]
             $body
@@ -84,7 +92,7 @@ pub unsafe fn cp_async_16<T: SharedWord>(dst: SharedSlice<T>, i: u32, src: *cons
 /// # Safety
 /// As [`cp_async_16`] where `full`; otherwise `src` is any 16-byte aligned pointer (it is
 /// not read) and only the conditions on `dst` apply.
-#[zfill_copy("cp.async.cg.shared.global [{d}], [{s}], 16, {n};", 16)]
+#[zfill_copy("cp.async.cg.shared.global [{d}], [{s}], 16, ig;", 16)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_16_zfill<T: SharedWord>(
@@ -110,7 +118,7 @@ pub unsafe fn cp_async_16_zfill<T: SharedWord>(
 /// aligned and points to 2 readable words that nothing writes until the copy completes
 /// (otherwise it is any 8-byte aligned pointer, not read); no thread reads or writes
 /// `dst[i..i + 2]` until the copy completes ([`wait_group`] and a barrier).
-#[zfill_copy("cp.async.ca.shared.global [{d}], [{s}], 8, {n};", 8)]
+#[zfill_copy("cp.async.ca.shared.global [{d}], [{s}], 8, ig;", 8)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_8_zfill<T: SharedWord>(
@@ -142,7 +150,7 @@ pub unsafe fn cp_async_8_zfill<T: SharedWord>(
 /// `i < dst.len()`; where `full`, `src` points to a readable word that nothing writes until
 /// the copy completes (otherwise it is any word-aligned pointer, not read); no thread reads
 /// or writes `dst[i]` until the copy completes ([`wait_group`] and a barrier).
-#[zfill_copy("cp.async.ca.shared.global [{d}], [{s}], 4, {n};", 4)]
+#[zfill_copy("cp.async.ca.shared.global [{d}], [{s}], 4, ig;", 4)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_4_zfill<T: SharedWord>(

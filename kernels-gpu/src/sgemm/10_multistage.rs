@@ -8,24 +8,31 @@
 //! stages as in rung 8: stored transposed, a thread's 8 values of one `a` column are two
 //! 16-byte shared loads, so the inner loop stays at 4 `LDS.128` per 64 FFMA. (Copied as they
 //! are by 16-byte `cp.async`, the `a` tile would be row-major and its column fragments scalar
-//! loads.) The small tiles of [`copies_a`] copy each word of `a` by a 4-byte `cp.async`
-//! straight into its transposed place instead: nothing waits on a load in registers.
+//! loads.) The tiles of [`copies_a`] copy each word of `a` by a 4-byte `cp.async` straight
+//! into its transposed place instead, in a ring of [`a_stages`] (`S`) stages as `b`'s:
+//! nothing waits on a load in registers.
 //!
 //! Per tile `p` (each thread; groups are per thread):
 //!
-//! 1. where the tile copies `a`: issue the copies of `a` tile `p + 1` into stage
-//!    `(p + 1) % 2` (if there is one) and commit them as one group;
+//! 1. where the tile copies `a`: issue the copies of `a` tile `p + S − 1` into stage
+//!    `(p + S − 1) % S` (if there is one), in the group of step 2;
 //! 2. issue the copies of `b` tile `p + S − 1` into stage `(p + S − 1) % S` (if there is
 //!    one) and commit them as one group;
 //! 3. else, load `a` tile `p + 2` into registers (the last tile again on the last two
 //!    trips: no branch, so LLVM does not duplicate the FMA block); tiles of more than
 //!    [`TWO_AHEAD_MAX_OUTPUTS`] outputs load tile `p + 1` instead;
-//! 4. the `BK` steps of FMAs on `a` stage `p % 2` and `b` stage `p % S`;
+//! 4. the `BK` steps of FMAs on `a` stage `p % 2` (`p % S` where copied) and `b` stage
+//!    `p % S`;
 //! 5. where `a` is in registers, store those of `a` tile `p + 1` into `a` stage
 //!    `(p + 1) % 2`: loaded a trip earlier, each load has two trips of FMAs to land in (one
 //!    for the larger tiles);
 //! 6. `cp.async.wait_group` for all but the newest [`groups_in_flight`] (`S − 2`) groups:
 //!    `b` tile `p + 1` (and a copied `a` tile `p + 1`) has landed; barrier.
+//!
+//! Each copy's addresses are the thread's first copy's (computed once) plus constants and
+//! one moving offset a tile (`WordCopies`, [`VecTile`]), and its zero fill a predicate:
+//! on an H200's SASS (ptxas 13.0) the checked trip of 64 × 64 × 16 with 4-byte copies of
+//! `b` went from 732 instructions (512 FFMA) to 652, the exact trip from 653 to 619.
 //!
 //! Every stage a trip fills was last read in trip `p − 1`, before its barrier. Shared
 //! memory: `2 · BK · LDA + S · BK · BN` floats, 40.5 KiB at 128 × 128 × 16, under the 48 KiB
@@ -57,7 +64,7 @@ use super::stream_k::StreamK;
 use super::tile_io::{MAX_VECS, PaddedTransposedTile, TileVectors, VecTile};
 use super::unroll::unroll;
 use super::warp_tile::{Acc, WarpTile, same_tile, warp_tiled};
-use super::{BlockTile, Geometry, at};
+use super::{BlockTile, Geometry};
 use nvptx_device::intrinsics::opaque;
 use nvptx_device::pipeline::{
     commit_group, cp_async_4_zfill, cp_async_8_zfill, cp_async_16, cp_async_16_zfill, wait_group,
@@ -75,9 +82,9 @@ pub const STAGES: usize = 3;
 /// where they are chosen (tall, narrow outputs under a short `k`), with trips too short to
 /// hide two tiles' latency. `ncu` on an H200, 13750 × 216 × 64 on 64 × 64 × 8 (cuBLAS's
 /// tile and grid): 26.2 µs against cuBLAS's 20.2, 86% of its long-scoreboard stall samples
-/// on the first FFMA after the ring's wait. (Where the tile copies `a`, that trip's `a`
-/// group must land by the trip's end, so a fourth `b` stage would add no time in flight:
-/// measured, it changed nothing beyond noise.)
+/// on the first FFMA after the ring's wait. (Where the tile copies `a`, its `a` ring has as
+/// many stages, and the two land together: a fourth `b` stage alone, with `a` copied one
+/// tile ahead, changed nothing beyond noise.)
 pub const fn b_stages(bm: usize, bn: usize, bk: usize, threads: usize) -> usize {
     if bm * bn <= TWO_AHEAD_MAX_OUTPUTS && !copies_a(bm, bn, bk, threads) {
         STAGES + 1
@@ -88,8 +95,8 @@ pub const fn b_stages(bm: usize, bn: usize, bk: usize, threads: usize) -> usize 
 
 /// The `cp.async` groups left in flight at the end of each trip (and of the prologue) of a
 /// `bm × bn × bk` tile run by `threads` threads: the newest `b_stages − 2`, so that `b`
-/// tile `p + 1` (and, where the tile copies `a`, `a` tile `p + 1`, the group before the
-/// trip's `b` one) has landed for the next trip.
+/// tile `p + 1` (and, where the tile copies `a`, `a` tile `p + 1`, in the same group) has
+/// landed for the next trip.
 pub const fn groups_in_flight(bm: usize, bn: usize, bk: usize, threads: usize) -> u32 {
     b_stages(bm, bn, bk, threads) as u32 - 2
 }
@@ -127,8 +134,14 @@ pub const COPIED_A_MAX_WORDS: usize = 16;
 
 /// Whether a `bm × bn × bk` tile run by `threads` threads copies its `a` tiles by 4-byte
 /// `cp.async`, aligned rows or not, rather than loading them into registers and storing
-/// them transposed: tiles of at most [`TWO_AHEAD_MAX_OUTPUTS`] outputs, a depth of 16 and
-/// at most [`COPIED_A_MAX_WORDS`] words a thread.
+/// them transposed: tiles of at most [`TWO_AHEAD_MAX_OUTPUTS`] outputs and a depth of 16,
+/// and tiles of a depth of 8 with 64 accumulators a thread (64 × 128 × 8), each with at
+/// most [`COPIED_A_MAX_WORDS`] words a thread.
+///
+/// The tiles of a depth of 8 copy `a` since its copies land two tiles ahead ([`a_stages`])
+/// and cost an instruction or two each: on an H200, same run, 2023 × 185 × 1271 (64 × 128 ×
+/// 8) went from 0.810× cuBLAS to 0.850× and 1000³ from 0.828× to 0.841× (split in 3) with
+/// the leaner copies of 2026-12-01 (`docs/notes/2026-12-01-copies.md`).
 ///
 /// Measured on an H200: `ncu` on 6519 × 107 × 530 (64 × 64 × 16) found the register path
 /// stalled 0.41 cycles an issued instruction on long scoreboards, cuBLAS's `align4` kernel
@@ -141,15 +154,63 @@ pub const COPIED_A_MAX_WORDS: usize = 16;
 /// 7% on 4291 × 9527 × 28, a long `k` where the register path's loads are hidden and the
 /// copies' address arithmetic is not.
 pub const fn copies_a(bm: usize, bn: usize, bk: usize, threads: usize) -> bool {
-    bm * bn <= TWO_AHEAD_MAX_OUTPUTS && bk >= 16 && bm * bk / threads <= COPIED_A_MAX_WORDS
+    let small = bm * bn <= TWO_AHEAD_MAX_OUTPUTS && bk >= 16;
+    let shallow = bk == 8 && bm * bn / threads == 64;
+    (small || shallow) && bm * bk / threads <= COPIED_A_MAX_WORDS
 }
 
-/// The shape rule of [`multistage_in`]'s 4-byte copies of `a`: each thread copies the same
-/// number of words of a `BM × BK` tile.
-struct AsyncA<const BM: usize, const BK: usize, const THREADS: usize>;
+/// Shared stages of the transposed `a` tile of a `bm × bn × bk` tile run by `threads`
+/// threads: three where the tile copies `a` ([`copies_a`]), whose copies of `a` tile `p + 2`
+/// go in one group with those of `b` tile `p + 2` (both two trips ahead), and two where `a`
+/// passes through registers (stored a trip ahead).
+pub const fn a_stages(bm: usize, bn: usize, bk: usize, threads: usize) -> usize {
+    if copies_a(bm, bn, bk, threads) {
+        STAGES
+    } else {
+        2
+    }
+}
 
-impl<const BM: usize, const BK: usize, const THREADS: usize> AsyncA<BM, BK, THREADS> {
-    const VALID: () = assert!((BM * BK).is_multiple_of(THREADS));
+/// The 4-byte copies of a `ROWS × COLS` tile by `THREADS` threads in [`multistage_in`]:
+/// copy `j` of thread `t` moves word `e = t + j · THREADS` (row `e / COLS`, column
+/// `e % COLS`), so that a warp copies consecutive words of a row. Written as the thread's
+/// [`origin`](Self::origin) plus a [`step`](Self::step) that is a constant of `j`, so that
+/// each copy's addresses are a register and an immediate: the division of `t + j · THREADS`
+/// is not folded by the compiler, which then kept a register a copy and added to each on
+/// every trip.
+struct WordCopies<const ROWS: usize, const COLS: usize, const THREADS: usize>;
+
+impl<const ROWS: usize, const COLS: usize, const THREADS: usize> WordCopies<ROWS, COLS, THREADS> {
+    /// Every thread copies the same number of words, and either a thread's words share its
+    /// column (`COLS` divides `THREADS`) or its rows (`THREADS` divides `COLS`).
+    const VALID: () = assert!(
+        (ROWS * COLS).is_multiple_of(THREADS)
+            && (THREADS.is_multiple_of(COLS) || COLS.is_multiple_of(THREADS))
+    );
+    /// Words a thread copies.
+    const WORDS: usize = ROWS * COLS / THREADS;
+
+    /// Row and column of thread `t`'s copy 0.
+    #[inline(always)]
+    fn origin(t: u32) -> (u32, u32) {
+        let () = Self::VALID;
+        if THREADS >= COLS {
+            (t / COLS as u32, t % COLS as u32)
+        } else {
+            (0, t)
+        }
+    }
+
+    /// Rows and columns from a thread's copy 0 to its copy `j`, the same in every thread.
+    #[inline(always)]
+    const fn step(j: usize) -> (u32, u32) {
+        if THREADS >= COLS {
+            ((j * (THREADS / COLS)) as u32, 0)
+        } else {
+            let per_row = COLS / THREADS;
+            ((j / per_row) as u32, ((j % per_row) * THREADS) as u32)
+        }
+    }
 }
 
 /// The multistage warp-tiled product; see [`WarpTile`] for the parameters, `LDA` the padded
@@ -223,7 +284,8 @@ unsafe fn multistage_ld<const LDA: usize, const GROUP: u32, const LAST: bool, E:
     force_realign: bool, epilogue: E,
 ) {
     let realign = force_realign || <same_tile!(WarpTile)>::REALIGNS;
-    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    // transposed: a_tile[stage][c * LDA + r]
+    let a_tile = shared_array!(f32; a_stages(BM, BN, BK, THREADS) * BK * LDA);
     // b_tile[stage][r * BN + c]
     let b_tile = shared_array!(f32; b_stages(BM, BN, BK, THREADS) * BK * BN);
     let tile = BlockTile::ordered(BM as u32, BN as u32, m, n, GROUP);
@@ -269,7 +331,8 @@ pub unsafe fn sgemm_multistage_serial<const LDA: usize, const GROUP: u32, E: Epi
     a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32, k: u32,
     slice: u32, epilogue: E,
 ) {
-    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    // transposed: a_tile[stage][c * LDA + r]
+    let a_tile = shared_array!(f32; a_stages(BM, BN, BK, THREADS) * BK * LDA);
     // b_tile[stage][r * BN + c]
     let b_tile = shared_array!(f32; b_stages(BM, BN, BK, THREADS) * BK * BN);
     let ticket = shared_array!(u32; 1);
@@ -331,7 +394,8 @@ pub unsafe fn sgemm_multistage_stream<const LDA: usize, const GROUP: u32, E: Epi
     a: *const f32, b: *const f32, out: *mut f32, flags: *mut u64, m: u32, n: u32, k: u32,
     row0: u32, m_all: u32, workers: u32, epilogue: E,
 ) {
-    let a_tile = shared_array!(f32; 2 * BK * LDA); // transposed: a_tile[stage][c * LDA + r]
+    // transposed: a_tile[stage][c * LDA + r]
+    let a_tile = shared_array!(f32; a_stages(BM, BN, BK, THREADS) * BK * LDA);
     // b_tile[stage][r * BN + c]
     let b_tile = shared_array!(f32; b_stages(BM, BN, BK, THREADS) * BK * BN);
     let ticket = shared_array!(u32; 1);
@@ -470,6 +534,22 @@ unsafe fn multistage_in<
     let pair_b = !vec_b && rows_aligned8(ldb, b) && n.is_multiple_of(2);
     // >= 1: the host launches no product with k = 0.
     let tiles = k.div_ceil(BK as u32);
+    // Where the thread's copies of `b` start: the row and column of its first vector (16-
+    // and 8-byte copies) or of its first word (4-byte copies) in a tile, whichever this block
+    // runs (one origin, not both: fewer registers held across the loop; the 128 × 128
+    // tiles' serial entry spilled with both), and its address in tile 0. Each copy adds a
+    // constant row and column step to these, and each tile `p` moves them `p · BK` rows
+    // down; a copy past the matrix reads nothing, so its address may lie outside `b`
+    // (wrapping arithmetic, never dereferenced).
+    let (b_r, b_c) = if vec_b || pair_b {
+        BTile::<BK, BN, THREADS>::position(t, 0)
+    } else {
+        WordCopies::<BK, BN, THREADS>::origin(t)
+    };
+    // (Offsets of rows below `k` and columns below `ldb` fit `u32`: the contract.)
+    let b_first = b.wrapping_add(b_r.wrapping_mul(ldb).wrapping_add(tile.col0 + b_c) as usize);
+    // Columns left from the thread's column (0: none inside).
+    let b_cols = tile.cols_left.saturating_sub(b_c);
     // Thread t's copies of b tile `p` into its stage. (Macros, pasted where they run: a
     // closure this size may be outlined into a `.func`, and as `#[inline(always)]` closures
     // these two compile to different PTX.)
@@ -479,60 +559,64 @@ unsafe fn multistage_in<
             // `$inside`: the caller knows tile `p`'s rows are all inside `b` (< k).
             let inside: bool = $inside;
             let stage = (p % b_stages(BM, BN, BK, THREADS) as u32) * b_stage;
-            if vec_b {
-                // 16 bytes each, a warp on whole rows.
+            // Rows of `b` from tile `p`'s first on (>= 1: p < tiles), and the offset of its
+            // rows from tile 0's (fits `u32`: below k · ldb).
+            let (rows_p, down) = (k - p * BK as u32, (p * BK as u32).wrapping_mul(ldb));
+            // `ldb` through a register of this trip: each copy's row offset is then one wide
+            // multiply-add of it by a constant onto the tile's address (`IMAD.WIDE`), where
+            // LLVM kept the offsets of every copy as 64-bit values held across the loop and
+            // added each in two instructions.
+            let ldb_t = opaque(ldb) as usize;
+            if vec_b || pair_b {
+                let (b_p, rows) = (
+                    b_first.wrapping_add(down as usize),
+                    rows_p.saturating_sub(b_r),
+                );
+                // 16 bytes each, a warp on whole rows (rows 16-byte aligned); or 8 bytes, two
+                // per vector of the 16-byte layout (rows 8-byte aligned: an even `ldb`).
                 unroll!(BTile::<BK, BN, THREADS>::VECS, |j| {
                     let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
-                    let (row, col) = (p * BK as u32 + r, tile.col0 + c);
+                    // The same column in every copy of the thread (`VecTile`).
+                    let dr = r - b_r;
+                    let src = b_p.wrapping_add(ldb_t * dr as usize);
+                    let dst = stage + r * BN as u32 + c;
+                    // Inside `b` where the vector's row is and its first column is: then all
+                    // four are (n, col0 and c are multiples of 4), or the pair (an even `n`).
+                    let full = (inside || dr < rows) && b_cols > 0;
                     // SAFETY: r < BK and c + 4 <= BN, so the stage's vector is inside and
                     // aligned. Where EXACT, tile `p` (p < tiles) is inside `b` (k = tiles · BK
-                    // rows, the block's BN columns inside); otherwise the vector is copied only
-                    // if its row is and its column is (then all four are: n, col0 and c are
-                    // multiples of 4). Either way the rows are aligned (vec_b).
+                    // rows, the block's BN columns inside); otherwise a vector or pair is read
+                    // only where inside `b`, aligned as its rows are (vec_b, pair_b).
                     unsafe {
-                        let dst = stage + r * BN as u32 + c;
                         if EXACT {
-                            cp_async_16(b_tile, dst, b.add(at(row, ldb, col)));
-                        } else {
-                            let full = (inside || row < k) && c < tile.cols_left;
-                            let src = if full { b.add(at(row, ldb, col)) } else { b };
+                            cp_async_16(b_tile, dst, src);
+                        } else if vec_b {
                             cp_async_16_zfill(b_tile, dst, src, full);
+                        } else {
+                            unroll!(2, |h| {
+                                let full = (inside || dr < rows) && b_cols > 2 * h as u32;
+                                let src = src.wrapping_add(2 * h);
+                                cp_async_8_zfill(b_tile, dst + 2 * h as u32, src, full);
+                            });
                         }
                     }
-                });
-            } else if pair_b {
-                // 8 bytes each (rows 8-byte aligned: an even `ldb`), two per vector of the
-                // 16-byte layout: a warp on whole rows.
-                unroll!(BTile::<BK, BN, THREADS>::VECS, |j| {
-                    let (r, c) = BTile::<BK, BN, THREADS>::position(t, j);
-                    unroll!(2, |h| {
-                        let c = c + 2 * h as u32;
-                        let (row, col) = (p * BK as u32 + r, tile.col0 + c);
-                        // `cols_left` is even (n and col0 are), so a pair is inside exactly
-                        // where its first column is.
-                        let full = (inside || row < k) && c < tile.cols_left;
-                        // SAFETY: r < BK and c + 2 <= BN, so the pair is inside the stage and
-                        // 8-byte aligned (c even); the source is read only if inside `b`, and
-                        // is then 8-byte aligned (ldb and col even, `b` aligned: pair_b).
-                        unsafe {
-                            let src = if full { b.add(at(row, ldb, col)) } else { b };
-                            cp_async_8_zfill(b_tile, stage + r * BN as u32 + c, src, full);
-                        }
-                    });
                 });
             } else {
-                // 4 bytes each, a warp on 32 consecutive words of a row.
-                unroll!(BK * BN / THREADS, |j| {
-                    let e = t + (j * THREADS) as u32;
-                    let (r, c) = (e / BN as u32, e % BN as u32);
-                    let (row, col) = (p * BK as u32 + r, tile.col0 + c);
-                    let full = (inside || row < k) && c < tile.cols_left;
-                    // SAFETY: e < BK · BN, so the word is inside the stage; the source is read
-                    // only if it is inside `b`.
-                    unsafe {
-                        let src = if full { b.add(at(row, ldb, col)) } else { b };
-                        cp_async_4_zfill(b_tile, stage + e, src, full);
-                    }
+                // 4 bytes each, a warp on consecutive words of a row.
+                let (b_p, rows) = (
+                    b_first.wrapping_add(down as usize),
+                    rows_p.saturating_sub(b_r),
+                );
+                let first = stage + b_r * BN as u32 + b_c;
+                unroll!(WordCopies::<BK, BN, THREADS>::WORDS, |j| {
+                    let (dr, dc) = WordCopies::<BK, BN, THREADS>::step(j);
+                    let full = (inside || dr < rows) && dc < b_cols;
+                    let src = b_p
+                        .wrapping_add(ldb_t * dr as usize)
+                        .wrapping_add(dc as usize);
+                    // SAFETY: the word is inside the stage (row b_r + dr < BK, column
+                    // b_c + dc < BN); the source is read only if it is inside `b`.
+                    unsafe { cp_async_4_zfill(b_tile, first + dr * BN as u32 + dc, src, full) };
                 });
             }
             commit_group();
@@ -544,6 +628,11 @@ unsafe fn multistage_in<
     // copy theirs: no registers in between, so nothing waits on a load. A warp copies whole
     // runs of `BK` words of a row.
     let async_a = copies_a(BM, BN, BK, THREADS);
+    // Where the thread's copies of `a` start (its first word's row and column in a tile, and
+    // its address in tile 0), and the rows left from that row (0: none inside): as `b`'s.
+    let (aw_r, aw_c) = WordCopies::<BM, BK, THREADS>::origin(t);
+    let a_word = a.wrapping_add((tile.row0 + aw_r).wrapping_mul(lda).wrapping_add(aw_c) as usize);
+    let aw_rows = tile.rows_left.saturating_sub(aw_r);
     // Thread t's copies of a tile `p < tiles` into its stage (not committed: the caller
     // closes the group).
     macro_rules! issue_a {
@@ -551,21 +640,27 @@ unsafe fn multistage_in<
             let p: u32 = $p;
             // `$inside`: the caller knows tile `p`'s columns are all inside `a` (< k).
             let inside: bool = $inside;
-            let (stage, col0) = ((p % 2) * a_stage, p * BK as u32);
-            let () = AsyncA::<BM, BK, THREADS>::VALID;
-            unroll!(BM * BK / THREADS, |j| {
-                let e = t + (j * THREADS) as u32;
-                let (r, c) = (e / BK as u32, e % BK as u32);
-                let full = r < tile.rows_left && (inside || col0 + c < k);
+            let stage = (p % a_stages(BM, BN, BK, THREADS) as u32) * a_stage;
+            let col0 = p * BK as u32;
+            // Columns of `a` from the thread's first column in tile `p` on (0: none).
+            let cols = k.saturating_sub(col0 + aw_c);
+            let (a_p, first) = (
+                a_word.wrapping_add(col0 as usize),
+                stage + aw_c * LDA as u32 + aw_r,
+            );
+            // `lda` through a register of this trip, as `b`'s `ldb`.
+            let lda_t = opaque(lda) as usize;
+            unroll!(WordCopies::<BM, BK, THREADS>::WORDS, |j| {
+                let (dr, dc) = WordCopies::<BM, BK, THREADS>::step(j);
+                let full = dr < aw_rows && (inside || dc < cols);
                 // Past the matrix the address is not read (a zero-filled copy reads nothing).
-                let offset = (tile.row0 + r).wrapping_mul(lda).wrapping_add(col0 + c);
-                // SAFETY: r < BM <= LDA and c < BK, so the word is inside the stage; the
-                // source is read only if it is inside `a` (row below the block's last,
-                // column below k <= lda).
-                unsafe {
-                    let src = a.wrapping_add(offset as usize);
-                    cp_async_4_zfill(a_tile, stage + c * LDA as u32 + r, src, full);
-                }
+                let src = a_p
+                    .wrapping_add(lda_t * dr as usize)
+                    .wrapping_add(dc as usize);
+                // SAFETY: row aw_r + dr < BM <= LDA and column aw_c + dc < BK, so the word is
+                // inside the stage; the source is read only if it is inside `a` (a row below
+                // the block's last, a column below k <= lda).
+                unsafe { cp_async_4_zfill(a_tile, first + dc * LDA as u32 + dr, src, full) };
             });
         }};
     }
@@ -607,15 +702,17 @@ unsafe fn multistage_in<
         }};
     }
     // Prologue: b tiles 0 to S − 2 in flight (an empty group for each that does not exist),
-    // `a` tile 0 copied with b tile 0, or a tiles 0 and 1 loaded (tile 0 again if there is
-    // no tile 1) and tile 0 stored into its stage; wait for b tile 0.
+    // each with `a` tile `p` where the tile copies `a`, or a tiles 0 and 1 loaded (tile 0
+    // again if there is no tile 1) and tile 0 stored into its stage; wait for tile 0.
     if async_a {
-        // In the first group, with b tile 0.
         issue_a!(0, false);
     }
     issue_b!(0, false);
     for p in 1..b_stages(BM, BN, BK, THREADS) as u32 - 1 {
         if p < tiles {
+            if async_a {
+                issue_a!(p, false);
+            }
             issue_b!(p, false);
         } else {
             commit_group();
@@ -663,19 +760,14 @@ unsafe fn multistage_in<
         };
         ($phase:expr, $inside:expr, $depths:ident) => {{
             let phase: u32 = $phase;
-            if async_a {
-                // a tile phase + 1 into the stage read in the previous trip (before its
-                // barrier), in a group of its own ahead of b's, so that the wait below,
-                // which leaves only b tile phase + 2 in flight, sees it landed.
-                if phase + 1 < tiles {
-                    issue_a!(phase + 1, $inside);
-                }
-                commit_group();
-            }
             // b tile phase + S - 1 (S stages) into the stage read in the previous trip
-            // (before its barrier).
+            // (before its barrier), and where the tile copies `a`, a tile phase + S − 1 in
+            // the same group (as many `a` stages).
             let ahead_b = b_stages(BM, BN, BK, THREADS) as u32 - 1;
             if phase + ahead_b < tiles {
+                if async_a {
+                    issue_a!(phase + ahead_b, $inside);
+                }
                 issue_b!(phase + ahead_b, $inside);
             } else {
                 commit_group(); // keeps one group per trip, so the wait below counts right
@@ -689,7 +781,8 @@ unsafe fn multistage_in<
             } else {
                 load_a!((phase + ahead).min(tiles - 1), $inside)
             };
-            let (_, a_frags) = a_tile.split_at((phase % 2) * a_stage + origin.0);
+            let a_stage_of_phase = phase % a_stages(BM, BN, BK, THREADS) as u32;
+            let (_, a_frags) = a_tile.split_at(a_stage_of_phase * a_stage + origin.0);
             let (_, b_frags) = b_tile
                 .split_at((phase % b_stages(BM, BN, BK, THREADS) as u32) * b_stage + origin.1);
             // SAFETY: both stages are complete (wait and barrier at the end of the previous
@@ -793,6 +886,6 @@ pub const fn geometry(
         bn,
         bk,
         threads,
-        2 * bk * lda + b_stages(bm, bn, bk, threads) * bk * bn,
+        a_stages(bm, bn, bk, threads) * bk * lda + b_stages(bm, bn, bk, threads) * bk * bn,
     )
 }
