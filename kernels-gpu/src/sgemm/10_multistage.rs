@@ -35,7 +35,7 @@
 //! `b` went from 732 instructions (512 FFMA) to 652, the exact trip from 653 to 619.
 //!
 //! Every stage a trip fills was last read in trip `p − 1`, before its barrier. Shared
-//! memory: `2 · BK · LDA + S · BK · BN` floats, 40.5 KiB at 128 × 128 × 16, under the 48 KiB
+//! memory: `A · BK · LDA + S · BK · BN` floats (`A`: [`a_stages`]), 40.5 KiB at 128 × 128 × 16, under the 48 KiB
 //! of static shared memory, two blocks per SM.
 //!
 //! The common case (the block tile inside the output, `BK` dividing `k`, `a` and `b`
@@ -140,8 +140,9 @@ pub const COPIED_A_MAX_WORDS: usize = 16;
 ///
 /// The tiles of a depth of 8 copy `a` since its copies land two tiles ahead ([`a_stages`])
 /// and cost an instruction or two each: on an H200, same run, 2023 × 185 × 1271 (64 × 128 ×
-/// 8) went from 0.810× cuBLAS to 0.850× and 1000³ from 0.828× to 0.841× (split in 3) with
-/// the leaner copies of 2026-12-01 (`docs/notes/2026-12-01-copies.md`).
+/// 8) went from 0.810× cuBLAS to 0.850× and 1000³ from 0.828× to 0.841× (split in 3), a
+/// build with this rule and the leaner copies of 2026-12-01 against one with neither (not
+/// measured apart: `docs/notes/2026-12-01-copies.md`).
 ///
 /// Measured on an H200: `ncu` on 6519 × 107 × 530 (64 × 64 × 16) found the register path
 /// stalled 0.41 cycles an issued instruction on long scoreboards, cuBLAS's `align4` kernel
@@ -567,11 +568,12 @@ unsafe fn multistage_in<
             // LLVM kept the offsets of every copy as 64-bit values held across the loop and
             // added each in two instructions.
             let ldb_t = opaque(ldb) as usize;
+            // The thread's first copy in tile `p`, and the rows left from its row (0: none).
+            let (b_p, rows) = (
+                b_first.wrapping_add(down as usize),
+                rows_p.saturating_sub(b_r),
+            );
             if vec_b || pair_b {
-                let (b_p, rows) = (
-                    b_first.wrapping_add(down as usize),
-                    rows_p.saturating_sub(b_r),
-                );
                 // 16 bytes each, a warp on whole rows (rows 16-byte aligned); or 8 bytes, two
                 // per vector of the 16-byte layout (rows 8-byte aligned: an even `ldb`).
                 unroll!(BTile::<BK, BN, THREADS>::VECS, |j| {
@@ -603,10 +605,6 @@ unsafe fn multistage_in<
                 });
             } else {
                 // 4 bytes each, a warp on consecutive words of a row.
-                let (b_p, rows) = (
-                    b_first.wrapping_add(down as usize),
-                    rows_p.saturating_sub(b_r),
-                );
                 let first = stage + b_r * BN as u32 + b_c;
                 unroll!(WordCopies::<BK, BN, THREADS>::WORDS, |j| {
                     let (dr, dc) = WordCopies::<BK, BN, THREADS>::step(j);
